@@ -1,0 +1,16 @@
+//! The non-interactive subcommands.
+
+mod input;
+pub mod parse;
+pub mod render;
+
+use std::io::{self, Write};
+
+/// Write to stdout; a closed pipe (`kimi-tui parse | head`) is not an error.
+fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
+    let mut out = io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}

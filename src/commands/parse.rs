@@ -1,0 +1,39 @@
+//! `kimi-tui parse`: raw completion in, the OpenAI shape (or the event stream) out.
+
+use anyhow::Result;
+
+use super::{input, write_stdout};
+use crate::cli::ParseArgs;
+use crate::protocol::event::Coalescer;
+use crate::protocol::{Collector, Event, Parser};
+
+pub fn run(args: &ParseArgs) -> Result<()> {
+    let (name, text) = input::read(args.file.as_deref())?;
+    let chunks: Vec<String> = if args.chunks {
+        input::json(&name, &text, "a JSON array of strings")?
+    } else {
+        vec![text]
+    };
+    let mut parser = Parser::new();
+    let out = if args.events {
+        let mut events = Coalescer::default();
+        let mut sink = |ev: Event<'_>| events.push(ev);
+        chunks.iter().for_each(|c| parser.feed(c, &mut sink));
+        parser.finish(&mut sink);
+        let mut out = String::new();
+        for ev in events.into_events() {
+            out.push_str(&ev.to_json().to_string());
+            out.push('\n');
+        }
+        out
+    } else {
+        let mut collector = Collector::default();
+        let mut sink = |ev: Event<'_>| collector.push(&ev);
+        chunks.iter().for_each(|c| parser.feed(c, &mut sink));
+        parser.finish(&mut sink);
+        let mut out = serde_json::to_string_pretty(&collector.finish())?;
+        out.push('\n');
+        out
+    };
+    write_stdout(out.as_bytes())
+}

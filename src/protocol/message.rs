@@ -1,0 +1,192 @@
+//! Conversation messages and tool calls in the OpenAI chat shape, as the template reads them and
+//! as `--json` output and session files write them.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use super::json;
+
+/// One chat message. Unknown fields of an OpenAI request are ignored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: String,
+    /// `None` is JSON `null` (or absent): the template renders nothing for it.
+    #[serde(default)]
+    pub content: Option<Content>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_empty"
+    )]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+/// Message content: a plain string or a list of typed parts (text, images).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    untagged,
+    expecting = "expected a string, a list of content parts, or null"
+)]
+pub enum Content {
+    Text(String),
+    /// Parts are kept as raw JSON so that nothing a caller sent is lost on the way through.
+    Parts(Vec<Value>),
+}
+
+/// A call the assistant made, as it appears in `tool_calls`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Kept verbatim: Kimi K2 misbehaves when history carries ids it did not write.
+    #[serde(default)]
+    pub id: String,
+    #[serde(rename = "type", default = "function_type")]
+    pub kind: String,
+    pub function: FunctionCall,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    #[serde(default)]
+    pub name: String,
+    /// Always a string here. A caller may send a JSON value instead; the template writes such a
+    /// value with Python's default separators, so it is converted that way on the way in.
+    #[serde(default, deserialize_with = "arguments_as_string")]
+    pub arguments: String,
+}
+
+fn function_type() -> String {
+    "function".to_owned()
+}
+
+fn null_as_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ToolCall>, D::Error> {
+    Ok(Option::<Vec<ToolCall>>::deserialize(d)?.unwrap_or_default())
+}
+
+fn arguments_as_string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => s,
+        other => json::to_string(&other, json::PYTHON_DEFAULT),
+    })
+}
+
+impl Message {
+    pub fn new(role: impl Into<String>, content: impl Into<String>) -> Self {
+        Message {
+            role: role.into(),
+            content: Some(Content::Text(content.into())),
+            name: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::new("system", content)
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::new("user", content)
+    }
+
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::new("assistant", content)
+    }
+
+    /// An assistant turn that made tool calls; empty `content` is kept as `""` like vLLM does.
+    pub fn assistant_with_calls(content: impl Into<String>, calls: Vec<ToolCall>) -> Self {
+        Message {
+            tool_calls: calls,
+            ..Self::assistant(content)
+        }
+    }
+
+    /// A tool result answering the call `call_id` of the function `name`.
+    pub fn tool_result(call_id: &str, name: &str, content: impl Into<String>) -> Self {
+        Message {
+            name: Some(name.to_owned()),
+            tool_call_id: Some(call_id.to_owned()),
+            ..Self::new("tool", content)
+        }
+    }
+
+    /// The text of the content: a string as is, or the text parts concatenated.
+    pub fn text(&self) -> String {
+        match &self.content {
+            None => String::new(),
+            Some(Content::Text(s)) => s.clone(),
+            Some(Content::Parts(parts)) => parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect(),
+        }
+    }
+}
+
+impl ToolCall {
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        ToolCall {
+            id: id.into(),
+            kind: function_type(),
+            function: FunctionCall {
+                name: name.into(),
+                arguments: arguments.into(),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn object_arguments_become_python_style_strings() {
+        let m: Message = serde_json::from_value(json!({
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "functions.f:0", "function": {"name": "f",
+                "arguments": {"city": "Paris", "n": 1.0, "xs": [1, 2]}}}]
+        }))
+        .expect("valid message");
+        assert_eq!(
+            m.tool_calls[0].function.arguments,
+            r#"{"city": "Paris", "n": 1.0, "xs": [1, 2]}"#
+        );
+        assert_eq!(m.tool_calls[0].kind, "function");
+        assert_eq!(m.content, None);
+    }
+
+    #[test]
+    fn null_tool_calls_and_unknown_fields_are_accepted() {
+        let m: Message = serde_json::from_value(
+            json!({"role": "user", "content": "hi", "tool_calls": null, "extra": 1}),
+        )
+        .expect("valid message");
+        assert!(m.tool_calls.is_empty());
+        assert_eq!(m.text(), "hi");
+    }
+
+    #[test]
+    fn serializes_openai_shape() {
+        let m = Message::assistant_with_calls("", vec![ToolCall::new("functions.f:0", "f", "{}")]);
+        assert_eq!(
+            serde_json::to_value(&m).expect("serializable"),
+            json!({"role": "assistant", "content": "", "tool_calls": [
+                {"id": "functions.f:0", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ]})
+        );
+        let t = Message::tool_result("functions.f:0", "f", "ok");
+        assert_eq!(
+            serde_json::to_value(&t).expect("serializable"),
+            json!({"role": "tool", "content": "ok", "name": "f", "tool_call_id": "functions.f:0"})
+        );
+    }
+}

@@ -1,0 +1,264 @@
+//! Messages + tools -> the prompt text the official Kimi K2 Instruct chat template renders, byte
+//! for byte. The rules are in `spec/clarifications.md` ("Template rendering: the exact rules");
+//! the numbers in the comments below refer to them.
+
+use serde_json::Value;
+
+use super::json;
+use super::message::{Content, Message};
+use super::tokens::*;
+
+/// Options of one rendering.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RenderOptions {
+    /// End with `<|im_assistant|>assistant<|im_middle|>` so the model answers next.
+    pub add_generation_prompt: bool,
+    /// Sort the keys of the tool schemas recursively, as some Moonshot tokenizer versions do.
+    pub sort_tool_keys: bool,
+}
+
+/// Render a conversation. `tools` are OpenAI-style tool objects, written as given.
+pub fn render(messages: &[Message], tools: &[Value], opts: RenderOptions) -> String {
+    let mut out = String::with_capacity(estimate_len(messages) + 256 * tools.len());
+    render_into(&mut out, messages, tools, opts);
+    out
+}
+
+/// [`render`], appending to `out`.
+pub fn render_into(out: &mut String, messages: &[Message], tools: &[Value], opts: RenderOptions) {
+    // Rule 1: the tool declaration comes first, compact JSON, keys as given unless sorted.
+    if !tools.is_empty() {
+        out.push_str(IM_SYSTEM);
+        out.push_str("tool_declare");
+        out.push_str(IM_MIDDLE);
+        let tools = Value::Array(tools.to_vec());
+        let tools = if opts.sort_tool_keys {
+            json::sorted_keys(&tools)
+        } else {
+            tools
+        };
+        json::write_value(out, &tools, json::COMPACT);
+        out.push_str(IM_END);
+    }
+    // Rule 2: a default system prompt, then a newline, when the first turn is not a system turn.
+    if let Some(first) = messages.first()
+        && first.role != "system"
+    {
+        out.push_str(IM_SYSTEM);
+        out.push_str("system");
+        out.push_str(IM_MIDDLE);
+        out.push_str(DEFAULT_SYSTEM_PROMPT);
+        out.push_str(IM_END);
+        out.push('\n');
+    }
+    for message in messages {
+        render_message(out, message);
+    }
+    // Rule 6.
+    if opts.add_generation_prompt {
+        out.push_str(IM_ASSISTANT);
+        out.push_str("assistant");
+        out.push_str(IM_MIDDLE);
+    }
+}
+
+fn render_message(out: &mut String, m: &Message) {
+    // Rule 3: header.
+    out.push_str(match m.role.as_str() {
+        "user" => IM_USER,
+        "assistant" => IM_ASSISTANT,
+        _ => IM_SYSTEM,
+    });
+    match m.name.as_deref() {
+        Some(name) if !name.is_empty() => out.push_str(name),
+        _ => out.push_str(&m.role),
+    }
+    out.push_str(IM_MIDDLE);
+    // Rule 4: body.
+    if m.role == "assistant" && !m.tool_calls.is_empty() {
+        render_content(out, m.content.as_ref());
+        out.push_str(TOOL_CALLS_SECTION_BEGIN);
+        for call in &m.tool_calls {
+            out.push_str(TOOL_CALL_BEGIN);
+            out.push_str(&call.id);
+            out.push_str(TOOL_CALL_ARGUMENT_BEGIN);
+            out.push_str(&call.function.arguments);
+            out.push_str(TOOL_CALL_END);
+        }
+        out.push_str(TOOL_CALLS_SECTION_END);
+    } else if m.role == "tool" {
+        out.push_str("## Return of ");
+        out.push_str(m.tool_call_id.as_deref().unwrap_or(""));
+        out.push('\n');
+        render_content(out, m.content.as_ref());
+    } else {
+        render_content(out, m.content.as_ref());
+    }
+    out.push_str(IM_END);
+}
+
+/// Rule 5: strings as is; parts concatenated, each image as the media placeholder and a newline.
+fn render_content(out: &mut String, content: Option<&Content>) {
+    match content {
+        None => {}
+        Some(Content::Text(s)) => out.push_str(s),
+        Some(Content::Parts(parts)) => {
+            for part in parts {
+                if is_image_part(part) {
+                    out.push_str(MEDIA_IMAGE);
+                    out.push('\n');
+                } else if let Some(text) = part.get("text").and_then(Value::as_str) {
+                    out.push_str(text);
+                }
+            }
+        }
+    }
+}
+
+fn is_image_part(part: &Value) -> bool {
+    matches!(
+        part.get("type").and_then(Value::as_str),
+        Some("image" | "image_url")
+    ) || part.get("image").is_some()
+        || part.get("image_url").is_some()
+}
+
+fn estimate_len(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .map(|m| {
+            let content = match &m.content {
+                Some(Content::Text(s)) => s.len(),
+                _ => 64,
+            };
+            let calls: usize = m
+                .tool_calls
+                .iter()
+                .map(|c| c.id.len() + c.function.arguments.len() + 64)
+                .sum();
+            content + calls + 48
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::message::ToolCall;
+    use serde_json::json;
+
+    fn with_prompt() -> RenderOptions {
+        RenderOptions {
+            add_generation_prompt: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn empty_conversation_renders_only_the_generation_prompt() {
+        assert_eq!(
+            render(&[], &[], with_prompt()),
+            "<|im_assistant|>assistant<|im_middle|>"
+        );
+        assert_eq!(render(&[], &[], RenderOptions::default()), "");
+    }
+
+    #[test]
+    fn default_system_prompt_is_followed_by_one_newline() {
+        let p = render(&[Message::user("hi")], &[], RenderOptions::default());
+        assert_eq!(
+            p,
+            "<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot AI.<|im_end|>\n<|im_user|>user<|im_middle|>hi<|im_end|>"
+        );
+    }
+
+    #[test]
+    fn explicit_system_prompt_suppresses_the_default() {
+        let p = render(
+            &[Message::system("Be brief."), Message::user("hi")],
+            &[],
+            RenderOptions::default(),
+        );
+        assert_eq!(
+            p,
+            "<|im_system|>system<|im_middle|>Be brief.<|im_end|><|im_user|>user<|im_middle|>hi<|im_end|>"
+        );
+    }
+
+    #[test]
+    fn other_roles_use_im_system_and_empty_name_falls_back_to_role() {
+        let mut dev = Message::new("developer", "d");
+        dev.name = Some(String::new());
+        let mut asst = Message::assistant("a");
+        asst.name = Some("kimi".into());
+        let p = render(
+            &[Message::system("s"), dev, asst],
+            &[],
+            RenderOptions::default(),
+        );
+        assert_eq!(
+            p,
+            "<|im_system|>system<|im_middle|>s<|im_end|><|im_system|>developer<|im_middle|>d<|im_end|><|im_assistant|>kimi<|im_middle|>a<|im_end|>"
+        );
+    }
+
+    #[test]
+    fn tool_calls_render_after_content_with_ids_verbatim() {
+        let m = Message::assistant_with_calls(
+            "Checking. ",
+            vec![
+                ToolCall::new("functions.ns.tool:0", "ns.tool", "{\"a\": 1}"),
+                ToolCall::new("odd id", "x", ""),
+            ],
+        );
+        let p = render(&[Message::system("s"), m], &[], RenderOptions::default());
+        assert!(p.ends_with(
+            "<|im_assistant|>assistant<|im_middle|>Checking. <|tool_calls_section_begin|><|tool_call_begin|>functions.ns.tool:0<|tool_call_argument_begin|>{\"a\": 1}<|tool_call_end|><|tool_call_begin|>odd id<|tool_call_argument_begin|><|tool_call_end|><|tool_calls_section_end|><|im_end|>"
+        ), "{p}");
+    }
+
+    #[test]
+    fn tool_result_with_null_content_keeps_header_and_newline() {
+        let mut t = Message::tool_result("functions.f:0", "f", "");
+        t.content = None;
+        let p = render(&[Message::system("s"), t], &[], RenderOptions::default());
+        assert!(p.ends_with("<|im_system|>f<|im_middle|>## Return of functions.f:0\n<|im_end|>"));
+    }
+
+    #[test]
+    fn parts_concatenate_without_separator_and_images_add_a_newline() {
+        let m: Message = serde_json::from_value(json!({"role": "user", "content": [
+            {"type": "text", "text": "a"}, {"type": "text", "text": "b"},
+            {"type": "image", "image": "x"}, {"image_url": {"url": "y"}},
+            {"type": "input_audio"}, {"type": "text", "text": "c"}
+        ]}))
+        .expect("valid");
+        let p = render(&[Message::system("s"), m], &[], RenderOptions::default());
+        assert!(p.ends_with(&format!(
+            "<|im_user|>user<|im_middle|>ab{MEDIA_IMAGE}\n{MEDIA_IMAGE}\nc<|im_end|>"
+        )));
+    }
+
+    #[test]
+    fn tool_keys_keep_order_or_sort_recursively() {
+        let tools = vec![json!({"type": "function", "function": {"name": "f",
+            "parameters": {"type": "object", "properties": {"z": {"type": "number", "default": 0.5}, "a": {}}}}})];
+        let p = render(&[], &tools, RenderOptions::default());
+        assert_eq!(
+            p,
+            r#"<|im_system|>tool_declare<|im_middle|>[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"z":{"type":"number","default":0.5},"a":{}}}}}]<|im_end|>"#
+        );
+        let sorted = render(
+            &[],
+            &tools,
+            RenderOptions {
+                sort_tool_keys: true,
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            sorted,
+            r#"<|im_system|>tool_declare<|im_middle|>[{"function":{"name":"f","parameters":{"properties":{"a":{},"z":{"default":0.5,"type":"number"}},"type":"object"}},"type":"function"}]<|im_end|>"#
+        );
+    }
+}

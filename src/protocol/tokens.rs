@@ -1,0 +1,155 @@
+//! The Kimi K2 special tokens: their exact text and their ids in `tokenizer_config.json`.
+
+use serde::Serialize;
+
+/// A special marker the stream parser recognises in completion text.
+///
+/// The two singular section spellings are not registered tokens (they carry no id); models emit
+/// them in the wild, so the parser accepts them as section markers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Marker {
+    SectionBegin,
+    SectionBeginSingular,
+    CallBegin,
+    ArgumentBegin,
+    CallEnd,
+    SectionEnd,
+    SectionEndSingular,
+    ImEnd,
+    ImSystem,
+    ImUser,
+    ImAssistant,
+    ImMiddle,
+}
+
+pub const TOOL_CALLS_SECTION_BEGIN: &str = "<|tool_calls_section_begin|>";
+pub const TOOL_CALLS_SECTION_END: &str = "<|tool_calls_section_end|>";
+pub const TOOL_CALL_BEGIN: &str = "<|tool_call_begin|>";
+pub const TOOL_CALL_ARGUMENT_BEGIN: &str = "<|tool_call_argument_begin|>";
+pub const TOOL_CALL_END: &str = "<|tool_call_end|>";
+pub const IM_END: &str = "<|im_end|>";
+pub const IM_SYSTEM: &str = "<|im_system|>";
+pub const IM_USER: &str = "<|im_user|>";
+pub const IM_ASSISTANT: &str = "<|im_assistant|>";
+pub const IM_MIDDLE: &str = "<|im_middle|>";
+
+/// Image placeholder emitted by the template. Not a registered token: it tokenizes as text.
+pub const MEDIA_IMAGE: &str = "<|media_start|>image<|media_content|><|media_pad|><|media_end|>";
+
+/// The system prompt the template injects when the conversation does not start with one.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are Kimi, an AI assistant created by Moonshot AI.";
+
+impl Marker {
+    /// Every marker, in no particular order. No marker is a prefix of another (all end in `|>`
+    /// and none contains `|>` earlier), so at most one can match at a position.
+    pub const ALL: [Marker; 12] = [
+        Marker::SectionBegin,
+        Marker::SectionBeginSingular,
+        Marker::CallBegin,
+        Marker::ArgumentBegin,
+        Marker::CallEnd,
+        Marker::SectionEnd,
+        Marker::SectionEndSingular,
+        Marker::ImEnd,
+        Marker::ImSystem,
+        Marker::ImUser,
+        Marker::ImAssistant,
+        Marker::ImMiddle,
+    ];
+
+    /// Length in bytes of the longest marker text.
+    pub const MAX_LEN: usize = TOOL_CALL_ARGUMENT_BEGIN.len();
+
+    pub const fn text(self) -> &'static str {
+        match self {
+            Marker::SectionBegin => TOOL_CALLS_SECTION_BEGIN,
+            Marker::SectionBeginSingular => "<|tool_call_section_begin|>",
+            Marker::CallBegin => TOOL_CALL_BEGIN,
+            Marker::ArgumentBegin => TOOL_CALL_ARGUMENT_BEGIN,
+            Marker::CallEnd => TOOL_CALL_END,
+            Marker::SectionEnd => TOOL_CALLS_SECTION_END,
+            Marker::SectionEndSingular => "<|tool_call_section_end|>",
+            Marker::ImEnd => IM_END,
+            Marker::ImSystem => IM_SYSTEM,
+            Marker::ImUser => IM_USER,
+            Marker::ImAssistant => IM_ASSISTANT,
+            Marker::ImMiddle => IM_MIDDLE,
+        }
+    }
+
+    /// The token id from `added_tokens_decoder`; `None` for spellings that are not registered.
+    pub const fn token_id(self) -> Option<u32> {
+        match self {
+            Marker::SectionBegin => Some(163595),
+            Marker::SectionEnd => Some(163596),
+            Marker::CallBegin => Some(163597),
+            Marker::ArgumentBegin => Some(163598),
+            Marker::CallEnd => Some(163599),
+            Marker::ImEnd => Some(163586),
+            Marker::ImUser => Some(163587),
+            Marker::ImAssistant => Some(163588),
+            Marker::ImSystem => Some(163594),
+            Marker::ImMiddle => Some(163601),
+            Marker::SectionBeginSingular | Marker::SectionEndSingular => None,
+        }
+    }
+
+    /// The marker whose text starts `bytes`, if any.
+    pub fn at_start(bytes: &[u8]) -> Option<Marker> {
+        if bytes.len() < 2 || bytes[0] != b'<' || bytes[1] != b'|' {
+            return None;
+        }
+        Marker::ALL
+            .into_iter()
+            .find(|m| bytes.starts_with(m.text().as_bytes()))
+    }
+
+    /// True when `bytes` (starting with `<`) is a proper prefix of some marker, so more input
+    /// could still complete it.
+    pub fn is_proper_prefix(bytes: &[u8]) -> bool {
+        Marker::ALL.into_iter().any(|m| {
+            let t = m.text().as_bytes();
+            bytes.len() < t.len() && t.starts_with(bytes)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_marker_is_a_prefix_of_another() {
+        for a in Marker::ALL {
+            for b in Marker::ALL {
+                if a != b {
+                    assert!(!b.text().starts_with(a.text()), "{a:?} prefixes {b:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn max_len_is_the_longest_marker() {
+        let longest = Marker::ALL.iter().map(|m| m.text().len()).max().unwrap();
+        assert_eq!(Marker::MAX_LEN, longest);
+    }
+
+    #[test]
+    fn ids_match_tokenizer_config() {
+        assert_eq!(Marker::CallBegin.token_id(), Some(163597));
+        assert_eq!(Marker::ImMiddle.token_id(), Some(163601));
+        assert_eq!(Marker::SectionBeginSingular.token_id(), None);
+    }
+
+    #[test]
+    fn prefix_and_match() {
+        assert_eq!(Marker::at_start(b"<|im_end|>rest"), Some(Marker::ImEnd));
+        assert_eq!(Marker::at_start(b"<|im_en"), None);
+        assert!(Marker::is_proper_prefix(b"<|im_en"));
+        assert!(Marker::is_proper_prefix(b"<"));
+        assert!(!Marker::is_proper_prefix(b"<|im_x"));
+        assert!(!Marker::is_proper_prefix(b"<|im_end|>"));
+    }
+}
