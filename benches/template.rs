@@ -1,1 +1,73 @@
-fn main() {}
+//! Rendering a 1,000-message conversation with tools.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use kimi_tui::protocol::{Message, RenderOptions, ToolCall, render};
+use serde_json::json;
+
+fn conversation(n: usize) -> Vec<Message> {
+    let mut msgs = vec![Message::system(
+        "You are Kimi, an AI assistant created by Moonshot AI.",
+    )];
+    let mut i = 0;
+    while msgs.len() < n {
+        msgs.push(Message::user(format!(
+            "Question {i}: what is the weather in 北京 and in Paris today? Explain in detail."
+        )));
+        let id = format!("functions.get_weather:{}", i % 3);
+        msgs.push(Message::assistant_with_calls(
+            "Let me check.",
+            vec![ToolCall::new(&id, "get_weather", "{\"city\": \"Beijing\"}")],
+        ));
+        msgs.push(Message::tool_result(
+            &id,
+            "get_weather",
+            "{\"weather\": \"Sunny\", \"temp\": 25.5}",
+        ));
+        msgs.push(Message::assistant(
+            "It is sunny in Beijing, 25.5 °C. ".repeat(8),
+        ));
+        i += 1;
+    }
+    msgs.truncate(n);
+    msgs
+}
+
+fn tools() -> Vec<serde_json::Value> {
+    (0..8)
+        .map(|k| {
+            json!({"type": "function", "function": {
+                "name": format!("tool_{k}"),
+                "description": "Get weather information. Call this tool when the user needs to get weather information",
+                "parameters": {"type": "object", "required": ["city"], "properties": {
+                    "city": {"type": "string", "description": "City name"},
+                    "days": {"type": "integer", "minimum": 1, "maximum": 14, "default": 3},
+                    "scale": {"type": "number", "default": 0.5}
+                }}
+            }})
+        })
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let msgs = conversation(1000);
+    let tools = tools();
+    let opts = RenderOptions {
+        add_generation_prompt: true,
+        sort_tool_keys: false,
+    };
+    c.bench_function("template/1000 messages + 8 tools", |b| {
+        b.iter(|| render(black_box(&msgs), black_box(&tools), opts).len())
+    });
+    let sorted = RenderOptions {
+        sort_tool_keys: true,
+        ..opts
+    };
+    c.bench_function("template/1000 messages + 8 tools, sorted keys", |b| {
+        b.iter(|| render(black_box(&msgs), black_box(&tools), sorted).len())
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

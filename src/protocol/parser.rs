@@ -14,6 +14,9 @@ use super::event::Event;
 use super::tokens::Marker;
 use super::warning::{CutBy, Warning};
 
+/// Join buffers larger than this are freed after use rather than kept.
+const SCRATCH_KEEP: usize = 64 * 1024;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// Assistant text.
@@ -34,6 +37,8 @@ pub struct Parser {
     state: State,
     /// A held-back suffix that may still become a marker; always starts with `<`.
     tail: String,
+    /// Reused buffer for joining `tail` with the next chunk.
+    scratch: String,
     /// Stream offset of the first byte not yet consumed (the start of `tail`).
     offset: u64,
     /// Index of the current (or next) call within the turn.
@@ -62,6 +67,7 @@ impl Parser {
         Parser {
             state: State::Content,
             tail: String::new(),
+            scratch: String::new(),
             offset: 0,
             index: 0,
             implicit_section: false,
@@ -91,12 +97,18 @@ impl Parser {
         if self.tail.is_empty() {
             self.scan(chunk, sink);
         } else {
-            // Rare: the previous chunk ended in a possible marker. Join once and rescan from its
-            // `<`; the tail is at most MAX_LEN bytes, so each input byte is still copied at most
-            // once.
-            let mut joined = mem::take(&mut self.tail);
+            // The previous chunk ended in a possible marker. Join once and rescan from its `<`;
+            // the tail is at most MAX_LEN bytes, so each input byte is still copied at most once.
+            // The join buffer is reused so that tiny chunks cost no allocation.
+            let mut joined = mem::take(&mut self.scratch);
+            joined.clear();
+            joined.push_str(&self.tail);
             joined.push_str(chunk);
+            self.tail.clear();
             self.scan(&joined, sink);
+            if joined.capacity() <= SCRATCH_KEEP {
+                self.scratch = joined;
+            }
         }
     }
 
@@ -184,18 +196,24 @@ impl Parser {
             }
             self.args_started = true;
         }
-        let body = text.trim_end();
+        // Most spans end in a visible ASCII byte: skip the Unicode-aware trim for them.
+        let last = text.as_bytes()[text.len() - 1];
+        let body = if last > b' ' && last < 0x80 {
+            text
+        } else {
+            text.trim_end()
+        };
         if body.is_empty() {
             self.args_ws.push_str(text);
             return;
         }
         let index = self.index;
         if !self.args_ws.is_empty() {
-            let ws = mem::take(&mut self.args_ws);
             sink(Event::ToolCallArgs {
                 index,
-                delta: Cow::Owned(ws),
+                delta: Cow::Borrowed(&self.args_ws),
             });
+            self.args_ws.clear();
         }
         sink(Event::ToolCallArgs {
             index,
