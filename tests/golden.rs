@@ -92,3 +92,17 @@ fn every_parser_case_parses_whole_and_at_every_chunking() {
         }
     }
 }
+
+#[test]
+fn floats_match_python_repr_on_golden_vectors() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/json/float_repr.json");
+    let pairs: Vec<(String, String)> =
+        serde_json::from_str(&fs::read_to_string(&path).expect("readable")).expect("valid");
+    assert!(pairs.len() > 5000);
+    for (bits, want) in pairs {
+        let f = f64::from_bits(u64::from_str_radix(&bits, 16).expect("hex bits"));
+        let mut got = String::new();
+        kimi_tui::protocol::json::write_float(&mut got, f);
+        assert_eq!(got, want, "bits {bits}");
+    }
+}

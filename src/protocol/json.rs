@@ -120,16 +120,16 @@ pub fn write_float(out: &mut String, f: f64) {
         out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
         return;
     }
-    // Rust's `{:e}` gives the shortest round-trip digits, like Python's repr: "1.5e300", "-1e-5".
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci
-        .split_once('e')
-        .expect("LowerExp always has an exponent");
-    let exp: i32 = exp.parse().expect("LowerExp exponent is an integer");
-    let (negative, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => (true, m),
-        None => (false, mantissa),
-    };
+    // Rust's `{:e}` gives the shortest round-trip digit count, like Python's repr. When two
+    // decimals of that length are equally close, Rust's shortest mode and Python differ; Rust's
+    // exact mode rounds half to even like Python, so format again at that precision.
+    let shortest = format!("{:e}", f.abs());
+    let (m, _) = shortest.split_once('e').unwrap_or((&shortest, "0"));
+    let precision = m.len().saturating_sub(2); // digits after the point in "d.ddd"
+    let sci = format!("{:.precision$e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let negative = f.is_sign_negative();
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
     // Python's decpt: the value is 0.DIGITS x 10^decpt.
     let decpt = exp + 1;
@@ -221,6 +221,9 @@ mod tests {
             (f64::INFINITY, "Infinity"),
             (f64::NEG_INFINITY, "-Infinity"),
             (f64::NAN, "NaN"),
+            // Ties between two shortest candidates go to the even digit, as in Python.
+            (1608882928643910.25, "1608882928643910.2"),
+            (-1743746592103460.25, "-1743746592103460.2"),
         ];
         for (f, want) in cases {
             assert_eq!(float(*f), *want, "repr({f:?})");
