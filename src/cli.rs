@@ -26,6 +26,8 @@ pub enum Command {
     Render(RenderArgs),
     /// Parse a raw completion into {content, tool_calls, finish_reason, warnings}.
     Parse(ParseArgs),
+    /// Run the scripted mock Kimi server (OpenAI-compatible, both endpoints) on loopback.
+    MockServer(MockArgs),
 }
 
 #[derive(Debug, Args)]
@@ -47,4 +49,38 @@ pub struct ParseArgs {
     /// Print the parser's events as JSON lines (adjacent text deltas joined) instead.
     #[arg(long)]
     pub events: bool,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct MockArgs {
+    /// Port on 127.0.0.1; 0 picks a free one (printed on stdout).
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// Model id served by /v1/models and echoed in responses.
+    #[arg(long, default_value = "moonshotai/Kimi-K2-Instruct")]
+    pub model: String,
+    /// Stream in pieces of N bytes (splitting markers) instead of one token per event.
+    #[arg(long, value_name = "N")]
+    pub chunk_bytes: Option<usize>,
+    /// Wait N milliseconds between streamed events.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub delay_ms: u64,
+    /// Cut the connection after N bytes of response body.
+    #[arg(long, value_name = "N")]
+    pub drop_after_bytes: Option<usize>,
+    /// Answer every generation request with this HTTP status and an OpenAI-style error body.
+    #[arg(long, value_name = "CODE")]
+    pub fail_status: Option<u16>,
+    /// Send a malformed SSE event in the middle of the stream.
+    #[arg(long)]
+    pub malformed_sse: bool,
+    /// Send an `{"error": ...}` SSE event in the middle of the stream.
+    #[arg(long)]
+    pub error_event: bool,
+    /// Chat endpoint: put raw Kimi markers in `content` instead of `tool_calls`.
+    #[arg(long)]
+    pub markers_in_content: bool,
+    /// Require `Authorization: Bearer KEY` (401 otherwise).
+    #[arg(long, value_name = "KEY")]
+    pub api_key: Option<String>,
 }

@@ -1,8 +1,12 @@
 //! kimi-tui: a terminal chat client for Kimi K2 models.
 //!
-//! `protocol` holds the wire format (template, parser) and does no I/O; `commands` holds the
-//! command-line subcommands built on it.
+//! `protocol` holds the wire format (template, parser) and does no I/O; `backend` streams from a
+//! server in raw or chat mode; `mock` is the scripted server behind `--demo` and the tests;
+//! `tools` runs the tools declared in the config; `commands` holds the non-interactive
+//! subcommands.
 
 pub mod cli;
 pub mod commands;
+pub mod mock;
 pub mod protocol;
+pub mod tools;

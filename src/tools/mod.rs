@@ -1,0 +1,1 @@
+//! Tools from the config file: specs, argument validation, the process runner. To be written.
