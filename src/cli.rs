@@ -5,6 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::backend::Mode;
+use crate::config::Overrides;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "kimi-tui",
@@ -26,6 +29,11 @@ pub enum Command {
     Render(RenderArgs),
     /// Parse a raw completion into {content, tool_calls, finish_reason, warnings}.
     Parse(ParseArgs),
+    /// Run one prompt through the whole agent loop without a screen.
+    ///
+    /// The answer streams to stdout, tool activity to stderr. `auto` tools run, `ask` tools run
+    /// only with --yes (otherwise the model is told the user declined), `deny` tools never.
+    Exec(ExecArgs),
     /// Run the scripted mock Kimi server (OpenAI-compatible, both endpoints) on loopback.
     MockServer(MockArgs),
 }
@@ -83,4 +91,51 @@ pub struct MockArgs {
     /// Require `Authorization: Bearer KEY` (401 otherwise).
     #[arg(long, value_name = "KEY")]
     pub api_key: Option<String>,
+}
+
+/// Where to connect: the config file, a profile in it, and overrides of its settings.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConnectArgs {
+    /// Config file (default: the platform config dir, see `kimi-tui config path`).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Profile to use instead of `default_profile`.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// raw: render the template and parse markers locally; chat: the server's tool parser.
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
+    /// Server URL up to /v1, e.g. http://127.0.0.1:8000/v1.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Model name sent to the server.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+}
+
+impl ConnectArgs {
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            config: self.config.clone(),
+            profile: self.profile.clone(),
+            mode: self.mode,
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    /// Approve every `ask` tool call with valid arguments.
+    #[arg(long)]
+    pub yes: bool,
+    /// Print the whole conversation as a JSON array of OpenAI-shape messages at the end
+    /// (instead of streaming the answer).
+    #[arg(long)]
+    pub json: bool,
+    /// The user's message.
+    pub prompt: String,
 }

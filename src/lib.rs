@@ -5,8 +5,12 @@
 //! `tools` runs the tools declared in the config; `commands` holds the non-interactive
 //! subcommands.
 
+pub mod backend;
 pub mod cli;
 pub mod commands;
+pub mod config;
+pub mod engine;
 pub mod mock;
 pub mod protocol;
+pub mod sanitize;
 pub mod tools;

@@ -9,6 +9,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Some(Command::Render(args)) => commands::render::run(args),
         Some(Command::Parse(args)) => commands::parse::run(args),
+        Some(Command::Exec(args)) => commands::exec::run(args),
         Some(Command::MockServer(args)) => kimi_tui::mock::run_cli(args),
         None => Ok(()),
     };

@@ -1,5 +1,6 @@
 //! The non-interactive subcommands.
 
+pub mod exec;
 mod input;
 pub mod parse;
 pub mod render;

@@ -1,7 +1,209 @@
-//! The scripted mock Kimi server (axum on loopback). To be written.
+//! The scripted mock Kimi server: real HTTP on loopback (axum), shaped like vLLM's OpenAI server,
+//! behind `--demo`, `kimi-tui mock-server` and the tests.
+//!
+//! - `routes`: endpoints, API-key check, body delivery (delay, batching, drop).
+//! - `request`: request bodies of the two generation endpoints.
+//! - `prompt`: a rendered raw prompt read back into the conversation.
+//! - `script`: the scripted model (conversation -> content and calls).
+//! - `tokens`: a reply cut into tokens; `deltas`: tokens -> per-event payloads.
+//! - `sse`: event and response shapes; `faults`: deliberate failures.
+
+pub mod deltas;
+pub mod faults;
+pub mod prompt;
+pub mod request;
+mod routes;
+pub mod script;
+pub mod sse;
+pub mod tokens;
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
 use crate::cli::MockArgs;
 
-pub fn run_cli(_args: &MockArgs) -> anyhow::Result<()> {
-    anyhow::bail!("the mock server is not written yet")
+/// How the mock streams and fails. `Default` is a well-behaved server.
+#[derive(Debug, Clone)]
+pub struct MockOptions {
+    /// Served by `/v1/models` and echoed in responses.
+    pub model: String,
+    /// Stream in pieces of this many bytes (moved to char boundaries) instead of one token per
+    /// event, so markers get split across events.
+    pub chunk_bytes: Option<usize>,
+    /// Delay between SSE events.
+    pub delay_ms: u64,
+    /// Abort the connection after this many bytes of a generation response body.
+    pub drop_after_bytes: Option<usize>,
+    /// Every generation request answers this status with an OpenAI error body.
+    pub fail_status: Option<u16>,
+    /// One malformed `data:` line (invalid JSON) mid-stream.
+    pub malformed_sse: bool,
+    /// An `{"error": ...}` event mid-stream, then the stream ends without `[DONE]`.
+    pub error_event: bool,
+    /// Chat endpoint: raw marker text in `delta.content` instead of `tool_calls` (vLLM without
+    /// `--tool-call-parser`).
+    pub markers_in_content: bool,
+    /// Require `Authorization: Bearer KEY` on every `/v1` route.
+    pub api_key: Option<String>,
+}
+
+impl Default for MockOptions {
+    fn default() -> Self {
+        MockOptions {
+            model: "moonshotai/Kimi-K2-Instruct".to_owned(),
+            chunk_bytes: None,
+            delay_ms: 0,
+            drop_after_bytes: None,
+            fail_status: None,
+            malformed_sse: false,
+            error_event: false,
+            markers_in_content: false,
+            api_key: None,
+        }
+    }
+}
+
+impl From<&MockArgs> for MockOptions {
+    fn from(a: &MockArgs) -> Self {
+        MockOptions {
+            // `MockArgs::default()` (not parsed by clap) has an empty model.
+            model: if a.model.is_empty() {
+                MockOptions::default().model
+            } else {
+                a.model.clone()
+            },
+            chunk_bytes: a.chunk_bytes,
+            delay_ms: a.delay_ms,
+            drop_after_bytes: a.drop_after_bytes,
+            fail_status: a.fail_status,
+            malformed_sse: a.malformed_sse,
+            error_event: a.error_event,
+            markers_in_content: a.markers_in_content,
+            api_key: a.api_key.clone(),
+        }
+    }
+}
+
+/// A running mock server. Dropping it stops the server task.
+pub struct MockServer {
+    addr: SocketAddr,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl MockServer {
+    /// Bind 127.0.0.1:port (0 = any free port) and serve in a tokio task.
+    pub async fn start(opts: MockOptions, port: u16) -> anyhow::Result<MockServer> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
+        let addr = listener.local_addr()?;
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let app = routes::router(routes::AppState {
+            opts: Arc::new(opts),
+            requests: requests.clone(),
+        });
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+                let _ = rx.await;
+            });
+            if let Err(e) = serve.await {
+                eprintln!("kimi-tui mock server: {e}");
+            }
+        });
+        Ok(MockServer {
+            addr,
+            shutdown: Some(tx),
+            task: Some(task),
+            requests,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT/v1`
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Every JSON request body received on `/v1/completions` and `/v1/chat/completions`, in order
+    /// (bodies rejected by the API-key check are not recorded).
+    pub fn requests(&self) -> Vec<Value> {
+        self.requests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Stop accepting, let running responses finish for up to a second, then stop hard.
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(mut task) = self.task.take()
+            && tokio::time::timeout(Duration::from_secs(1), &mut task)
+                .await
+                .is_err()
+        {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// `kimi-tui mock-server`: serve until Ctrl-C or SIGTERM.
+pub fn run_cli(args: &MockArgs) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(async {
+        let server = MockServer::start(MockOptions::from(args), args.port).await?;
+        let mut out = std::io::stdout();
+        writeln!(out, "listening on {}", server.base_url())?;
+        out.flush()?;
+        wait_for_signal().await;
+        server.shutdown().await;
+        Ok(())
+    })
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

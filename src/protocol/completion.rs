@@ -2,7 +2,7 @@
 //! tool calls, a finish reason and warnings.
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::event::Event;
 use super::message::ToolCall;
@@ -121,20 +121,38 @@ impl Collector {
     }
 }
 
+/// Why a call's argument text is not a JSON object, as [`parse_arguments`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgumentsError {
+    /// Not valid JSON; the parser's message.
+    Invalid(String),
+    /// A JSON string that itself holds JSON.
+    DoubleEncoded,
+    /// Valid JSON, but not an object.
+    NotAnObject,
+}
+
+/// Parse a call's argument text. Only a JSON object is accepted: the one rule shared by the
+/// completion warnings here and the tool runner's validation.
+pub fn parse_arguments(arguments: &str) -> Result<Map<String, Value>, ArgumentsError> {
+    match serde_json::from_str::<Value>(arguments) {
+        Err(e) => Err(ArgumentsError::Invalid(e.to_string())),
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(Value::String(inner)) if serde_json::from_str::<Value>(&inner).is_ok() => {
+            Err(ArgumentsError::DoubleEncoded)
+        }
+        Ok(_) => Err(ArgumentsError::NotAnObject),
+    }
+}
+
 /// Why these arguments must not be run as they are, if they must not.
 pub fn check_arguments(index: usize, call: &ToolCall) -> Option<Warning> {
     let id = call.id.clone();
-    match serde_json::from_str::<Value>(&call.function.arguments) {
-        Err(e) => Some(Warning::InvalidArguments {
-            index,
-            id,
-            error: e.to_string(),
-        }),
-        Ok(Value::Object(_)) => None,
-        Ok(Value::String(inner)) if serde_json::from_str::<Value>(&inner).is_ok() => {
-            Some(Warning::DoubleEncodedArguments { index, id })
-        }
-        Ok(_) => Some(Warning::ArgumentsNotObject { index, id }),
+    match parse_arguments(&call.function.arguments) {
+        Ok(_) => None,
+        Err(ArgumentsError::Invalid(error)) => Some(Warning::InvalidArguments { index, id, error }),
+        Err(ArgumentsError::DoubleEncoded) => Some(Warning::DoubleEncodedArguments { index, id }),
+        Err(ArgumentsError::NotAnObject) => Some(Warning::ArgumentsNotObject { index, id }),
     }
 }
 

@@ -1,12 +1,12 @@
 //! The Kimi K2 special tokens: their exact text and their ids in `tokenizer_config.json`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A special marker the stream parser recognises in completion text.
 ///
 /// The two singular section spellings are not registered tokens (they carry no id); models emit
 /// them in the wild, so the parser accepts them as section markers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Marker {
     SectionBegin,

@@ -1,0 +1,166 @@
+//! Raw mode: render the Kimi K2 prompt, POST `/completions`, parse the markers locally.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::error::server_message;
+use super::http::{self, Call, End};
+use super::markers::LocalParse;
+use super::{BackendError, StreamEvent, Trace, TurnResult, Usage};
+use crate::protocol::{Message, RenderOptions, render, tokens::IM_END};
+
+/// One SSE payload of a streamed completion, borrowed where it can be.
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<Choice<'a>>,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default, borrow)]
+    object: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+    /// Moonshot's API puts usage here.
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+/// The request body for a raw completion of `prompt`.
+pub(super) fn request_body(model: &str, prompt: &str, max_tokens: u32, temperature: f64) -> Value {
+    json!({
+        "model": model,
+        "prompt": prompt,
+        "stream": true,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        // Without these the server strips the markers the client parses.
+        "skip_special_tokens": false,
+        "spaces_between_special_tokens": false,
+        "stop": [IM_END],
+        "stream_options": {"include_usage": true},
+    })
+}
+
+pub(super) async fn stream(
+    call: Call<'_>,
+    messages: &[Message],
+    tools: &[Value],
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+) -> TurnResult {
+    let ep = call.endpoint;
+    let prompt = render(
+        messages,
+        tools,
+        RenderOptions {
+            add_generation_prompt: true,
+            sort_tool_keys: ep.sort_tool_keys,
+        },
+    );
+    let body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
+    let mut trace = Trace {
+        prompt: Some(prompt),
+        ..Trace::default()
+    };
+    let mut local = LocalParse::default();
+    let mut finish_reason = None;
+    let mut usage = None;
+    let mut warnings = Vec::new();
+    let started = Instant::now();
+
+    let end = http::stream_sse(
+        &call,
+        "completions",
+        &body,
+        &mut trace,
+        |data, at_us, trace| {
+            let chunk: Chunk = match serde_json::from_str(data) {
+                Ok(c) => c,
+                Err(e) => {
+                    let w = format!("malformed SSE event skipped ({e}): {}", preview(data));
+                    on_event(StreamEvent::Warning(w.clone()));
+                    warnings.push(w);
+                    return Ok(());
+                }
+            };
+            if http::is_error_event(chunk.error.as_ref(), chunk.object.as_deref()) {
+                return Err(BackendError::ServerEvent {
+                    message: server_message(data),
+                });
+            }
+            let choice = chunk.choices.into_iter().next();
+            if let Some(u) = chunk
+                .usage
+                .or_else(|| choice.as_ref().and_then(|c| c.usage))
+            {
+                usage = Some(u);
+                on_event(StreamEvent::Usage(u));
+            }
+            if let Some(choice) = choice {
+                if let Some(text) = choice.text.filter(|t| !t.is_empty()) {
+                    trace.push_chunk(&text, at_us);
+                    on_event(StreamEvent::Chunk {
+                        data: text.to_string(),
+                        at_us,
+                    });
+                    local.feed(&text, on_event);
+                }
+                if choice.finish_reason.is_some() {
+                    finish_reason = choice.finish_reason;
+                }
+            }
+            Ok(())
+        },
+    )
+    .await;
+
+    local.finish(on_event);
+    trace.markers = std::mem::take(&mut local.markers);
+    let mut result = TurnResult {
+        finish_reason,
+        usage,
+        ..TurnResult::default()
+    };
+    result.error = match end {
+        Ok(End::Cancelled) => {
+            result.cancelled = true;
+            None
+        }
+        Ok(End::Eof) if result.finish_reason.is_none() && !local.turn_ended() => {
+            Some(BackendError::Dropped {
+                bytes: trace.data.len() as u64,
+                detail: "the server closed the stream before it finished".into(),
+            })
+        }
+        Ok(_) => None,
+        Err(e) => Some(e),
+    };
+    http::finish_trace(&mut trace, result.error.as_ref(), started);
+    result.incomplete_calls = local.incomplete;
+    let parsed = local.into_parsed();
+    result.content = parsed.content;
+    result.tool_calls = parsed.tool_calls;
+    warnings.extend(parsed.warnings.iter().map(ToString::to_string));
+    result.warnings = warnings;
+    result.trace = trace;
+    result
+}
+
+/// The start of a payload, for a one-line warning.
+pub(super) fn preview(data: &str) -> String {
+    const MAX: usize = 120;
+    match data.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &data[..i]),
+        None => data.to_owned(),
+    }
+}

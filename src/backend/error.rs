@@ -1,0 +1,137 @@
+//! Backend failures, each with one clear message that carries the server's own words.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum BackendError {
+    /// The request could not be sent (DNS, refused, TLS).
+    #[error("cannot reach {url}: {detail}")]
+    Connect { url: String, detail: String },
+    /// No headers, or no next chunk, within the idle timeout.
+    #[error("no answer from {url} for {secs} s ({stage})")]
+    Timeout {
+        url: String,
+        secs: u64,
+        stage: String,
+    },
+    /// A non-success status. `message` is the server's own text.
+    #[error("{}", http_message(*status, url, message, *retry_after_secs))]
+    Http {
+        status: u16,
+        url: String,
+        message: String,
+        retry_after_secs: Option<u64>,
+    },
+    /// An `{"error": ...}` event inside the stream.
+    #[error("the server reported an error mid-stream: {message}")]
+    ServerEvent { message: String },
+    /// The connection broke before the stream finished.
+    #[error("the connection dropped mid-stream after {bytes} bytes: {detail}")]
+    Dropped { bytes: u64, detail: String },
+    /// The request could not be built (bad base URL, unusable client).
+    #[error("{0}")]
+    Setup(String),
+}
+
+fn http_message(status: u16, url: &str, message: &str, retry: Option<u64>) -> String {
+    let reason = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    let hint = match status {
+        401 | 403 => " (check the API key: the profile's api_key_env names the variable)",
+        404 => " (check base_url: it should end in /v1, and the model name)",
+        _ => "",
+    };
+    let mut out = format!("HTTP {status} {reason} from {url}: {message}{hint}");
+    if let Some(s) = retry {
+        out.push_str(&format!("; retry after {s} s"));
+    }
+    out
+}
+
+impl BackendError {
+    /// Whether what arrived before it should be kept as a partial answer.
+    pub fn is_mid_stream(&self) -> bool {
+        matches!(
+            self,
+            BackendError::Dropped { .. }
+                | BackendError::ServerEvent { .. }
+                | BackendError::Timeout { .. }
+        )
+    }
+}
+
+/// The server's message in an error body: `{"error": {"message"}}`, `{"error": "..."}`,
+/// `{"message": ...}` (vLLM's `{"object": "error", ...}`), `{"detail": ...}`, or the text itself.
+pub fn server_message(body: &str) -> String {
+    let text = body.trim();
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+        let pick = |v: &serde_json::Value| -> Option<String> {
+            match v {
+                serde_json::Value::String(s) => Some(s.clone()),
+                serde_json::Value::Object(m) => m
+                    .get("message")
+                    .or_else(|| m.get("detail"))
+                    .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_owned)),
+                _ => None,
+            }
+        };
+        if let Some(m) = v.get("error").and_then(pick).or_else(|| pick(&v)) {
+            return m;
+        }
+    }
+    const MAX: usize = 300;
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &one_line[..i]),
+        None if one_line.is_empty() => "(empty body)".to_owned(),
+        None => one_line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_messages_are_found_in_every_shape() {
+        assert_eq!(
+            server_message(r#"{"error": {"message": "bad key", "code": 401}}"#),
+            "bad key"
+        );
+        assert_eq!(server_message(r#"{"error": "nope"}"#), "nope");
+        assert_eq!(
+            server_message(r#"{"object": "error", "message": "model not found"}"#),
+            "model not found"
+        );
+        assert_eq!(server_message(r#"{"detail": "Not Found"}"#), "Not Found");
+        assert_eq!(
+            server_message("<html>\n  bad gateway\n</html>"),
+            "<html> bad gateway </html>"
+        );
+        assert_eq!(server_message(""), "(empty body)");
+    }
+
+    #[test]
+    fn http_errors_read_well() {
+        let e = BackendError::Http {
+            status: 429,
+            url: "http://h/v1/completions".into(),
+            message: "slow down".into(),
+            retry_after_secs: Some(2),
+        };
+        assert_eq!(
+            e.to_string(),
+            "HTTP 429 Too Many Requests from http://h/v1/completions: slow down; retry after 2 s"
+        );
+        let e = BackendError::Http {
+            status: 401,
+            url: "u".into(),
+            message: "Incorrect API key provided".into(),
+            retry_after_secs: None,
+        };
+        assert!(e.to_string().contains("Incorrect API key provided"));
+        assert!(e.to_string().contains("api_key_env"));
+    }
+}

@@ -1,0 +1,98 @@
+//! What the inspector shows for one request: the exact request (key redacted), every chunk with
+//! its arrival time, the markers found, and how it ended.
+//!
+//! Chunks are stored as one string plus boundaries, not one `String` each: 100,000 streamed
+//! tokens then cost about 1 MB here rather than several.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::Mode;
+use crate::protocol::Marker;
+
+/// The trace of one HTTP request/response.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    pub mode: Mode,
+    pub url: String,
+    /// Request headers as sent, with `Authorization` redacted.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body sent (it never holds the API key).
+    pub request: Value,
+    /// Raw mode: the rendered prompt (also inside `request`, kept apart for display).
+    pub prompt: Option<String>,
+    /// Wall-clock start, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// HTTP status of the response, once known.
+    pub status: Option<u16>,
+    /// Raw mode: completion text chunks; chat mode: the SSE `data:` payloads. Concatenated.
+    pub data: String,
+    /// Where each chunk ends in `data`, and when it arrived.
+    pub chunks: Vec<ChunkMark>,
+    /// Raw mode (and chat content holding markers): each marker at its offset in the completion.
+    pub markers: Vec<MarkerHit>,
+    /// Microseconds from the request to the first chunk, and to the end.
+    pub first_chunk_us: Option<u64>,
+    pub total_us: Option<u64>,
+    /// How it ended, when it did not end well.
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkMark {
+    /// Byte offset in `Trace::data` where this chunk ends.
+    pub end: usize,
+    /// Microseconds since the request was sent.
+    pub at_us: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MarkerHit {
+    pub marker: Marker,
+    /// Byte offset in the completion text (raw mode) or in the content (chat mode).
+    pub offset: u64,
+    /// Which call it belongs to, for markers inside a tool call.
+    pub call: Option<usize>,
+}
+
+impl Trace {
+    pub fn push_chunk(&mut self, data: &str, at_us: u64) {
+        if self.first_chunk_us.is_none() {
+            self.first_chunk_us = Some(at_us);
+        }
+        self.data.push_str(data);
+        self.chunks.push(ChunkMark {
+            end: self.data.len(),
+            at_us,
+        });
+    }
+
+    /// Each chunk's text and arrival time, in order.
+    pub fn chunks(&self) -> impl Iterator<Item = (&str, u64)> {
+        let mut start = 0;
+        self.chunks.iter().map(move |c| {
+            let s = &self.data[start..c.end];
+            start = c.end;
+            (s, c.at_us)
+        })
+    }
+}
+
+/// The value shown in place of a secret.
+pub const REDACTED: &str = "Bearer [redacted]";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_round_trip_through_offsets() {
+        let mut t = Trace::default();
+        t.push_chunk("Hel", 10);
+        t.push_chunk("", 12);
+        t.push_chunk("lo 北京", 30);
+        let got: Vec<(&str, u64)> = t.chunks().collect();
+        assert_eq!(got, vec![("Hel", 10), ("", 12), ("lo 北京", 30)]);
+        assert_eq!(t.first_chunk_us, Some(10));
+    }
+}

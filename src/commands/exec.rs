@@ -1,0 +1,130 @@
+//! `kimi-tui exec`: one prompt, the whole agent loop, no screen. The answer streams to stdout,
+//! tool activity to stderr; `--json` prints the conversation at the end instead.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use tokio_util::sync::CancellationToken;
+
+use crate::backend::{Backend, StreamEvent};
+use crate::cli::ExecArgs;
+use crate::config;
+use crate::engine::{Agent, EngineEvent, FixedPolicy};
+use crate::protocol::Message;
+use crate::tools::Toolbox;
+
+pub fn run(args: &ExecArgs) -> Result<()> {
+    let resolved = config::resolve(&args.connect.overrides())?;
+    let endpoint = resolved
+        .profile
+        .endpoint()
+        .map_err(|e| anyhow::anyhow!("profile `{}`: {e}", resolved.profile_name))?;
+    let toolbox = Toolbox::new(resolved.tools).map_err(anyhow::Error::msg)?;
+    let backend = Backend::new(endpoint)?;
+    let mut conversation = Vec::new();
+    if let Some(system) = &resolved.profile.system_prompt {
+        conversation.push(Message::system(system.clone()));
+    }
+    conversation.push(Message::user(args.prompt.clone()));
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let cancel = CancellationToken::new();
+    let json = args.json;
+    let outcome = runtime.block_on(async {
+        let ctrl_c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                ctrl_c.cancel();
+            }
+        });
+        let agent = Agent {
+            backend: &backend,
+            toolbox: &toolbox,
+            max_rounds: resolved.profile.max_rounds,
+        };
+        let mut printer = Printer::new(json);
+        let mut approver = FixedPolicy { yes: args.yes };
+        agent
+            .run_turn(&mut conversation, &mut approver, &cancel, &mut |e| {
+                printer.event(e)
+            })
+            .await
+    });
+    let mut out = std::io::stdout().lock();
+    if json {
+        let text = serde_json::to_string_pretty(&conversation)?;
+        writeln!(out, "{text}").ok();
+    } else {
+        writeln!(out).ok();
+    }
+    out.flush().ok();
+    if let Some(e) = outcome.error {
+        anyhow::bail!("{e}");
+    }
+    if outcome.cancelled {
+        anyhow::bail!("cancelled");
+    }
+    if outcome.hit_max_rounds {
+        anyhow::bail!(
+            "stopped after {} rounds with the model still calling tools (max_rounds)",
+            outcome.rounds
+        );
+    }
+    if outcome.truncated {
+        eprintln!("kimi-tui: warning: the answer was cut off at max_tokens");
+    }
+    Ok(())
+}
+
+/// Writes the stream as it arrives: text to stdout, the rest to stderr.
+struct Printer {
+    json: bool,
+    stdout: std::io::Stdout,
+}
+
+impl Printer {
+    fn new(json: bool) -> Self {
+        Printer {
+            json,
+            stdout: std::io::stdout(),
+        }
+    }
+
+    fn event(&mut self, e: EngineEvent) {
+        match e {
+            EngineEvent::Stream(StreamEvent::Text(t)) if !self.json => {
+                let mut out = self.stdout.lock();
+                let _ = out.write_all(crate::sanitize::for_terminal(&t).as_bytes());
+                let _ = out.flush();
+            }
+            EngineEvent::Stream(StreamEvent::Warning(w)) => eprintln!("kimi-tui: warning: {w}"),
+            EngineEvent::ToolRefused { call, problem, .. } => {
+                eprintln!(
+                    "[tool] {} ({}) not run: {problem}",
+                    call.function.name, call.id
+                )
+            }
+            EngineEvent::ToolStarted {
+                call, arguments, ..
+            } => eprintln!(
+                "[tool] {} ({}) running with {}",
+                call.function.name,
+                call.id,
+                crate::sanitize::for_terminal(&arguments)
+            ),
+            EngineEvent::ToolFinished { call, outcome, .. } => eprintln!(
+                "[tool] {} ({}) {:?} in {} ms, {} bytes of output",
+                call.function.name,
+                call.id,
+                outcome.exit,
+                outcome.duration.as_millis(),
+                outcome.stdout_total_bytes
+            ),
+            _ => {}
+        }
+    }
+}

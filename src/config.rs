@@ -1,0 +1,532 @@
+//! The TOML config file: profiles (where the model is and how to talk to it) and tools.
+//! Every error names the file, the line and the key, and what was expected; nothing starts
+//! half-configured.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use toml::de::{DeTable, DeValue};
+
+use crate::backend::{Endpoint, Mode};
+use crate::tools::{ToolSpec, Toolbox};
+
+/// One way to reach a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    #[serde(default)]
+    pub mode: Mode,
+    /// Up to `/v1`, e.g. `http://127.0.0.1:8000/v1`.
+    pub base_url: String,
+    #[serde(default = "default_model")]
+    pub model: String,
+    /// The environment variable holding the API key; the key itself is never in the file.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    #[serde(default = "default_temperature")]
+    pub temperature: f64,
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+    #[serde(default)]
+    pub system_prompt: Option<String>,
+    /// Raw mode: sort tool schema keys recursively (some tokenizer versions do).
+    #[serde(default)]
+    pub sort_tool_keys: bool,
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout_secs: u64,
+    #[serde(default = "default_idle_timeout")]
+    pub idle_timeout_secs: u64,
+    /// Most model requests in one turn (each round: answer, run tools, send results).
+    #[serde(default = "default_max_rounds")]
+    pub max_rounds: u32,
+}
+
+pub const DEFAULT_MODEL: &str = "moonshotai/Kimi-K2-Instruct";
+
+fn default_model() -> String {
+    DEFAULT_MODEL.to_owned()
+}
+fn default_temperature() -> f64 {
+    0.6
+}
+fn default_max_tokens() -> u32 {
+    4096
+}
+fn default_connect_timeout() -> u64 {
+    10
+}
+fn default_idle_timeout() -> u64 {
+    120
+}
+fn default_max_rounds() -> u32 {
+    10
+}
+
+impl Profile {
+    pub fn new(mode: Mode, base_url: &str) -> Self {
+        Profile {
+            mode,
+            base_url: base_url.to_owned(),
+            model: default_model(),
+            api_key_env: None,
+            temperature: default_temperature(),
+            max_tokens: default_max_tokens(),
+            system_prompt: None,
+            sort_tool_keys: false,
+            connect_timeout_secs: default_connect_timeout(),
+            idle_timeout_secs: default_idle_timeout(),
+            max_rounds: default_max_rounds(),
+        }
+    }
+
+    /// The endpoint, with the API key read from the environment now.
+    pub fn endpoint(&self) -> Result<Endpoint, String> {
+        let api_key = match &self.api_key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(v) if !v.trim().is_empty() => Some(v.trim().to_owned()),
+                _ => {
+                    return Err(format!(
+                        "the environment variable {var} (api_key_env) is not set; export it with your API key"
+                    ));
+                }
+            },
+        };
+        let mut ep = Endpoint::new(self.mode, &self.base_url, &self.model);
+        ep.api_key = api_key;
+        ep.temperature = self.temperature;
+        ep.max_tokens = self.max_tokens;
+        ep.sort_tool_keys = self.sort_tool_keys;
+        ep.connect_timeout = Duration::from_secs(self.connect_timeout_secs);
+        ep.idle_timeout = Duration::from_secs(self.idle_timeout_secs);
+        Ok(ep)
+    }
+}
+
+/// The whole file.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub default_profile: Option<String>,
+    #[serde(default)]
+    pub profiles: BTreeMap<String, Profile>,
+    #[serde(default)]
+    pub tools: Vec<ToolSpec>,
+}
+
+/// A config problem: where it is and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub key: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(col) = self.column {
+                write!(f, ":{col}")?;
+            }
+        }
+        if let Some(key) = &self.key {
+            write!(f, ": {key}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Where the config lives unless `--config` says otherwise.
+pub fn default_path() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "kimi-tui").map(|d| d.config_dir().join("config.toml"))
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            path: path.to_owned(),
+            line: None,
+            column: None,
+            key: None,
+            message: format!("cannot read the config file: {e}"),
+        })?;
+        Self::parse(path, &text)
+    }
+
+    /// Parse and validate `text` (read from `path`, which errors name).
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let at = |span: Option<std::ops::Range<usize>>, key: Option<String>, message: String| {
+            let (line, column) = span.map(|s| line_col(text, s.start)).unzip();
+            ConfigError {
+                path: path.to_owned(),
+                line,
+                column,
+                key,
+                message,
+            }
+        };
+        let config: Config = toml::from_str(text).map_err(|e| {
+            let key = e.span().and_then(|s| key_at(text, s.start));
+            at(e.span(), key, e.message().trim().to_owned())
+        })?;
+        // Semantic checks, located with the spanned document.
+        let doc = DeTable::parse(text).map_err(|e| at(e.span(), None, e.message().to_owned()))?;
+        let locate = |keys: &[Key<'_>]| span_of(doc.get_ref(), keys);
+        if let Some(name) = &config.default_profile
+            && !config.profiles.contains_key(name)
+        {
+            return Err(at(
+                locate(&[Key::Name("default_profile")]),
+                Some("default_profile".into()),
+                format!(
+                    "no profile named `{name}`; defined: {}",
+                    names(config.profiles.keys())
+                ),
+            ));
+        }
+        for (name, p) in &config.profiles {
+            let key = |k: &str| Some(format!("profiles.{name}.{k}"));
+            let loc = |k: &'static str| {
+                locate(&[Key::Name("profiles"), Key::Name(name), Key::Name(k)])
+                    .or_else(|| locate(&[Key::Name("profiles"), Key::Name(name)]))
+            };
+            if !(p.base_url.starts_with("http://") || p.base_url.starts_with("https://")) {
+                return Err(at(
+                    loc("base_url"),
+                    key("base_url"),
+                    format!(
+                        "expected an http:// or https:// URL ending in /v1, got {:?}",
+                        p.base_url
+                    ),
+                ));
+            }
+            if !(0.0..=2.0).contains(&p.temperature) {
+                return Err(at(
+                    loc("temperature"),
+                    key("temperature"),
+                    format!("expected a number from 0 to 2, got {}", p.temperature),
+                ));
+            }
+            for (k, v) in [
+                ("max_tokens", u64::from(p.max_tokens)),
+                ("idle_timeout_secs", p.idle_timeout_secs),
+                ("connect_timeout_secs", p.connect_timeout_secs),
+                ("max_rounds", u64::from(p.max_rounds)),
+            ] {
+                if v == 0 {
+                    return Err(at(loc(k), key(k), "expected a number above 0".into()));
+                }
+            }
+        }
+        for (i, tool) in config.tools.iter().enumerate() {
+            if let Err(message) = tool.check() {
+                return Err(at(
+                    locate(&[Key::Name("tools"), Key::Index(i)]),
+                    Some(format!("tools[{i}] ({})", tool.name)),
+                    message,
+                ));
+            }
+            if config.tools[..i].iter().any(|t| t.name == tool.name) {
+                return Err(at(
+                    locate(&[Key::Name("tools"), Key::Index(i), Key::Name("name")]),
+                    Some(format!("tools[{i}].name")),
+                    format!("a tool named `{}` is already defined", tool.name),
+                ));
+            }
+        }
+        Ok(config)
+    }
+
+    /// The named profile, or the default one, or the only one.
+    pub fn profile(&self, name: Option<&str>) -> Result<(String, Profile), String> {
+        let name = match name.or(self.default_profile.as_deref()) {
+            Some(n) => n.to_owned(),
+            None if self.profiles.len() == 1 => {
+                self.profiles.keys().next().cloned().unwrap_or_default()
+            }
+            None if self.profiles.is_empty() => {
+                return Err("the config defines no profile; add a [profiles.NAME] table".into());
+            }
+            None => {
+                return Err(format!(
+                    "several profiles and no default_profile; pick one with --profile ({})",
+                    names(self.profiles.keys())
+                ));
+            }
+        };
+        match self.profiles.get(&name) {
+            Some(p) => Ok((name, p.clone())),
+            None => Err(format!(
+                "no profile named `{name}`; defined: {}",
+                names(self.profiles.keys())
+            )),
+        }
+    }
+
+    pub fn toolbox(&self) -> Result<Toolbox, String> {
+        Toolbox::new(self.tools.clone())
+    }
+}
+
+fn names<'a>(it: impl Iterator<Item = &'a String>) -> String {
+    let v: Vec<&str> = it.map(String::as_str).collect();
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+enum Key<'a> {
+    Name(&'a str),
+    Index(usize),
+}
+
+/// The span of the value at `keys` in the parsed document.
+fn span_of(table: &DeTable<'_>, keys: &[Key<'_>]) -> Option<std::ops::Range<usize>> {
+    let (first, rest) = keys.split_first()?;
+    let Key::Name(name) = first else {
+        return None;
+    };
+    let (k, v) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *name)?;
+    let mut span = k.span();
+    let mut value = v;
+    for key in rest {
+        let next = match (key, value.get_ref()) {
+            (Key::Name(n), DeValue::Table(t)) => t
+                .iter()
+                .find(|(k, _)| k.get_ref().as_ref() == *n)
+                .map(|(k, v)| (k.span(), v)),
+            (Key::Index(i), DeValue::Array(a)) => a.get(*i).map(|v| (v.span(), v)),
+            _ => None,
+        };
+        let (s, v) = next?;
+        span = s;
+        value = v;
+    }
+    Some(span)
+}
+
+/// 1-based line and column of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// The key written on the line holding `offset`, when that line is `key = value`.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let start = text[..offset.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let line = text[start..].lines().next()?;
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim();
+    (!key.is_empty() && !key.starts_with('[') && !key.starts_with('#')).then(|| key.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(Path::new("cfg.toml"), text)
+    }
+
+    const GOOD: &str = r#"
+default_profile = "local"
+
+[profiles.local]
+mode = "raw"
+base_url = "http://127.0.0.1:8000/v1"
+api_key_env = "KIMI_TEST_KEY_UNSET_123"
+
+[profiles.hosted]
+mode = "chat"
+base_url = "https://api.example.com/v1"
+model = "kimi-k2"
+temperature = 0.3
+
+[[tools]]
+name = "get_weather"
+description = "Weather for a city"
+command = ["./weather.sh"]
+parameters = { type = "object", required = ["city"], properties = { city = { type = "string" } } }
+"#;
+
+    #[test]
+    fn a_good_config_parses_with_defaults() {
+        let c = parse(GOOD).expect("valid");
+        let (name, p) = c.profile(None).expect("default profile");
+        assert_eq!(name, "local");
+        assert_eq!(p.mode, Mode::Raw);
+        assert_eq!(p.model, DEFAULT_MODEL);
+        assert_eq!(p.temperature, 0.6);
+        assert_eq!(p.max_tokens, 4096);
+        let (_, h) = c.profile(Some("hosted")).expect("named");
+        assert_eq!(h.mode, Mode::Chat);
+        assert_eq!(c.tools.len(), 1);
+        // Schema key order is the file's order.
+        let schema = serde_json::to_string(&c.tools[0].parameters).expect("json");
+        assert!(
+            schema.starts_with(r#"{"type":"object","required""#),
+            "{schema}"
+        );
+    }
+
+    #[test]
+    fn missing_api_key_variable_is_named() {
+        let c = parse(GOOD).expect("valid");
+        let (_, p) = c.profile(None).expect("profile");
+        let err = p.endpoint().expect_err("unset variable");
+        assert!(err.contains("KIMI_TEST_KEY_UNSET_123"), "{err}");
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_key() {
+        let text = "[profiles.local]\nbase_url = \"http://x/v1\"\ntemprature = 0.5\n";
+        let e = parse(text).expect_err("unknown key");
+        assert_eq!(e.line, Some(3));
+        assert!(e.to_string().starts_with("cfg.toml:3:"), "{e}");
+        assert!(e.message.contains("temprature"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_names_the_key() {
+        let text = "[profiles.local]\nbase_url = \"http://x/v1\"\ntemperature = \"hot\"\n";
+        let e = parse(text).expect_err("wrong type");
+        assert_eq!(e.line, Some(3));
+        assert_eq!(e.key.as_deref(), Some("temperature"));
+    }
+
+    #[test]
+    fn missing_default_profile_is_located() {
+        let text = "default_profile = \"nope\"\n[profiles.local]\nbase_url = \"http://x/v1\"\n";
+        let e = parse(text).expect_err("no such profile");
+        assert_eq!(e.line, Some(1));
+        assert!(
+            e.message.contains("nope") && e.message.contains("local"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bad_values_are_located() {
+        let text = "[profiles.a]\nbase_url = \"localhost:8000\"\n";
+        let e = parse(text).expect_err("bad url");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(2), Some("profiles.a.base_url"))
+        );
+        let text = "[profiles.a]\nbase_url = \"http://x/v1\"\n\ntemperature = 7.0\n";
+        let e = parse(text).expect_err("bad temperature");
+        assert_eq!(e.line, Some(4));
+    }
+
+    #[test]
+    fn tool_without_command_is_an_error_with_a_line() {
+        let text = "[profiles.a]\nbase_url = \"http://x/v1\"\n\n[[tools]]\nname = \"t\"\n";
+        let e = parse(text).expect_err("no command");
+        assert!(e.line.is_some(), "{e}");
+        assert!(e.to_string().contains("command"), "{e}");
+        let text =
+            "[profiles.a]\nbase_url = \"http://x/v1\"\n\n[[tools]]\nname = \"t\"\ncommand = []\n";
+        let e = parse(text).expect_err("empty command");
+        assert!(e.line.is_some(), "{e}");
+        assert!(e.to_string().contains("command"), "{e}");
+    }
+
+    #[test]
+    fn profile_selection_errors_are_clear() {
+        let c = parse(GOOD).expect("valid");
+        let e = c.profile(Some("x")).expect_err("unknown");
+        assert!(e.contains("hosted") && e.contains("local"), "{e}");
+        let none = Config::default();
+        assert!(
+            none.profile(None)
+                .expect_err("empty")
+                .contains("no profile")
+        );
+    }
+}
+
+/// Command-line choices that override the config file.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub config: Option<PathBuf>,
+    pub profile: Option<String>,
+    pub mode: Option<Mode>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+}
+
+/// The profile and tools a session runs with.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub profile_name: String,
+    pub profile: Profile,
+    pub tools: Vec<ToolSpec>,
+    /// The file it came from, if any.
+    pub config_path: Option<PathBuf>,
+}
+
+/// Load the config (from `--config` or the default path) and apply the overrides. With no
+/// config file, `--base-url` alone is enough (no tools then).
+pub fn resolve(o: &Overrides) -> anyhow::Result<Resolved> {
+    let path = o.config.clone().or_else(default_path);
+    let config = match &path {
+        Some(p) if o.config.is_some() || p.exists() => Some(Config::load(p)?),
+        _ => None,
+    };
+    let (profile_name, mut profile, tools) = match &config {
+        Some(c) => {
+            let (name, p) = c.profile(o.profile.as_deref()).map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: {e}",
+                    path.as_deref().unwrap_or(Path::new("?")).display()
+                )
+            })?;
+            (name, p, c.tools.clone())
+        }
+        None => match &o.base_url {
+            Some(url) => (
+                "command-line".to_owned(),
+                Profile::new(Mode::Raw, url),
+                Vec::new(),
+            ),
+            None => anyhow::bail!(
+                "no config file at {}; run `kimi-tui config init` to write an example there, pass --base-url, or try `kimi-tui --demo`",
+                path.as_deref().map_or_else(
+                    || "(no config directory)".to_owned(),
+                    |p| p.display().to_string()
+                )
+            ),
+        },
+    };
+    if let Some(m) = o.mode {
+        profile.mode = m;
+    }
+    if let Some(u) = &o.base_url {
+        profile.base_url = u.clone();
+    }
+    if let Some(m) = &o.model {
+        profile.model = m.clone();
+    }
+    Ok(Resolved {
+        profile_name,
+        profile,
+        tools,
+        config_path: config.and(path),
+    })
+}

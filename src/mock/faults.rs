@@ -1,0 +1,191 @@
+//! The ways the mock misbehaves on purpose: HTTP errors with OpenAI error bodies, broken or error
+//! events mid-stream, and connections dropped partway through a body.
+
+use std::time::Duration;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures_util::stream::{self, BoxStream, StreamExt};
+use serde_json::json;
+
+/// The broken event of `malformed_sse`: a `data:` line whose JSON never ends.
+pub const MALFORMED_EVENT: &str = "data: {\"choices\": [{\"text\": \n\n";
+/// The event of `error_event`, after which the stream ends without `[DONE]`.
+pub const ERROR_EVENT: &str = "data: {\"error\":{\"message\":\"mock: model overloaded mid-stream\",\"type\":\"server_error\",\"code\":500}}\n\n";
+
+/// A JSON error response in the OpenAI shape.
+pub fn error_response(status: StatusCode, kind: &str, message: &str) -> Response {
+    let body = json!({"error": {"message": message, "type": kind, "code": status.as_u16()}});
+    (status, axum::Json(body)).into_response()
+}
+
+/// The answer of `fail_status`: that status, the matching error type, and for 429 a
+/// `Retry-After` header.
+pub fn fail_response(code: u16) -> Response {
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let kind = match status.as_u16() {
+        429 => "rate_limit_error",
+        401 => "authentication_error",
+        404 => "not_found_error",
+        _ => "server_error",
+    };
+    let message = format!("mock failure: HTTP {}", status.as_u16());
+    let mut resp = error_response(status, kind, &message);
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+    }
+    resp
+}
+
+/// Inserts the malformed and/or error event after `at` events. After an error event the stream
+/// ends, as a server that gave up would.
+pub struct Inject<I> {
+    inner: I,
+    at: usize,
+    seen: usize,
+    malformed: bool,
+    error: bool,
+    pending: Vec<Bytes>,
+    ended: bool,
+}
+
+impl<I: Iterator<Item = Bytes>> Inject<I> {
+    pub fn new(inner: I, at: usize, malformed: bool, error: bool) -> Self {
+        Inject {
+            inner,
+            at,
+            seen: 0,
+            malformed,
+            error,
+            pending: Vec::new(),
+            ended: false,
+        }
+    }
+}
+
+impl<I: Iterator<Item = Bytes>> Iterator for Inject<I> {
+    type Item = Bytes;
+
+    fn next(&mut self) -> Option<Bytes> {
+        if let Some(b) = self.pending.pop() {
+            return Some(b);
+        }
+        if self.ended {
+            return None;
+        }
+        if self.seen == self.at {
+            self.seen += 1;
+            // `pending` is popped from the back.
+            if self.error {
+                self.pending
+                    .push(Bytes::from_static(ERROR_EVENT.as_bytes()));
+                self.ended = true;
+            }
+            if self.malformed {
+                self.pending
+                    .push(Bytes::from_static(MALFORMED_EVENT.as_bytes()));
+            }
+            if let Some(b) = self.pending.pop() {
+                return Some(b);
+            }
+        }
+        self.seen += 1;
+        self.inner.next()
+    }
+}
+
+/// Where a fault goes: after about a third of `total` events.
+pub fn inject_point(total: usize) -> usize {
+    (total / 3).max(1)
+}
+
+/// Pass the first `limit` bytes of `body`, then fail, so hyper aborts the connection and the
+/// client sees a truncated body instead of a clean end.
+pub fn drop_after(
+    body: BoxStream<'static, Bytes>,
+    limit: usize,
+) -> BoxStream<'static, Result<Bytes, std::io::Error>> {
+    enum State {
+        Passing(BoxStream<'static, Bytes>, usize),
+        Abort,
+        Gone,
+    }
+    stream::unfold(State::Passing(body, 0), move |state| async move {
+        match state {
+            State::Passing(mut body, sent) => match body.next().await {
+                None => None,
+                Some(chunk) if sent + chunk.len() < limit => {
+                    let sent = sent + chunk.len();
+                    Some((Ok(chunk), State::Passing(body, sent)))
+                }
+                Some(chunk) => Some((Ok(chunk.slice(..limit - sent)), State::Abort)),
+            },
+            State::Abort => {
+                // Yield once so hyper flushes what it holds: it only flushes while the body is
+                // pending, and it discards its buffer when the body fails.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Some((
+                    Err(std::io::Error::other("mock: connection dropped")),
+                    State::Gone,
+                ))
+            }
+            State::Gone => None,
+        }
+    })
+    .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn evs(n: usize) -> Vec<Bytes> {
+        (0..n).map(|i| Bytes::from(format!("{i}"))).collect()
+    }
+
+    #[test]
+    fn malformed_is_inserted_and_the_stream_goes_on() {
+        let out: Vec<Bytes> = Inject::new(evs(6).into_iter(), 2, true, false).collect();
+        assert_eq!(out.len(), 7);
+        assert_eq!(out[2], MALFORMED_EVENT.as_bytes());
+        assert_eq!(out[6], "5".as_bytes());
+    }
+
+    #[test]
+    fn error_ends_the_stream() {
+        let out: Vec<Bytes> = Inject::new(evs(6).into_iter(), 2, true, true).collect();
+        assert_eq!(out.len(), 4);
+        assert_eq!(out[2], MALFORMED_EVENT.as_bytes());
+        assert_eq!(out[3], ERROR_EVENT.as_bytes());
+    }
+
+    #[test]
+    fn fail_status_types() {
+        let r = fail_response(429);
+        assert_eq!(r.status(), 429);
+        assert_eq!(r.headers()[header::RETRY_AFTER], "2");
+        assert_eq!(fail_response(503).status(), 503);
+        assert!(
+            fail_response(503)
+                .headers()
+                .get(header::RETRY_AFTER)
+                .is_none()
+        );
+        assert_eq!(fail_response(7).status(), 500);
+    }
+
+    #[tokio::test]
+    async fn drop_after_cuts_then_fails() {
+        let body = stream::iter(vec![Bytes::from("hello "), Bytes::from("world")]).boxed();
+        let out: Vec<_> = drop_after(body, 8).collect().await;
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[0].as_ref().expect("data"), "hello ");
+        assert_eq!(out[1].as_ref().expect("data"), "wo");
+        assert!(out[2].is_err());
+        let short = stream::iter(vec![Bytes::from("hi")]).boxed();
+        let out: Vec<_> = drop_after(short, 8).collect().await;
+        assert_eq!(out.len(), 1, "a shorter body ends cleanly");
+    }
+}

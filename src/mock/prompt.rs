@@ -1,0 +1,185 @@
+//! A rendered Kimi K2 prompt read back into the conversation it came from, so that raw mode answers
+//! what the client actually sent (a template bug shows up as a wrong answer).
+
+use serde_json::Value;
+
+use crate::protocol::message::Message;
+use crate::protocol::parse_completion;
+use crate::protocol::tokens::*;
+
+/// The conversation held by a prompt.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Conversation {
+    pub messages: Vec<Message>,
+    /// The tools of the `tool_declare` turn.
+    pub tools: Vec<Value>,
+}
+
+/// Split `prompt` into turns. Text between turns is ignored, as is an unterminated last turn (the
+/// generation prompt). A prompt without any turn marker is taken as one user message.
+pub fn parse(prompt: &str) -> Conversation {
+    let mut conv = Conversation::default();
+    let mut rest = prompt;
+    let mut saw_turn = false;
+    while let Some((start, marker)) = next_turn(rest) {
+        saw_turn = true;
+        let after = &rest[start + marker.len()..];
+        let Some(mid) = after.find(IM_MIDDLE) else {
+            break;
+        };
+        let header = &after[..mid];
+        let body_and_rest = &after[mid + IM_MIDDLE.len()..];
+        let Some(end) = body_and_rest.find(IM_END) else {
+            break; // the generation prompt, or a cut-off turn
+        };
+        let body = &body_and_rest[..end];
+        rest = &body_and_rest[end + IM_END.len()..];
+        if marker == IM_SYSTEM && header == "tool_declare" {
+            conv.tools = serde_json::from_str(body).unwrap_or_default();
+            continue;
+        }
+        conv.messages.push(turn(marker, header, body));
+    }
+    if !saw_turn && !prompt.trim().is_empty() {
+        conv.messages.push(Message::user(prompt));
+    }
+    conv
+}
+
+/// The position and text of the next turn-start marker.
+fn next_turn(s: &str) -> Option<(usize, &'static str)> {
+    let mut from = 0;
+    while let Some(off) = s[from..].find("<|im_") {
+        let at = from + off;
+        for m in [IM_SYSTEM, IM_USER, IM_ASSISTANT] {
+            if s[at..].starts_with(m) {
+                return Some((at, m));
+            }
+        }
+        from = at + 1;
+    }
+    None
+}
+
+fn turn(marker: &str, header: &str, body: &str) -> Message {
+    match marker {
+        IM_USER => named(Message::user(body), header, "user"),
+        IM_ASSISTANT => {
+            let m = if body.contains("<|tool_call") {
+                let parsed = parse_completion(body);
+                Message::assistant_with_calls(parsed.content, parsed.tool_calls)
+            } else {
+                Message::assistant(body)
+            };
+            named(m, header, "assistant")
+        }
+        _ => match body.strip_prefix("## Return of ") {
+            Some(result) => {
+                let (id, content) = result.split_once('\n').unwrap_or((result, ""));
+                let mut m = Message::tool_result(id, header, content);
+                if header == "tool" || header.is_empty() {
+                    m.name = None;
+                }
+                m
+            }
+            None if header == "system" => Message::system(body),
+            None => Message::new(header, body),
+        },
+    }
+}
+
+fn named(mut m: Message, header: &str, role: &str) -> Message {
+    if header != role && !header.is_empty() {
+        m.name = Some(header.to_owned());
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::message::ToolCall;
+    use crate::protocol::{RenderOptions, render};
+    use serde_json::json;
+
+    fn weather_tool() -> Value {
+        json!({"type": "function", "function": {"name": "get_weather", "description": "d",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}})
+    }
+
+    fn with_gen_prompt() -> RenderOptions {
+        RenderOptions {
+            add_generation_prompt: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn round_trips_a_rendered_conversation() {
+        let mut dev = Message::new("developer", "rules");
+        dev.name = None;
+        let mut anon = Message::tool_result("functions.f:1", "f", "two\nlines");
+        anon.name = None;
+        let messages = vec![
+            Message::system("Be brief."),
+            dev,
+            Message::user("What's the weather in Beijing?"),
+            Message::assistant_with_calls(
+                "Checking. ",
+                vec![
+                    ToolCall::new(
+                        "functions.get_weather:0",
+                        "get_weather",
+                        "{\"city\": \"Beijing\"}",
+                    ),
+                    ToolCall::new("functions.f:1", "f", "{}"),
+                ],
+            ),
+            Message::tool_result(
+                "functions.get_weather:0",
+                "get_weather",
+                "{\"weather\": \"Sunny\"}",
+            ),
+            anon,
+            Message::assistant("It's sunny."),
+            Message::user("你好"),
+        ];
+        let tools = vec![weather_tool()];
+        let prompt = render(&messages, &tools, with_gen_prompt());
+        let conv = parse(&prompt);
+        assert_eq!(conv.tools, tools);
+        assert_eq!(conv.messages, messages);
+    }
+
+    #[test]
+    fn default_system_prompt_and_no_tools() {
+        let prompt = render(&[Message::user("hi")], &[], with_gen_prompt());
+        let conv = parse(&prompt);
+        assert!(conv.tools.is_empty());
+        assert_eq!(
+            conv.messages,
+            vec![Message::system(DEFAULT_SYSTEM_PROMPT), Message::user("hi")]
+        );
+    }
+
+    #[test]
+    fn plain_text_prompt_is_a_user_message() {
+        assert_eq!(parse("Say hi").messages, vec![Message::user("Say hi")]);
+        assert!(parse("").messages.is_empty());
+    }
+
+    #[test]
+    fn malformed_prompts_do_not_panic() {
+        for p in [
+            "<|im_user|>",
+            "<|im_user|>user<|im_middle|>unterminated",
+            "<|im_system|>tool_declare<|im_middle|>not json<|im_end|>",
+            "<|im_x|><|im_assistant|>a<|im_middle|><|tool_call_begin|><|im_end|>",
+            "<|im_system|>get_weather<|im_middle|>## Return of <|im_end|>",
+        ] {
+            let _ = parse(p);
+        }
+        let c = parse("<|im_system|>tool_declare<|im_middle|>not json<|im_end|>");
+        assert!(c.tools.is_empty() && c.messages.is_empty());
+    }
+}

@@ -1,0 +1,264 @@
+//! The HTTP surface: routes shaped like vLLM's OpenAI server, the API-key check, and delivery of
+//! response bodies (delays, batching, dropped connections).
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::{Bytes, BytesMut};
+use futures_util::stream::{self, BoxStream, StreamExt};
+use serde_json::{Value, json};
+
+use super::MockOptions;
+use super::deltas::{Deltas, Mode};
+use super::faults::{self, Inject};
+use super::prompt;
+use super::request::{self, Common};
+use super::script::{self, Reply};
+use super::sse::{self, Events, Header};
+use super::tokens::Tokens;
+
+/// Requests carry whole conversations (file contents in tool results): allow large bodies.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+/// Without a delay, events are sent in batches of about this many bytes, not one write each.
+const BATCH: usize = 16 * 1024;
+
+#[derive(Clone)]
+pub(super) struct AppState {
+    pub opts: Arc<MockOptions>,
+    pub requests: Arc<Mutex<Vec<Value>>>,
+}
+
+pub(super) fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/v1/models", get(models))
+        .route("/v1/completions", post(completions))
+        .route("/v1/chat/completions", post(chat_completions))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn_with_state(state.clone(), require_key))
+        .with_state(state)
+}
+
+async fn require_key(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    let guarded = path == "/v1" || path.starts_with("/v1/");
+    if let Some(key) = st.opts.api_key.as_deref()
+        && guarded
+    {
+        let given = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            });
+        if given.map(str::trim) != Some(key) {
+            return faults::error_response(
+                StatusCode::UNAUTHORIZED,
+                "authentication_error",
+                "Incorrect API key provided",
+            );
+        }
+    }
+    next.run(req).await
+}
+
+async fn not_found(method: Method, uri: Uri) -> Response {
+    faults::error_response(
+        StatusCode::NOT_FOUND,
+        "not_found_error",
+        &format!("Not found: {method} {}", uri.path()),
+    )
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> Response {
+    faults::error_response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "invalid_request_error",
+        &format!("Method {method} not allowed on {}", uri.path()),
+    )
+}
+
+async fn models(State(st): State<AppState>) -> Response {
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    axum::Json(json!({
+        "object": "list",
+        "data": [{
+            "id": st.opts.model,
+            "object": "model",
+            "created": created,
+            "owned_by": "kimi-tui-mock",
+            "root": st.opts.model,
+            "parent": null,
+            "max_model_len": 131072,
+        }]
+    }))
+    .into_response()
+}
+
+async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
+    let value = match st.accept(&body) {
+        Ok(v) => v,
+        Err(resp) => return *resp,
+    };
+    let req = match request::raw(&value) {
+        Ok(r) => r,
+        Err(msg) => return bad_request(&msg),
+    };
+    let conv = prompt::parse(&req.prompt);
+    let reply = script::reply(&conv.messages, &script::declared_names(&conv.tools));
+    let mode = Mode::Raw {
+        strip_special: req.skip_special_tokens,
+    };
+    st.respond(reply, mode, &req.common, req.prompt.len() as u64 / 4)
+}
+
+async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
+    let value = match st.accept(&body) {
+        Ok(v) => v,
+        Err(resp) => return *resp,
+    };
+    let req = match request::chat(&value) {
+        Ok(r) => r,
+        Err(msg) => return bad_request(&msg),
+    };
+    let reply = script::reply(&req.messages, &script::declared_names(&req.tools));
+    let mode = Mode::Chat {
+        markers_in_content: st.opts.markers_in_content,
+    };
+    let message_bytes = value.get("messages").map_or(0, |m| m.to_string().len());
+    st.respond(reply, mode, &req.common, message_bytes as u64 / 4)
+}
+
+fn bad_request(msg: &str) -> Response {
+    faults::error_response(StatusCode::BAD_REQUEST, "invalid_request_error", msg)
+}
+
+impl AppState {
+    /// Parse and record a generation request body; an error response when it must not be served.
+    fn accept(&self, body: &[u8]) -> Result<Value, Box<Response>> {
+        let value: Value = serde_json::from_slice(body).map_err(|e| {
+            Box::new(bad_request(&format!(
+                "invalid JSON in the request body: {e}"
+            )))
+        })?;
+        self.requests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(value.clone());
+        match self.opts.fail_status {
+            Some(code) => Err(Box::new(faults::fail_response(code))),
+            None => Ok(value),
+        }
+    }
+
+    fn respond(&self, reply: Reply, mode: Mode, common: &Common, prompt_tokens: u64) -> Response {
+        let reply = Arc::new(reply);
+        let header = Header::new(mode, &self.opts.model, common.stream);
+        let deltas = |chunk_bytes| {
+            Deltas::new(
+                Tokens::new(reply.clone()),
+                mode,
+                common.max_tokens,
+                chunk_bytes,
+            )
+        };
+        if !common.stream {
+            let value = sse::complete(&header, mode, deltas(None), prompt_tokens);
+            let body = Bytes::from(value.to_string());
+            return self.deliver(Box::new(std::iter::once(body)), "application/json");
+        }
+        let events = || {
+            Events::new(
+                header.clone(),
+                mode,
+                deltas(self.opts.chunk_bytes),
+                common.include_usage,
+                prompt_tokens,
+            )
+        };
+        let (malformed, error) = (self.opts.malformed_sse, self.opts.error_event);
+        let events: Box<dyn Iterator<Item = Bytes> + Send> = if malformed || error {
+            let at = faults::inject_point(events().count());
+            Box::new(Inject::new(events(), at, malformed, error))
+        } else {
+            Box::new(events())
+        };
+        self.deliver(events, "text/event-stream; charset=utf-8")
+    }
+
+    /// Send `chunks` as the body, with the configured delay between them and the configured drop.
+    fn deliver(
+        &self,
+        chunks: Box<dyn Iterator<Item = Bytes> + Send>,
+        content_type: &'static str,
+    ) -> Response {
+        let stream: BoxStream<'static, Bytes> = match self.opts.delay_ms {
+            0 => stream::iter(Batched {
+                inner: chunks,
+                next: None,
+            })
+            .boxed(),
+            ms => {
+                let delay = Duration::from_millis(ms);
+                stream::unfold((chunks, true), move |(mut it, first)| async move {
+                    if !first {
+                        tokio::time::sleep(delay).await;
+                    }
+                    it.next().map(|b| (b, (it, false)))
+                })
+                .boxed()
+            }
+        };
+        let body = match self.opts.drop_after_bytes {
+            Some(limit) => Body::from_stream(faults::drop_after(stream, limit)),
+            None => Body::from_stream(stream.map(Ok::<_, std::io::Error>)),
+        };
+        let mut resp = (StatusCode::OK, body).into_response();
+        let headers = resp.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        resp
+    }
+}
+
+/// Joins consecutive events into writes of about [`BATCH`] bytes.
+struct Batched {
+    inner: Box<dyn Iterator<Item = Bytes> + Send>,
+    next: Option<Bytes>,
+}
+
+impl Iterator for Batched {
+    type Item = Bytes;
+
+    fn next(&mut self) -> Option<Bytes> {
+        let first = self.next.take().or_else(|| self.inner.next())?;
+        if first.len() >= BATCH {
+            return Some(first);
+        }
+        let mut buf = BytesMut::with_capacity(BATCH);
+        buf.extend_from_slice(&first);
+        while buf.len() < BATCH {
+            match self.inner.next() {
+                Some(b) if buf.len() + b.len() <= BATCH => buf.extend_from_slice(&b),
+                Some(b) => {
+                    self.next = Some(b);
+                    break;
+                }
+                None => break,
+            }
+        }
+        Some(buf.freeze())
+    }
+}

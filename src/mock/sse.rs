@@ -1,0 +1,404 @@
+//! Response shapes, byte for byte as vLLM's OpenAI server writes them: the SSE events of both
+//! endpoints and the non-streaming objects.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::deltas::{Delta, Deltas, Mode};
+
+/// `[DONE]`, the last event of a clean stream.
+pub const DONE: &str = "data: [DONE]\n\n";
+
+/// Token counts of one request.
+#[derive(Debug, Clone, Copy)]
+pub struct Usage {
+    pub prompt: u64,
+    pub completion: u64,
+}
+
+impl Usage {
+    pub fn to_json(self) -> Value {
+        json!({
+            "prompt_tokens": self.prompt,
+            "completion_tokens": self.completion,
+            "total_tokens": self.prompt + self.completion,
+        })
+    }
+}
+
+/// The fields every chunk of one response shares.
+#[derive(Debug, Clone)]
+pub struct Header {
+    pub id: String,
+    pub object: &'static str,
+    pub created: u64,
+    pub model: String,
+}
+
+impl Header {
+    pub fn new(mode: Mode, model: &str, streaming: bool) -> Self {
+        let (prefix, object) = match (mode, streaming) {
+            (Mode::Raw { .. }, _) => ("cmpl-", "text_completion"),
+            (Mode::Chat { .. }, true) => ("chatcmpl-", "chat.completion.chunk"),
+            (Mode::Chat { .. }, false) => ("chatcmpl-", "chat.completion"),
+        };
+        Header {
+            id: new_id(prefix),
+            object,
+            created: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            model: model.to_owned(),
+        }
+    }
+
+    /// An object starting with id, object, created, model, then `rest`.
+    fn object(&self, rest: Value) -> Value {
+        let mut obj = json!({
+            "id": self.id,
+            "object": self.object,
+            "created": self.created,
+            "model": self.model,
+        });
+        if let (Some(map), Value::Object(more)) = (obj.as_object_mut(), rest) {
+            map.extend(more);
+        }
+        obj
+    }
+
+    /// The serialized object up to the start of the first choice's varying part, for the hot path.
+    fn prefix(&self) -> String {
+        let head = self.object(json!({}));
+        let mut s = head.to_string();
+        s.pop(); // the closing brace
+        format!("data: {s},\"choices\":[{{\"index\":0,")
+    }
+}
+
+/// A fresh id like vLLM's (`cmpl-` + 32 hex digits); unique per process, unpredictable enough.
+fn new_id(prefix: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let state = RandomState::new();
+    let mut a = state.build_hasher();
+    a.write_u64(n);
+    let mut b = state.build_hasher();
+    b.write_u64(!n);
+    format!("{prefix}{:016x}{:016x}", a.finish(), b.finish())
+}
+
+fn event(value: &Value) -> Bytes {
+    Bytes::from(format!("data: {value}\n\n"))
+}
+
+/// The SSE events of one streamed response, produced lazily.
+#[derive(Debug)]
+pub struct Events {
+    header: Header,
+    mode: Mode,
+    deltas: Deltas,
+    include_usage: bool,
+    prompt_tokens: u64,
+    phase: Phase,
+    /// `data: {...,"choices":[{"index":0,` shared by text and content events.
+    prefix: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Role,
+    Body,
+    Final,
+    Usage,
+    Done,
+    End,
+}
+
+impl Events {
+    pub fn new(
+        header: Header,
+        mode: Mode,
+        deltas: Deltas,
+        include_usage: bool,
+        prompt_tokens: u64,
+    ) -> Self {
+        let prefix = header.prefix();
+        let phase = match mode {
+            Mode::Raw { .. } => Phase::Body,
+            Mode::Chat { .. } => Phase::Role,
+        };
+        Events {
+            header,
+            mode,
+            deltas,
+            include_usage,
+            prompt_tokens,
+            phase,
+            prefix,
+        }
+    }
+
+    fn delta_event(&self, delta: Delta) -> Bytes {
+        match (self.mode, delta) {
+            (Mode::Raw { .. }, Delta::Text(text)) => self.fast(
+                "\"text\":",
+                &text,
+                ",\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}],\"usage\":null}\n\n",
+            ),
+            (Mode::Chat { .. }, Delta::Text(text)) => self.fast(
+                "\"delta\":{\"content\":",
+                &text,
+                "},\"logprobs\":null,\"finish_reason\":null}]}\n\n",
+            ),
+            (_, Delta::CallStart { index, id, name }) => self.chat_chunk(json!({
+                "tool_calls": [{
+                    "index": index,
+                    "id": id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": ""},
+                }]
+            })),
+            (_, Delta::Args { index, text }) => self.chat_chunk(json!({
+                "tool_calls": [{"index": index, "function": {"arguments": text}}]
+            })),
+        }
+    }
+
+    /// One text-carrying event without building a JSON tree: these are nearly all events.
+    fn fast(&self, key: &str, text: &str, suffix: &str) -> Bytes {
+        let mut s = String::with_capacity(self.prefix.len() + key.len() + text.len() + 96);
+        s.push_str(&self.prefix);
+        s.push_str(key);
+        s.push_str(&Value::from(text).to_string());
+        s.push_str(suffix);
+        Bytes::from(s)
+    }
+
+    fn chat_chunk(&self, delta: Value) -> Bytes {
+        event(&self.header.object(json!({
+            "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": null}]
+        })))
+    }
+
+    fn final_event(&self) -> Bytes {
+        let reason = self.deltas.finish_reason();
+        let choice = match self.mode {
+            Mode::Raw { .. } => json!({
+                "index": 0, "text": "", "logprobs": null,
+                "finish_reason": reason, "stop_reason": null,
+            }),
+            Mode::Chat { .. } => json!({
+                "index": 0, "delta": {}, "logprobs": null,
+                "finish_reason": reason, "stop_reason": null,
+            }),
+        };
+        let mut rest = json!({ "choices": [choice] });
+        if let Mode::Raw { .. } = self.mode {
+            rest["usage"] = Value::Null;
+        }
+        event(&self.header.object(rest))
+    }
+
+    pub fn usage(&self) -> Usage {
+        Usage {
+            prompt: self.prompt_tokens,
+            completion: self.deltas.emitted,
+        }
+    }
+}
+
+impl Iterator for Events {
+    type Item = Bytes;
+
+    fn next(&mut self) -> Option<Bytes> {
+        loop {
+            match self.phase {
+                Phase::Role => {
+                    self.phase = Phase::Body;
+                    return Some(self.chat_chunk(json!({"role": "assistant", "content": ""})));
+                }
+                Phase::Body => match self.deltas.next() {
+                    Some(d) => return Some(self.delta_event(d)),
+                    None => self.phase = Phase::Final,
+                },
+                Phase::Final => {
+                    self.phase = Phase::Usage;
+                    return Some(self.final_event());
+                }
+                Phase::Usage => {
+                    self.phase = Phase::Done;
+                    if self.include_usage {
+                        return Some(event(&self.header.object(json!({
+                            "choices": [],
+                            "usage": self.usage().to_json(),
+                        }))));
+                    }
+                }
+                Phase::Done => {
+                    self.phase = Phase::End;
+                    return Some(Bytes::from_static(DONE.as_bytes()));
+                }
+                Phase::End => return None,
+            }
+        }
+    }
+}
+
+/// A whole non-streaming response, from the same deltas.
+pub fn complete(header: &Header, mode: Mode, mut deltas: Deltas, prompt_tokens: u64) -> Value {
+    let mut text = String::new();
+    let mut calls: Vec<(String, String, String)> = Vec::new();
+    for d in deltas.by_ref() {
+        match d {
+            Delta::Text(t) => text.push_str(&t),
+            Delta::CallStart { id, name, .. } => calls.push((id, name, String::new())),
+            Delta::Args { text, .. } => {
+                if let Some(c) = calls.last_mut() {
+                    c.2.push_str(&text);
+                }
+            }
+        }
+    }
+    // Like vLLM, a call cut off by max_tokens is not reported.
+    calls.truncate(deltas.calls_completed);
+    let usage = Usage {
+        prompt: prompt_tokens,
+        completion: deltas.emitted,
+    }
+    .to_json();
+    let reason = deltas.finish_reason();
+    match mode {
+        Mode::Raw { .. } => header.object(json!({
+            "choices": [{
+                "index": 0, "text": text, "logprobs": null,
+                "finish_reason": reason, "stop_reason": null, "prompt_logprobs": null,
+            }],
+            "usage": usage,
+        })),
+        Mode::Chat { .. } => {
+            let tool_calls: Vec<Value> = calls
+                .into_iter()
+                .map(|(id, name, args)| {
+                    json!({"id": id, "type": "function",
+                        "function": {"name": name, "arguments": args}})
+                })
+                .collect();
+            let content = if text.is_empty() && !tool_calls.is_empty() {
+                Value::Null
+            } else {
+                Value::String(text)
+            };
+            header.object(json!({
+                "choices": [{
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "tool_calls": tool_calls},
+                    "logprobs": null, "finish_reason": reason, "stop_reason": null,
+                }],
+                "usage": usage,
+            }))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::mock::script::{Call, Reply, Text};
+    use crate::mock::tokens::Tokens;
+
+    fn events(mode: Mode, usage: bool) -> Vec<Value> {
+        let reply = Arc::new(Reply {
+            content: Text::Plain("Hi \"there\"\n".into()),
+            calls: vec![Call {
+                name: "f".into(),
+                arguments: "{}".into(),
+            }],
+        });
+        let deltas = Deltas::new(Tokens::new(reply), mode, None, None);
+        let header = Header::new(mode, "m\"odel", true);
+        let raw: Vec<Bytes> = Events::new(header, mode, deltas, usage, 7).collect();
+        let text: String = raw
+            .iter()
+            .map(|b| std::str::from_utf8(b).expect("utf-8"))
+            .collect();
+        assert!(text.ends_with("\n\ndata: [DONE]\n\n"));
+        text.split("\n\n")
+            .filter(|e| !e.is_empty() && *e != "data: [DONE]")
+            .map(|e| {
+                let json = e.strip_prefix("data: ").expect("data line");
+                serde_json::from_str(json).expect("valid JSON event")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn raw_events_have_vllm_shape() {
+        let evs = events(
+            Mode::Raw {
+                strip_special: false,
+            },
+            true,
+        );
+        assert_eq!(evs[0]["object"], "text_completion");
+        assert_eq!(evs[0]["model"], "m\"odel");
+        assert!(
+            evs[0]["id"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("cmpl-") && s.len() == 37)
+        );
+        assert_eq!(evs[0]["choices"][0]["text"], "Hi");
+        assert_eq!(evs[0]["usage"], Value::Null);
+        assert_eq!(evs[0]["choices"][0]["stop_reason"], Value::Null);
+        let n = evs.len();
+        assert_eq!(evs[n - 2]["choices"][0]["finish_reason"], "stop");
+        assert_eq!(evs[n - 2]["choices"][0]["text"], "");
+        assert_eq!(evs[n - 1]["choices"], json!([]));
+        assert_eq!(evs[n - 1]["usage"]["prompt_tokens"], 7);
+        let text: String = evs[..n - 2]
+            .iter()
+            .map(|e| e["choices"][0]["text"].as_str().expect("text"))
+            .collect();
+        assert!(text.starts_with("Hi \"there\"\n<|tool_calls_section_begin|>"));
+        let keys: Vec<&String> = evs[0].as_object().expect("object").keys().collect();
+        assert_eq!(
+            keys,
+            ["id", "object", "created", "model", "choices", "usage"]
+        );
+    }
+
+    #[test]
+    fn chat_events_have_vllm_shape() {
+        let evs = events(
+            Mode::Chat {
+                markers_in_content: false,
+            },
+            false,
+        );
+        assert_eq!(evs[0]["object"], "chat.completion.chunk");
+        assert_eq!(
+            evs[0]["choices"][0]["delta"],
+            json!({"role": "assistant", "content": ""})
+        );
+        assert_eq!(evs[1]["choices"][0]["delta"], json!({"content": "Hi"}));
+        let call = evs
+            .iter()
+            .find(|e| e["choices"][0]["delta"]["tool_calls"][0]["id"].is_string())
+            .expect("call header");
+        assert_eq!(
+            call["choices"][0]["delta"]["tool_calls"][0],
+            json!({"index": 0, "id": "functions.f:0", "type": "function",
+                "function": {"name": "f", "arguments": ""}})
+        );
+        let last = evs.last().expect("events");
+        assert_eq!(last["choices"][0]["finish_reason"], "tool_calls");
+        assert_eq!(last["choices"][0]["delta"], json!({}));
+        assert!(last.get("usage").is_none());
+    }
+}

@@ -1,0 +1,3 @@
+#!/bin/sh
+# Test tool: never reads stdin.
+echo ok
