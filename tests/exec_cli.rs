@@ -1,0 +1,217 @@
+//! `kimi-tui exec` as a user runs it: the real binary, a real config file, the mock server on
+//! loopback, real tool scripts.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use kimi_tui::mock::{MockOptions, MockServer};
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
+}
+
+fn script(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/tools")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A config file for `base_url` in `mode`, with the weather tool at `approval`.
+fn config(dir: &Path, base_url: &str, mode: &str, approval: &str) -> PathBuf {
+    let path = dir.join("config.toml");
+    let text = format!(
+        r#"default_profile = "test"
+
+[profiles.test]
+mode = "{mode}"
+base_url = "{base_url}"
+max_tokens = 2048
+
+[[tools]]
+name = "get_weather"
+description = "Weather for a city"
+command = ["{weather}"]
+approval = "{approval}"
+timeout_secs = 10
+parameters = {{ type = "object", required = ["city"], properties = {{ city = {{ type = "string" }} }} }}
+"#,
+        weather = script("weather.sh")
+    );
+    std::fs::write(&path, text).expect("write config");
+    path
+}
+
+async fn exec(opts: MockOptions, mode: &str, approval: &str, args: &[&str]) -> Output {
+    let server = MockServer::start(opts, 0).await.expect("mock");
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = config(dir.path(), &server.base_url(), mode, approval);
+    let mut cmd = bin();
+    cmd.arg("exec").arg("--config").arg(&cfg).args(args);
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
+        .await
+        .expect("join");
+    server.shutdown().await;
+    out
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[tokio::test]
+async fn a_plain_answer_streams_to_stdout() {
+    for mode in ["raw", "chat"] {
+        let o = exec(
+            MockOptions::default(),
+            mode,
+            "ask",
+            &["Tell me about Rust."],
+        )
+        .await;
+        assert!(o.status.success(), "{mode}: {}", text(&o.stderr));
+        let out = text(&o.stdout);
+        assert!(
+            out.contains("```rust") && out.contains("你好"),
+            "{mode}: {out}"
+        );
+        assert!(!out.contains("<|"), "{mode}: no markers");
+    }
+}
+
+#[tokio::test]
+async fn ask_tools_are_declined_without_yes_and_run_with_it() {
+    for mode in ["raw", "chat"] {
+        let o = exec(
+            MockOptions::default(),
+            mode,
+            "ask",
+            &["What's the weather in Paris?"],
+        )
+        .await;
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("not run"), "{}", text(&o.stderr));
+        assert!(text(&o.stdout).contains("declined"), "{}", text(&o.stdout));
+
+        let o = exec(
+            MockOptions::default(),
+            mode,
+            "ask",
+            &["--yes", "--json", "What's the weather in Paris?"],
+        )
+        .await;
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("running with"),
+            "{}",
+            text(&o.stderr)
+        );
+        let conv: Value =
+            serde_json::from_slice(&o.stdout).expect("stdout is the JSON conversation");
+        let msgs = conv.as_array().expect("array");
+        let roles: Vec<&str> = msgs
+            .iter()
+            .map(|m| m["role"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "{mode}");
+        assert_eq!(msgs[1]["tool_calls"][0]["id"], "functions.get_weather:0");
+        assert_eq!(msgs[2]["tool_call_id"], "functions.get_weather:0");
+        assert!(msgs[2]["content"].as_str().unwrap_or("").contains("Paris"));
+        assert!(msgs[3]["content"].as_str().unwrap_or("").contains("Sunny"));
+    }
+}
+
+#[tokio::test]
+async fn deny_tools_never_run_even_with_yes() {
+    let o = exec(
+        MockOptions::default(),
+        "raw",
+        "deny",
+        &["--yes", "What's the weather in Paris?"],
+    )
+    .await;
+    assert!(o.status.success());
+    assert!(!text(&o.stderr).contains("running with"));
+    assert!(text(&o.stderr).contains("deny"), "{}", text(&o.stderr));
+}
+
+#[tokio::test]
+async fn a_failure_exits_non_zero_with_one_clear_line() {
+    let opts = MockOptions {
+        fail_status: Some(503),
+        ..MockOptions::default()
+    };
+    let o = exec(opts, "chat", "ask", &["hello"]).await;
+    assert!(!o.status.success());
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("HTTP 503") && err.contains("mock failure"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"));
+}
+
+#[tokio::test]
+async fn a_dropped_stream_still_prints_the_partial_conversation() {
+    let opts = MockOptions {
+        drop_after_bytes: Some(2000),
+        ..MockOptions::default()
+    };
+    let o = exec(opts, "raw", "ask", &["--json", "Tell me about Rust."]).await;
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("dropped"), "{}", text(&o.stderr));
+    let conv: Value = serde_json::from_slice(&o.stdout).expect("JSON even on failure");
+    let msgs = conv.as_array().expect("array");
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(msgs[1]["role"], "assistant");
+    assert!(!msgs[1]["content"].as_str().unwrap_or("").is_empty());
+}
+
+#[test]
+fn missing_and_broken_configs_are_explained() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let missing = dir.path().join("nope.toml");
+    let o = bin()
+        .args(["exec", "--config"])
+        .arg(&missing)
+        .arg("hi")
+        .output()
+        .expect("runs");
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("nope.toml"), "{}", text(&o.stderr));
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[profiles.x]\nbase_url = \"http://h/v1\"\nmax_tokens = \"lots\"\n",
+    )
+    .expect("write");
+    let o = bin()
+        .args(["exec", "--config"])
+        .arg(&bad)
+        .arg("hi")
+        .output()
+        .expect("runs");
+    let err = text(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("bad.toml:3") && err.contains("max_tokens"),
+        "{err}"
+    );
+
+    // No config anywhere and no --base-url: say what to do.
+    let o = bin()
+        .args(["exec", "hi"])
+        .env("XDG_CONFIG_HOME", dir.path().join("empty"))
+        .env("HOME", dir.path().join("home"))
+        .output()
+        .expect("runs");
+    let err = text(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("config init") && err.contains("--demo"),
+        "{err}"
+    );
+}
