@@ -13,11 +13,16 @@ use crate::config::Overrides;
     name = "kimi-tui",
     version,
     about = "Terminal chat client for Kimi K2: byte-exact prompts, local tool-call parsing, hand-approved tools",
-    arg_required_else_help = true
+    after_help = "Without a subcommand, starts the interactive chat. Try `kimi-tui --demo` first."
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Chat with the built-in mock Kimi server and demo tools: no config, no model server.
+    #[arg(long)]
+    pub demo: bool,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -36,6 +41,18 @@ pub enum Command {
     Exec(ExecArgs),
     /// Run the scripted mock Kimi server (OpenAI-compatible, both endpoints) on loopback.
     MockServer(MockArgs),
+    /// List the saved sessions, newest first.
+    Sessions(SessionsArgs),
+    /// Export a saved session as Markdown or as an OpenAI-shape JSON array of messages.
+    Export(ExportArgs),
+    /// Show where the config file is (`config path`), or write the example there (`config init`).
+    Config(ConfigArgs),
+    /// Check the configured endpoint and tools, and say exactly what to fix.
+    ///
+    /// One line per check (✓ passed, ✗ failed, ! warning): the config and profile, the API key
+    /// variable, GET /models, the model name, special tokens surviving (raw mode) or tool calls
+    /// parsed by the server (chat mode), and each tool's program. Exits non-zero on a failure.
+    Doctor(DoctorArgs),
 }
 
 #[derive(Debug, Args)]
@@ -91,6 +108,10 @@ pub struct MockArgs {
     /// Require `Authorization: Bearer KEY` (401 otherwise).
     #[arg(long, value_name = "KEY")]
     pub api_key: Option<String>,
+    /// Completions endpoint: strip special tokens even when asked not to (a server that ignores
+    /// `skip_special_tokens: false`).
+    #[arg(long)]
+    pub strip_special_tokens: bool,
 }
 
 /// Where to connect: the config file, a profile in it, and overrides of its settings.
@@ -138,4 +159,63 @@ pub struct ExecArgs {
     pub json: bool,
     /// The user's message.
     pub prompt: String,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct SessionsArgs {
+    /// Session directory (default: the platform data dir, e.g. ~/.local/share/kimi-tui/sessions).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Markdown: one section per message, tool calls as JSON blocks.
+    #[value(alias = "markdown")]
+    Md,
+    /// A JSON array of OpenAI-shape messages.
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// A session id (see `kimi-tui sessions`), `latest`, or the path of a session file.
+    #[arg(value_name = "ID")]
+    pub session: String,
+    /// Output format (default: json when --output ends in .json, else md).
+    #[arg(long, value_enum)]
+    pub format: Option<ExportFormat>,
+    /// Write to this file instead of stdout.
+    #[arg(long, short, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// Session directory (default: the platform data dir).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    pub action: ConfigAction,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum ConfigAction {
+    /// Print the config file path in use.
+    Path(ConfigFileArgs),
+    /// Write the commented example config there; never overwrites an existing file.
+    Init(ConfigFileArgs),
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConfigFileArgs {
+    /// Config file (default: the platform config dir, e.g. ~/.config/kimi-tui/config.toml).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 }

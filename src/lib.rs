@@ -5,6 +5,7 @@
 //! `tools` runs the tools declared in the config; `commands` holds the non-interactive
 //! subcommands.
 
+pub mod app;
 pub mod backend;
 pub mod cli;
 pub mod commands;
@@ -13,4 +14,6 @@ pub mod engine;
 pub mod mock;
 pub mod protocol;
 pub mod sanitize;
+pub mod session;
 pub mod tools;
+pub mod ui;

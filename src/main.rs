@@ -11,7 +11,13 @@ fn main() -> ExitCode {
         Some(Command::Parse(args)) => commands::parse::run(args),
         Some(Command::Exec(args)) => commands::exec::run(args),
         Some(Command::MockServer(args)) => kimi_tui::mock::run_cli(args),
-        None => Ok(()),
+        Some(Command::Sessions(args)) => commands::sessions::list(args),
+        Some(Command::Export(args)) => commands::sessions::export(args),
+        Some(Command::Config(args)) => {
+            commands::config_file::run(args, cli.connect.config.as_ref())
+        }
+        Some(Command::Doctor(args)) => commands::doctor::run(args, &cli.connect),
+        None => kimi_tui::app::run(&cli.connect, cli.demo),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -203,6 +203,11 @@ pub(super) async fn stream(
         body["tools"] = Value::Array(tools.to_vec());
         body["tool_choice"] = json!("auto");
     }
+    on_event(StreamEvent::Request {
+        url: format!("{}/chat/completions", ep.base_url),
+        body: body.clone(),
+        prompt: None,
+    });
     let mut trace = Trace::default();
     let mut local = LocalParse::default();
     let mut calls = Assembler::default();

@@ -68,6 +68,11 @@ pub(super) async fn stream(
         },
     );
     let body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
+    on_event(StreamEvent::Request {
+        url: format!("{}/completions", ep.base_url),
+        body: body.clone(),
+        prompt: Some(prompt.clone()),
+    });
     let mut trace = Trace {
         prompt: Some(prompt),
         ..Trace::default()

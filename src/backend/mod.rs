@@ -8,6 +8,7 @@ mod completions;
 mod error;
 mod http;
 mod markers;
+pub mod probe;
 pub mod trace;
 
 use std::time::Duration;
@@ -88,6 +89,13 @@ pub struct Usage {
 /// What a stream tells its listener as it happens.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {
+    /// The request is about to be sent: its URL, JSON body (never holding the key) and, in raw
+    /// mode, the rendered prompt.
+    Request {
+        url: String,
+        body: Value,
+        prompt: Option<String>,
+    },
     /// A raw piece as received (completion text in raw mode, the SSE payload in chat mode).
     Chunk {
         data: String,

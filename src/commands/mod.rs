@@ -1,9 +1,12 @@
 //! The non-interactive subcommands.
 
+pub mod config_file;
+pub mod doctor;
 pub mod exec;
 mod input;
 pub mod parse;
 pub mod render;
+pub mod sessions;
 
 use std::io::{self, Write};
 

@@ -52,6 +52,9 @@ pub struct MockOptions {
     pub markers_in_content: bool,
     /// Require `Authorization: Bearer KEY` on every `/v1` route.
     pub api_key: Option<String>,
+    /// Completions endpoint: strip special tokens from the text even when the request says
+    /// `skip_special_tokens: false` (a server that ignores the flag).
+    pub strip_special_tokens: bool,
 }
 
 impl Default for MockOptions {
@@ -66,6 +69,7 @@ impl Default for MockOptions {
             error_event: false,
             markers_in_content: false,
             api_key: None,
+            strip_special_tokens: false,
         }
     }
 }
@@ -87,6 +91,7 @@ impl From<&MockArgs> for MockOptions {
             error_event: a.error_event,
             markers_in_content: a.markers_in_content,
             api_key: a.api_key.clone(),
+            strip_special_tokens: a.strip_special_tokens,
         }
     }
 }

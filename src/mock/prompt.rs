@@ -46,6 +46,23 @@ pub fn parse(prompt: &str) -> Conversation {
     conv
 }
 
+/// Whether `prompt` ends inside an open tool call of an unterminated assistant turn: after the
+/// last `<|im_assistant|>` there is no `<|im_end|>`, and the last `<|tool_call_begin|>` has its
+/// `<|tool_call_argument_begin|>` but no `<|tool_call_end|>` (a client prefilled the start of a
+/// call). Kimi K2 answers such a prompt by closing the call.
+pub fn ends_inside_call(prompt: &str) -> bool {
+    let Some(turn) = prompt.rfind(IM_ASSISTANT).map(|i| &prompt[i..]) else {
+        return false;
+    };
+    if turn.contains(IM_END) {
+        return false;
+    }
+    let Some(call) = turn.rfind(TOOL_CALL_BEGIN).map(|i| &turn[i..]) else {
+        return false;
+    };
+    call.contains(TOOL_CALL_ARGUMENT_BEGIN) && !call.contains(TOOL_CALL_END)
+}
+
 /// The position and text of the next turn-start marker.
 fn next_turn(s: &str) -> Option<(usize, &'static str)> {
     let mut from = 0;
@@ -160,6 +177,27 @@ mod tests {
             conv.messages,
             vec![Message::system(DEFAULT_SYSTEM_PROMPT), Message::user("hi")]
         );
+    }
+
+    #[test]
+    fn a_prompt_ending_inside_a_call_is_recognised() {
+        let base = render(&[Message::user("hi")], &[weather_tool()], with_gen_prompt());
+        let open = format!(
+            "{base}<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{{\"city\": \"Beijing\"}}"
+        );
+        assert!(ends_inside_call(&open));
+        assert!(!ends_inside_call(&base), "a generation prompt alone");
+        assert!(!ends_inside_call(&format!("{open}<|tool_call_end|>")));
+        assert!(!ends_inside_call(&format!("{open}<|im_end|>")));
+        assert!(
+            !ends_inside_call(&format!(
+                "{base}<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"
+            )),
+            "still inside the id"
+        );
+        assert!(!ends_inside_call(
+            "<|tool_call_begin|>x<|tool_call_argument_begin|>{"
+        ));
     }
 
     #[test]

@@ -116,10 +116,14 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
         Ok(r) => r,
         Err(msg) => return bad_request(&msg),
     };
-    let conv = prompt::parse(&req.prompt);
-    let reply = script::reply(&conv.messages, &script::declared_names(&conv.tools));
+    let reply = if prompt::ends_inside_call(&req.prompt) {
+        Reply::close_open_call()
+    } else {
+        let conv = prompt::parse(&req.prompt);
+        script::reply(&conv.messages, &script::declared_names(&conv.tools))
+    };
     let mode = Mode::Raw {
-        strip_special: req.skip_special_tokens,
+        strip_special: req.skip_special_tokens || st.opts.strip_special_tokens,
     };
     st.respond(reply, mode, &req.common, req.prompt.len() as u64 / 4)
 }

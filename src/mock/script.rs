@@ -25,6 +25,10 @@ pub enum Text {
     Lorem {
         tokens: u64,
     },
+    /// No content: the prompt ended inside an open tool call (a client prefilling the start of
+    /// a call), so the reply closes it with `<|tool_call_end|><|tool_calls_section_end|>`, as
+    /// Kimi K2 does.
+    CloseCall,
 }
 
 /// One tool call: the function name and the raw argument text (not necessarily valid JSON).
@@ -63,6 +67,7 @@ impl Text {
                 }
                 s
             }
+            Text::CloseCall => String::new(),
         }
     }
 }
@@ -88,6 +93,15 @@ impl Reply {
         Reply {
             content: Text::Plain(content.into()),
             calls,
+        }
+    }
+
+    /// The answer to a raw prompt that ends inside an open tool call: close the call and the
+    /// section (see [`Text::CloseCall`]).
+    pub fn close_open_call() -> Self {
+        Reply {
+            content: Text::CloseCall,
+            calls: Vec::new(),
         }
     }
 }
@@ -345,7 +359,7 @@ mod tests {
     fn plain(r: &Reply) -> &str {
         match &r.content {
             Text::Plain(s) => s,
-            Text::Lorem { .. } => panic!("lorem"),
+            Text::Lorem { .. } | Text::CloseCall => panic!("not plain"),
         }
     }
 

@@ -83,6 +83,8 @@ impl Tokens {
         let stage = match reply.content {
             Text::Plain(_) => Stage::Content(0),
             Text::Lorem { .. } => Stage::Lorem(0),
+            // Close call 0 of the prompt's section; with no calls of its own, the section ends next.
+            Text::CloseCall => Stage::CallEnd(0),
         };
         Tokens { reply, ids, stage }
     }
@@ -127,7 +129,7 @@ impl Iterator for Tokens {
                 Stage::Content(pos) => {
                     let text = match &self.reply.content {
                         Text::Plain(t) => t.as_str(),
-                        Text::Lorem { .. } => "",
+                        Text::Lorem { .. } | Text::CloseCall => "",
                     };
                     let rest = &text[pos..];
                     if rest.is_empty() {
@@ -143,7 +145,7 @@ impl Iterator for Tokens {
                 Stage::Lorem(done) => {
                     let total = match self.reply.content {
                         Text::Lorem { tokens } => tokens,
-                        Text::Plain(_) => 0,
+                        Text::Plain(_) | Text::CloseCall => 0,
                     };
                     if done >= total {
                         (self.after_content(), None)
@@ -324,6 +326,14 @@ mod tests {
                 .filter(|t| matches!(t.kind, Kind::Args(_)))
                 .all(|t| t.text.len() <= 8)
         );
+    }
+
+    #[test]
+    fn close_call_closes_the_call_and_the_section() {
+        let toks: Vec<Token> = Tokens::new(Arc::new(Reply::close_open_call())).collect();
+        let text: String = toks.iter().map(|t| t.text.as_ref()).collect();
+        assert_eq!(text, "<|tool_call_end|><|tool_calls_section_end|>");
+        assert!(toks.iter().all(|t| t.kind.is_special()));
     }
 
     #[test]

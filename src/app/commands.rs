@@ -1,0 +1,83 @@
+//! Slash commands typed in the input box.
+
+use crate::backend::Mode;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlashCommand {
+    Mode(Mode),
+    Clear,
+    /// `None` shows the current prompt.
+    System(Option<String>),
+    Tools,
+    Inspector,
+    Retry,
+    Help,
+    Quit,
+    /// Not a known command, or bad arguments: the message to show.
+    Unknown(String),
+}
+
+pub const HELP: &[(&str, &str)] = &[
+    (
+        "/mode raw|chat",
+        "switch between raw completions and the chat endpoint",
+    ),
+    ("/clear", "start a new conversation"),
+    ("/system TEXT", "set the system prompt (no text: show it)"),
+    (
+        "/tools",
+        "list the configured tools and their approval policy",
+    ),
+    ("/inspector", "open the raw-stream inspector (Ctrl-T)"),
+    ("/retry", "send the last user message again"),
+    ("/help", "keys and commands (F1)"),
+    ("/quit", "leave (Ctrl-D on an empty input)"),
+];
+
+/// `Some` when `input` is a slash command (a single leading `/` followed by a word).
+pub fn parse(input: &str) -> Option<SlashCommand> {
+    let rest = input.strip_prefix('/')?;
+    // `//text` and paths like `/usr/bin` with a space-free tail are still commands only if
+    // they name one; anything unknown is reported, not sent to the model by accident.
+    let (name, arg) = match rest.split_once(char::is_whitespace) {
+        Some((n, a)) => (n, a.trim()),
+        None => (rest, ""),
+    };
+    Some(match name {
+        "mode" => match arg {
+            "raw" => SlashCommand::Mode(Mode::Raw),
+            "chat" => SlashCommand::Mode(Mode::Chat),
+            _ => SlashCommand::Unknown("usage: /mode raw|chat".into()),
+        },
+        "clear" => SlashCommand::Clear,
+        "system" => SlashCommand::System((!arg.is_empty()).then(|| arg.to_owned())),
+        "tools" => SlashCommand::Tools,
+        "inspector" => SlashCommand::Inspector,
+        "retry" => SlashCommand::Retry,
+        "help" => SlashCommand::Help,
+        "quit" | "exit" => SlashCommand::Quit,
+        other => SlashCommand::Unknown(format!("unknown command /{other}; /help lists them")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse() {
+        assert_eq!(parse("/mode chat"), Some(SlashCommand::Mode(Mode::Chat)));
+        assert!(matches!(
+            parse("/mode fast"),
+            Some(SlashCommand::Unknown(_))
+        ));
+        assert_eq!(
+            parse("/system  Be brief. "),
+            Some(SlashCommand::System(Some("Be brief.".into())))
+        );
+        assert_eq!(parse("/system"), Some(SlashCommand::System(None)));
+        assert_eq!(parse("/retry"), Some(SlashCommand::Retry));
+        assert!(matches!(parse("/nope"), Some(SlashCommand::Unknown(m)) if m.contains("/nope")));
+        assert_eq!(parse("hello /mode chat"), None);
+    }
+}

@@ -1,0 +1,92 @@
+//! `--demo`: the built-in mock server on a free loopback port and demo tools that work on any
+//! Unix machine, so a new user sees streaming, a tool call, approval and the inspector with
+//! nothing installed.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use crate::backend::Mode;
+use crate::config::{Profile, Resolved};
+use crate::mock::{MockOptions, MockServer};
+use crate::tools::{Approval, ToolSpec};
+
+/// The demo tool scripts, embedded so the binary works outside the source tree.
+const SCRIPTS: [(&str, &str); 3] = [
+    ("weather.sh", include_str!("../../assets/tools/weather.sh")),
+    ("time.sh", include_str!("../../assets/tools/time.sh")),
+    (
+        "list_dir.sh",
+        include_str!("../../assets/tools/list_dir.sh"),
+    ),
+];
+
+/// Write the demo scripts into `dir` (executable) and describe them as tools.
+pub fn demo_tools(dir: &Path) -> Result<Vec<ToolSpec>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for (name, text) in SCRIPTS {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    let script = |n: &str| vec![dir.join(n).display().to_string()];
+    Ok(vec![
+        ToolSpec {
+            description: "Get the current weather for a city".into(),
+            parameters: json!({"type": "object", "required": ["city"],
+                "properties": {"city": {"type": "string", "description": "City name"}}}),
+            approval: Approval::Ask,
+            timeout_secs: 10,
+            command: script("weather.sh"),
+            ..ToolSpec::new("get_weather", Vec::new())
+        },
+        ToolSpec {
+            description: "Get the current date and time".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+            approval: Approval::Auto,
+            timeout_secs: 5,
+            command: script("time.sh"),
+            ..ToolSpec::new("get_time", Vec::new())
+        },
+        ToolSpec {
+            description: "List the files in a directory".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string", "description": "Directory to list"}}}),
+            approval: Approval::Ask,
+            timeout_secs: 10,
+            command: script("list_dir.sh"),
+            ..ToolSpec::new("list_dir", Vec::new())
+        },
+    ])
+}
+
+/// Where the demo scripts go.
+pub fn tools_dir() -> PathBuf {
+    super::state_dir().join("demo-tools")
+}
+
+/// Start the mock server (streaming at a visible pace) and the demo profile.
+pub async fn start(mode: Option<Mode>) -> Result<(MockServer, Resolved)> {
+    let server = MockServer::start(
+        MockOptions {
+            delay_ms: 12,
+            ..MockOptions::default()
+        },
+        0,
+    )
+    .await
+    .context("cannot start the demo server")?;
+    let mut profile = Profile::new(mode.unwrap_or(Mode::Raw), &server.base_url());
+    profile.max_tokens = 4096;
+    let tools = demo_tools(&tools_dir())?;
+    Ok((
+        server,
+        Resolved {
+            profile_name: "demo".into(),
+            profile,
+            tools,
+            config_path: None,
+        },
+    ))
+}

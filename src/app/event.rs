@@ -1,0 +1,41 @@
+//! The one channel into the app: every producer (terminal reader, the agent task, the ticker)
+//! sends an [`AppEvent`]; `update` is the only consumer.
+
+use tokio::sync::oneshot;
+
+use crate::engine::{ApprovalRequest, Decision, EngineEvent, TurnOutcome};
+use crate::protocol::Message;
+
+#[derive(Debug)]
+pub enum AppEvent {
+    /// A key, paste, mouse or resize event from the terminal.
+    Terminal(crossterm::event::Event),
+    /// Progress of the running turn.
+    Engine(EngineEvent),
+    /// The agent loop asks about a call; answer through `reply`.
+    Approval {
+        request: ApprovalRequest,
+        reply: oneshot::Sender<Decision>,
+    },
+    /// The turn is over; `conversation` is the authoritative history it produced.
+    TurnDone {
+        conversation: Vec<Message>,
+        outcome: TurnOutcome,
+    },
+    /// Time passes (spinners, elapsed times); only redraws when something is animated.
+    Tick,
+}
+
+/// What `update` asks the event loop to do: the things that need the runtime.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Start the agent loop on the current conversation.
+    StartTurn,
+    /// Cancel the running turn.
+    Cancel,
+    /// Reconnect in this mode.
+    SwitchMode(crate::backend::Mode),
+    /// Write the inspector's text to a file.
+    SaveInspector(String),
+    Quit,
+}

@@ -1,0 +1,271 @@
+//! The interactive app: state, the `update` function, and the event loop that owns the
+//! terminal. Producers (terminal reader, agent task, ticker) send `AppEvent`s into one channel;
+//! `update` changes the state; a frame is drawn only when something changed, at most ~60 times
+//! a second, so a burst of tokens costs one redraw.
+
+pub mod commands;
+pub mod demo;
+pub mod event;
+pub mod state;
+pub mod terminal;
+pub mod update;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use futures_util::StreamExt;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::backend::Backend;
+use crate::cli::ConnectArgs;
+use crate::config::{self, Resolved};
+use crate::engine::{Agent, ApprovalRequest, Approver, Decision};
+use crate::tools::Toolbox;
+use crate::ui;
+use event::{AppEvent, Effect};
+use state::{App, Connection};
+
+const FRAME: Duration = Duration::from_millis(16);
+
+/// Logs, saved inspector dumps and demo tools live here, never on the screen.
+pub fn state_dir() -> PathBuf {
+    directories::ProjectDirs::from("", "", "kimi-tui")
+        .map(|d| d.state_dir().unwrap_or(d.data_local_dir()).to_path_buf())
+        .unwrap_or_else(|| std::env::temp_dir().join("kimi-tui"))
+}
+
+fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    let dir = state_dir();
+    std::fs::create_dir_all(&dir).ok()?;
+    let appender = tracing_appender::rolling::never(&dir, "kimi-tui.log");
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("KIMI_TUI_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init()
+        .ok()?;
+    Some(guard)
+}
+
+/// Run the TUI until the user quits.
+pub fn run(connect: &ConnectArgs, demo: bool) -> Result<()> {
+    let _log = init_logging();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async_main(connect, demo))
+}
+
+async fn async_main(connect: &ConnectArgs, demo: bool) -> Result<()> {
+    // Everything that can fail on configuration fails here, before the terminal is taken.
+    let (demo_server, resolved) = if demo {
+        let (server, resolved) = demo::start(connect.mode).await?;
+        (Some(server), resolved)
+    } else {
+        (None, config::resolve(&connect.overrides())?)
+    };
+    let Resolved {
+        profile_name,
+        profile,
+        tools,
+        ..
+    } = resolved;
+    let endpoint = profile
+        .endpoint()
+        .map_err(|e| anyhow::anyhow!("profile `{profile_name}`: {e}"))?;
+    let toolbox = Toolbox::new(tools).map_err(anyhow::Error::msg)?;
+    let host = reqwest::Url::parse(&endpoint.base_url)
+        .ok()
+        .and_then(|u| {
+            u.host_str().map(|h| {
+                format!(
+                    "{h}{}",
+                    u.port().map(|p| format!(":{p}")).unwrap_or_default()
+                )
+            })
+        })
+        .unwrap_or_else(|| endpoint.base_url.clone());
+    let connection = Connection {
+        profile: profile_name,
+        mode: endpoint.mode,
+        model: endpoint.model.clone(),
+        host,
+    };
+    let backend = Backend::new(endpoint)?;
+    let mut app = App::new(connection, toolbox.clone(), profile.system_prompt.clone());
+    tracing::info!(demo, "starting the TUI");
+    let mut guard = terminal::TerminalGuard::enter().context("cannot take over the terminal")?;
+    let result = event_loop(
+        &mut guard.terminal,
+        &mut app,
+        backend,
+        toolbox,
+        profile.max_rounds,
+    )
+    .await;
+    drop(guard);
+    if let Some(server) = demo_server {
+        server.shutdown().await;
+    }
+    result
+}
+
+/// Asks the user through the app: sends the request into the event channel and waits.
+struct ChannelApprover {
+    tx: mpsc::UnboundedSender<AppEvent>,
+}
+
+impl Approver for ChannelApprover {
+    async fn decide(&mut self, request: ApprovalRequest) -> Decision {
+        let (reply, answer) = oneshot::channel();
+        if self.tx.send(AppEvent::Approval { request, reply }).is_err() {
+            return Decision::Deny { reason: None };
+        }
+        answer.await.unwrap_or(Decision::Deny { reason: None })
+    }
+}
+
+/// The running turn.
+struct Running {
+    cancel: CancellationToken,
+}
+
+async fn event_loop(
+    terminal: &mut terminal::Term,
+    app: &mut App,
+    mut backend: Backend,
+    toolbox: Toolbox,
+    max_rounds: u32,
+) -> Result<()> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<AppEvent>();
+    let mut term_events = crossterm::event::EventStream::new();
+    let mut ticker = tokio::time::interval(Duration::from_millis(100));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let theme = ui::markdown::Theme::default();
+    let mut running: Option<Running> = None;
+    let mut last_draw = Instant::now() - FRAME;
+    loop {
+        if app.dirty && last_draw.elapsed() >= FRAME {
+            let size = terminal.size()?;
+            ui::prepare(
+                app,
+                ratatui::layout::Rect::new(0, 0, size.width, size.height),
+                &theme,
+            );
+            terminal.draw(|f| ui::draw(f, app))?;
+            app.dirty = false;
+            last_draw = Instant::now();
+        }
+        let wait = if app.dirty {
+            FRAME.saturating_sub(last_draw.elapsed())
+        } else {
+            Duration::from_secs(3600)
+        };
+        let event = tokio::select! {
+            e = term_events.next() => match e {
+                Some(Ok(e)) => AppEvent::Terminal(e),
+                Some(Err(e)) => return Err(e).context("reading the terminal"),
+                None => break,
+            },
+            Some(e) = rx.recv() => e,
+            _ = ticker.tick() => AppEvent::Tick,
+            _ = tokio::time::sleep(wait) => continue,
+        };
+        let mut effects = update::update(app, event);
+        // Drain what else is queued (a burst of tokens) before the next frame.
+        for _ in 0..4096 {
+            match rx.try_recv() {
+                Ok(e) => effects.extend(update::update(app, e)),
+                Err(_) => break,
+            }
+        }
+        for fx in effects {
+            match fx {
+                Effect::StartTurn => {
+                    let cancel = CancellationToken::new();
+                    running = Some(Running {
+                        cancel: cancel.clone(),
+                    });
+                    spawn_turn(app, &backend, &toolbox, max_rounds, cancel, tx.clone());
+                }
+                Effect::Cancel => {
+                    if let Some(r) = &running {
+                        r.cancel.cancel();
+                    }
+                }
+                Effect::SwitchMode(mode) => {
+                    let mut ep = backend.endpoint().clone();
+                    ep.mode = mode;
+                    match Backend::new(ep) {
+                        Ok(b) => backend = b,
+                        Err(e) => app.notice(format!("cannot switch mode: {e}"), true),
+                    }
+                }
+                Effect::SaveInspector(text) => save_inspector(app, &text),
+                Effect::Quit => app.should_quit = true,
+            }
+        }
+        if !app.busy {
+            running = None;
+        }
+        if app.should_quit {
+            if let Some(r) = running.take() {
+                r.cancel.cancel();
+            }
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn spawn_turn(
+    app: &App,
+    backend: &Backend,
+    toolbox: &Toolbox,
+    max_rounds: u32,
+    cancel: CancellationToken,
+    tx: mpsc::UnboundedSender<AppEvent>,
+) {
+    let mut conversation = app.conversation.clone();
+    let backend = backend.clone();
+    let toolbox = toolbox.clone();
+    tokio::spawn(async move {
+        let agent = Agent {
+            backend: &backend,
+            toolbox: &toolbox,
+            max_rounds,
+        };
+        let mut approver = ChannelApprover { tx: tx.clone() };
+        let events = tx.clone();
+        let outcome = agent
+            .run_turn(&mut conversation, &mut approver, &cancel, &mut |e| {
+                let _ = events.send(AppEvent::Engine(e));
+            })
+            .await;
+        let _ = tx.send(AppEvent::TurnDone {
+            conversation,
+            outcome,
+        });
+    });
+}
+
+fn save_inspector(app: &mut App, text: &str) {
+    let dir = state_dir();
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let path = dir.join(format!("inspector-{stamp}.txt"));
+    let result = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, text));
+    app.inspector.message = Some(match result {
+        Ok(()) => format!("saved to {}", path.display()),
+        Err(e) => format!("cannot save to {}: {e}", path.display()),
+    });
+    app.dirty = true;
+}

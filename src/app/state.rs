@@ -1,0 +1,315 @@
+//! Everything the screen shows, owned by the event loop and changed only by `update`.
+
+use std::time::{Duration, Instant};
+
+use ratatui::text::Line;
+use ratatui_textarea::TextArea;
+
+use crate::backend::{Mode, Trace, Usage};
+use crate::engine::{ApprovalRequest, Decision};
+use crate::protocol::Message;
+use crate::tools::Toolbox;
+use crate::ui::markdown::MarkdownCache;
+
+/// One block of the transcript.
+#[derive(Debug)]
+pub enum Entry {
+    User {
+        text: String,
+        cache: LineCache,
+    },
+    Assistant(Box<AssistantTurn>),
+    /// App messages: mode switched, command output, errors outside a turn.
+    Notice {
+        text: String,
+        error: bool,
+        cache: LineCache,
+    },
+}
+
+/// Rendered lines of a block for one width; rebuilt when `rev` or the width changes.
+#[derive(Debug, Default)]
+pub struct LineCache {
+    pub width: u16,
+    pub rev: u64,
+    pub lines: Vec<Line<'static>>,
+}
+
+impl LineCache {
+    pub fn valid(&self, width: u16, rev: u64) -> bool {
+        self.width == width && self.rev == rev && !self.lines.is_empty()
+    }
+}
+
+/// How an assistant round ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnState {
+    Streaming,
+    Done,
+    Cancelled,
+    /// The stream failed; the message is the error, shown in red under the partial answer.
+    Failed(String),
+}
+
+/// The model's answer for one request: its text and the calls it made.
+#[derive(Debug)]
+pub struct AssistantTurn {
+    pub markdown: MarkdownCache,
+    pub state: TurnState,
+    pub panes: Vec<ToolPane>,
+    /// Index into `App::traces` of this request's trace.
+    pub trace: Option<usize>,
+    pub warnings: Vec<String>,
+    /// Bumped on every change outside the markdown (panes, state), to invalidate `extra`.
+    pub rev: u64,
+    /// Lines after the markdown: panes, warnings, the error.
+    pub extra: LineCache,
+    pub header: LineCache,
+}
+
+impl AssistantTurn {
+    pub fn new(trace: Option<usize>) -> Self {
+        AssistantTurn {
+            markdown: MarkdownCache::new(),
+            state: TurnState::Streaming,
+            panes: Vec::new(),
+            trace,
+            warnings: Vec::new(),
+            rev: 1,
+            extra: LineCache::default(),
+            header: LineCache::default(),
+        }
+    }
+
+    pub fn pane_mut(&mut self, index: usize) -> Option<&mut ToolPane> {
+        self.rev += 1;
+        self.panes.iter_mut().find(|p| p.index == index)
+    }
+}
+
+/// Where a tool call stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PaneState {
+    /// Arguments still streaming in.
+    Streaming,
+    /// The stream ended inside the call: it never runs.
+    Incomplete,
+    /// Complete; waiting for the agent loop to reach it.
+    Pending,
+    WaitingApproval,
+    Running {
+        since: Instant,
+    },
+    Done {
+        exit_code: i32,
+        duration: Duration,
+    },
+    /// Ran and failed: non-zero exit, signal, could not start.
+    Failed {
+        summary: String,
+        duration: Duration,
+    },
+    TimedOut {
+        duration: Duration,
+    },
+    /// Never ran: unknown tool, invalid arguments, denied by the user or the config.
+    Refused {
+        reason: String,
+        invalid: bool,
+    },
+}
+
+/// One tool call inside an assistant turn.
+#[derive(Debug, Clone)]
+pub struct ToolPane {
+    pub index: usize,
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+    pub state: PaneState,
+    /// The arguments it actually ran with, when the user edited them.
+    pub edited_arguments: Option<String>,
+    /// The tool message content sent back to the model.
+    pub result: Option<String>,
+    pub expanded: bool,
+}
+
+impl ToolPane {
+    pub fn new(index: usize, id: String, name: String) -> Self {
+        ToolPane {
+            index,
+            id,
+            name,
+            arguments: String::new(),
+            state: PaneState::Streaming,
+            edited_arguments: None,
+            result: None,
+            expanded: false,
+        }
+    }
+}
+
+/// The approval dialog for one call.
+#[derive(Debug)]
+pub struct ApprovalDialog {
+    pub request: ApprovalRequest,
+    pub reply: Option<tokio::sync::oneshot::Sender<Decision>>,
+    pub stage: DialogStage,
+}
+
+#[derive(Debug)]
+pub enum DialogStage {
+    /// Showing the call; waiting for y / n / a / e / Esc.
+    Asking,
+    /// `n` pressed: typing an optional reason for the model.
+    Reason(Box<TextArea<'static>>),
+    /// `e` pressed: editing the arguments as JSON; `problems` from the last save attempt.
+    Editing {
+        editor: Box<TextArea<'static>>,
+        problems: Vec<String>,
+    },
+}
+
+/// The raw-stream inspector's view state.
+#[derive(Debug, Default)]
+pub struct InspectorState {
+    pub open: bool,
+    /// Index into `App::traces`; `None` = the latest.
+    pub selected: Option<usize>,
+    /// First visible line.
+    pub scroll: usize,
+    /// Typing a search query after `/`.
+    pub searching: Option<String>,
+    pub query: Option<String>,
+    /// A line to bring into view on the next draw (search hit, a call's first marker).
+    pub jump_to_call: Option<usize>,
+    pub message: Option<String>,
+}
+
+/// The status line's view of what is happening.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Activity {
+    Idle,
+    Streaming { since: Instant, chunks: u64 },
+    WaitingApproval,
+    RunningTool { name: String },
+}
+
+/// Connection facts shown in the status bar.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    pub profile: String,
+    pub mode: Mode,
+    pub model: String,
+    pub host: String,
+}
+
+/// The whole app.
+pub struct App {
+    pub connection: Connection,
+    pub conversation: Vec<Message>,
+    pub system_prompt: Option<String>,
+    pub toolbox: Toolbox,
+    pub entries: Vec<Entry>,
+    pub traces: Vec<Trace>,
+    pub input: TextArea<'static>,
+    /// Earlier prompts, oldest first, and where Up/Down recall is.
+    pub history: Vec<String>,
+    pub history_pos: Option<usize>,
+    pub dialog: Option<ApprovalDialog>,
+    /// Tools approved with `a` for the rest of the session.
+    pub always_allow: Vec<String>,
+    pub inspector: InspectorState,
+    pub help_open: bool,
+    pub activity: Activity,
+    pub usage: Usage,
+    /// Lines scrolled up from the bottom; 0 = pinned to the bottom, following the stream.
+    pub scroll_from_bottom: usize,
+    /// The selected tool pane (entry index, pane index), cycled with Tab.
+    pub selected_pane: Option<(usize, usize)>,
+    /// A turn is in flight.
+    pub busy: bool,
+    pub should_quit: bool,
+    /// Something changed since the last draw.
+    pub dirty: bool,
+    /// Counter for cache invalidation of user/notice entries.
+    pub next_rev: u64,
+    pub tokens_this_round: u64,
+    pub round_started: Option<Instant>,
+    /// Last measured transcript viewport height, for page scrolling.
+    pub page_height: usize,
+    /// (entry count, width) at the last layout, to keep a scrolled-up view still.
+    pub last_seen: (usize, u16),
+    /// The inspector's lines for the selected trace, and what they were built from.
+    pub inspector_lines: Option<Vec<ratatui::text::Line<'static>>>,
+    pub inspector_key: Option<(usize, usize, bool, usize)>,
+}
+
+impl App {
+    pub fn new(connection: Connection, toolbox: Toolbox, system_prompt: Option<String>) -> Self {
+        App {
+            connection,
+            conversation: Vec::new(),
+            system_prompt,
+            toolbox,
+            entries: Vec::new(),
+            traces: Vec::new(),
+            input: new_input(),
+            history: Vec::new(),
+            history_pos: None,
+            dialog: None,
+            always_allow: Vec::new(),
+            inspector: InspectorState::default(),
+            help_open: false,
+            activity: Activity::Idle,
+            usage: Usage::default(),
+            scroll_from_bottom: 0,
+            selected_pane: None,
+            busy: false,
+            should_quit: false,
+            dirty: true,
+            next_rev: 1,
+            tokens_this_round: 0,
+            round_started: None,
+            page_height: 20,
+            last_seen: (0, 0),
+            inspector_lines: None,
+            inspector_key: None,
+        }
+    }
+
+    pub fn notice(&mut self, text: impl Into<String>, error: bool) {
+        self.entries.push(Entry::Notice {
+            text: text.into(),
+            error,
+            cache: LineCache::default(),
+        });
+        self.dirty = true;
+    }
+
+    /// The assistant turn being streamed, if the last entry is one.
+    pub fn current_turn(&mut self) -> Option<&mut AssistantTurn> {
+        match self.entries.last_mut() {
+            Some(Entry::Assistant(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The trace the inspector shows.
+    pub fn inspected_trace(&self) -> Option<(usize, &Trace)> {
+        let i = self
+            .inspector
+            .selected
+            .unwrap_or(self.traces.len().checked_sub(1)?);
+        self.traces.get(i).map(|t| (i, t))
+    }
+}
+
+/// A fresh multi-line input box.
+pub fn new_input() -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_placeholder_text("Message Kimi  (Enter send · Shift-Enter newline · /help)");
+    t.set_wrap_mode(ratatui_textarea::WrapMode::Glyph);
+    t.set_cursor_line_style(ratatui::style::Style::default());
+    t
+}

@@ -1,0 +1,65 @@
+//! `kimi-tui config path` and `kimi-tui config init`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::cli::{ConfigAction, ConfigArgs};
+use crate::config;
+
+/// `config.example.toml`: every option, commented.
+pub const EXAMPLE: &str = include_str!("../../config.example.toml");
+
+/// `--config`, or the platform's default path.
+fn config_path(given: Option<&PathBuf>) -> Result<PathBuf> {
+    given
+        .cloned()
+        .or_else(config::default_path)
+        .ok_or_else(|| anyhow::anyhow!("no config directory (HOME is not set); pass --config PATH"))
+}
+
+/// `outer` is a `--config` given before the subcommand (`kimi-tui --config x config path`);
+/// the subcommand's own wins.
+pub fn run(args: &ConfigArgs, outer: Option<&PathBuf>) -> Result<()> {
+    match &args.action {
+        ConfigAction::Path(a) => {
+            let path = config_path(a.config.as_ref().or(outer))?;
+            super::write_stdout(format!("{}\n", path.display()).as_bytes())
+        }
+        ConfigAction::Init(a) => {
+            let path = config_path(a.config.as_ref().or(outer))?;
+            init(&path)?;
+            super::write_stdout(
+                format!(
+                    "wrote an example config to {}\nedit its profiles for your server (and the tool paths), then run `kimi-tui doctor`\n",
+                    path.display()
+                )
+                .as_bytes(),
+            )
+        }
+    }
+}
+
+/// Write the example to `path`, creating its directory; never replaces an existing file.
+fn init(path: &PathBuf) -> Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create the directory {}", parent.display()))?;
+    }
+    let mut file = match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => anyhow::bail!(
+            "{} already exists; it was left untouched (edit it, or pass --config with a new path)",
+            path.display()
+        ),
+        Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+    };
+    file.write_all(EXAMPLE.as_bytes())
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))
+}

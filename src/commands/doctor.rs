@@ -1,0 +1,659 @@
+//! `kimi-tui doctor`: check the configured endpoint and tools, one line per check
+//! (`✓` passed, `✗` failed, `!` warning or not checked), with a `fix:` line under each failure.
+//! Exits non-zero when any check failed.
+//!
+//! 1. The config loads and a profile is selected; its API key variable is set.
+//! 2. The server answers `GET /models`.
+//! 3. The profile's model is listed.
+//! 4. Raw mode: special tokens survive (`skip_special_tokens: false` is honoured).
+//! 5. Chat mode: a tool call comes back parsed in `tool_calls`.
+//! 6. Each tool's program exists and is executable.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+
+use crate::backend::{Backend, BackendError, Endpoint, Mode, probe};
+use crate::cli::{ConnectArgs, DoctorArgs};
+use crate::config::{self, ConfigError, Resolved};
+use crate::protocol::tokens::{
+    TOOL_CALL_ARGUMENT_BEGIN, TOOL_CALL_BEGIN, TOOL_CALLS_SECTION_BEGIN,
+};
+use crate::protocol::{Message, RenderOptions, render};
+use crate::tools::ToolSpec;
+
+/// The vLLM command line that serves Kimi K2 with its tool parser.
+pub const VLLM_COMMAND: &str = "vllm serve moonshotai/Kimi-K2-Instruct --trust-remote-code --enable-auto-tool-choice --tool-call-parser kimi_k2";
+
+/// The question of the chat-mode check.
+pub const CHAT_QUESTION: &str = "What's the weather in Beijing? Use the tool.";
+
+/// Run every check. `outer` holds the connection flags given before the subcommand
+/// (`kimi-tui --profile x doctor`); the doctor's own flags win.
+pub fn run(args: &DoctorArgs, outer: &ConnectArgs) -> Result<()> {
+    let c = &args.connect;
+    let args = DoctorArgs {
+        connect: ConnectArgs {
+            config: c.config.clone().or_else(|| outer.config.clone()),
+            profile: c.profile.clone().or_else(|| outer.profile.clone()),
+            mode: c.mode.or(outer.mode),
+            base_url: c.base_url.clone().or_else(|| outer.base_url.clone()),
+            model: c.model.clone().or_else(|| outer.model.clone()),
+        },
+    };
+    let args = &args;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let mut report = Report::default();
+    runtime.block_on(check_all(args, &mut report));
+    match report.failed {
+        0 => {
+            let warnings = match report.warned {
+                0 => String::new(),
+                1 => " (1 warning)".to_owned(),
+                n => format!(" ({n} warnings)"),
+            };
+            report.line(&format!("all checks passed{warnings}"));
+            Ok(())
+        }
+        1 => anyhow::bail!("1 check failed"),
+        n => anyhow::bail!("{n} checks failed"),
+    }
+}
+
+/// Counts and prints the results as they come.
+#[derive(Default)]
+struct Report {
+    failed: usize,
+    warned: usize,
+}
+
+impl Report {
+    fn line(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+
+    fn pass(&mut self, what: &str, text: &str) {
+        self.line(&format!("✓ {what}: {text}"));
+    }
+
+    fn fail(&mut self, what: &str, text: &str, fix: &str) {
+        self.failed += 1;
+        self.line(&format!("✗ {what}: {text}\n  fix: {fix}"));
+    }
+
+    fn warn(&mut self, what: &str, text: &str, fix: Option<&str>) {
+        self.warned += 1;
+        match fix {
+            Some(fix) => self.line(&format!("! {what}: {text}\n  fix: {fix}")),
+            None => self.line(&format!("! {what}: {text}")),
+        }
+    }
+}
+
+/// What the fixes need to know.
+struct Ctx<'a> {
+    profile_name: &'a str,
+    api_key_env: Option<&'a str>,
+    base_url: &'a str,
+}
+
+async fn check_all(args: &DoctorArgs, report: &mut Report) {
+    let Some(resolved) = check_config(args, report) else {
+        return;
+    };
+    let endpoint = check_api_key(&resolved, report);
+    let ctx = Ctx {
+        profile_name: &resolved.profile_name,
+        api_key_env: resolved.profile.api_key_env.as_deref(),
+        base_url: &resolved.profile.base_url,
+    };
+    check_server(&endpoint, &ctx, report).await;
+    check_tools(&resolved.tools, report);
+}
+
+/// Check 1: the config file and the profile.
+fn check_config(args: &DoctorArgs, report: &mut Report) -> Option<Resolved> {
+    match config::resolve(&args.connect.overrides()) {
+        Ok(r) => {
+            let source = match &r.config_path {
+                Some(p) => p.display().to_string(),
+                None => "no config file (command-line flags)".to_owned(),
+            };
+            let p = &r.profile;
+            report.pass(
+                "config",
+                &format!(
+                    "{source}; profile `{}`: {} mode, {}, model {}",
+                    r.profile_name,
+                    p.mode.as_str(),
+                    p.base_url,
+                    p.model
+                ),
+            );
+            if !p.base_url.trim_end_matches('/').ends_with("/v1") {
+                report.warn(
+                    "base_url",
+                    &format!("{} does not end in /v1", p.base_url),
+                    Some("OpenAI-compatible servers (vLLM, SGLang, Moonshot) serve under /v1, e.g. http://127.0.0.1:8000/v1"),
+                );
+            }
+            Some(r)
+        }
+        Err(e) => {
+            let text = format!("{e:#}");
+            let fix = if e.downcast_ref::<ConfigError>().is_some() {
+                "correct the file at the place named above; config.example.toml (`kimi-tui config init` writes it) documents every key"
+            } else if text.contains("no config file") {
+                "run `kimi-tui config init` to write an example config there and edit it, or pass --config PATH or --base-url URL"
+            } else if text.contains("profile") {
+                "choose a profile with --profile NAME, or set default_profile in the config"
+            } else {
+                "correct the config file"
+            };
+            report.fail("config", &one_line(&text), fix);
+            report.warn("other checks", "not run (they need a working config)", None);
+            None
+        }
+    }
+}
+
+/// Check 1b: the API key variable. Returns the endpoint to use (without a key when it is
+/// missing, so that the server checks still say what the server thinks).
+fn check_api_key(r: &Resolved, report: &mut Report) -> Endpoint {
+    let profile = &r.profile;
+    match profile.endpoint() {
+        Ok(ep) => {
+            match &profile.api_key_env {
+                Some(var) => report.pass("API key", &format!("${var} is set")),
+                None => report.pass(
+                    "API key",
+                    "none configured (no api_key_env; fine for a local server)",
+                ),
+            }
+            ep
+        }
+        Err(e) => {
+            let var = profile.api_key_env.as_deref().unwrap_or("the variable");
+            report.fail(
+                "API key",
+                &e,
+                &format!(
+                    "export {var}=<your key> before starting kimi-tui (the key is never stored in the config file)"
+                ),
+            );
+            let mut keyless = profile.clone();
+            keyless.api_key_env = None;
+            keyless
+                .endpoint()
+                .unwrap_or_else(|_| Endpoint::new(profile.mode, &profile.base_url, &profile.model))
+        }
+    }
+}
+
+/// Checks 2 to 5.
+async fn check_server(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
+    let mode_check = match ep.mode {
+        Mode::Raw => "special tokens",
+        Mode::Chat => "tool calls",
+    };
+    let backend = match Backend::new(ep.clone()) {
+        Ok(b) => b,
+        Err(e) => {
+            report.fail("server", &e.to_string(), "see the message above");
+            return;
+        }
+    };
+    let models = match backend.list_models().await {
+        Ok(m) => {
+            report.pass(
+                "server",
+                &format!(
+                    "{}/models answered ({} model{})",
+                    ep.base_url,
+                    m.len(),
+                    if m.len() == 1 { "" } else { "s" }
+                ),
+            );
+            m
+        }
+        Err(e) => {
+            report.fail("server", &one_line(&e.to_string()), &fix_for(&e, ctx, None));
+            report.warn("model", "not checked (the server did not answer)", None);
+            report.warn(mode_check, "not checked (the server did not answer)", None);
+            return;
+        }
+    };
+
+    // Check 3.
+    if models.iter().any(|m| *m == ep.model) {
+        report.pass("model", &format!("{} is served", ep.model));
+    } else if models.is_empty() {
+        report.warn(
+            "model",
+            &format!(
+                "the server listed no models, so {} cannot be confirmed",
+                ep.model
+            ),
+            None,
+        );
+    } else {
+        const SHOWN: usize = 10;
+        let mut listed = models
+            .iter()
+            .take(SHOWN)
+            .map(|m| one_line(m))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if models.len() > SHOWN {
+            listed.push_str(&format!(", … ({} in all)", models.len()));
+        }
+        report.fail(
+            "model",
+            &format!(
+                "{} is not served; the server lists: {listed}",
+                one_line(&ep.model)
+            ),
+            &format!(
+                "set model = \"{}\" in profile `{}` (or pass --model)",
+                one_line(&models[0]),
+                ctx.profile_name
+            ),
+        );
+        report.warn(mode_check, "not checked (fix the model name first)", None);
+        return;
+    }
+
+    match ep.mode {
+        Mode::Raw => check_raw(ep, ctx, report).await,
+        Mode::Chat => check_chat(ep, ctx, report).await,
+    }
+}
+
+/// The tool both generation checks declare.
+fn weather_tool() -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Get weather information for a city",
+            "parameters": {
+                "type": "object",
+                "required": ["city"],
+                "properties": {"city": {"type": "string", "description": "City name"}}
+            }
+        }
+    })
+}
+
+/// The prompt of the raw check: a rendered conversation with one tool and a user message, and
+/// the start of the assistant's tool call, stopped inside the call's arguments. Any Kimi K2
+/// continues it by closing the call with special tokens.
+pub fn raw_probe_prompt(sort_tool_keys: bool) -> String {
+    let mut prompt = render(
+        &[Message::user("What's the weather in Beijing?")],
+        &[weather_tool()],
+        RenderOptions {
+            add_generation_prompt: true,
+            sort_tool_keys,
+        },
+    );
+    prompt.push_str(TOOL_CALLS_SECTION_BEGIN);
+    prompt.push_str(TOOL_CALL_BEGIN);
+    prompt.push_str("functions.get_weather:0");
+    prompt.push_str(TOOL_CALL_ARGUMENT_BEGIN);
+    prompt.push_str("{\"city\": \"Beijing\"}");
+    prompt
+}
+
+/// Check 4: special tokens survive in completion text.
+async fn check_raw(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
+    const WHAT: &str = "special tokens";
+    let body = json!({
+        "model": ep.model,
+        "prompt": raw_probe_prompt(ep.sort_tool_keys),
+        "max_tokens": 16,
+        "temperature": 0,
+        "stream": false,
+        "skip_special_tokens": false,
+        "spaces_between_special_tokens": false,
+    });
+    let answer = match probe::post_json(ep, "completions", &body).await {
+        Ok(v) => v,
+        Err(e) => {
+            report.fail(
+                WHAT,
+                &one_line(&e.to_string()),
+                &fix_for(&e, ctx, Some(Mode::Raw)),
+            );
+            return;
+        }
+    };
+    let Some(text) = answer.pointer("/choices/0/text").and_then(Value::as_str) else {
+        report.fail(
+            WHAT,
+            &format!(
+                "the answer to POST {}/completions has no choices[0].text: {}",
+                ep.base_url,
+                one_line(&answer.to_string())
+            ),
+            "use a server with an OpenAI-compatible /v1/completions endpoint (vLLM, SGLang), or mode = \"chat\"",
+        );
+        return;
+    };
+    match first_marker(text) {
+        Some(marker) => report.pass(
+            WHAT,
+            &format!("kept in completion text (the model closed the call with {marker})"),
+        ),
+        None => report.fail(
+            WHAT,
+            &format!(
+                "special tokens are stripped: the server ignores skip_special_tokens=false (it answered {:?})",
+                one_line(text)
+            ),
+            "use a vLLM/SGLang version that honours skip_special_tokens=false, or set mode = \"chat\" with the server's kimi_k2 tool parser",
+        ),
+    }
+}
+
+/// Check 5: the server parses tool calls into `tool_calls`.
+async fn check_chat(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
+    const WHAT: &str = "tool calls";
+    let body = json!({
+        "model": ep.model,
+        "messages": [{"role": "user", "content": CHAT_QUESTION}],
+        "tools": [weather_tool()],
+        "max_tokens": 256,
+        "temperature": 0,
+        "stream": false,
+    });
+    let answer = match probe::post_json(ep, "chat/completions", &body).await {
+        Ok(v) => v,
+        Err(e) => {
+            report.fail(
+                WHAT,
+                &one_line(&e.to_string()),
+                &fix_for(&e, ctx, Some(Mode::Chat)),
+            );
+            return;
+        }
+    };
+    let Some(message) = answer.pointer("/choices/0/message") else {
+        report.fail(
+            WHAT,
+            &format!(
+                "the answer to POST {}/chat/completions has no choices[0].message: {}",
+                ep.base_url,
+                one_line(&answer.to_string())
+            ),
+            "use an OpenAI-compatible server (vLLM, SGLang, the Moonshot API)",
+        );
+        return;
+    };
+    let calls = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let content = message
+        .get("content")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if let Some(call) = calls.first() {
+        let name = call
+            .pointer("/function/name")
+            .and_then(Value::as_str)
+            .unwrap_or("?");
+        let args = call
+            .pointer("/function/arguments")
+            .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_owned))
+            .unwrap_or_default();
+        report.pass(
+            WHAT,
+            &format!(
+                "parsed by the server ({} {})",
+                one_line(name),
+                one_line(&args)
+            ),
+        );
+    } else if content.contains("<|tool_call") {
+        report.fail(
+            WHAT,
+            &format!(
+                "the server's tool parser is off: the call came back as marker text in content ({:?})",
+                one_line(content)
+            ),
+            "start vLLM with --enable-auto-tool-choice --tool-call-parser kimi_k2 (SGLang: --tool-call-parser kimi_k2), or use mode = \"raw\"",
+        );
+    } else {
+        report.fail(
+            WHAT,
+            &format!(
+                "the model did not call the tool; it answered {:?}",
+                one_line(content)
+            ),
+            &format!(
+                "run doctor again; if it persists, check that model `{}` is a Kimi K2 model and that the server parses tool calls (vLLM: --enable-auto-tool-choice --tool-call-parser kimi_k2)",
+                ep.model
+            ),
+        );
+    }
+}
+
+/// What to do about a failed request.
+fn fix_for(e: &BackendError, ctx: &Ctx<'_>, stage: Option<Mode>) -> String {
+    let profile = ctx.profile_name;
+    match e {
+        BackendError::Connect { .. } => format!(
+            "start the model server (vLLM: `{VLLM_COMMAND}`), or correct base_url in profile `{profile}` (now {})",
+            ctx.base_url
+        ),
+        BackendError::Timeout { secs, .. } => format!(
+            "the server did not answer within {secs} s: check that it is up and not overloaded, or raise idle_timeout_secs in profile `{profile}`"
+        ),
+        BackendError::Http {
+            status, message, ..
+        } => match status {
+            401 | 403 => match ctx.api_key_env {
+                Some(var) => format!("check the API key in ${var}: the server refused it"),
+                None => format!(
+                    "the server wants an API key: set api_key_env = \"VAR\" in profile `{profile}` and export VAR=<your key>"
+                ),
+            },
+            404 => format!(
+                "check base_url in profile `{profile}` (it should end in /v1, e.g. http://127.0.0.1:8000/v1) and the model name"
+            ),
+            429 => "the server is rate-limiting: wait and run doctor again".to_owned(),
+            400 if stage == Some(Mode::Chat) && message.to_lowercase().contains("tool") => {
+                "start vLLM with --enable-auto-tool-choice --tool-call-parser kimi_k2 (SGLang: --tool-call-parser kimi_k2)".to_owned()
+            }
+            400 => format!(
+                "the server rejected the request: check that it serves this model on this endpoint, or switch profile `{profile}` to the other mode"
+            ),
+            s if *s >= 500 => {
+                "the server failed: look at its log (out of memory? still loading the model?)".to_owned()
+            }
+            _ => "see the server's message above".to_owned(),
+        },
+        BackendError::Dropped { .. } | BackendError::ServerEvent { .. } => {
+            "the server broke off its answer: look at its log".to_owned()
+        }
+        BackendError::Setup(_) => format!("correct base_url in profile `{profile}`"),
+    }
+}
+
+/// The first `<|name|>` marker in `text` (lowercase letters and `_` between the bars).
+pub fn first_marker(text: &str) -> Option<&str> {
+    let mut from = 0;
+    while let Some(off) = text[from..].find("<|") {
+        let start = from + off;
+        let rest = &text[start + 2..];
+        let name_len = rest
+            .bytes()
+            .take_while(|b| b.is_ascii_lowercase() || *b == b'_')
+            .count();
+        if name_len > 0 && rest[name_len..].starts_with("|>") {
+            return Some(&text[start..start + 2 + name_len + 2]);
+        }
+        from = start + 2;
+    }
+    None
+}
+
+/// Check 6: each tool's program exists and is executable.
+fn check_tools(tools: &[ToolSpec], report: &mut Report) {
+    if tools.is_empty() {
+        report.pass("tools", "none declared");
+        return;
+    }
+    let here = std::env::current_dir().ok();
+    for spec in tools {
+        let what = format!("tool {}", spec.name);
+        match locate_program(spec, here.as_deref()) {
+            Ok(path) => report.pass(
+                &what,
+                &format!(
+                    "{} (approval {})",
+                    path.display(),
+                    approval_name(spec.approval)
+                ),
+            ),
+            Err((problem, fix)) => report.fail(&what, &problem, &fix),
+        }
+    }
+}
+
+fn approval_name(a: crate::tools::Approval) -> &'static str {
+    match a {
+        crate::tools::Approval::Ask => "ask",
+        crate::tools::Approval::Auto => "auto",
+        crate::tools::Approval::Deny => "deny",
+    }
+}
+
+/// Where the runner will find `command[0]`, resolved the same way: a relative path with a `/`
+/// against `cwd` if set (itself taken from the current directory when relative), else against
+/// the current directory; a bare name on `PATH`. The error is (problem, fix).
+fn locate_program(spec: &ToolSpec, here: Option<&Path>) -> Result<PathBuf, (String, String)> {
+    let program = spec.command.first().map(String::as_str).unwrap_or_default();
+    let name = &spec.name;
+    let cwd = match &spec.cwd {
+        None => None,
+        Some(dir) => {
+            let abs = match here {
+                Some(h) if dir.is_relative() => h.join(dir),
+                _ => dir.clone(),
+            };
+            if !abs.is_dir() {
+                return Err((
+                    format!(
+                        "the working directory {} does not exist or is not a directory",
+                        abs.display()
+                    ),
+                    format!("create it, or correct `cwd` of tool `{name}`"),
+                ));
+            }
+            Some(abs)
+        }
+    };
+    let path = Path::new(program);
+    if !program.contains('/') {
+        let found = std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(program))
+                .find(|p| is_executable_file(p))
+        });
+        return found.ok_or_else(|| {
+            (
+                format!("`{program}` is not found on PATH"),
+                format!(
+                    "install it, or give command[0] of tool `{name}` as a path (e.g. \"/usr/bin/{program}\" or \"./tools/{program}\")"
+                ),
+            )
+        });
+    }
+    let base = cwd.as_deref().or(here);
+    let full = match base {
+        Some(b) if path.is_relative() => b.join(path),
+        _ => path.to_path_buf(),
+    };
+    let from = match (&cwd, path.is_relative()) {
+        (_, false) => String::new(),
+        (Some(_), true) => " (relative paths are taken from the tool's cwd)".to_owned(),
+        (None, true) => {
+            " (relative paths are taken from the directory kimi-tui runs in)".to_owned()
+        }
+    };
+    match std::fs::metadata(&full) {
+        Err(_) => Err((
+            format!("`{program}` not found: no file at {}{from}", full.display()),
+            format!(
+                "correct command[0] of tool `{name}`, use an absolute path, or run kimi-tui from the directory it is relative to"
+            ),
+        )),
+        Ok(m) if m.is_dir() => Err((
+            format!("`{program}` is a directory ({})", full.display()),
+            format!("point command[0] of tool `{name}` at the program file"),
+        )),
+        Ok(m) if m.permissions().mode() & 0o111 == 0 => Err((
+            format!("`{program}` is not executable ({})", full.display()),
+            format!("chmod +x {}", full.display()),
+        )),
+        Ok(_) => Ok(full),
+    }
+}
+
+fn is_executable_file(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Server or model text on one terminal-safe line, at most 200 characters.
+fn one_line(text: &str) -> String {
+    const MAX: usize = 200;
+    let clean = crate::sanitize::for_terminal(text);
+    let joined = clean.split_whitespace().collect::<Vec<_>>().join(" ");
+    match joined.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &joined[..i]),
+        None => joined,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_found() {
+        assert_eq!(
+            first_marker("x<|tool_call_end|><|tool_calls_section_end|>"),
+            Some("<|tool_call_end|>")
+        );
+        assert_eq!(first_marker("a <| b |> <|Bad|> <||>"), None);
+        assert_eq!(first_marker("<|<|im_end|>"), Some("<|im_end|>"));
+        assert_eq!(first_marker(""), None);
+    }
+
+    #[test]
+    fn the_raw_prompt_ends_inside_a_call() {
+        let p = raw_probe_prompt(false);
+        assert!(p.starts_with("<|im_system|>tool_declare<|im_middle|>[{\"type\":\"function\""));
+        assert!(p.ends_with(
+            "<|im_assistant|>assistant<|im_middle|><|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Beijing\"}"
+        ));
+        assert!(crate::mock::prompt::ends_inside_call(&p));
+    }
+
+    #[test]
+    fn one_line_is_safe_and_short() {
+        assert_eq!(one_line("a\n\x1b[31mb\tc"), "a b c");
+        assert_eq!(one_line(&"x".repeat(300)).chars().count(), 201);
+    }
+}

@@ -1,0 +1,126 @@
+//! `kimi-tui sessions` (list the saved sessions) and `kimi-tui export` (one session as
+//! Markdown or as an OpenAI-shape JSON array).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::cli::{ExportArgs, ExportFormat, SessionsArgs};
+use crate::sanitize::for_terminal;
+use crate::session::{self, Session, SessionStore, time::format_utc_minute};
+
+fn store(dir: Option<&Path>) -> Result<SessionStore> {
+    match dir {
+        Some(d) => Ok(SessionStore::new(d)),
+        None => Ok(SessionStore::open_default()?),
+    }
+}
+
+pub fn list(args: &SessionsArgs) -> Result<()> {
+    let store = store(args.dir.as_deref())?;
+    let list = store.list();
+    for p in &list.problems {
+        eprintln!("kimi-tui: warning: skipped {}", for_terminal(p));
+    }
+    if list.sessions.is_empty() {
+        let text = if list.problems.is_empty() {
+            format!(
+                "no sessions yet (they are saved in {})\n",
+                store.dir.display()
+            )
+        } else {
+            format!("no readable sessions in {}\n", store.dir.display())
+        };
+        return super::write_stdout(text.as_bytes());
+    }
+    let rows: Vec<[String; 5]> = list
+        .sessions
+        .iter()
+        .map(|s| {
+            [
+                format_utc_minute(s.updated_unix_ms),
+                s.id.clone(),
+                for_terminal(&s.profile).into_owned(),
+                s.turns.to_string(),
+                for_terminal(&s.first_line).into_owned(),
+            ]
+        })
+        .collect();
+    let header = ["UPDATED (UTC)", "ID", "PROFILE", "TURNS", "FIRST MESSAGE"];
+    let mut widths = header.map(|h| h.chars().count());
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(header.map(str::to_owned)).chain(rows) {
+        let [date, id, profile, turns, first] = row;
+        out.push_str(&format!(
+            "{date:<w0$}  {id:<w1$}  {profile:<w2$}  {turns:>w3$}  {first}",
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2],
+            w3 = widths[3],
+        ));
+        let trimmed = out.trim_end_matches(' ').len();
+        out.truncate(trimmed);
+        out.push('\n');
+    }
+    super::write_stdout(out.as_bytes())
+}
+
+/// The session `arg` names: `latest`, an id in the store, or a path to a session file.
+fn find(store: &SessionStore, arg: &str) -> Result<Session> {
+    if arg == "latest" {
+        return store.latest()?.ok_or_else(|| {
+            anyhow::anyhow!(
+                "no sessions yet (they are saved in {})",
+                store.dir.display()
+            )
+        });
+    }
+    if session::is_valid_id(arg) && !arg.ends_with(".json") {
+        return Ok(store.load(arg)?);
+    }
+    Ok(SessionStore::load_path(Path::new(arg))?)
+}
+
+pub fn export(args: &ExportArgs) -> Result<()> {
+    let store = store(args.dir.as_deref())?;
+    let session = find(&store, &args.session)?;
+    let format = args.format.unwrap_or_else(|| {
+        match args
+            .output
+            .as_deref()
+            .and_then(Path::extension)
+            .and_then(|e| e.to_str())
+        {
+            Some("json") => ExportFormat::Json,
+            _ => ExportFormat::Md,
+        }
+    });
+    let mut text = match format {
+        ExportFormat::Md => session::to_markdown(&session),
+        ExportFormat::Json => session::to_openai_json(&session),
+    };
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    match &args.output {
+        None => super::write_stdout(text.as_bytes()),
+        Some(path) => {
+            write_file(path, &text)?;
+            eprintln!("wrote {}", path.display());
+            Ok(())
+        }
+    }
+}
+
+fn write_file(path: &PathBuf, text: &str) -> Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create the directory {}", parent.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}

@@ -1,0 +1,660 @@
+//! Saved conversations: one JSON file per session in the data directory
+//! (`~/.local/share/kimi-tui/sessions/ID.json` on Linux), written atomically with mode 0600.
+//!
+//! A file holds the messages in the OpenAI shape and the trace of every request (the inspector's
+//! view), never an API key. A file this version cannot read (corrupt, or written by a newer
+//! kimi-tui) is reported and left untouched: it is never overwritten.
+//!
+//! - [`Session`]: the saved state; [`SessionStore`]: the directory (save, load, list, latest).
+//! - [`to_markdown`], [`to_openai_json`]: exports.
+
+mod export;
+pub mod time;
+
+use std::collections::hash_map::RandomState;
+use std::fs::{self, DirBuilder, OpenOptions};
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+pub use export::{to_markdown, to_openai_json};
+
+use crate::backend::trace::REDACTED;
+use crate::backend::{Endpoint, Mode, Trace};
+use crate::protocol::Message;
+
+/// The session file format this build writes, and the newest it reads.
+pub const SESSION_VERSION: u32 = 1;
+
+/// One conversation as saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    /// The file format; see [`SESSION_VERSION`].
+    pub version: u32,
+    /// `20261130-120102-ab12`: UTC creation time, then 4 hex digits; sorts by creation time.
+    pub id: String,
+    pub created_unix_ms: u64,
+    pub updated_unix_ms: u64,
+    /// The profile it ran with (`command-line` without a config file).
+    pub profile: String,
+    pub mode: Mode,
+    pub model: String,
+    pub base_url: String,
+    /// The conversation in the OpenAI chat shape, system prompt first when there is one.
+    #[serde(default)]
+    pub messages: Vec<Message>,
+    /// Every request made, in order.
+    #[serde(default)]
+    pub traces: Vec<SessionTrace>,
+}
+
+/// The trace of one request and the message it produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionTrace {
+    /// The index in `messages` of the assistant message this request produced; when the request
+    /// failed without a message, `messages.len()` at the time of the failure.
+    pub message_index: usize,
+    pub trace: Trace,
+}
+
+impl Session {
+    /// A new, empty session, created now.
+    pub fn new(profile: &str, mode: Mode, model: &str, base_url: &str) -> Session {
+        let now = time::now_unix_ms();
+        Session {
+            version: SESSION_VERSION,
+            id: new_id(now),
+            created_unix_ms: now,
+            updated_unix_ms: now,
+            profile: profile.to_owned(),
+            mode,
+            model: model.to_owned(),
+            base_url: base_url.to_owned(),
+            messages: Vec::new(),
+            traces: Vec::new(),
+        }
+    }
+
+    /// A new session for `endpoint` (its key is not kept).
+    pub fn for_endpoint(profile: &str, endpoint: &Endpoint) -> Session {
+        Session::new(profile, endpoint.mode, &endpoint.model, &endpoint.base_url)
+    }
+
+    /// Record a request's trace (see [`SessionTrace::message_index`]). An `Authorization`
+    /// header is redacted here too, whatever the trace holds.
+    pub fn push_trace(&mut self, message_index: usize, mut trace: Trace) {
+        redact(&mut trace);
+        self.traces.push(SessionTrace {
+            message_index,
+            trace,
+        });
+    }
+
+    /// Set `updated_unix_ms` to now.
+    pub fn touch(&mut self) {
+        self.updated_unix_ms = time::now_unix_ms().max(self.created_unix_ms);
+    }
+
+    /// How many user messages it holds.
+    pub fn turns(&self) -> usize {
+        count_turns(&self.messages)
+    }
+
+    /// The first user message on one line, at most 60 characters (`…` when cut).
+    pub fn first_line(&self) -> String {
+        first_line(&self.messages)
+    }
+}
+
+fn count_turns(messages: &[Message]) -> usize {
+    messages.iter().filter(|m| m.role == "user").count()
+}
+
+/// Longest `first_line`, in characters.
+pub const FIRST_LINE_CHARS: usize = 60;
+
+fn first_line(messages: &[Message]) -> String {
+    let Some(m) = messages.iter().find(|m| m.role == "user") else {
+        return String::new();
+    };
+    let text = m.text();
+    let one: String = text
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect();
+    match one.char_indices().nth(FIRST_LINE_CHARS - 1) {
+        Some((i, _)) if one.chars().count() > FIRST_LINE_CHARS => format!("{}…", &one[..i]),
+        _ => one,
+    }
+}
+
+fn redact(trace: &mut Trace) {
+    for (name, value) in &mut trace.headers {
+        if name.eq_ignore_ascii_case("authorization") && value != REDACTED {
+            *value = REDACTED.to_owned();
+        }
+    }
+}
+
+/// `YYYYMMDD-HHMMSS-xxxx` for `now_ms`: UTC time, then 4 hex digits from a per-process random
+/// hash of the clock, the pid and a counter.
+pub fn new_id(now_ms: u64) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = RandomState::new().build_hasher();
+    h.write_u64(now_ms);
+    h.write_u32(std::process::id());
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    if let Ok(d) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u32(d.subsec_nanos());
+    }
+    format!(
+        "{}-{:04x}",
+        time::Utc::from_unix_ms(now_ms).compact(),
+        h.finish() & 0xffff
+    )
+}
+
+/// Whether `id` can name a file in the session directory: letters, digits, `-`, `_` and `.`,
+/// not starting with `.`, at most 100 characters.
+pub fn is_valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 100
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// What can go wrong with session files. Each message is one line naming the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    #[error("cannot {action} {}: {detail}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        detail: String,
+    },
+    /// Not JSON, or not a session; `detail` has the JSON error with its line and column.
+    #[error("{}: not a valid session file: {detail}", path.display())]
+    Corrupt { path: PathBuf, detail: String },
+    #[error("{}: written by a newer kimi-tui (version {version}); left untouched", path.display())]
+    Newer { path: PathBuf, version: u64 },
+    #[error("no session `{id}` in {}; `kimi-tui sessions` lists them", dir.display())]
+    NotFound { id: String, dir: PathBuf },
+    #[error("`{0}` is not a session id (expected something like 20261130-120102-ab12)")]
+    BadId(String),
+    /// `save` found a file it must not replace.
+    #[error("session not saved: {} {reason}; it was left untouched", path.display())]
+    WontOverwrite { path: PathBuf, reason: String },
+}
+
+fn io_error(action: &'static str, path: &Path, e: &io::Error) -> SessionError {
+    let text = e.to_string();
+    let detail = match text.rfind(" (os error ") {
+        Some(i) if text.ends_with(')') => text[..i].to_owned(),
+        _ => text,
+    };
+    SessionError::Io {
+        action,
+        path: path.to_owned(),
+        detail,
+    }
+}
+
+/// One line of `kimi-tui sessions`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionSummary {
+    /// What [`SessionStore::load`] takes: the file name without `.json`.
+    pub id: String,
+    pub updated_unix_ms: u64,
+    pub profile: String,
+    pub mode: Mode,
+    /// The first user message, one line, at most 60 characters.
+    pub first_line: String,
+    /// User messages.
+    pub turns: usize,
+    pub path: PathBuf,
+}
+
+/// The sessions found, newest first, and the files that could not be read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionList {
+    pub sessions: Vec<SessionSummary>,
+    /// One line per unreadable file or directory, naming it.
+    pub problems: Vec<String>,
+}
+
+/// The directory of session files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionStore {
+    pub dir: PathBuf,
+}
+
+/// Just the version, read before anything else so that a newer format is never misread.
+#[derive(Deserialize)]
+struct VersionProbe {
+    version: u64,
+}
+
+/// What a listing needs; the traces are skipped.
+#[derive(Deserialize)]
+struct SummaryProbe {
+    updated_unix_ms: u64,
+    profile: String,
+    mode: Mode,
+    #[serde(default)]
+    messages: Vec<Message>,
+}
+
+impl SessionStore {
+    /// `<data dir>/kimi-tui/sessions` (`$XDG_DATA_HOME/kimi-tui/sessions` on Linux); `None`
+    /// without a home directory.
+    pub fn default_dir() -> Option<PathBuf> {
+        directories::ProjectDirs::from("", "", "kimi-tui").map(|d| d.data_dir().join("sessions"))
+    }
+
+    pub fn new(dir: impl Into<PathBuf>) -> SessionStore {
+        SessionStore { dir: dir.into() }
+    }
+
+    /// The store in [`SessionStore::default_dir`].
+    pub fn open_default() -> Result<SessionStore, SessionError> {
+        Self::default_dir()
+            .map(SessionStore::new)
+            .ok_or_else(|| SessionError::Io {
+                action: "find",
+                path: PathBuf::from("the data directory"),
+                detail: "no home directory (set HOME or XDG_DATA_HOME)".to_owned(),
+            })
+    }
+
+    /// Where the session `id` is saved.
+    pub fn path_of(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.json"))
+    }
+
+    /// Write `session` to `ID.json` atomically: a `ID.json.tmp` (mode 0600) in the same
+    /// directory, fsynced, renamed over the file. Creates the directory (mode 0700) if needed.
+    /// An existing file that cannot be read as a session, or that a newer kimi-tui wrote, is
+    /// not replaced ([`SessionError::WontOverwrite`]). Returns the file's path.
+    pub fn save(&self, session: &Session) -> Result<PathBuf, SessionError> {
+        if !is_valid_id(&session.id) {
+            return Err(SessionError::BadId(session.id.clone()));
+        }
+        DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .map_err(|e| io_error("create the directory", &self.dir, &e))?;
+        let path = self.path_of(&session.id);
+        if fs::symlink_metadata(&path).is_ok() {
+            match Self::load_path(&path) {
+                Ok(_) => {}
+                Err(SessionError::Newer { version, .. }) => {
+                    return Err(SessionError::WontOverwrite {
+                        path,
+                        reason: format!("was written by a newer kimi-tui (version {version})"),
+                    });
+                }
+                Err(SessionError::Corrupt { detail, .. }) => {
+                    return Err(SessionError::WontOverwrite {
+                        path,
+                        reason: format!("is not a valid session file ({detail})"),
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let unredacted = session.traces.iter().any(|t| {
+            t.trace
+                .headers
+                .iter()
+                .any(|(k, v)| k.eq_ignore_ascii_case("authorization") && v != REDACTED)
+        });
+        let bytes = if unredacted {
+            let mut clean = session.clone();
+            clean.traces.iter_mut().for_each(|t| redact(&mut t.trace));
+            serde_json::to_vec_pretty(&clean)
+        } else {
+            serde_json::to_vec_pretty(session)
+        }
+        .map_err(|e| SessionError::Io {
+            action: "serialize",
+            path: path.clone(),
+            detail: e.to_string(),
+        })?;
+
+        let tmp = self.dir.join(format!("{}.json.tmp", session.id));
+        match fs::remove_file(&tmp) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                return Err(io_error("remove the stale", &tmp, &e));
+            }
+            _ => {}
+        }
+        let write = || -> io::Result<()> {
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            f.write_all(&bytes)?;
+            f.write_all(b"\n")?;
+            f.sync_all()
+        };
+        if let Err(e) = write() {
+            let _ = fs::remove_file(&tmp);
+            return Err(io_error("write", &tmp, &e));
+        }
+        if let Err(e) = fs::rename(&tmp, &path) {
+            let _ = fs::remove_file(&tmp);
+            return Err(io_error("replace", &path, &e));
+        }
+        // Make the rename itself durable; a failure here loses nothing already written.
+        if let Ok(d) = fs::File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        Ok(path)
+    }
+
+    /// The session `id` (the name of a file in the directory, without `.json`).
+    pub fn load(&self, id: &str) -> Result<Session, SessionError> {
+        if !is_valid_id(id) {
+            return Err(SessionError::BadId(id.to_owned()));
+        }
+        let path = self.path_of(id);
+        if fs::symlink_metadata(&path).is_err() {
+            return Err(SessionError::NotFound {
+                id: id.to_owned(),
+                dir: self.dir.clone(),
+            });
+        }
+        Self::load_path(&path)
+    }
+
+    /// The session in the file at `path` (anywhere).
+    pub fn load_path(path: &Path) -> Result<Session, SessionError> {
+        let bytes = fs::read(path).map_err(|e| io_error("read", path, &e))?;
+        check_version(path, &bytes)?;
+        decode(path, &bytes)
+    }
+
+    /// Every session in the directory, newest first. Files that cannot be read are skipped and
+    /// named in `problems`. A missing directory is an empty list.
+    pub fn list(&self) -> SessionList {
+        let mut list = SessionList::default();
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return list,
+            Err(e) => {
+                list.problems
+                    .push(io_error("read the directory", &self.dir, &e).to_string());
+                return list;
+            }
+        };
+        for entry in entries {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    list.problems
+                        .push(io_error("read the directory", &self.dir, &e).to_string());
+                    continue;
+                }
+            };
+            let path = entry.path();
+            let Some(id) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".json"))
+                .filter(|id| is_valid_id(id))
+                .map(str::to_owned)
+            else {
+                continue;
+            };
+            match summarize(&path, id) {
+                Ok(s) => list.sessions.push(s),
+                Err(e) => list.problems.push(e.to_string()),
+            }
+        }
+        list.sessions.sort_by(|a, b| {
+            b.updated_unix_ms
+                .cmp(&a.updated_unix_ms)
+                .then_with(|| b.id.cmp(&a.id))
+        });
+        list.problems.sort();
+        list
+    }
+
+    /// The most recently updated readable session, if any.
+    pub fn latest(&self) -> Result<Option<Session>, SessionError> {
+        match self.list().sessions.first() {
+            Some(s) => Self::load_path(&s.path).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+fn summarize(path: &Path, id: String) -> Result<SessionSummary, SessionError> {
+    let bytes = fs::read(path).map_err(|e| io_error("read", path, &e))?;
+    check_version(path, &bytes)?;
+    let p: SummaryProbe = decode(path, &bytes)?;
+    Ok(SessionSummary {
+        id,
+        updated_unix_ms: p.updated_unix_ms,
+        profile: p.profile,
+        mode: p.mode,
+        first_line: first_line(&p.messages),
+        turns: count_turns(&p.messages),
+        path: path.to_owned(),
+    })
+}
+
+/// A newer format is refused before its contents are interpreted.
+fn check_version(path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
+    let probe: VersionProbe = decode(path, bytes)?;
+    if probe.version > u64::from(SESSION_VERSION) {
+        return Err(SessionError::Newer {
+            path: path.to_owned(),
+            version: probe.version,
+        });
+    }
+    Ok(())
+}
+
+/// Decode JSON; an error names the JSON path (when inside the document), line and column.
+fn decode<T: serde::de::DeserializeOwned>(path: &Path, bytes: &[u8]) -> Result<T, SessionError> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let at = e.path().to_string();
+        let inner = e.into_inner();
+        let detail = if at == "." || inner.is_syntax() || inner.is_eof() {
+            inner.to_string()
+        } else {
+            format!("{at}: {inner}")
+        };
+        SessionError::Corrupt {
+            path: path.to_owned(),
+            detail,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+    use crate::protocol::ToolCall;
+
+    fn sample() -> Session {
+        let mut s = Session::new("local", Mode::Raw, "kimi", "http://127.0.0.1:8000/v1");
+        s.messages = vec![
+            Message::system("Be brief."),
+            Message::user("What's the weather\nin Beijing?"),
+            Message::assistant_with_calls(
+                "Checking. ",
+                vec![ToolCall::new(
+                    "functions.get_weather:0",
+                    "get_weather",
+                    "{\"city\": \"Beijing\"}",
+                )],
+            ),
+            Message::tool_result("functions.get_weather:0", "get_weather", "Sunny"),
+            Message::assistant("It is sunny."),
+        ];
+        s.push_trace(2, Trace::default());
+        s.push_trace(4, Trace::default());
+        s
+    }
+
+    #[test]
+    fn ids_are_sortable_and_valid() {
+        let id = new_id(1_796_040_062_345);
+        assert!(id.starts_with("20261130-120102-"), "{id}");
+        assert_eq!(id.len(), "20261130-120102-ab12".len());
+        assert!(is_valid_id(&id));
+        for bad in ["", "../x", "a/b", ".hidden", "a b"] {
+            assert!(!is_valid_id(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn save_and_load_round_trip_with_private_permissions() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = SessionStore::new(dir.path().join("nested/sessions"));
+        let s = sample();
+        let path = store.save(&s).expect("saved");
+        assert_eq!(path, store.path_of(&s.id));
+        let mode = fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let dmode = fs::metadata(&store.dir).expect("meta").permissions().mode();
+        assert_eq!(dmode & 0o777, 0o700);
+        assert!(!store.dir.join(format!("{}.json.tmp", s.id)).exists());
+        assert_eq!(store.load(&s.id).expect("loads"), s);
+        // Saving again replaces it.
+        let mut s2 = s.clone();
+        s2.messages.push(Message::user("more"));
+        store.save(&s2).expect("saved again");
+        assert_eq!(store.load(&s.id).expect("loads").turns(), 2);
+    }
+
+    #[test]
+    fn first_line_and_turns() {
+        let s = sample();
+        assert_eq!(s.turns(), 1);
+        assert_eq!(s.first_line(), "What's the weather in Beijing?");
+        let mut long = sample();
+        long.messages[1] = Message::user("é".repeat(100));
+        let line = long.first_line();
+        assert_eq!(line.chars().count(), FIRST_LINE_CHARS);
+        assert!(line.ends_with('…'));
+        let mut exact = sample();
+        exact.messages[1] = Message::user("x".repeat(60));
+        assert_eq!(exact.first_line(), "x".repeat(60));
+    }
+
+    #[test]
+    fn corrupt_and_newer_files_are_errors_and_never_overwritten() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = SessionStore::new(dir.path());
+        let s = sample();
+        let path = store.path_of(&s.id);
+        fs::write(&path, "{\n  \"version\": 1,\n  \"id\": \n").expect("write");
+        let e = store.load(&s.id).expect_err("corrupt");
+        let text = e.to_string();
+        assert!(text.contains(&path.display().to_string()), "{text}");
+        assert!(text.contains("line 4"), "{text}");
+        let e = store.save(&s).expect_err("refuses");
+        assert!(matches!(e, SessionError::WontOverwrite { .. }), "{e}");
+        assert!(e.to_string().contains("left untouched"), "{e}");
+        assert_eq!(
+            fs::read_to_string(&path).expect("read"),
+            "{\n  \"version\": 1,\n  \"id\": \n"
+        );
+
+        let newer = r#"{"version": 7, "whatever": "a future shape"}"#;
+        fs::write(&path, newer).expect("write");
+        let e = store.load(&s.id).expect_err("newer");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: written by a newer kimi-tui (version 7); left untouched",
+                path.display()
+            )
+        );
+        let e = store.save(&s).expect_err("refuses");
+        assert!(e.to_string().contains("newer kimi-tui (version 7)"), "{e}");
+        assert_eq!(fs::read_to_string(&path).expect("read"), newer);
+
+        // A wrong shape names the field.
+        fs::write(&path, r#"{"version": 1, "id": 5}"#).expect("write");
+        let e = store.load(&s.id).expect_err("shape");
+        assert!(e.to_string().contains("id:"), "{e}");
+    }
+
+    #[test]
+    fn list_is_newest_first_and_reports_problems() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = SessionStore::new(dir.path());
+        assert_eq!(store.list(), SessionList::default());
+        assert_eq!(store.latest().expect("empty"), None);
+        let mut old = sample();
+        old.id = "20260101-000000-aaaa".into();
+        old.updated_unix_ms = 1000;
+        let mut new = sample();
+        new.id = "20260101-000000-bbbb".into();
+        new.updated_unix_ms = 2000;
+        new.profile = "moonshot".into();
+        store.save(&old).expect("save");
+        store.save(&new).expect("save");
+        fs::write(dir.path().join("broken.json"), "not json").expect("write");
+        fs::write(dir.path().join("notes.txt"), "ignored").expect("write");
+        let list = store.list();
+        let ids: Vec<&str> = list.sessions.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["20260101-000000-bbbb", "20260101-000000-aaaa"]);
+        assert_eq!(list.sessions[0].profile, "moonshot");
+        assert_eq!(list.sessions[0].turns, 1);
+        assert_eq!(list.problems.len(), 1);
+        assert!(
+            list.problems[0].contains("broken.json"),
+            "{:?}",
+            list.problems
+        );
+        assert_eq!(store.latest().expect("latest").map(|s| s.id), Some(new.id));
+    }
+
+    #[test]
+    fn load_rejects_bad_ids_and_names_missing_ones() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = SessionStore::new(dir.path());
+        assert!(matches!(store.load("../etc"), Err(SessionError::BadId(_))));
+        let e = store.load("20260101-000000-cccc").expect_err("missing");
+        assert!(matches!(e, SessionError::NotFound { .. }));
+        assert!(e.to_string().contains("kimi-tui sessions"), "{e}");
+    }
+
+    #[test]
+    fn authorization_headers_are_redacted() {
+        let mut t = Trace::default();
+        t.headers
+            .push(("authorization".into(), "Bearer sk-live-123".into()));
+        let mut s = sample();
+        s.traces.push(SessionTrace {
+            message_index: 0,
+            trace: t.clone(),
+        });
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = SessionStore::new(dir.path());
+        let path = store.save(&s).expect("save");
+        let text = fs::read_to_string(path).expect("read");
+        assert!(!text.contains("sk-live-123"));
+        s.push_trace(0, t);
+        assert_eq!(s.traces.last().expect("trace").trace.headers[0].1, REDACTED);
+    }
+}

@@ -1,0 +1,318 @@
+//! The raw-stream inspector: the exact request, and the answer chunk by chunk as it arrived,
+//! every special marker drawn as a badge with its token id, invisible characters made visible.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use super::style;
+use crate::app::state::App;
+use crate::backend::{Mode, Trace};
+use crate::protocol::Marker;
+use crate::sanitize;
+
+fn ms(us: u64) -> String {
+    format!("{:>9.1} ms", us as f64 / 1000.0)
+}
+
+/// Every line of the inspector for `trace` (number `index`), unwrapped.
+pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    let head = Style::default().add_modifier(Modifier::BOLD);
+    let section = |title: String| Line::from(Span::styled(format!("── {title} "), style::accent()));
+    out.push(Line::from(vec![
+        Span::styled(format!("Request {} of {total}", index + 1), head),
+        Span::raw(format!(
+            " · {} · POST {} · {}",
+            trace.mode.as_str(),
+            trace.url,
+            trace
+                .status
+                .map_or_else(|| "no response yet".to_owned(), |s| format!("HTTP {s}"))
+        )),
+    ]));
+    out.push(Line::from(Span::styled(
+        format!(
+            "first chunk {} · total {} · {} chunks · {} markers",
+            trace
+                .first_chunk_us
+                .map_or("-".into(), |u| ms(u).trim().to_owned()),
+            trace
+                .total_us
+                .map_or("-".into(), |u| ms(u).trim().to_owned()),
+            trace.chunks.len(),
+            trace.markers.len()
+        ),
+        style::dim(),
+    )));
+    if let Some(e) = &trace.error {
+        out.push(Line::from(Span::styled(format!("✗ {e}"), style::error())));
+    }
+    if !trace.headers.is_empty() {
+        out.push(section("headers".into()));
+        for (k, v) in &trace.headers {
+            out.push(Line::from(format!("{k}: {v}")));
+        }
+    }
+    out.push(section("request body".into()));
+    let mut body = trace.request.clone();
+    if trace.prompt.is_some()
+        && let Some(p) = body.get_mut("prompt")
+    {
+        *p = serde_json::Value::String("(the prompt, shown below)".into());
+    }
+    let pretty = serde_json::to_string_pretty(&body).unwrap_or_default();
+    for l in pretty.lines() {
+        out.push(Line::from(sanitize::visible(l).into_owned()));
+    }
+    if let Some(prompt) = &trace.prompt {
+        out.push(section(format!("prompt ({} bytes)", prompt.len())));
+        let markers = find_markers(prompt);
+        out.extend(marked_lines(prompt, 0, &markers, None));
+    }
+    match trace.mode {
+        Mode::Raw => out.push(section(format!(
+            "completion as received: {} chunks, each ⟨between bars⟩ with its arrival time",
+            trace.chunks.len()
+        ))),
+        Mode::Chat => out.push(section(format!(
+            "SSE events as received: {}",
+            trace.chunks.len()
+        ))),
+    }
+    let mut start = 0usize;
+    for (n, mark) in trace.chunks.iter().enumerate() {
+        let chunk = &trace.data[start..mark.end];
+        let prefix = Span::styled(format!("{} #{n:<5}│", ms(mark.at_us)), style::dim());
+        let markers: Vec<(usize, usize, Marker)> = match trace.mode {
+            // Raw mode: the parser's markers, by offset in the completion text.
+            Mode::Raw => trace
+                .markers
+                .iter()
+                .map(|m| {
+                    (
+                        m.offset as usize,
+                        m.offset as usize + m.marker.text().len(),
+                        m.marker,
+                    )
+                })
+                .filter(|(s, e, _)| *s < mark.end && *e > start)
+                .collect(),
+            Mode::Chat => find_markers(chunk)
+                .into_iter()
+                .map(|(s, e, m)| (s + start, e + start, m))
+                .collect(),
+        };
+        let mut lines = marked_lines(chunk, start, &markers, Some(start..mark.end));
+        if let Some(first) = lines.first_mut() {
+            first.spans.insert(0, prefix);
+            first.spans.push(Span::styled("│", style::dim()));
+        }
+        for l in lines.iter_mut().skip(1) {
+            l.spans
+                .insert(0, Span::styled(format!("{:>19}│", ""), style::dim()));
+        }
+        out.extend(lines);
+        start = mark.end;
+    }
+    out
+}
+
+/// Markers found by text in `s` (for prompts and chat payloads): (start, end, marker).
+fn find_markers(s: &str) -> Vec<(usize, usize, Marker)> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(rel) = memchr::memchr(b'<', &b[i..]) {
+        let at = i + rel;
+        match Marker::at_start(&b[at..]) {
+            Some(m) => {
+                out.push((at, at + m.text().len(), m));
+                i = at + m.text().len();
+            }
+            None => i = at + 1,
+        }
+    }
+    out
+}
+
+/// `text` (which starts at `base` in the stream) split into lines, with the bytes of markers
+/// styled as badges and a token-id badge where a marker ends inside `window`.
+fn marked_lines(
+    text: &str,
+    base: usize,
+    markers: &[(usize, usize, Marker)],
+    window: Option<std::ops::Range<usize>>,
+) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::default()];
+    let end = base + text.len();
+    let mut pos = base;
+    let push_text = |lines: &mut Vec<Line<'static>>, s: &str, st: Style| {
+        for (k, part) in s.split('\n').enumerate() {
+            if k > 0 {
+                if let Some(l) = lines.last_mut() {
+                    l.spans.push(Span::styled("⏎", style::dim()));
+                }
+                lines.push(Line::default());
+            }
+            if !part.is_empty() {
+                let shown = sanitize::visible(part).into_owned();
+                if let Some(l) = lines.last_mut() {
+                    l.spans.push(Span::styled(shown, st));
+                }
+            }
+        }
+    };
+    for &(ms_, me, marker) in markers {
+        let s = ms_.max(base);
+        let e = me.min(end);
+        if s > pos {
+            push_text(&mut lines, &text[pos - base..s - base], Style::default());
+        }
+        if e > s {
+            push_text(&mut lines, &text[s - base..e - base], style::badge());
+        }
+        let ends_here = window.as_ref().is_none_or(|w| me <= w.end && me > w.start);
+        if ends_here && let Some(l) = lines.last_mut() {
+            let id = marker
+                .token_id()
+                .map_or("alias".to_owned(), |i| i.to_string());
+            l.spans.push(Span::styled(format!(" {id} "), style::key()));
+        }
+        pos = e.max(pos);
+    }
+    if pos < end {
+        push_text(&mut lines, &text[pos - base..], Style::default());
+    }
+    lines
+}
+
+/// The lines as plain text (search, saving).
+pub fn plain_lines(trace: &Trace, index: usize) -> Vec<String> {
+    build(trace, index, index + 1)
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect()
+}
+
+pub fn plain_text(trace: &Trace, index: usize) -> String {
+    plain_lines(trace, index).join("\n") + "\n"
+}
+
+/// The line where call `call` first shows up: its first marker (raw) or id (chat).
+pub fn line_of_call(trace: &Trace, lines: &[Line<'static>], call: usize) -> Option<usize> {
+    let needle = match trace.mode {
+        Mode::Raw => {
+            let hit = trace.markers.iter().find(|m| m.call == Some(call))?;
+            let chunk = trace
+                .chunks
+                .iter()
+                .position(|c| c.end > hit.offset as usize)?;
+            format!("#{chunk:<5}│")
+        }
+        Mode::Chat => format!("\"index\":{call}"),
+    };
+    lines.iter().position(|l| {
+        let s: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+        s.contains(&needle)
+    })
+}
+
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    frame.render_widget(Clear, area);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(style::accent())
+        .title(" Inspector · [ ] request · / search · n N next · s save · Esc close ");
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+    let Some(lines) = app.inspector_lines.as_ref() else {
+        frame.render_widget(
+            Paragraph::new("No request yet: send a message, then come back here."),
+            body,
+        );
+        return;
+    };
+    let start = app.inspector.scroll.min(lines.len().saturating_sub(1));
+    let visible: Vec<Line<'static>> = lines
+        .iter()
+        .skip(start)
+        .take(body.height as usize)
+        .cloned()
+        .collect();
+    frame.render_widget(Paragraph::new(visible).wrap(Wrap { trim: false }), body);
+    let foot_text = if let Some(q) = &app.inspector.searching {
+        format!("/{q}▏")
+    } else {
+        let pos = format!("line {}/{}", start + 1, lines.len());
+        match &app.inspector.message {
+            Some(m) => format!("{m} · {pos}"),
+            None => pos,
+        }
+    };
+    frame.render_widget(Paragraph::new(Span::styled(foot_text, style::dim())), foot);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::MarkerHit;
+
+    fn raw_trace() -> Trace {
+        let mut t = Trace {
+            mode: Mode::Raw,
+            url: "http://h/v1/completions".into(),
+            status: Some(200),
+            prompt: Some(
+                "<|im_user|>user<|im_middle|>hi<|im_end|><|im_assistant|>assistant<|im_middle|>"
+                    .into(),
+            ),
+            ..Trace::default()
+        };
+        // A marker split across two chunks, and a control character.
+        t.push_chunk("Hi\u{1b}<|tool_ca", 1000);
+        t.push_chunk("lls_section_begin|>", 2500);
+        t.markers.push(MarkerHit {
+            marker: Marker::SectionBegin,
+            offset: 3,
+            call: None,
+        });
+        t
+    }
+
+    #[test]
+    fn chunks_markers_and_invisibles_are_shown() {
+        let lines = plain_lines(&raw_trace(), 0);
+        let text = lines.join("\n");
+        assert!(text.contains("#0    │Hi\\x1b<|tool_ca│"), "{text}");
+        assert!(
+            text.contains("#1    │lls_section_begin|> 163595 │"),
+            "{text}"
+        );
+        assert!(text.contains("1.0 ms") && text.contains("2.5 ms"));
+        assert!(
+            text.contains("<|im_user|> 163587 "),
+            "prompt markers badged: {text}"
+        );
+    }
+
+    #[test]
+    fn split_marker_bytes_are_badged_in_both_chunks() {
+        let lines = build(&raw_trace(), 0, 1);
+        let badge = style::badge();
+        let badged: Vec<String> = lines
+            .iter()
+            .flat_map(|l| l.spans.iter())
+            .filter(|s| s.style == badge)
+            .map(|s| s.content.to_string())
+            .collect();
+        assert!(badged.contains(&"<|tool_ca".to_owned()), "{badged:?}");
+        assert!(
+            badged.contains(&"lls_section_begin|>".to_owned()),
+            "{badged:?}"
+        );
+    }
+}

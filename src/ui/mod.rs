@@ -1,0 +1,107 @@
+//! Widgets. `prepare` refreshes the caches that layout needs (the only part that writes to the
+//! app, called by the event loop before each frame); `draw` renders from `&App` only.
+
+pub mod approval;
+pub mod help;
+pub mod inspector;
+pub mod markdown;
+pub mod status;
+pub mod style;
+pub mod tool_pane;
+pub mod transcript;
+pub mod wrap;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::widgets::{Block, Borders};
+
+use crate::app::state::App;
+
+/// The areas of one frame.
+pub struct Areas {
+    pub transcript: Rect,
+    pub input: Rect,
+    pub status: Rect,
+}
+
+pub fn areas(app: &App, size: Rect) -> Areas {
+    let input_rows = (app.input.lines().len() as u16).clamp(1, 8) + 2;
+    let [transcript, input, status] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(input_rows),
+        Constraint::Length(1),
+    ])
+    .areas(size);
+    Areas {
+        transcript,
+        input,
+        status,
+    }
+}
+
+/// Refresh what the next frame needs at `size`.
+pub fn prepare(app: &mut App, size: Rect, theme: &markdown::Theme) {
+    let a = areas(app, size);
+    transcript::prepare(app, a.transcript.width, a.transcript.height, theme);
+    if app.inspector.open {
+        prepare_inspector(app, a.transcript);
+    } else {
+        app.inspector_lines = None;
+    }
+}
+
+fn prepare_inspector(app: &mut App, area: Rect) {
+    let Some((i, trace)) = app.inspected_trace() else {
+        app.inspector_lines = None;
+        return;
+    };
+    let key = (
+        i,
+        trace.chunks.len(),
+        trace.total_us.is_some(),
+        app.traces.len(),
+    );
+    if app.inspector_key != Some(key) || app.inspector_lines.is_none() {
+        app.inspector_lines = Some(inspector::build(trace, i, app.traces.len()));
+        app.inspector_key = Some(key);
+    }
+    let lines = app.inspector_lines.as_deref().unwrap_or_default();
+    if let Some(call) = app.inspector.jump_to_call.take()
+        && let Some((_, trace)) = app.inspected_trace()
+    {
+        match inspector::line_of_call(trace, lines, call) {
+            Some(n) => app.inspector.scroll = n,
+            None => {
+                app.inspector.message = Some(format!("no markers of call {call} in this request"))
+            }
+        }
+    }
+    let rows = area.height.saturating_sub(3) as usize;
+    app.inspector.scroll = app
+        .inspector
+        .scroll
+        .min(lines.len().saturating_sub(rows.max(1)));
+}
+
+pub fn draw(frame: &mut Frame, app: &App) {
+    let a = areas(app, frame.area());
+    if app.inspector.open {
+        inspector::render(frame, a.transcript, app);
+    } else {
+        transcript::render(frame, a.transcript, app);
+    }
+    let mut input = app.input.clone();
+    input.set_block(
+        Block::default()
+            .borders(Borders::TOP | Borders::BOTTOM)
+            .border_style(style::dim()),
+    );
+    frame.render_widget(&input, a.input);
+    status::render(frame, a.status, app);
+    if let Some(d) = &app.dialog {
+        approval::render(frame, frame.area(), d);
+    }
+    if app.help_open {
+        help::render(frame, frame.area());
+    }
+}

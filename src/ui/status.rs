@@ -1,0 +1,53 @@
+//! The status bar: where we are connected, what is happening, token usage, a key hint.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::app::state::{Activity, App};
+
+pub fn activity_label(app: &App, now: Instant) -> String {
+    match &app.activity {
+        Activity::Idle if app.busy => "working".into(),
+        Activity::Idle => "idle".into(),
+        Activity::Streaming { since, chunks } => {
+            let secs = now.saturating_duration_since(*since).as_secs_f64();
+            if secs > 0.2 {
+                format!("streaming {:.0} tok/s", *chunks as f64 / secs)
+            } else {
+                "streaming".into()
+            }
+        }
+        Activity::WaitingApproval => "waiting for approval".into(),
+        Activity::RunningTool { name } => format!("running {name}"),
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let c = &app.connection;
+    let bar = Style::default().fg(Color::Black).bg(Color::Cyan);
+    let state = activity_label(app, Instant::now());
+    let usage = format!(
+        "in {} · out {}",
+        app.usage.prompt_tokens, app.usage.completion_tokens
+    );
+    let line = Line::from(vec![
+        Span::styled(format!(" {} ", c.profile), bar),
+        Span::styled(
+            format!(" {} ", c.mode.as_str()),
+            Style::default().fg(Color::Black).bg(Color::Magenta),
+        ),
+        Span::raw(format!(" {} @ {} ", c.model, c.host)),
+        Span::styled(format!("│ {state} "), Style::default().fg(Color::Yellow)),
+        Span::styled(format!("│ {usage} "), Style::default().fg(Color::DarkGray)),
+        Span::styled(
+            "│ F1 help · Ctrl-T inspector · Esc cancel",
+            Style::default().fg(Color::DarkGray),
+        ),
+    ]);
+    frame.render_widget(Paragraph::new(line), area);
+}

@@ -1,0 +1,41 @@
+//! Colours and styles of the app's chrome (the markdown body has its own theme).
+
+use ratatui::style::{Color, Modifier, Style};
+
+pub fn user_header() -> Style {
+    Style::default()
+        .fg(Color::Cyan)
+        .add_modifier(Modifier::BOLD)
+}
+pub fn assistant_header() -> Style {
+    Style::default()
+        .fg(Color::Magenta)
+        .add_modifier(Modifier::BOLD)
+}
+pub fn dim() -> Style {
+    Style::default().fg(Color::DarkGray)
+}
+pub fn error() -> Style {
+    Style::default().fg(Color::Red)
+}
+pub fn warning() -> Style {
+    Style::default().fg(Color::Yellow)
+}
+pub fn ok() -> Style {
+    Style::default().fg(Color::Green)
+}
+pub fn accent() -> Style {
+    Style::default().fg(Color::Cyan)
+}
+pub fn key() -> Style {
+    Style::default().fg(Color::Black).bg(Color::Gray)
+}
+pub fn badge() -> Style {
+    Style::default()
+        .fg(Color::Black)
+        .bg(Color::Yellow)
+        .add_modifier(Modifier::BOLD)
+}
+pub fn selected() -> Style {
+    Style::default().add_modifier(Modifier::REVERSED)
+}

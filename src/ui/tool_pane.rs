@@ -1,0 +1,195 @@
+//! One tool call as lines in the transcript: name, id, state, arguments, result.
+
+use std::time::{Duration, Instant};
+
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::style;
+use super::wrap::wrap;
+use crate::app::state::{PaneState, ToolPane};
+use crate::sanitize;
+
+/// Result lines shown while collapsed.
+const COLLAPSED_RESULT_LINES: usize = 4;
+const SPINNER: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
+
+fn secs(d: Duration) -> String {
+    if d.as_millis() < 1000 {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// The state as a short label and its style.
+pub fn state_label(state: &PaneState, now: Instant) -> (String, Style) {
+    match state {
+        PaneState::Streaming => ("… receiving arguments".into(), style::accent()),
+        PaneState::Incomplete => ("✗ incomplete: cut off, not run".into(), style::error()),
+        PaneState::Pending => ("· ready".into(), style::dim()),
+        PaneState::WaitingApproval => ("? waiting for approval".into(), style::warning()),
+        PaneState::Running { since } => {
+            let elapsed = now.saturating_duration_since(*since);
+            let frame = SPINNER[(elapsed.as_millis() / 100) as usize % SPINNER.len()];
+            (
+                format!("{frame} running {}", secs(elapsed)),
+                style::accent(),
+            )
+        }
+        PaneState::Done {
+            exit_code,
+            duration,
+        } => (
+            format!("✓ done · exit {exit_code} · {}", secs(*duration)),
+            style::ok(),
+        ),
+        PaneState::Failed { summary, duration } => {
+            (format!("✗ {summary} · {}", secs(*duration)), style::error())
+        }
+        PaneState::TimedOut { duration } => (
+            format!("⏱ timed out after {}, killed", secs(*duration)),
+            style::error(),
+        ),
+        PaneState::Refused { invalid: true, .. } => {
+            ("✗ invalid arguments, not run".into(), style::error())
+        }
+        PaneState::Refused { .. } => ("⊘ not run".into(), style::warning()),
+    }
+}
+
+/// The arguments for display: pretty JSON once complete and valid, as received otherwise.
+pub fn display_arguments(args: &str, complete: bool) -> String {
+    if complete
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(args)
+        && let Ok(pretty) = serde_json::to_string_pretty(&v)
+    {
+        return pretty;
+    }
+    args.to_owned()
+}
+
+pub fn lines(pane: &ToolPane, width: u16, selected: bool, now: Instant) -> Vec<Line<'static>> {
+    let bar = |s: &'static str| Span::styled(s, style::dim());
+    let (label, label_style) = state_label(&pane.state, now);
+    let mut title_style = Style::default().add_modifier(Modifier::BOLD);
+    if selected {
+        title_style = title_style.add_modifier(Modifier::REVERSED);
+    }
+    let mut out = vec![Line::from(vec![
+        bar("┌ "),
+        Span::styled(format!("⚙ {}", pane.name), title_style),
+        Span::styled(format!("  {}  ", pane.id), style::dim()),
+        Span::styled(label, label_style),
+    ])];
+    let complete = !matches!(pane.state, PaneState::Streaming | PaneState::Incomplete);
+    let args = display_arguments(&pane.arguments, complete);
+    let args = sanitize::for_terminal(&args);
+    out.extend(wrap(&args, width, bar("│ "), Style::default()));
+    if let Some(edited) = &pane.edited_arguments {
+        out.push(Line::from(vec![
+            bar("│ "),
+            Span::styled("edited by you to:", style::warning()),
+        ]));
+        out.extend(wrap(
+            &sanitize::for_terminal(&display_arguments(edited, true)),
+            width,
+            bar("│ "),
+            style::warning(),
+        ));
+    }
+    if let PaneState::Refused { reason, .. } = &pane.state {
+        out.extend(wrap(
+            &sanitize::for_terminal(reason),
+            width,
+            bar("│ "),
+            style::error(),
+        ));
+    }
+    if let Some(result) = &pane.result {
+        out.push(Line::from(vec![
+            bar("├─ "),
+            Span::styled("result", style::dim()),
+        ]));
+        let result = sanitize::for_terminal(result);
+        let all = wrap(&result, width, bar("│ "), Style::default());
+        let total = all.len();
+        if pane.expanded || total <= COLLAPSED_RESULT_LINES + 1 {
+            out.extend(all);
+        } else {
+            out.extend(all.into_iter().take(COLLAPSED_RESULT_LINES));
+            out.push(Line::from(vec![
+                bar("│ "),
+                Span::styled(
+                    format!(
+                        "… {} more lines · Ctrl-O expands",
+                        total - COLLAPSED_RESULT_LINES
+                    ),
+                    style::dim(),
+                ),
+            ]));
+        }
+    }
+    out.push(Line::from(bar("└")));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_follow_state() {
+        let now = Instant::now();
+        let (l, _) = state_label(
+            &PaneState::Done {
+                exit_code: 0,
+                duration: Duration::from_millis(12),
+            },
+            now,
+        );
+        assert_eq!(l, "✓ done · exit 0 · 12 ms");
+        let (l, _) = state_label(
+            &PaneState::TimedOut {
+                duration: Duration::from_secs(20),
+            },
+            now,
+        );
+        assert!(l.contains("timed out after 20.0 s"));
+    }
+
+    #[test]
+    fn long_results_collapse_until_expanded() {
+        let mut p = ToolPane::new(0, "functions.f:0".into(), "f".into());
+        p.arguments = "{\"a\":1}".into();
+        p.state = PaneState::Pending;
+        p.result = Some(
+            (1..=20)
+                .map(|i| format!("line {i}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+        let collapsed = lines(&p, 60, false, Instant::now());
+        assert!(
+            collapsed
+                .iter()
+                .any(|l| l.to_string().contains("16 more lines"))
+        );
+        p.expanded = true;
+        let expanded = lines(&p, 60, false, Instant::now());
+        assert!(expanded.iter().any(|l| l.to_string().contains("line 20")));
+        assert!(expanded.len() > collapsed.len());
+    }
+
+    #[test]
+    fn model_escapes_never_reach_the_buffer() {
+        let mut p = ToolPane::new(0, "id".into(), "f".into());
+        p.arguments = "{\"a\": \"\u{1b}[2J\u{1b}[31mfake\"}".into();
+        let text: String = lines(&p, 80, false, Instant::now())
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        assert!(!text.contains('\u{1b}'));
+        assert!(!text.contains("[2J"));
+    }
+}

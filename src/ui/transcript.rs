@@ -1,0 +1,206 @@
+//! The conversation as lines. `prepare` (called by the event loop before drawing) refreshes
+//! the cached lines of the blocks that are visible, starting from the bottom, so a frame costs
+//! the same with 10 or 10,000 messages; `render` only reads those caches.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::markdown::Theme;
+use super::{style, tool_pane, wrap::wrap};
+use crate::app::state::{App, AssistantTurn, Entry, LineCache, TurnState};
+use crate::sanitize;
+
+/// Lines of one block, in order, borrowed from its caches.
+fn segments(entry: &Entry) -> [&[Line<'static>]; 3] {
+    match entry {
+        Entry::User { cache, .. } | Entry::Notice { cache, .. } => [&cache.lines, &[], &[]],
+        Entry::Assistant(t) => [&t.header.lines, t.markdown.cached_lines(), &t.extra.lines],
+    }
+}
+
+fn height(entry: &Entry) -> usize {
+    segments(entry).iter().map(|s| s.len()).sum()
+}
+
+/// Bring the caches of every visible block up to date for `width`, keep the view still when
+/// the user has scrolled up and the last block grows, and clamp the scroll position.
+pub fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme) {
+    let now = Instant::now();
+    let rows = height_rows as usize;
+    app.page_height = rows;
+    let count = app.entries.len();
+    let selected = app.selected_pane;
+    // Growth of the last block while scrolled up shifts the anchor so the view stays put.
+    let last_before = app.entries.last().map(height).unwrap_or(0);
+    let mut covered = 0usize;
+    let mut i = count;
+    while i > 0 {
+        i -= 1;
+        let sel = selected.and_then(|(e, p)| (e == i).then_some(p));
+        refresh(&mut app.entries[i], width, theme, sel, now);
+        covered += height(&app.entries[i]);
+        if covered >= app.scroll_from_bottom.saturating_add(rows) && i + 1 < count {
+            break;
+        }
+    }
+    let last_after = app.entries.last().map(height).unwrap_or(0);
+    if app.scroll_from_bottom > 0 && app.last_seen == (count, width) && last_after > last_before {
+        app.scroll_from_bottom += last_after - last_before;
+    }
+    app.last_seen = (count, width);
+    if i == 0 {
+        let total: usize = app.entries.iter().map(height).sum();
+        app.scroll_from_bottom = app.scroll_from_bottom.min(total.saturating_sub(rows));
+    }
+}
+
+fn refresh(entry: &mut Entry, width: u16, theme: &Theme, selected: Option<usize>, now: Instant) {
+    match entry {
+        Entry::User { text, cache } => {
+            if !cache.valid(width, 1) {
+                let mut lines = vec![Line::from(Span::styled("▌ You", style::user_header()))];
+                lines.extend(wrap(
+                    &sanitize::for_terminal(text),
+                    width,
+                    Span::styled("▌ ", style::user_header()),
+                    Style::default(),
+                ));
+                lines.push(Line::default());
+                set(cache, width, 1, lines);
+            }
+        }
+        Entry::Notice { text, error, cache } => {
+            if !cache.valid(width, 1) {
+                let s = if *error { style::error() } else { style::dim() };
+                let mut lines = wrap(text, width, Span::styled("• ", s), s);
+                lines.push(Line::default());
+                set(cache, width, 1, lines);
+            }
+        }
+        Entry::Assistant(t) => refresh_turn(t, width, theme, selected, now),
+    }
+}
+
+fn set(cache: &mut LineCache, width: u16, rev: u64, lines: Vec<Line<'static>>) {
+    cache.width = width;
+    cache.rev = rev;
+    cache.lines = lines;
+}
+
+fn refresh_turn(
+    t: &mut AssistantTurn,
+    width: u16,
+    theme: &Theme,
+    selected: Option<usize>,
+    now: Instant,
+) {
+    let rev = t.rev;
+    if !t.header.valid(width, rev) {
+        let mut spans = vec![Span::styled("◆ Kimi", style::assistant_header())];
+        match &t.state {
+            TurnState::Streaming => spans.push(Span::styled("  streaming…", style::dim())),
+            TurnState::Cancelled => spans.push(Span::styled("  cancelled", style::warning())),
+            TurnState::Failed(_) => spans.push(Span::styled("  failed", style::error())),
+            TurnState::Done => {}
+        }
+        set(&mut t.header, width, rev, vec![Line::from(spans)]);
+    }
+    // The markdown cache re-renders only its changed tail.
+    t.markdown.lines(width, theme);
+    if !t.extra.valid(width, rev) || t.extra.lines.is_empty() {
+        let mut lines = Vec::new();
+        for (k, pane) in t.panes.iter().enumerate() {
+            lines.extend(tool_pane::lines(pane, width, selected == Some(k), now));
+        }
+        for w in &t.warnings {
+            lines.extend(wrap(
+                w,
+                width,
+                Span::styled("⚠ ", style::warning()),
+                style::warning(),
+            ));
+        }
+        match &t.state {
+            TurnState::Failed(e) => {
+                lines.extend(wrap(
+                    e,
+                    width,
+                    Span::styled("✗ ", style::error()),
+                    style::error(),
+                ));
+                lines.push(Line::from(Span::styled(
+                    "  /retry sends the message again",
+                    style::dim(),
+                )));
+            }
+            TurnState::Cancelled => {
+                lines.push(Line::from(Span::styled(
+                    "⊘ cancelled: the partial answer is kept",
+                    style::warning(),
+                )));
+            }
+            _ => {}
+        }
+        lines.push(Line::default());
+        set(&mut t.extra, width, rev, lines);
+    }
+}
+
+/// Draw the visible window of the transcript (caches prepared for `area.width`).
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let rows = area.height as usize;
+    // Walk up from the bottom to the first visible line.
+    let mut skip_from_bottom = app.scroll_from_bottom;
+    let mut window: Vec<Line<'static>> = Vec::with_capacity(rows);
+    for entry in app.entries.iter().rev() {
+        let h = height(entry);
+        if skip_from_bottom >= h {
+            skip_from_bottom -= h;
+            continue;
+        }
+        // Lines of this entry, bottom-up, after skipping what is below the view.
+        let take = h - skip_from_bottom;
+        let lines = segments(entry).into_iter().flatten().take(take);
+        let lines: Vec<&Line<'static>> = lines.collect();
+        let need = rows - window.len();
+        let from = lines.len().saturating_sub(need);
+        for l in lines[from..].iter().rev() {
+            window.push((*l).clone());
+        }
+        skip_from_bottom = 0;
+        if window.len() >= rows {
+            break;
+        }
+    }
+    window.reverse();
+    if app.entries.is_empty() {
+        window = welcome(app);
+    }
+    frame.render_widget(Paragraph::new(window), area);
+}
+
+fn welcome(app: &App) -> Vec<Line<'static>> {
+    vec![
+        Line::from(Span::styled("kimi-tui", style::assistant_header())),
+        Line::from(Span::styled(
+            format!(
+                "{} · {} mode · {} tools configured",
+                app.connection.model,
+                app.connection.mode.as_str(),
+                app.toolbox.specs().len()
+            ),
+            style::dim(),
+        )),
+        Line::default(),
+        Line::from("Type a message and press Enter. Try: What's the weather like in Paris?"),
+        Line::from(Span::styled(
+            "F1 help · Ctrl-T inspector · /mode chat · Ctrl-C quit",
+            style::dim(),
+        )),
+    ]
+}
