@@ -97,8 +97,8 @@ fn demo_weather_call_is_approved_and_inspected() {
     assert!(dialog.contains("\"city\": \"Paris\""), "{dialog}");
     t.keys(&["y"]);
     let answer = t.wait_for(
-        &["✓ done · exit 0", "returned"],
-        "the tool result and the final answer",
+        &["✓ done · exit 0", "returned", "│ idle │"],
+        "the tool result and the whole final answer",
     );
     assert!(
         answer.contains("├─ result"),
@@ -127,7 +127,11 @@ fn demo_weather_call_is_approved_and_inspected() {
     t.keys(&["C-c"]);
     let deadline = Instant::now() + Duration::from_secs(5);
     while t.alive() {
-        assert!(Instant::now() < deadline, "the app did not quit on Ctrl-C");
+        assert!(
+            Instant::now() < deadline,
+            "the app did not quit on Ctrl-C; screen:\n{}",
+            t.capture()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }

@@ -11,7 +11,7 @@
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
@@ -149,7 +149,10 @@ fn check_config(args: &DoctorArgs, report: &mut Report) -> Option<Resolved> {
         }
         Err(e) => {
             let text = format!("{e:#}");
-            let fix = if e.downcast_ref::<ConfigError>().is_some() {
+            let config_error = e.downcast_ref::<ConfigError>();
+            let fix = if config_error.is_some_and(|c| c.message.starts_with("cannot read")) {
+                "check the path, or create the file with `kimi-tui config init --config PATH`"
+            } else if config_error.is_some() {
                 "correct the file at the place named above; config.example.toml (`kimi-tui config init` writes it) documents every key"
             } else if text.contains("no config file") {
                 "run `kimi-tui config init` to write an example config there and edit it, or pass --config PATH or --base-url URL"
@@ -581,8 +584,13 @@ fn locate_program(spec: &ToolSpec, here: Option<&Path>) -> Result<PathBuf, (Stri
         });
     }
     let base = cwd.as_deref().or(here);
+    // `./x.sh` from `/dir` is shown as `/dir/x.sh`.
+    let tidy: PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect();
     let full = match base {
-        Some(b) if path.is_relative() => b.join(path),
+        Some(b) if path.is_relative() => b.join(tidy),
         _ => path.to_path_buf(),
     };
     let from = match (&cwd, path.is_relative()) {

@@ -76,11 +76,11 @@ fn prepare_inspector(app: &mut App, area: Rect) {
             }
         }
     }
+    // Lines wrap when drawn, so any line may be the top one; past the end means "the end".
     let rows = area.height.saturating_sub(3) as usize;
-    app.inspector.scroll = app
-        .inspector
-        .scroll
-        .min(lines.len().saturating_sub(rows.max(1)));
+    if app.inspector.scroll >= lines.len() {
+        app.inspector.scroll = lines.len().saturating_sub(rows.max(1));
+    }
 }
 
 pub fn draw(frame: &mut Frame, app: &App) {

@@ -153,7 +153,11 @@ fn trim_prefix(prefix: &[Span<'static>]) -> Vec<Span<'static>> {
 /// A part of a row: bytes `start..end` of span `span`, or a literal.
 #[derive(Debug, Clone, Copy)]
 enum Piece {
-    Src { span: usize, start: usize, end: usize },
+    Src {
+        span: usize,
+        start: usize,
+        end: usize,
+    },
     Lit(&'static str, Style),
 }
 
@@ -180,7 +184,7 @@ struct Rows<'s, 'a, 'o> {
 }
 
 /// `prefix` made to leave at least one column of `width` for content, and the columns left.
-fn fit_prefix(prefix: &[Span<'static>], width: usize) -> (Cow<'_, [Span<'static>]>, usize) {
+fn fit_prefix<'p>(prefix: &'p [Span<'static>], width: usize) -> (Cow<'p, [Span<'static>]>, usize) {
     let pw = spans_width(prefix);
     if pw < width {
         (Cow::Borrowed(prefix), width - pw)
@@ -486,8 +490,14 @@ mod tests {
     #[test]
     fn prose_breaks_at_spaces_and_drops_them() {
         let spans = [Span::raw("hello big wide world")];
-        assert_eq!(text(&wrap(&spans, Kind::Prose, 9)), ["hello big", "wide", "world"]);
-        assert_eq!(text(&wrap(&spans, Kind::Prose, 100)), ["hello big wide world"]);
+        assert_eq!(
+            text(&wrap(&spans, Kind::Prose, 9)),
+            ["hello big", "wide", "world"]
+        );
+        assert_eq!(
+            text(&wrap(&spans, Kind::Prose, 100)),
+            ["hello big wide world"]
+        );
     }
 
     #[test]

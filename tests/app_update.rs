@@ -1,0 +1,292 @@
+//! The app's `update` driven by key events, as the event loop drives it: approvals, denial
+//! with a reason, always-allow, editing arguments, cancelling mid-stream, retry.
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use kimi_tui::app::event::{AppEvent, Effect};
+use kimi_tui::app::state::{App, Connection, DialogStage, Entry, PaneState};
+use kimi_tui::app::update::update;
+use kimi_tui::backend::{Mode, StreamEvent};
+use kimi_tui::engine::{ApprovalRequest, Decision, EngineEvent};
+use kimi_tui::protocol::{Message, ToolCall};
+use kimi_tui::tools::{Approval, CallProblem, ToolSpec, Toolbox};
+use serde_json::json;
+use tokio::sync::oneshot;
+
+fn weather() -> ToolSpec {
+    ToolSpec {
+        parameters: json!({"type": "object", "required": ["city"],
+            "properties": {"city": {"type": "string"}}}),
+        approval: Approval::Ask,
+        ..ToolSpec::new("get_weather", vec!["/bin/true".into()])
+    }
+}
+
+fn app() -> App {
+    let connection = Connection {
+        profile: "test".into(),
+        mode: Mode::Raw,
+        model: "m".into(),
+        host: "127.0.0.1:1".into(),
+    };
+    App::new(
+        connection,
+        Toolbox::new(vec![weather()]).expect("tools"),
+        None,
+    )
+}
+
+fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
+    update(
+        app,
+        AppEvent::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE))),
+    )
+}
+
+fn ctrl(app: &mut App, c: char) -> Vec<Effect> {
+    update(
+        app,
+        AppEvent::Terminal(Event::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::CONTROL,
+        ))),
+    )
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+/// A turn streaming one weather call, then the engine asking about it.
+fn ask(app: &mut App, arguments: &str) -> oneshot::Receiver<Decision> {
+    let call = ToolCall::new("functions.get_weather:0", "get_weather", arguments);
+    for e in [
+        EngineEvent::RoundStarted { round: 1 },
+        EngineEvent::Stream(StreamEvent::Text("Checking.".into())),
+        EngineEvent::Stream(StreamEvent::ToolCallBegin {
+            index: 0,
+            id: call.id.clone(),
+            name: "get_weather".into(),
+        }),
+        EngineEvent::Stream(StreamEvent::ToolCallArgs {
+            index: 0,
+            delta: arguments.into(),
+        }),
+        EngineEvent::Stream(StreamEvent::ToolCallEnd { index: 0 }),
+    ] {
+        update(app, AppEvent::Engine(e));
+    }
+    let problems: Vec<CallProblem> = app
+        .toolbox
+        .check_call("get_weather", arguments)
+        .err()
+        .into_iter()
+        .collect();
+    let (reply, answer) = oneshot::channel();
+    update(
+        app,
+        AppEvent::Approval {
+            request: ApprovalRequest {
+                index: 0,
+                call,
+                spec: weather(),
+                arguments: arguments.into(),
+                problems,
+            },
+            reply,
+        },
+    );
+    answer
+}
+
+fn pane_state(app: &App) -> PaneState {
+    match app.entries.last() {
+        Some(Entry::Assistant(t)) => t.panes[0].state.clone(),
+        other => panic!("no assistant turn: {other:?}"),
+    }
+}
+
+#[test]
+fn y_approves_with_the_models_arguments() {
+    let mut a = app();
+    let mut answer = ask(&mut a, r#"{"city": "Paris"}"#);
+    assert_eq!(pane_state(&a), PaneState::WaitingApproval);
+    assert!(answer.try_recv().is_err(), "nothing decided before a key");
+    key(&mut a, KeyCode::Char('y'));
+    assert_eq!(
+        answer.try_recv().expect("decided"),
+        Decision::Approve {
+            arguments: r#"{"city": "Paris"}"#.into()
+        }
+    );
+    assert!(a.dialog.is_none());
+}
+
+#[test]
+fn n_denies_with_the_typed_reason_and_esc_denies_without() {
+    let mut a = app();
+    let mut answer = ask(&mut a, r#"{"city": "Paris"}"#);
+    key(&mut a, KeyCode::Char('n'));
+    assert!(matches!(
+        a.dialog.as_ref().map(|d| &d.stage),
+        Some(DialogStage::Reason(_))
+    ));
+    typed(&mut a, "not in production");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(
+        answer.try_recv().expect("decided"),
+        Decision::Deny {
+            reason: Some("not in production".into())
+        }
+    );
+
+    let mut a = app();
+    let mut answer = ask(&mut a, r#"{"city": "Paris"}"#);
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(
+        answer.try_recv().expect("decided"),
+        Decision::Deny { reason: None }
+    );
+}
+
+#[test]
+fn a_always_allows_the_tool_for_the_session() {
+    let mut a = app();
+    let mut first = ask(&mut a, r#"{"city": "Paris"}"#);
+    key(&mut a, KeyCode::Char('a'));
+    assert!(matches!(first.try_recv(), Ok(Decision::Approve { .. })));
+    // The next call to the same tool is approved without a dialog...
+    let mut second = ask(&mut a, r#"{"city": "Lyon"}"#);
+    assert!(a.dialog.is_none());
+    assert!(
+        matches!(second.try_recv(), Ok(Decision::Approve { arguments }) if arguments.contains("Lyon"))
+    );
+    // ...but never with invalid arguments.
+    let _third = ask(&mut a, r#"{"city": 1}"#);
+    assert!(a.dialog.is_some(), "invalid arguments still ask");
+}
+
+#[test]
+fn invalid_arguments_cannot_be_approved_only_fixed() {
+    let mut a = app();
+    let mut answer = ask(&mut a, r#"{"city": 42}"#);
+    key(&mut a, KeyCode::Char('y'));
+    assert!(
+        answer.try_recv().is_err(),
+        "y does nothing on invalid arguments"
+    );
+    assert!(a.dialog.is_some());
+    // Edit: select all, replace with a fixed object, Ctrl-S.
+    key(&mut a, KeyCode::Char('e'));
+    let Some(DialogStage::Editing { editor, .. }) = a.dialog.as_mut().map(|d| &mut d.stage) else {
+        panic!("editing");
+    };
+    assert_eq!(editor.lines().join("\n"), "{\n  \"city\": 42\n}");
+    editor.select_all();
+    editor.cut();
+    typed(&mut a, r#"{"city": "#);
+    ctrl(&mut a, 's');
+    // Still invalid: the problem is shown and the editor stays.
+    match a.dialog.as_ref().map(|d| &d.stage) {
+        Some(DialogStage::Editing { problems, .. }) => {
+            assert!(problems[0].contains("not valid JSON"), "{problems:?}")
+        }
+        _ => panic!("still editing"),
+    }
+    typed(&mut a, r#""Lyon"}"#);
+    ctrl(&mut a, 's');
+    assert_eq!(
+        answer.try_recv().expect("decided"),
+        Decision::Approve {
+            arguments: r#"{"city":"Lyon"}"#.into()
+        }
+    );
+}
+
+#[test]
+fn esc_cancels_a_running_generation_and_keeps_the_text() {
+    let mut a = app();
+    typed(&mut a, "Tell me a story");
+    let fx = key(&mut a, KeyCode::Enter);
+    assert_eq!(fx, vec![Effect::StartTurn]);
+    assert!(a.busy);
+    assert_eq!(a.conversation, vec![Message::user("Tell me a story")]);
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
+    );
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::Stream(StreamEvent::Text("Once upon".into()))),
+    );
+    assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::Cancel]);
+    let Some(Entry::Assistant(t)) = a.entries.last() else {
+        panic!("turn");
+    };
+    assert_eq!(t.markdown.text(), "Once upon");
+    // Ctrl-C cancels while busy instead of quitting.
+    assert_eq!(ctrl(&mut a, 'c'), vec![Effect::Cancel]);
+}
+
+#[test]
+fn ctrl_c_quits_when_idle_and_ctrl_d_only_on_empty_input() {
+    let mut a = app();
+    typed(&mut a, "x");
+    assert!(ctrl(&mut a, 'd').is_empty());
+    let mut b = app();
+    assert_eq!(ctrl(&mut b, 'd'), vec![Effect::Quit]);
+    assert_eq!(ctrl(&mut b, 'c'), vec![Effect::Quit]);
+}
+
+#[test]
+fn retry_resends_the_last_user_turn() {
+    let mut a = app();
+    a.conversation = vec![
+        Message::user("first"),
+        Message::assistant("answer"),
+        Message::user("second"),
+        Message::assistant("partial"),
+    ];
+    a.entries.push(Entry::User {
+        text: "second".into(),
+        cache: Default::default(),
+    });
+    typed(&mut a, "/retry");
+    let fx = key(&mut a, KeyCode::Enter);
+    assert_eq!(fx, vec![Effect::StartTurn]);
+    assert_eq!(a.conversation.len(), 3);
+    assert_eq!(a.conversation[2], Message::user("second"));
+    assert!(a.busy);
+}
+
+#[test]
+fn shift_enter_and_ctrl_j_insert_newlines_and_up_recalls() {
+    let mut a = app();
+    typed(&mut a, "line one");
+    update(
+        &mut a,
+        AppEvent::Terminal(Event::Key(KeyEvent::new(
+            KeyCode::Enter,
+            KeyModifiers::SHIFT,
+        ))),
+    );
+    typed(&mut a, "two");
+    ctrl(&mut a, 'j');
+    typed(&mut a, "three");
+    assert_eq!(a.input.lines(), ["line one", "two", "three"]);
+    key(&mut a, KeyCode::Enter);
+    assert!(a.input.is_empty());
+    key(&mut a, KeyCode::Up);
+    assert_eq!(a.input.lines(), ["line one", "two", "three"]);
+}
+
+#[test]
+fn pasted_escape_sequences_are_stripped() {
+    let mut a = app();
+    update(
+        &mut a,
+        AppEvent::Terminal(Event::Paste("hi\u{1b}[31m there\r\n北京".into())),
+    );
+    assert_eq!(a.input.lines(), ["hi there", "北京"]);
+}
