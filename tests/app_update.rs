@@ -87,13 +87,13 @@ fn ask(app: &mut App, arguments: &str) -> oneshot::Receiver<Decision> {
     update(
         app,
         AppEvent::Approval {
-            request: ApprovalRequest {
+            request: Box::new(ApprovalRequest {
                 index: 0,
                 call,
                 spec: weather(),
                 arguments: arguments.into(),
                 problems,
-            },
+            }),
             reply,
         },
     );

@@ -14,13 +14,13 @@ pub enum AppEvent {
     Engine(EngineEvent),
     /// The agent loop asks about a call; answer through `reply`.
     Approval {
-        request: ApprovalRequest,
+        request: Box<ApprovalRequest>,
         reply: oneshot::Sender<Decision>,
     },
     /// The turn is over; `conversation` is the authoritative history it produced.
     TurnDone {
         conversation: Vec<Message>,
-        outcome: TurnOutcome,
+        outcome: Box<TurnOutcome>,
     },
     /// Time passes (spinners, elapsed times); only redraws when something is animated.
     Tick,
@@ -38,4 +38,22 @@ pub enum Effect {
     /// Write the inspector's text to a file.
     SaveInspector(String),
     Quit,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_stay_small() {
+        // Every streamed token is an event, and the queue holds up to EVENT_QUEUE of them:
+        // big payloads are boxed so that a full queue stays a few hundred kilobytes.
+        let sizes = (
+            std::mem::size_of::<AppEvent>(),
+            std::mem::size_of::<EngineEvent>(),
+            std::mem::size_of::<crate::backend::StreamEvent>(),
+        );
+        eprintln!("AppEvent, EngineEvent, StreamEvent: {sizes:?}");
+        assert!(sizes.0 <= 256 && sizes.2 <= 128, "{sizes:?}");
+    }
 }

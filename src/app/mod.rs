@@ -28,6 +28,8 @@ use event::{AppEvent, Effect};
 use state::{App, Connection};
 
 const FRAME: Duration = Duration::from_millis(16);
+/// Engine events buffered between the agent task and the screen.
+const EVENT_QUEUE: usize = 1024;
 
 /// Logs, saved inspector dumps and demo tools live here, never on the screen.
 pub fn state_dir() -> PathBuf {
@@ -119,13 +121,19 @@ async fn async_main(connect: &ConnectArgs, demo: bool) -> Result<()> {
 
 /// Asks the user through the app: sends the request into the event channel and waits.
 struct ChannelApprover {
-    tx: mpsc::UnboundedSender<AppEvent>,
+    tx: mpsc::Sender<AppEvent>,
 }
 
 impl Approver for ChannelApprover {
     async fn decide(&mut self, request: ApprovalRequest) -> Decision {
         let (reply, answer) = oneshot::channel();
-        if self.tx.send(AppEvent::Approval { request, reply }).is_err() {
+        let request = Box::new(request);
+        if self
+            .tx
+            .send(AppEvent::Approval { request, reply })
+            .await
+            .is_err()
+        {
             return Decision::Deny { reason: None };
         }
         answer.await.unwrap_or(Decision::Deny { reason: None })
@@ -144,27 +152,31 @@ async fn event_loop(
     toolbox: Toolbox,
     max_rounds: u32,
 ) -> Result<()> {
-    let (tx, mut rx) = mpsc::unbounded_channel::<AppEvent>();
+    // Bounded: when the screen falls behind a fast stream, the stream waits instead of
+    // queueing every token in memory.
+    let (tx, mut rx) = mpsc::channel::<AppEvent>(EVENT_QUEUE);
     let mut term_events = crossterm::event::EventStream::new();
     let mut ticker = tokio::time::interval(Duration::from_millis(100));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let theme = ui::markdown::Theme::default();
     let mut running: Option<Running> = None;
     let mut last_draw = Instant::now() - FRAME;
+    // At most ~60 frames a second, and fewer when a frame is expensive (a huge message being
+    // re-wrapped): drawing never takes more than about a fifth of the time.
+    let mut frame_gap = FRAME;
     loop {
-        if app.dirty && last_draw.elapsed() >= FRAME {
+        if app.dirty && last_draw.elapsed() >= frame_gap {
+            let started = Instant::now();
             let size = terminal.size()?;
-            ui::prepare(
-                app,
-                ratatui::layout::Rect::new(0, 0, size.width, size.height),
-                &theme,
-            );
+            let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+            ui::prepare(app, area, &theme);
             terminal.draw(|f| ui::draw(f, app))?;
             app.dirty = false;
             last_draw = Instant::now();
+            frame_gap = FRAME.max(started.elapsed() * 5);
         }
         let wait = if app.dirty {
-            FRAME.saturating_sub(last_draw.elapsed())
+            frame_gap.saturating_sub(last_draw.elapsed())
         } else {
             Duration::from_secs(3600)
         };
@@ -231,7 +243,7 @@ fn spawn_turn(
     toolbox: &Toolbox,
     max_rounds: u32,
     cancel: CancellationToken,
-    tx: mpsc::UnboundedSender<AppEvent>,
+    tx: mpsc::Sender<AppEvent>,
 ) {
     let mut conversation = app.conversation.clone();
     let backend = backend.clone();
@@ -246,14 +258,29 @@ fn spawn_turn(
         let events = tx.clone();
         let outcome = agent
             .run_turn(&mut conversation, &mut approver, &cancel, &mut |e| {
-                let _ = events.send(AppEvent::Engine(e));
+                send_blocking(&events, AppEvent::Engine(e))
             })
             .await;
-        let _ = tx.send(AppEvent::TurnDone {
-            conversation,
-            outcome,
-        });
+        let _ = tx
+            .send(AppEvent::TurnDone {
+                conversation,
+                outcome: Box::new(outcome),
+            })
+            .await;
     });
+}
+
+/// Send from the engine's synchronous callback; when the queue is full, wait for the screen
+/// (off the async worker, which `block_in_place` allows) rather than grow the queue.
+fn send_blocking(tx: &mpsc::Sender<AppEvent>, event: AppEvent) {
+    match tx.try_send(event) {
+        Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => {}
+        Err(mpsc::error::TrySendError::Full(event)) => {
+            tokio::task::block_in_place(|| {
+                let _ = tx.blocking_send(event);
+            });
+        }
+    }
 }
 
 fn save_inspector(app: &mut App, text: &str) {

@@ -27,6 +27,7 @@ pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
                     arguments: request.arguments,
                 });
             } else {
+                let request = *request;
                 let index = request.index;
                 if let Some(p) = app.current_turn().and_then(|t| t.pane_mut(index)) {
                     p.state = PaneState::WaitingApproval;

@@ -36,7 +36,16 @@ pub struct Trace {
     pub total_us: Option<u64>,
     /// How it ended, when it did not end well.
     pub error: Option<String>,
+    /// Chunks that arrived after `data` reached [`DATA_CAP`], not kept.
+    #[serde(default)]
+    pub dropped_chunks: u64,
+    #[serde(default)]
+    pub dropped_bytes: u64,
 }
+
+/// Most chunk bytes kept per request. A raw-mode answer of 100,000 tokens is about 0.7 MB; the
+/// SSE events of a chat-mode one about 20 MB, of which the start is what anyone inspects.
+pub const DATA_CAP: usize = 4 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChunkMark {
@@ -59,6 +68,11 @@ impl Trace {
     pub fn push_chunk(&mut self, data: &str, at_us: u64) {
         if self.first_chunk_us.is_none() {
             self.first_chunk_us = Some(at_us);
+        }
+        if self.data.len() + data.len() > DATA_CAP {
+            self.dropped_chunks += 1;
+            self.dropped_bytes += data.len() as u64;
+            return;
         }
         self.data.push_str(data);
         self.chunks.push(ChunkMark {
@@ -94,5 +108,17 @@ mod tests {
         let got: Vec<(&str, u64)> = t.chunks().collect();
         assert_eq!(got, vec![("Hel", 10), ("", 12), ("lo 北京", 30)]);
         assert_eq!(t.first_chunk_us, Some(10));
+    }
+
+    #[test]
+    fn chunks_past_the_cap_are_counted_not_kept() {
+        let mut t = Trace::default();
+        let big = "x".repeat(DATA_CAP - 1);
+        t.push_chunk(&big, 1);
+        t.push_chunk("ab", 2);
+        t.push_chunk("c", 3);
+        assert_eq!(t.data.len(), DATA_CAP);
+        assert_eq!((t.dropped_chunks, t.dropped_bytes), (1, 2));
+        assert_eq!(t.chunks.len(), 2);
     }
 }

@@ -236,7 +236,7 @@ async fn check_server(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
     };
 
     // Check 3.
-    if models.iter().any(|m| *m == ep.model) {
+    if models.contains(&ep.model) {
         report.pass("model", &format!("{} is served", ep.model));
     } else if models.is_empty() {
         report.warn(
@@ -471,6 +471,9 @@ fn fix_for(e: &BackendError, ctx: &Ctx<'_>, stage: Option<Mode>) -> String {
                     "the server wants an API key: set api_key_env = \"VAR\" in profile `{profile}` and export VAR=<your key>"
                 ),
             },
+            404 if stage == Some(Mode::Raw) => format!(
+                "check base_url in profile `{profile}` (it should end in /v1) and the model name; a server without /v1/completions (the Moonshot API) needs mode = \"chat\""
+            ),
             404 => format!(
                 "check base_url in profile `{profile}` (it should end in /v1, e.g. http://127.0.0.1:8000/v1) and the model name"
             ),

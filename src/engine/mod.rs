@@ -24,9 +24,9 @@ pub enum EngineEvent {
     /// the request's trace for the inspector.
     RoundFinished {
         round: u32,
-        message: Option<Message>,
+        message: Option<Box<Message>>,
         finish: String,
-        error: Option<BackendError>,
+        error: Option<Box<BackendError>>,
         cancelled: bool,
         trace: Box<Trace>,
     },
@@ -45,7 +45,7 @@ pub enum EngineEvent {
     ToolFinished {
         index: usize,
         call: ToolCall,
-        outcome: ToolOutcome,
+        outcome: Box<ToolOutcome>,
     },
     /// A tool result appended to the conversation.
     ToolResult {
@@ -117,9 +117,9 @@ impl Agent<'_> {
             outcome.error = result.error.clone();
             on_event(EngineEvent::RoundFinished {
                 round,
-                message,
+                message: message.map(Box::new),
                 finish,
-                error: result.error,
+                error: result.error.map(Box::new),
                 cancelled: result.cancelled,
                 trace: Box::new(result.trace),
             });
@@ -231,7 +231,7 @@ impl Agent<'_> {
         on_event(EngineEvent::ToolFinished {
             index,
             call: call.clone(),
-            outcome,
+            outcome: Box::new(outcome),
         });
         content
     }

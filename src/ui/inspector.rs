@@ -47,6 +47,17 @@ pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
         ),
         style::dim(),
     )));
+    if trace.dropped_chunks > 0 {
+        out.push(Line::from(Span::styled(
+            format!(
+                "! {} later chunks ({} bytes) not kept: a request keeps its first {} MiB",
+                trace.dropped_chunks,
+                trace.dropped_bytes,
+                crate::backend::trace::DATA_CAP >> 20
+            ),
+            style::warning(),
+        )));
+    }
     if let Some(e) = &trace.error {
         out.push(Line::from(Span::styled(format!("✗ {e}"), style::error())));
     }

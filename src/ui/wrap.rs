@@ -29,6 +29,13 @@ pub fn wrap_line(line: &str, width: usize) -> Vec<String> {
     for c in line.chars() {
         let w = c.width().unwrap_or(0);
         if cur_w + w > width && !cur.is_empty() {
+            // A space that does not fit is the break itself.
+            if c == ' ' {
+                pieces.push(std::mem::take(&mut cur));
+                cur_w = 0;
+                last_space = None;
+                continue;
+            }
             match last_space {
                 Some((at, at_w)) if at < cur.len() => {
                     let rest = cur.split_off(at);

@@ -471,9 +471,9 @@ fn number_end(b: &[u8], i: usize) -> usize {
     let mut j = i + 1;
     while j < b.len() {
         let c = b[j];
-        if is_ident(c) || (c == b'.' && b.get(j + 1).is_some_and(u8::is_ascii_digit)) {
-            j += 1;
-        } else if (c == b'+' || c == b'-') && !hex && matches!(b[j - 1], b'e' | b'E') {
+        let fraction = c == b'.' && b.get(j + 1).is_some_and(u8::is_ascii_digit);
+        let exponent_sign = (c == b'+' || c == b'-') && !hex && matches!(b[j - 1], b'e' | b'E');
+        if is_ident(c) || fraction || exponent_sign {
             j += 1;
         } else {
             break;
@@ -561,7 +561,8 @@ fn lex(code: &str, syn: &Syntax, mut tok: impl FnMut(usize, usize, Class)) {
         } else if syn.shell_vars && c == b'$' && i + 1 < n {
             i += 1;
             if b[i] == b'{' {
-                i = memchr::memchr(b'}', &b[i..]).map_or(line_end(b, i), |p| i + p + 1);
+                let eol = line_end(b, i);
+                i = memchr::memchr(b'}', &b[i..eol]).map_or(eol, |p| i + p + 1);
             } else if is_ident(b[i]) {
                 while i < n && is_ident(b[i]) {
                     i += 1;

@@ -186,6 +186,16 @@ pub(crate) fn render_block(text: &str, width: usize, theme: &Theme, out: &mut Ve
     r.flush_inline();
 }
 
+/// `<br>`, `<br/>` or `<br />`, which models use for line breaks (in tables too).
+fn is_br(html: &str) -> bool {
+    let h = html.trim();
+    let Some(inner) = h.strip_prefix('<').and_then(|h| h.strip_suffix('>')) else {
+        return false;
+    };
+    let inner = inner.trim_end_matches('/').trim();
+    inner.eq_ignore_ascii_case("br")
+}
+
 fn cow_str<'a>(s: pulldown_cmark::CowStr<'a>) -> Cow<'a, str> {
     match s {
         pulldown_cmark::CowStr::Borrowed(b) => Cow::Borrowed(b),
@@ -280,12 +290,10 @@ impl<'a> Renderer<'a, '_> {
             link.text.push_str(&text);
         }
         let text = if text.contains(['\t', '\n']) {
-            let col = match &self.table {
-                Some(t) => spans_width(&t.cell),
-                None => spans_width(&self.inline),
-            };
+            // Prose is re-flowed, so tab stops count from the start of this piece of text
+            // (which keeps the work linear).
             let mut s = String::with_capacity(text.len() + 8);
-            expand_tabs_into(&text.replace('\n', " "), col, &mut s);
+            expand_tabs_into(&text.replace('\n', " "), 0, &mut s);
             Cow::Owned(s)
         } else {
             text
@@ -329,6 +337,7 @@ impl<'a> Renderer<'a, '_> {
                     self.push_text(cow_str(t), style);
                 }
             },
+            Event::InlineHtml(t) if is_br(&t) => self.event(Event::HardBreak),
             Event::InlineHtml(t) => {
                 let style = self.style().patch(self.theme.html);
                 self.push_text(cow_str(t), style);
@@ -637,13 +646,13 @@ impl<'a> Renderer<'a, '_> {
         let sep = Span::styled(" │ ", theme.table_border);
         for (r, row) in table.rows.iter().enumerate() {
             let mut spans: Vec<Span<'static>> = Vec::new();
-            for c in 0..cols {
+            for (c, &width) in widths.iter().enumerate() {
                 if c > 0 {
                     spans.push(sep.clone());
                 }
                 let empty = Vec::new();
                 let cell = row.get(c).unwrap_or(&empty);
-                let pad = widths[c] - spans_width(cell);
+                let pad = width - spans_width(cell);
                 let (before, after) = match table.aligns.get(c) {
                     Some(Alignment::Right) => (pad, 0),
                     Some(Alignment::Center) => (pad / 2, pad - pad / 2),

@@ -392,7 +392,8 @@ pub(crate) fn wrap_into(
 }
 
 /// Greedy word wrap: words are runs of non-space clusters (across spans), separated by runs
-/// of spaces that are kept inside a row and dropped at a break.
+/// of spaces that are kept inside a row and dropped at a break; a wide cluster is a word by
+/// itself, so CJK text breaks between any two characters.
 fn prose(rows: &mut Rows<'_, '_, '_>) {
     let spans = rows.spans;
     let mut word = Word::default();
@@ -403,6 +404,14 @@ fn prose(rows: &mut Rows<'_, '_, '_>) {
             }
             word.gap.push(c);
             word.gap_w += c.w;
+        } else if c.w >= 2 {
+            // Wide characters (CJK, emoji) can break before and after: each is a word.
+            if !word.word.is_empty() {
+                word.place(rows);
+            }
+            word.word.push(c);
+            word.word_w = c.w;
+            word.place(rows);
         } else {
             word.word.push(c);
             word.word_w += c.w;
@@ -508,6 +517,13 @@ mod tests {
         assert_eq!(text(&lines), ["ab", "cdef", "ghij"]);
         assert_eq!(lines[1].spans[0].style, bold);
         assert_eq!(lines[2].spans[0].style, bold);
+    }
+
+    #[test]
+    fn cjk_breaks_between_characters_after_latin_words() {
+        let spans = [Span::raw("Hello 北京今天晴 ok")];
+        let lines = wrap(&spans, Kind::Prose, 10);
+        assert_eq!(text(&lines), ["Hello 北京", "今天晴 ok"]);
     }
 
     #[test]

@@ -1,0 +1,261 @@
+//! Session files end to end: a real request's trace saved without its key, and
+//! `kimi-tui sessions` / `kimi-tui export` through the real binary with the data directory in a
+//! temp dir.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use kimi_tui::backend::{Backend, Endpoint, Mode};
+use kimi_tui::mock::{MockOptions, MockServer};
+use kimi_tui::protocol::{Message, ToolCall};
+use kimi_tui::session::{Session, SessionStore};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test]
+async fn a_saved_session_never_holds_the_api_key() {
+    const SECRET: &str = "sk-session-secret-0815";
+    let server = MockServer::start(
+        MockOptions {
+            api_key: Some(SECRET.into()),
+            ..MockOptions::default()
+        },
+        0,
+    )
+    .await
+    .expect("mock");
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path().join("sessions"));
+    for mode in [Mode::Raw, Mode::Chat] {
+        let mut ep = Endpoint::new(mode, &server.base_url(), "moonshotai/Kimi-K2-Instruct");
+        ep.api_key = Some(SECRET.into());
+        let backend = Backend::new(ep.clone()).expect("backend");
+        let mut session = Session::for_endpoint("test", &ep);
+        session.messages.push(Message::user("Say hi"));
+        let result = backend
+            .stream_turn(
+                &session.messages,
+                &[],
+                &CancellationToken::new(),
+                &mut |_| {},
+            )
+            .await;
+        assert!(result.error.is_none(), "{:?}", result.error);
+        session.messages.push(result.assistant_message());
+        session.push_trace(1, result.trace);
+        session.touch();
+        let path = store.save(&session).expect("saved");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(!text.contains(SECRET), "{mode:?}: the key leaked");
+        assert!(text.contains("Bearer [redacted]"), "{mode:?}");
+        // The trace is really there: the request and the streamed chunks.
+        let loaded = store.load(&session.id).expect("loads");
+        assert_eq!(loaded, session);
+        let trace = &loaded.traces[0].trace;
+        assert_eq!(trace.status, Some(200));
+        assert!(!trace.chunks.is_empty());
+        assert!(trace.request.get("model").is_some());
+    }
+    server.shutdown().await;
+}
+
+fn bin(data_home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kimi-tui"));
+    cmd.env("XDG_DATA_HOME", data_home).current_dir(data_home);
+    cmd
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The store the binary uses under `XDG_DATA_HOME=data_home`.
+fn store_in(data_home: &Path) -> SessionStore {
+    SessionStore::new(data_home.join("kimi-tui/sessions"))
+}
+
+fn session(id: &str, updated: u64, profile: &str, question: &str) -> Session {
+    let mut s = Session::new(profile, Mode::Chat, "kimi-k2", "http://h/v1");
+    s.id = id.to_owned();
+    s.created_unix_ms = updated - 60_000;
+    s.updated_unix_ms = updated;
+    s.messages = vec![
+        Message::system("Be brief."),
+        Message::user(question),
+        Message::assistant_with_calls(
+            "",
+            vec![ToolCall::new(
+                "functions.get_weather:0",
+                "get_weather",
+                "{\"city\": \"Beijing\"}",
+            )],
+        ),
+        Message::tool_result("functions.get_weather:0", "get_weather", "Sunny"),
+        Message::assistant("Sunny."),
+        Message::user("Thanks"),
+    ];
+    s
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("runs")
+}
+
+#[test]
+fn sessions_says_where_they_go_when_there_are_none() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let o = run(bin(dir.path()).arg("sessions"));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        format!(
+            "no sessions yet (they are saved in {})\n",
+            dir.path().join("kimi-tui/sessions").display()
+        )
+    );
+}
+
+/// Two sessions (2026-11-30 12:01 and 2026-12-01 08:30 UTC) and an unreadable file.
+fn populated() -> (tempfile::TempDir, Session, Session) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = store_in(dir.path());
+    let older = session(
+        "20261130-120002-aaaa",
+        1_796_040_062_345,
+        "local",
+        "What's the weather in Beijing?\nAnd tomorrow?",
+    );
+    let newer = session(
+        "20261201-082900-bbbb",
+        1_796_113_800_000,
+        "moonshot",
+        "A question that is quite a bit longer than sixty characters, so it is cut",
+    );
+    store.save(&older).expect("save");
+    store.save(&newer).expect("save");
+    std::fs::write(
+        store.dir.join("20261129-000000-dead.json"),
+        "{\"version\": 1,",
+    )
+    .expect("w");
+    (dir, older, newer)
+}
+
+#[test]
+fn sessions_lists_newest_first_in_a_table() {
+    let (dir, _, _) = populated();
+    let o = run(bin(dir.path()).arg("sessions"));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0].starts_with("UPDATED (UTC)"), "{out}");
+    assert_eq!(
+        lines[1],
+        "2026-12-01 08:30  20261201-082900-bbbb  moonshot      2  A question that is quite a bit longer than sixty characters…"
+    );
+    assert_eq!(
+        lines[2],
+        "2026-11-30 12:01  20261130-120002-aaaa  local         2  What's the weather in Beijing? And tomorrow?"
+    );
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("20261129-000000-dead.json") && err.contains("line 1"),
+        "the unreadable file is named: {err}"
+    );
+}
+
+#[test]
+fn export_by_id_latest_and_path_in_both_formats() {
+    let (dir, older, newer) = populated();
+    let md = run(bin(dir.path()).args(["export", &older.id]));
+    assert!(md.status.success(), "{}", text(&md.stderr));
+    let md = text(&md.stdout);
+    assert!(
+        md.starts_with("# Kimi session 2026-11-30 12:00 UTC: local, kimi-k2\n"),
+        "{md}"
+    );
+    for needle in [
+        "### System\n\nBe brief.\n",
+        "### User\n\nWhat's the weather in Beijing?\nAnd tomorrow?\n",
+        "Tool call `get_weather` (`functions.get_weather:0`):\n\n```json\n{\n  \"city\": \"Beijing\"\n}\n```\n",
+        "### Tool result: get_weather (functions.get_weather:0)\n\n```\nSunny\n```\n",
+    ] {
+        assert!(md.contains(needle), "{needle:?} in\n{md}");
+    }
+
+    let json = run(bin(dir.path()).args(["export", "latest", "--format", "json"]));
+    assert!(json.status.success(), "{}", text(&json.stderr));
+    let back: Vec<Message> = serde_json::from_slice(&json.stdout).expect("a JSON array");
+    assert_eq!(back, newer.messages);
+
+    let path = store_in(dir.path()).path_of(&older.id);
+    let by_path = run(bin(dir.path()).args(["export", &path.display().to_string()]));
+    assert!(by_path.status.success(), "{}", text(&by_path.stderr));
+    assert_eq!(text(&by_path.stdout), md);
+
+    // --output: the format follows the extension unless given.
+    let o = run(bin(dir.path()).args(["export", &older.id, "--output", "out/chat.json"]));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.stdout.is_empty());
+    let written: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/chat.json")).expect("r"),
+    )
+    .expect("json");
+    assert_eq!(written[3]["role"], "tool");
+    let o = run(bin(dir.path()).args(["export", &older.id, "-o", "chat.md"]));
+    assert!(o.status.success());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("chat.md")).expect("r"),
+        md
+    );
+}
+
+#[test]
+fn export_errors_name_what_is_wrong_and_touch_nothing() {
+    let (dir, older, _) = populated();
+    let o = run(bin(dir.path()).args(["export", "20260101-000000-ffff"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("no session `20260101-000000-ffff`"),
+        "{}",
+        text(&o.stderr)
+    );
+
+    let o = run(bin(dir.path()).args(["export", "20261129-000000-dead"]));
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("20261129-000000-dead.json: not a valid session file")
+            && err.contains("line 1"),
+        "{err}"
+    );
+
+    let path: PathBuf = store_in(dir.path()).path_of(&older.id);
+    let newer_format = r#"{"version": 2, "id": "x"}"#;
+    std::fs::write(&path, newer_format).expect("write");
+    let o = run(bin(dir.path()).args(["export", &older.id]));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("written by a newer kimi-tui (version 2); left untouched"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&path).expect("r"), newer_format);
+
+    let empty = tempfile::tempdir().expect("tmp");
+    let o = run(bin(empty.path()).args(["export", "latest"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("no sessions yet"));
+}
+
+#[test]
+fn the_dir_flag_overrides_the_data_dir() {
+    let (dir, older, _) = populated();
+    let elsewhere = tempfile::tempdir().expect("tmp");
+    let sessions = store_in(dir.path()).dir.display().to_string();
+    let o = run(bin(elsewhere.path()).args(["sessions", "--dir", &sessions]));
+    assert!(text(&o.stdout).contains(&older.id), "{}", text(&o.stdout));
+    let o = run(bin(elsewhere.path()).args(["export", &older.id, "--dir", &sessions]));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}

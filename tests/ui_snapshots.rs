@@ -1,0 +1,324 @@
+//! Screens as a person sees them, drawn with ratatui's TestBackend and kept as insta snapshots.
+
+use std::time::{Duration, Instant};
+
+use kimi_tui::app::state::{
+    App, ApprovalDialog, AssistantTurn, Connection, DialogStage, Entry, PaneState, ToolPane,
+    TurnState,
+};
+use kimi_tui::backend::{MarkerHit, Mode, Trace};
+use kimi_tui::engine::ApprovalRequest;
+use kimi_tui::protocol::{Marker, ToolCall};
+use kimi_tui::tools::{Approval, CallProblem, ToolSpec, Toolbox};
+use kimi_tui::ui;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+use serde_json::json;
+
+fn weather() -> ToolSpec {
+    ToolSpec {
+        description: "Weather for a city".into(),
+        parameters: json!({"type": "object", "required": ["city"],
+            "properties": {"city": {"type": "string"}}}),
+        approval: Approval::Ask,
+        ..ToolSpec::new("get_weather", vec!["/opt/tools/weather.sh".into()])
+    }
+}
+
+fn app(mode: Mode) -> App {
+    let connection = Connection {
+        profile: "local".into(),
+        mode,
+        model: "moonshotai/Kimi-K2-Instruct".into(),
+        host: "127.0.0.1:8000".into(),
+    };
+    App::new(
+        connection,
+        Toolbox::new(vec![weather()]).expect("tools"),
+        None,
+    )
+}
+
+fn user(app: &mut App, text: &str) {
+    app.entries.push(Entry::User {
+        text: text.into(),
+        cache: Default::default(),
+    });
+}
+
+fn assistant<'a>(app: &'a mut App, text: &str, state: TurnState) -> &'a mut AssistantTurn {
+    let mut t = AssistantTurn::new(None);
+    t.markdown.push_str(text);
+    t.state = state;
+    app.entries.push(Entry::Assistant(Box::new(t)));
+    match app.entries.last_mut() {
+        Some(Entry::Assistant(t)) => t,
+        _ => unreachable!(),
+    }
+}
+
+/// The screen as text, one row per line, trailing spaces trimmed.
+fn screen(app: &mut App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    ui::prepare(app, Rect::new(0, 0, w, h), &ui::markdown::Theme::default());
+    term.draw(|f| ui::draw(f, app)).expect("draw");
+    let buf = term.backend().buffer();
+    let mut out = String::new();
+    for y in 0..h {
+        let mut row = String::new();
+        let mut skip = 0;
+        for x in 0..w {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let sym = buf[(x, y)].symbol();
+            skip = unicode_width::UnicodeWidthStr::width(sym).saturating_sub(1);
+            row.push_str(sym);
+        }
+        out.push_str(row.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+const ANSWER: &str = "## Reading a file\n\nUse `std::fs::read_to_string`:\n\n```rust\nfn main() {\n    let s = std::fs::read_to_string(\"a.txt\").unwrap();\n    println!(\"{s}\");\n}\n```\n\n- it returns a **Result**\n- errors are *io::Error*\n";
+
+#[test]
+fn streamed_answer_with_code_block() {
+    let mut a = app(Mode::Raw);
+    user(&mut a, "How do I read a file in Rust?");
+    assistant(&mut a, ANSWER, TurnState::Streaming);
+    insta::assert_snapshot!(screen(&mut a, 80, 26));
+}
+
+#[test]
+fn tool_pane_in_each_state() {
+    let since = Instant::now();
+    let now = since + Duration::from_millis(1500);
+    let states = [
+        PaneState::Streaming,
+        PaneState::Incomplete,
+        PaneState::Pending,
+        PaneState::WaitingApproval,
+        PaneState::Running { since },
+        PaneState::Done {
+            exit_code: 0,
+            duration: Duration::from_millis(12),
+        },
+        PaneState::Failed {
+            summary: "exit 3".into(),
+            duration: Duration::from_millis(40),
+        },
+        PaneState::TimedOut {
+            duration: Duration::from_secs(20),
+        },
+        PaneState::Refused {
+            reason: "the arguments do not match the tool's parameters: at /city: 42 is not of type \"string\"".into(),
+            invalid: true,
+        },
+        PaneState::Refused {
+            reason: "the user declined to run this tool: not now".into(),
+            invalid: false,
+        },
+    ];
+    let mut out = String::new();
+    for (i, state) in states.into_iter().enumerate() {
+        let mut p = ToolPane::new(
+            i,
+            format!("functions.get_weather:{i}"),
+            "get_weather".into(),
+        );
+        p.arguments = if matches!(state, PaneState::Streaming | PaneState::Incomplete) {
+            "{\"city\": \"Par".into()
+        } else {
+            "{\"city\": \"Paris\"}".into()
+        };
+        if matches!(state, PaneState::Done { .. } | PaneState::Failed { .. }) {
+            p.result = Some(
+                (1..=7)
+                    .map(|n| format!("result line {n}"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+        }
+        p.state = state;
+        for l in ui::tool_pane::lines(&p, 72, i == 5, now) {
+            out.push_str(l.to_string().trim_end());
+            out.push('\n');
+        }
+    }
+    insta::assert_snapshot!(out);
+}
+
+fn request(arguments: &str) -> ApprovalRequest {
+    let toolbox = Toolbox::new(vec![weather()]).expect("tools");
+    ApprovalRequest {
+        index: 0,
+        call: ToolCall::new("functions.get_weather:0", "get_weather", arguments),
+        spec: weather(),
+        arguments: arguments.into(),
+        problems: toolbox
+            .check_call("get_weather", arguments)
+            .err()
+            .into_iter()
+            .collect::<Vec<CallProblem>>(),
+    }
+}
+
+#[test]
+fn approval_dialog_valid_and_invalid() {
+    for (name, args) in [
+        ("approval_dialog_valid", r#"{"city": "Paris"}"#),
+        ("approval_dialog_invalid", r#"{"city": 42}"#),
+    ] {
+        let mut a = app(Mode::Raw);
+        user(&mut a, "What's the weather like in Paris?");
+        let t = assistant(&mut a, "Let me check.", TurnState::Done);
+        let mut p = ToolPane::new(0, "functions.get_weather:0".into(), "get_weather".into());
+        p.arguments = args.into();
+        p.state = PaneState::WaitingApproval;
+        t.panes.push(p);
+        a.dialog = Some(ApprovalDialog {
+            request: request(args),
+            reply: None,
+            stage: DialogStage::Asking,
+        });
+        insta::assert_snapshot!(name, screen(&mut a, 90, 24));
+    }
+}
+
+fn raw_trace() -> Trace {
+    let mut t = Trace {
+        mode: Mode::Raw,
+        url: "http://127.0.0.1:8000/v1/completions".into(),
+        headers: vec![
+            ("Content-Type".into(), "application/json".into()),
+            ("Authorization".into(), "Bearer [redacted]".into()),
+        ],
+        request: json!({"model": "moonshotai/Kimi-K2-Instruct", "prompt": "…", "stream": true,
+            "skip_special_tokens": false}),
+        prompt: Some("<|im_system|>system<|im_middle|>You are Kimi.<|im_end|><|im_user|>user<|im_middle|>Weather in Paris?<|im_end|><|im_assistant|>assistant<|im_middle|>".into()),
+        status: Some(200),
+        total_us: Some(48_000),
+        ..Trace::default()
+    };
+    let chunks = [
+        "Let me check.",
+        "<|tool_calls_sec",
+        "tion_begin|><|tool_call_begin|>",
+        "functions.get_weather:0",
+        "<|tool_call_argument_begin|>{\"city\": ",
+        "\"Paris\"}<|tool_call_end|>",
+        "<|tool_calls_section_end|>",
+    ];
+    for (i, c) in chunks.iter().enumerate() {
+        t.push_chunk(c, 2_000 + i as u64 * 6_500);
+    }
+    let text = t.data.clone();
+    for m in [
+        Marker::SectionBegin,
+        Marker::CallBegin,
+        Marker::ArgumentBegin,
+        Marker::CallEnd,
+        Marker::SectionEnd,
+    ] {
+        let offset = text.find(m.text()).expect("marker in text") as u64;
+        let call = (!matches!(m, Marker::SectionBegin | Marker::SectionEnd)).then_some(0);
+        t.markers.push(MarkerHit {
+            marker: m,
+            offset,
+            call,
+        });
+    }
+    t
+}
+
+#[test]
+fn inspector_raw_mode() {
+    let mut a = app(Mode::Raw);
+    a.traces.push(raw_trace());
+    a.inspector.open = true;
+    insta::assert_snapshot!(screen(&mut a, 110, 40));
+}
+
+#[test]
+fn inspector_chat_mode() {
+    let mut a = app(Mode::Chat);
+    let mut t = Trace {
+        mode: Mode::Chat,
+        url: "http://127.0.0.1:8000/v1/chat/completions".into(),
+        request: json!({"model": "m", "messages": [{"role": "user", "content": "Weather in Paris?"}], "stream": true}),
+        status: Some(200),
+        ..Trace::default()
+    };
+    for (i, e) in [
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"functions.get_weather:0","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\": \"Paris\"}"}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"<|im_end|>\u001b[31m"},"finish_reason":"tool_calls"}]}"#,
+    ]
+    .iter()
+    .enumerate()
+    {
+        t.push_chunk(e, 1_000 * (i as u64 + 1));
+    }
+    a.traces.push(t);
+    a.inspector.open = true;
+    insta::assert_snapshot!(screen(&mut a, 110, 30));
+}
+
+#[test]
+fn help_overlay() {
+    let mut a = app(Mode::Raw);
+    a.help_open = true;
+    insta::assert_snapshot!(screen(&mut a, 100, 30));
+}
+
+#[test]
+fn narrow_terminal_40_columns() {
+    let mut a = app(Mode::Raw);
+    user(&mut a, "What's the weather like in Paris today?");
+    let t = assistant(&mut a, ANSWER, TurnState::Done);
+    let mut p = ToolPane::new(0, "functions.get_weather:0".into(), "get_weather".into());
+    p.arguments = r#"{"city": "Paris"}"#.into();
+    p.state = PaneState::Done {
+        exit_code: 0,
+        duration: Duration::from_millis(9),
+    };
+    p.result = Some(r#"{"city": "Paris", "weather": "Sunny", "temp_c": 25}"#.into());
+    t.panes.push(p);
+    insta::assert_snapshot!(screen(&mut a, 40, 40));
+}
+
+#[test]
+fn cjk_and_emoji_wrap_by_display_width() {
+    let mut a = app(Mode::Raw);
+    user(&mut a, "北京今天天气怎么样？请用中文回答。😀");
+    assistant(
+        &mut a,
+        "北京今天晴，气温二十五度，空气质量良好，适合户外活动。明天可能有小雨，请带伞。😀🌧️ 東京は晴れです。",
+        TurnState::Done,
+    );
+    let s = screen(&mut a, 30, 16);
+    for line in s.lines() {
+        assert!(unicode_width::UnicodeWidthStr::width(line) <= 30, "{line}");
+    }
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn failed_turn_shows_the_error_in_the_turn() {
+    let mut a = app(Mode::Chat);
+    user(&mut a, "hello");
+    assistant(
+        &mut a,
+        "Partial ans",
+        TurnState::Failed(
+            "the connection dropped mid-stream after 1500 bytes: error decoding response body"
+                .into(),
+        ),
+    );
+    insta::assert_snapshot!(screen(&mut a, 80, 14));
+}
