@@ -21,6 +21,12 @@ pub struct Cli {
     /// Chat with the built-in mock Kimi server and demo tools: no config, no model server.
     #[arg(long)]
     pub demo: bool,
+    /// Continue the most recent saved conversation.
+    #[arg(long, conflicts_with = "session")]
+    pub resume: bool,
+    /// Continue the saved conversation with this id (see `kimi-tui sessions`), or a session file.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
     #[command(flatten)]
     pub connect: ConnectArgs,
 }

@@ -17,7 +17,14 @@ fn main() -> ExitCode {
             commands::config_file::run(args, cli.connect.config.as_ref())
         }
         Some(Command::Doctor(args)) => commands::doctor::run(args, &cli.connect),
-        None => kimi_tui::app::run(&cli.connect, cli.demo),
+        None => kimi_tui::app::run(
+            &cli.connect,
+            kimi_tui::app::Start {
+                demo: cli.demo,
+                resume: cli.resume,
+                session: cli.session.clone(),
+            },
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

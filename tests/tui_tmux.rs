@@ -125,13 +125,34 @@ fn demo_weather_call_is_approved_and_inspected() {
     t.keys(&["Escape"]);
     t.wait_for(&["◆ Kimi"], "the transcript again");
     t.keys(&["C-c"]);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while t.alive() {
-        assert!(
-            Instant::now() < deadline,
-            "the app did not quit on Ctrl-C; screen:\n{}",
-            t.capture()
-        );
-        std::thread::sleep(Duration::from_millis(100));
+    t.wait_gone();
+    drop(t);
+
+    // The conversation was saved as it went: --resume brings it back, panes and results too.
+    let t = Tmux::start(
+        &format!("{} --demo --resume", env!("CARGO_BIN_EXE_kimi-tui")),
+        home.path(),
+    );
+    let resumed = t.wait_for(
+        &["Resumed session", "What's the weather like in Paris?"],
+        "the resumed transcript",
+    );
+    assert!(resumed.contains("get_weather"), "{resumed}");
+    assert!(resumed.contains("returned"), "{resumed}");
+    t.keys(&["C-c"]);
+    t.wait_gone();
+}
+
+impl Tmux {
+    fn wait_gone(&self) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.alive() {
+            assert!(
+                Instant::now() < deadline,
+                "the app did not quit on Ctrl-C; screen:\n{}",
+                self.capture()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 }

@@ -11,6 +11,11 @@ pub enum SlashCommand {
     Tools,
     Inspector,
     Retry,
+    /// `/export md PATH` or `/export json PATH`.
+    Export {
+        markdown: bool,
+        path: String,
+    },
     Help,
     Quit,
     /// Not a known command, or bad arguments: the message to show.
@@ -30,6 +35,10 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     ("/inspector", "open the raw-stream inspector (Ctrl-T)"),
     ("/retry", "send the last user message again"),
+    (
+        "/export md|json PATH",
+        "write the conversation as Markdown or OpenAI-shape JSON",
+    ),
     ("/help", "keys and commands (F1)"),
     ("/quit", "leave (Ctrl-D on an empty input)"),
 ];
@@ -54,6 +63,15 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         "tools" => SlashCommand::Tools,
         "inspector" => SlashCommand::Inspector,
         "retry" => SlashCommand::Retry,
+        "export" => match arg.split_once(char::is_whitespace) {
+            Some((fmt @ ("md" | "json"), path)) if !path.trim().is_empty() => {
+                SlashCommand::Export {
+                    markdown: fmt == "md",
+                    path: path.trim().to_owned(),
+                }
+            }
+            _ => SlashCommand::Unknown("usage: /export md|json PATH".into()),
+        },
         "help" => SlashCommand::Help,
         "quit" | "exit" => SlashCommand::Quit,
         other => SlashCommand::Unknown(format!("unknown command /{other}; /help lists them")),
@@ -79,5 +97,16 @@ mod tests {
         assert_eq!(parse("/retry"), Some(SlashCommand::Retry));
         assert!(matches!(parse("/nope"), Some(SlashCommand::Unknown(m)) if m.contains("/nope")));
         assert_eq!(parse("hello /mode chat"), None);
+        assert_eq!(
+            parse("/export md  /tmp/a b.md"),
+            Some(SlashCommand::Export {
+                markdown: true,
+                path: "/tmp/a b.md".into()
+            })
+        );
+        assert!(matches!(
+            parse("/export pdf x"),
+            Some(SlashCommand::Unknown(_))
+        ));
     }
 }

@@ -37,6 +37,13 @@ pub enum Effect {
     SwitchMode(crate::backend::Mode),
     /// Write the inspector's text to a file.
     SaveInspector(String),
+    /// Write the session file (after each message).
+    SaveSession,
+    /// `/export md|json PATH`.
+    Export {
+        markdown: bool,
+        path: String,
+    },
     Quit,
 }
 

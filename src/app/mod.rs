@@ -6,6 +6,7 @@
 pub mod commands;
 pub mod demo;
 pub mod event;
+pub mod saved;
 pub mod state;
 pub mod terminal;
 pub mod update;
@@ -22,6 +23,7 @@ use crate::backend::Backend;
 use crate::cli::ConnectArgs;
 use crate::config::{self, Resolved};
 use crate::engine::{Agent, ApprovalRequest, Approver, Decision};
+use crate::session::{Session, SessionStore};
 use crate::tools::Toolbox;
 use crate::ui;
 use event::{AppEvent, Effect};
@@ -54,18 +56,53 @@ fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     Some(guard)
 }
 
+/// How the app starts.
+#[derive(Debug, Clone, Default)]
+pub struct Start {
+    pub demo: bool,
+    /// Continue the latest saved session.
+    pub resume: bool,
+    /// Continue this saved session (an id or a file path).
+    pub session: Option<String>,
+}
+
 /// Run the TUI until the user quits.
-pub fn run(connect: &ConnectArgs, demo: bool) -> Result<()> {
+pub fn run(connect: &ConnectArgs, start: Start) -> Result<()> {
     let _log = init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async_main(connect, demo))
+    runtime.block_on(async_main(connect, start))
 }
 
-async fn async_main(connect: &ConnectArgs, demo: bool) -> Result<()> {
+/// The session store, the saved session to continue, if asked for, and any notice for the user.
+fn open_sessions(start: &Start) -> Result<(Option<SessionStore>, Option<Session>, Option<String>)> {
+    let store = match SessionStore::open_default() {
+        Ok(s) => s,
+        Err(e) => {
+            if start.resume || start.session.is_some() {
+                anyhow::bail!("{e}");
+            }
+            return Ok((None, None, Some(format!("Sessions are not saved: {e}"))));
+        }
+    };
+    let resumed = match &start.session {
+        Some(id) if id.contains('/') || id.ends_with(".json") => {
+            Some(SessionStore::load_path(std::path::Path::new(id))?)
+        }
+        Some(id) => Some(store.load(id)?),
+        None if start.resume => store.latest()?,
+        None => None,
+    };
+    let note = (start.resume && resumed.is_none())
+        .then(|| "No saved session to resume yet: starting a new one.".to_owned());
+    Ok((Some(store), resumed, note))
+}
+
+async fn async_main(connect: &ConnectArgs, start: Start) -> Result<()> {
+    let demo = start.demo;
     // Everything that can fail on configuration fails here, before the terminal is taken.
     let (demo_server, resolved) = if demo {
         let (server, resolved) = demo::start(connect.mode).await?;
@@ -100,8 +137,17 @@ async fn async_main(connect: &ConnectArgs, demo: bool) -> Result<()> {
         model: endpoint.model.clone(),
         host,
     };
+    let (store, resumed, note) = open_sessions(&start)?;
+    let session = Session::for_endpoint(&connection.profile, &endpoint);
     let backend = Backend::new(endpoint)?;
     let mut app = App::new(connection, toolbox.clone(), profile.system_prompt.clone());
+    match resumed {
+        Some(s) => saved::restore(&mut app, s),
+        None => app.session = store.as_ref().map(|_| session),
+    }
+    if let Some(n) = note {
+        app.notice(n, false);
+    }
     tracing::info!(demo, "starting the TUI");
     let mut guard = terminal::TerminalGuard::enter().context("cannot take over the terminal")?;
     let result = event_loop(
@@ -110,6 +156,7 @@ async fn async_main(connect: &ConnectArgs, demo: bool) -> Result<()> {
         backend,
         toolbox,
         profile.max_rounds,
+        store.as_ref(),
     )
     .await;
     drop(guard);
@@ -151,6 +198,7 @@ async fn event_loop(
     mut backend: Backend,
     toolbox: Toolbox,
     max_rounds: u32,
+    store: Option<&SessionStore>,
 ) -> Result<()> {
     // Bounded: when the screen falls behind a fast stream, the stream waits instead of
     // queueing every token in memory.
@@ -221,6 +269,8 @@ async fn event_loop(
                     }
                 }
                 Effect::SaveInspector(text) => save_inspector(app, &text),
+                Effect::SaveSession => saved::save(app, store),
+                Effect::Export { markdown, path } => saved::export_to(app, markdown, &path),
                 Effect::Quit => app.should_quit = true,
             }
         }

@@ -117,6 +117,8 @@ pub enum PaneState {
         reason: String,
         invalid: bool,
     },
+    /// Restored from a saved session: its result was sent; how it ran is not recorded.
+    Answered,
 }
 
 /// One tool call inside an assistant turn.
@@ -243,6 +245,10 @@ pub struct App {
     /// The inspector's lines for the selected trace, and what they were built from.
     pub inspector_lines: Option<Vec<ratatui::text::Line<'static>>>,
     pub inspector_key: Option<(usize, usize, bool, usize)>,
+    /// The saved-session record this conversation is written to; `None` when saving is off.
+    pub session: Option<crate::session::Session>,
+    /// For each trace, the index of the message it produced (see `SessionTrace`).
+    pub trace_messages: Vec<usize>,
 }
 
 impl App {
@@ -275,6 +281,8 @@ impl App {
             last_seen: (0, 0),
             inspector_lines: None,
             inspector_key: None,
+            session: None,
+            trace_messages: Vec::new(),
         }
     }
 

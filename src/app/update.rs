@@ -19,7 +19,7 @@ pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
     let mut fx = Vec::new();
     match event {
         AppEvent::Terminal(e) => terminal(app, e, &mut fx),
-        AppEvent::Engine(e) => engine(app, e),
+        AppEvent::Engine(e) => engine(app, e, &mut fx),
         AppEvent::Approval { request, reply } => {
             let name = request.call.function.name.clone();
             if request.problems.is_empty() && app.always_allow.contains(&name) {
@@ -46,6 +46,7 @@ pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
             outcome,
         } => {
             app.conversation = conversation;
+            fx.push(Effect::SaveSession);
             app.busy = false;
             app.activity = Activity::Idle;
             app.dialog = None;
@@ -540,6 +541,16 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             app.conversation.clear();
             app.entries.clear();
             app.traces.clear();
+            app.trace_messages.clear();
+            // A cleared conversation is a new session; the old file stays as it was.
+            if let Some(s) = &app.session {
+                app.session = Some(crate::session::Session::new(
+                    &s.profile,
+                    s.mode,
+                    &s.model,
+                    &s.base_url,
+                ));
+            }
             app.selected_pane = None;
             app.scroll_from_bottom = 0;
             app.notice("Conversation cleared.", false);
@@ -598,11 +609,12 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             app.scroll_from_bottom = 0;
             start_turn(app, fx);
         }
+        SlashCommand::Export { markdown, path } => fx.push(Effect::Export { markdown, path }),
         SlashCommand::Unknown(msg) => app.notice(msg, true),
     }
 }
 
-fn engine(app: &mut App, e: EngineEvent) {
+fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
     app.dirty = true;
     match e {
         EngineEvent::RoundStarted { .. } => {
@@ -615,11 +627,17 @@ fn engine(app: &mut App, e: EngineEvent) {
         }
         EngineEvent::Stream(s) => stream(app, s),
         EngineEvent::RoundFinished {
+            message,
             error,
             cancelled,
             trace,
             ..
         } => {
+            // Mirror the engine's conversation message by message, so it can be saved now.
+            let message_index = app.conversation.len();
+            if let Some(m) = message {
+                app.conversation.push(*m);
+            }
             let trace_slot = app.current_turn().and_then(|t| t.trace);
             match trace_slot {
                 Some(i) if i < app.traces.len() => app.traces[i] = *trace,
@@ -631,6 +649,11 @@ fn engine(app: &mut App, e: EngineEvent) {
                     }
                 }
             }
+            app.trace_messages.resize(app.traces.len(), message_index);
+            if let Some(i) = app.current_turn().and_then(|t| t.trace) {
+                app.trace_messages[i] = message_index;
+            }
+            fx.push(Effect::SaveSession);
             if let Some(t) = app.current_turn() {
                 t.state = match (&error, cancelled) {
                     (Some(e), _) => TurnState::Failed(e.to_string()),
@@ -676,6 +699,8 @@ fn engine(app: &mut App, e: EngineEvent) {
             if let Some(p) = app.current_turn().and_then(|t| t.pane_mut(index)) {
                 p.result = Some(message.text());
             }
+            app.conversation.push(message);
+            fx.push(Effect::SaveSession);
         }
     }
 }

@@ -55,6 +55,7 @@ pub fn state_label(state: &PaneState, now: Instant) -> (String, Style) {
             ("✗ invalid arguments, not run".into(), style::error())
         }
         PaneState::Refused { .. } => ("⊘ not run".into(), style::warning()),
+        PaneState::Answered => ("· result sent (restored)".into(), style::dim()),
     }
 }
 
