@@ -8,25 +8,11 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::completions::preview;
-use super::error::server_message;
-use super::http::{self, Call, End};
+use super::http::{self, Call};
 use super::markers::LocalParse;
-use super::{BackendError, StreamEvent, Trace, TurnResult, Usage};
+use super::{StreamEvent, Trace, TurnResult, Usage};
 use crate::protocol::completion::check_arguments;
 use crate::protocol::{Message, ToolCall, call_id};
-
-#[derive(Deserialize)]
-struct Chunk<'a> {
-    #[serde(default, borrow)]
-    choices: Vec<Choice<'a>>,
-    #[serde(default)]
-    usage: Option<Usage>,
-    #[serde(default)]
-    error: Option<Value>,
-    #[serde(default, borrow)]
-    object: Option<Cow<'a, str>>,
-}
 
 #[derive(Deserialize)]
 struct Choice<'a> {
@@ -227,22 +213,11 @@ pub(super) async fn stream(
                 data: data.to_owned(),
                 at_us,
             });
-            let chunk: Chunk = match serde_json::from_str(data) {
-                Ok(c) => c,
-                Err(e) => {
-                    let w = format!("malformed SSE event skipped ({e}): {}", preview(data));
-                    on_event(StreamEvent::Warning(w.clone()));
-                    warnings.push(w);
-                    return Ok(());
-                }
+            let Some(payload) = http::decode::<Choice>(data, &mut warnings, on_event)? else {
+                return Ok(());
             };
-            if http::is_error_event(chunk.error.as_ref(), chunk.object.as_deref()) {
-                return Err(BackendError::ServerEvent {
-                    message: server_message(data),
-                });
-            }
-            let choice = chunk.choices.into_iter().next();
-            if let Some(u) = chunk
+            let choice = payload.choices.into_iter().next();
+            if let Some(u) = payload
                 .usage
                 .or_else(|| choice.as_ref().and_then(|c| c.usage))
             {
@@ -270,24 +245,14 @@ pub(super) async fn stream(
 
     local.finish(&mut |ev| calls.marker_event(ev, on_event));
     trace.markers = std::mem::take(&mut local.markers);
+    let (error, cancelled) = http::outcome(end, finish_reason.is_some(), &mut trace, started);
     let mut result = TurnResult {
         finish_reason,
         usage,
+        error,
+        cancelled,
         ..TurnResult::default()
     };
-    result.error = match end {
-        Ok(End::Cancelled) => {
-            result.cancelled = true;
-            None
-        }
-        Ok(End::Eof) if result.finish_reason.is_none() => Some(BackendError::Dropped {
-            bytes: trace.data.len() as u64,
-            detail: "the server closed the stream before it finished".into(),
-        }),
-        Ok(_) => None,
-        Err(e) => Some(e),
-    };
-    http::finish_trace(&mut trace, result.error.as_ref(), started);
     // Structured calls are complete only if the stream finished.
     let finished = result.error.is_none() && !result.cancelled;
     result.incomplete_calls = local.incomplete;

@@ -6,25 +6,12 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::error::server_message;
-use super::http::{self, Call, End};
+use super::http::{self, Call};
 use super::markers::LocalParse;
-use super::{BackendError, StreamEvent, Trace, TurnResult, Usage};
+use super::{StreamEvent, Trace, TurnResult, Usage};
 use crate::protocol::{Message, RenderOptions, render, tokens::IM_END};
 
-/// One SSE payload of a streamed completion, borrowed where it can be.
-#[derive(Deserialize)]
-struct Chunk<'a> {
-    #[serde(default, borrow)]
-    choices: Vec<Choice<'a>>,
-    #[serde(default)]
-    usage: Option<Usage>,
-    #[serde(default)]
-    error: Option<Value>,
-    #[serde(default, borrow)]
-    object: Option<Cow<'a, str>>,
-}
-
+/// One choice of a streamed completion chunk, borrowed where it can be.
 #[derive(Deserialize)]
 struct Choice<'a> {
     #[serde(default, borrow)]
@@ -89,22 +76,11 @@ pub(super) async fn stream(
         &body,
         &mut trace,
         |data, at_us, trace| {
-            let chunk: Chunk = match serde_json::from_str(data) {
-                Ok(c) => c,
-                Err(e) => {
-                    let w = format!("malformed SSE event skipped ({e}): {}", preview(data));
-                    on_event(StreamEvent::Warning(w.clone()));
-                    warnings.push(w);
-                    return Ok(());
-                }
+            let Some(payload) = http::decode::<Choice>(data, &mut warnings, on_event)? else {
+                return Ok(());
             };
-            if http::is_error_event(chunk.error.as_ref(), chunk.object.as_deref()) {
-                return Err(BackendError::ServerEvent {
-                    message: server_message(data),
-                });
-            }
-            let choice = chunk.choices.into_iter().next();
-            if let Some(u) = chunk
+            let choice = payload.choices.into_iter().next();
+            if let Some(u) = payload
                 .usage
                 .or_else(|| choice.as_ref().and_then(|c| c.usage))
             {
@@ -131,26 +107,15 @@ pub(super) async fn stream(
 
     local.finish(on_event);
     trace.markers = std::mem::take(&mut local.markers);
+    let finished = finish_reason.is_some() || local.turn_ended();
+    let (error, cancelled) = http::outcome(end, finished, &mut trace, started);
     let mut result = TurnResult {
         finish_reason,
         usage,
+        error,
+        cancelled,
         ..TurnResult::default()
     };
-    result.error = match end {
-        Ok(End::Cancelled) => {
-            result.cancelled = true;
-            None
-        }
-        Ok(End::Eof) if result.finish_reason.is_none() && !local.turn_ended() => {
-            Some(BackendError::Dropped {
-                bytes: trace.data.len() as u64,
-                detail: "the server closed the stream before it finished".into(),
-            })
-        }
-        Ok(_) => None,
-        Err(e) => Some(e),
-    };
-    http::finish_trace(&mut trace, result.error.as_ref(), started);
     result.incomplete_calls = local.incomplete;
     let parsed = local.into_parsed();
     result.content = parsed.content;
@@ -159,13 +124,4 @@ pub(super) async fn stream(
     result.warnings = warnings;
     result.trace = trace;
     result
-}
-
-/// The start of a payload, for a one-line warning.
-pub(super) fn preview(data: &str) -> String {
-    const MAX: usize = 120;
-    match data.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}…", &data[..i]),
-        None => data.to_owned(),
-    }
 }

@@ -8,12 +8,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
+use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::error::server_message;
 use super::trace::REDACTED;
-use super::{BackendError, Endpoint, Trace};
+use super::{BackendError, Endpoint, StreamEvent, Trace, Usage};
 
 /// One request's context.
 pub(super) struct Call<'a> {
@@ -195,15 +196,78 @@ where
     }
 }
 
-/// Record how long the request took and how it failed, if it did.
-pub(super) fn finish_trace(trace: &mut Trace, err: Option<&BackendError>, started: Instant) {
-    trace.total_us = Some(started.elapsed().as_micros() as u64);
-    trace.error = err.map(ToString::to_string);
+/// The parts of an SSE payload both endpoints share, around each endpoint's own `choices`.
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "C: Deserialize<'de>"))]
+pub(super) struct Payload<C> {
+    #[serde(default = "Vec::new")]
+    pub choices: Vec<C>,
+    #[serde(default)]
+    pub usage: Option<Usage>,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    object: Option<String>,
 }
 
-/// Whether an SSE payload is an error event: `{"error": ...}` or vLLM's `{"object": "error"}`.
-pub(super) fn is_error_event(error: Option<&Value>, object: Option<&str>) -> bool {
-    error.is_some_and(|e| !e.is_null()) || object == Some("error")
+/// Decode one SSE payload, once. A malformed one is skipped with a warning (`Ok(None)`); an
+/// `{"error": ...}` event (or vLLM's `{"object": "error"}`) ends the stream (`Err`).
+pub(super) fn decode<'a, C: Deserialize<'a>>(
+    data: &'a str,
+    warnings: &mut Vec<String>,
+    on_event: &mut dyn FnMut(StreamEvent),
+) -> Result<Option<Payload<C>>, BackendError> {
+    match serde_json::from_str::<Payload<C>>(data) {
+        Err(e) => {
+            let w = format!("malformed SSE event skipped ({e}): {}", preview(data));
+            on_event(StreamEvent::Warning(w.clone()));
+            warnings.push(w);
+            Ok(None)
+        }
+        Ok(p)
+            if p.error.as_ref().is_some_and(|e| !e.is_null())
+                || p.object.as_deref() == Some("error") =>
+        {
+            Err(BackendError::ServerEvent {
+                message: server_message(data),
+            })
+        }
+        Ok(p) => Ok(Some(p)),
+    }
+}
+
+/// The start of a payload, for a one-line warning.
+fn preview(data: &str) -> String {
+    const MAX: usize = 120;
+    match data.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &data[..i]),
+        None => data.to_owned(),
+    }
+}
+
+/// How the stream ended: the turn's error (a clean end of the body before the answer finished
+/// counts as a drop) and whether the user cancelled. Records both in the trace.
+pub(super) fn outcome(
+    end: Result<End, BackendError>,
+    finished: bool,
+    trace: &mut Trace,
+    started: Instant,
+) -> (Option<BackendError>, bool) {
+    let (error, cancelled) = match end {
+        Ok(End::Cancelled) => (None, true),
+        Ok(End::Eof) if !finished => (
+            Some(BackendError::Dropped {
+                bytes: trace.data.len() as u64,
+                detail: "the server closed the stream before it finished".into(),
+            }),
+            false,
+        ),
+        Ok(_) => (None, false),
+        Err(e) => (Some(e), false),
+    };
+    trace.total_us = Some(started.elapsed().as_micros() as u64);
+    trace.error = error.as_ref().map(ToString::to_string);
+    (error, cancelled)
 }
 
 /// GET `{base_url}/models`.
