@@ -244,7 +244,7 @@ pub(super) async fn stream(
     .await;
 
     local.finish(&mut |ev| calls.marker_event(ev, on_event));
-    trace.markers = std::mem::take(&mut local.markers);
+    trace.markers = local.take_markers();
     let (error, cancelled) = http::outcome(end, finish_reason.is_some(), &mut trace, started);
     let mut result = TurnResult {
         finish_reason,
@@ -255,7 +255,7 @@ pub(super) async fn stream(
     };
     // Structured calls are complete only if the stream finished.
     let finished = result.error.is_none() && !result.cancelled;
-    result.incomplete_calls = local.incomplete;
+    result.incomplete_calls = local.incomplete();
     let parsed = local.into_parsed();
     let mut from_markers = parsed.tool_calls.into_iter();
     for (i, slot) in calls.slots.iter_mut().enumerate() {

@@ -106,7 +106,7 @@ pub(super) async fn stream(
     .await;
 
     local.finish(on_event);
-    trace.markers = std::mem::take(&mut local.markers);
+    trace.markers = local.take_markers();
     let finished = finish_reason.is_some() || local.turn_ended();
     let (error, cancelled) = http::outcome(end, finished, &mut trace, started);
     let mut result = TurnResult {
@@ -116,7 +116,7 @@ pub(super) async fn stream(
         cancelled,
         ..TurnResult::default()
     };
-    result.incomplete_calls = local.incomplete;
+    result.incomplete_calls = local.incomplete();
     let parsed = local.into_parsed();
     result.content = parsed.content;
     result.tool_calls = parsed.tool_calls;
