@@ -2,7 +2,9 @@
 //! or `--session`, exported with `/export`.
 
 use crate::sanitize;
-use crate::session::{Session, SessionStore, SessionTrace, to_markdown, to_openai_json};
+use crate::session::{
+    Session, SessionStore, SessionTrace, SessionView, to_markdown, to_openai_json,
+};
 
 use super::state::{App, AssistantTurn, Entry, PaneState, ToolPane, TurnState};
 
@@ -30,15 +32,34 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
     let (Some(store), false) = (store, app.conversation.is_empty()) else {
         return;
     };
-    let Some(session) = snapshot(app) else {
+    let state = (app.conversation.len(), app.traces.len());
+    if app.saved == Some(state) {
+        return;
+    }
+    let Some(meta) = app.session.as_mut() else {
         return;
     };
-    if let Err(e) = store.save(&session) {
-        app.notice(
-            format!("Session not saved: {e}. Saving is off for this run."),
-            true,
-        );
-        app.session = None;
+    meta.touch();
+    let view = SessionView {
+        meta,
+        messages: &app.conversation,
+        traces: app
+            .traces
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (app.trace_messages.get(i).copied().unwrap_or(state.0), t))
+            .collect(),
+    };
+    // The first write checks the file already there (a corrupt or newer one is never
+    // replaced); after that the file is this run's own.
+    let written = store.save_view(&view, app.saved.is_none());
+    match written {
+        Ok(_) => app.saved = Some(state),
+        Err(e) => {
+            let text = format!("Session not saved: {e}. Saving is off for this run.");
+            app.notice(text, true);
+            app.session = None;
+        }
     }
 }
 
@@ -112,5 +133,7 @@ pub fn restore(app: &mut App, mut session: Session) {
         crate::session::time::format_utc_minute(session.updated_unix_ms)
     );
     app.session = Some(session);
+    // Loading checked the file: it is ours to replace from now on.
+    app.saved = Some((app.conversation.len(), app.traces.len()));
     app.notice(note, false);
 }

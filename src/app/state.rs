@@ -249,6 +249,8 @@ pub struct App {
     pub session: Option<crate::session::Session>,
     /// For each trace, the index of the message it produced (see `SessionTrace`).
     pub trace_messages: Vec<usize>,
+    /// (messages, traces) at the last save, and whether this run has written the file.
+    pub saved: Option<(usize, usize)>,
 }
 
 impl App {
@@ -283,6 +285,7 @@ impl App {
             inspector_key: None,
             session: None,
             trace_messages: Vec::new(),
+            saved: None,
         }
     }
 

@@ -542,6 +542,7 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             app.entries.clear();
             app.traces.clear();
             app.trace_messages.clear();
+            app.saved = None;
             // A cleared conversation is a new session; the old file stays as it was.
             if let Some(s) = &app.session {
                 app.session = Some(crate::session::Session::new(

@@ -61,6 +61,81 @@ pub struct SessionTrace {
     pub trace: Trace,
 }
 
+/// A session to write, its conversation and traces borrowed from whoever holds them.
+/// Serializes exactly as [`Session`] does; `meta`'s own messages and traces are ignored.
+pub struct SessionView<'a> {
+    pub meta: &'a Session,
+    pub messages: &'a [Message],
+    /// (message_index, trace), as in [`SessionTrace`].
+    pub traces: Vec<(usize, &'a Trace)>,
+}
+
+impl<'a> SessionView<'a> {
+    pub fn of(session: &'a Session) -> Self {
+        SessionView {
+            meta: session,
+            messages: &session.messages,
+            traces: session
+                .traces
+                .iter()
+                .map(|t| (t.message_index, &t.trace))
+                .collect(),
+        }
+    }
+}
+
+impl Serialize for SessionView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeSeq, SerializeStruct};
+        struct Traces<'b>(&'b [(usize, &'b Trace)]);
+        impl Serialize for Traces<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut seq = s.serialize_seq(Some(self.0.len()))?;
+                for &(message_index, trace) in self.0 {
+                    // Whatever a trace holds, no Authorization value reaches the file.
+                    let trace = if has_secret(trace) {
+                        let mut t = trace.clone();
+                        redact(&mut t);
+                        std::borrow::Cow::Owned(t)
+                    } else {
+                        std::borrow::Cow::Borrowed(trace)
+                    };
+                    seq.serialize_element(&SessionTraceRef {
+                        message_index,
+                        trace: &trace,
+                    })?;
+                }
+                seq.end()
+            }
+        }
+        #[derive(Serialize)]
+        struct SessionTraceRef<'c> {
+            message_index: usize,
+            trace: &'c Trace,
+        }
+        let m = self.meta;
+        let mut st = s.serialize_struct("Session", 10)?;
+        st.serialize_field("version", &m.version)?;
+        st.serialize_field("id", &m.id)?;
+        st.serialize_field("created_unix_ms", &m.created_unix_ms)?;
+        st.serialize_field("updated_unix_ms", &m.updated_unix_ms)?;
+        st.serialize_field("profile", &m.profile)?;
+        st.serialize_field("mode", &m.mode)?;
+        st.serialize_field("model", &m.model)?;
+        st.serialize_field("base_url", &m.base_url)?;
+        st.serialize_field("messages", self.messages)?;
+        st.serialize_field("traces", &Traces(&self.traces))?;
+        st.end()
+    }
+}
+
+fn has_secret(trace: &Trace) -> bool {
+    trace
+        .headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("authorization") && v != REDACTED)
+}
+
 impl Session {
     /// A new, empty session, created now.
     pub fn new(profile: &str, mode: Mode, model: &str, base_url: &str) -> Session {
@@ -285,52 +360,61 @@ impl SessionStore {
     /// An existing file that cannot be read as a session, or that a newer kimi-tui wrote, is
     /// not replaced ([`SessionError::WontOverwrite`]). Returns the file's path.
     pub fn save(&self, session: &Session) -> Result<PathBuf, SessionError> {
-        if !is_valid_id(&session.id) {
-            return Err(SessionError::BadId(session.id.clone()));
+        self.save_view(&SessionView::of(session), true)
+    }
+
+    /// [`SessionStore::save`] without the check of the file already there: for the writer
+    /// that created (or loaded and checked) this session's file itself, so that saving after
+    /// every message does not re-read a file that can hold megabytes of traces.
+    pub fn replace(&self, session: &Session) -> Result<PathBuf, SessionError> {
+        self.save_view(&SessionView::of(session), false)
+    }
+
+    /// Write a session whose conversation and traces are borrowed from their holder (the
+    /// TUI), streamed to the file: no copy of megabytes of traces is made to save them.
+    /// `check_existing` as in [`SessionStore::save`]; without it, as [`SessionStore::replace`].
+    pub fn save_view(
+        &self,
+        view: &SessionView<'_>,
+        check_existing: bool,
+    ) -> Result<PathBuf, SessionError> {
+        if !is_valid_id(&view.meta.id) {
+            return Err(SessionError::BadId(view.meta.id.clone()));
         }
+        if check_existing {
+            self.check_existing(&view.meta.id)?;
+        }
+        self.write_view(view)
+    }
+
+    /// A file already there may be replaced only if it is a session this version can read.
+    fn check_existing(&self, id: &str) -> Result<(), SessionError> {
+        let path = self.path_of(id);
+        if fs::symlink_metadata(&path).is_err() {
+            return Ok(());
+        }
+        match Self::load_path(&path) {
+            Ok(_) => Ok(()),
+            Err(SessionError::Newer { version, .. }) => Err(SessionError::WontOverwrite {
+                path,
+                reason: format!("was written by a newer kimi-tui (version {version})"),
+            }),
+            Err(SessionError::Corrupt { detail, .. }) => Err(SessionError::WontOverwrite {
+                path,
+                reason: format!("is not a valid session file ({detail})"),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn write_view(&self, view: &SessionView<'_>) -> Result<PathBuf, SessionError> {
+        let session = view.meta;
+        let path = self.path_of(&session.id);
         DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(&self.dir)
             .map_err(|e| io_error("create the directory", &self.dir, &e))?;
-        let path = self.path_of(&session.id);
-        if fs::symlink_metadata(&path).is_ok() {
-            match Self::load_path(&path) {
-                Ok(_) => {}
-                Err(SessionError::Newer { version, .. }) => {
-                    return Err(SessionError::WontOverwrite {
-                        path,
-                        reason: format!("was written by a newer kimi-tui (version {version})"),
-                    });
-                }
-                Err(SessionError::Corrupt { detail, .. }) => {
-                    return Err(SessionError::WontOverwrite {
-                        path,
-                        reason: format!("is not a valid session file ({detail})"),
-                    });
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        let unredacted = session.traces.iter().any(|t| {
-            t.trace
-                .headers
-                .iter()
-                .any(|(k, v)| k.eq_ignore_ascii_case("authorization") && v != REDACTED)
-        });
-        let bytes = if unredacted {
-            let mut clean = session.clone();
-            clean.traces.iter_mut().for_each(|t| redact(&mut t.trace));
-            serde_json::to_vec_pretty(&clean)
-        } else {
-            serde_json::to_vec_pretty(session)
-        }
-        .map_err(|e| SessionError::Io {
-            action: "serialize",
-            path: path.clone(),
-            detail: e.to_string(),
-        })?;
-
         let tmp = self.dir.join(format!("{}.json.tmp", session.id));
         match fs::remove_file(&tmp) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => {
@@ -344,8 +428,11 @@ impl SessionStore {
                 .create_new(true)
                 .mode(0o600)
                 .open(&tmp)?;
-            f.write_all(&bytes)?;
-            f.write_all(b"\n")?;
+            let mut w = io::BufWriter::new(&mut f);
+            serde_json::to_writer(&mut w, view).map_err(io::Error::other)?;
+            w.write_all(b"\n")?;
+            w.flush()?;
+            drop(w);
             f.sync_all()
         };
         if let Err(e) = write() {
