@@ -448,6 +448,19 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
     }
 
     #[test]
+    fn tools_never_inherit_the_api_key_variable() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, GOOD).expect("write");
+        let r = resolve(&Overrides {
+            config: Some(path),
+            ..Overrides::default()
+        })
+        .expect("resolves");
+        assert_eq!(r.tools[0].hidden_env, ["KIMI_TEST_KEY_UNSET_123"]);
+    }
+
+    #[test]
     fn profile_selection_errors_are_clear() {
         let c = parse(GOOD).expect("valid");
         let e = c.profile(Some("x")).expect_err("unknown");
@@ -522,6 +535,13 @@ pub fn resolve(o: &Overrides) -> anyhow::Result<Resolved> {
     }
     if let Some(m) = &o.model {
         profile.model = m.clone();
+    }
+    // Tools run with the user's environment, but never with the API key in it.
+    let mut tools = tools;
+    if let Some(var) = &profile.api_key_env {
+        for t in &mut tools {
+            t.hidden_env.push(var.clone());
+        }
     }
     Ok(Resolved {
         profile_name,

@@ -513,3 +513,21 @@ mod demo_tools {
         );
     }
 }
+
+#[tokio::test]
+async fn hidden_variables_never_reach_the_tool() {
+    // The program hides the profile's API key variable; HOME stands in for it here.
+    let mut s = spec("env", &["/usr/bin/env"]);
+    s.env.insert("KIMI_VISIBLE".into(), "yes".into());
+    s.env.insert("KIMI_SECRET_LIKE".into(), "sk-123".into());
+    s.hidden_env = vec!["HOME".into(), "KIMI_SECRET_LIKE".into()];
+    let out = run(&s, "functions.env:0", "{}", CancellationToken::new()).await;
+    assert!(out.success(), "{out:?}");
+    assert!(out.stdout.contains("KIMI_VISIBLE=yes"), "{}", out.stdout);
+    assert!(
+        !out.stdout.lines().any(|l| l.starts_with("HOME=")),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("sk-123"), "{}", out.stdout);
+}

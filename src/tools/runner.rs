@@ -196,6 +196,9 @@ pub async fn run(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    for name in &spec.hidden_env {
+        cmd.env_remove(name);
+    }
     if let Some(dir) = &cwd {
         cmd.current_dir(dir);
     }

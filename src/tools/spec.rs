@@ -69,6 +69,11 @@ pub struct ToolSpec {
     /// Bytes of stdout kept for the model; the rest is counted and discarded. Default 64 KiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_bytes: Option<usize>,
+    /// Variables removed from the tool's environment: the profile's API key variable, so a
+    /// tool (and through its output, the model) never sees the key. Set by the program, not
+    /// the config file.
+    #[serde(skip)]
+    pub hidden_env: Vec<String>,
 }
 
 /// `{"type": "object", "properties": {}}`: a tool without parameters.
@@ -93,6 +98,7 @@ impl ToolSpec {
             cwd: None,
             env: BTreeMap::new(),
             max_output_bytes: None,
+            hidden_env: Vec::new(),
         }
     }
 
