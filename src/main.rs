@@ -30,7 +30,11 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // `{:#}` keeps the whole context chain on one line.
-            eprintln!("kimi-tui: error: {e:#}");
+            let text = format!("{e:#}");
+            eprintln!(
+                "kimi-tui: error: {}",
+                kimi_tui::sanitize::for_terminal(&text)
+            );
             ExitCode::FAILURE
         }
     }

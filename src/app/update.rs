@@ -657,7 +657,9 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             fx.push(Effect::SaveSession);
             if let Some(t) = app.current_turn() {
                 t.state = match (&error, cancelled) {
-                    (Some(e), _) => TurnState::Failed(e.to_string()),
+                    (Some(e), _) => {
+                        TurnState::Failed(sanitize::for_terminal(&e.to_string()).into_owned())
+                    }
                     (None, true) => TurnState::Cancelled,
                     (None, false) => TurnState::Done,
                 };

@@ -11,6 +11,7 @@ use crate::cli::ExecArgs;
 use crate::config;
 use crate::engine::{Agent, EngineEvent, FixedPolicy};
 use crate::protocol::Message;
+use crate::sanitize;
 use crate::tools::Toolbox;
 
 pub fn run(args: &ExecArgs) -> Result<()> {
@@ -95,28 +96,27 @@ impl Printer {
     }
 
     fn event(&mut self, e: EngineEvent) {
-        match e {
+        let note = match e {
             EngineEvent::Stream(StreamEvent::Text(t)) if !self.json => {
                 let mut out = self.stdout.lock();
-                let _ = out.write_all(crate::sanitize::for_terminal(&t).as_bytes());
+                let _ = out.write_all(sanitize::for_terminal(&t).as_bytes());
                 let _ = out.flush();
+                return;
             }
-            EngineEvent::Stream(StreamEvent::Warning(w)) => eprintln!("kimi-tui: warning: {w}"),
+            EngineEvent::Stream(StreamEvent::Warning(w)) => format!("kimi-tui: warning: {w}"),
             EngineEvent::ToolRefused { call, problem, .. } => {
-                eprintln!(
+                format!(
                     "[tool] {} ({}) not run: {problem}",
                     call.function.name, call.id
                 )
             }
             EngineEvent::ToolStarted {
                 call, arguments, ..
-            } => eprintln!(
-                "[tool] {} ({}) running with {}",
-                call.function.name,
-                call.id,
-                crate::sanitize::for_terminal(&arguments)
+            } => format!(
+                "[tool] {} ({}) running with {arguments}",
+                call.function.name, call.id
             ),
-            EngineEvent::ToolFinished { call, outcome, .. } => eprintln!(
+            EngineEvent::ToolFinished { call, outcome, .. } => format!(
                 "[tool] {} ({}) {:?} in {} ms, {} bytes of output",
                 call.function.name,
                 call.id,
@@ -124,7 +124,9 @@ impl Printer {
                 outcome.duration.as_millis(),
                 outcome.stdout_total_bytes
             ),
-            _ => {}
-        }
+            _ => return,
+        };
+        // Names, arguments and server text come from outside: no escape sequence gets through.
+        eprintln!("{}", sanitize::for_terminal(&note));
     }
 }
