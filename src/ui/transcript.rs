@@ -11,7 +11,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::markdown::Theme;
-use super::{style, tool_pane, wrap::wrap};
+use super::wrap::{wrap, wrap_hanging};
+use super::{style, tool_pane};
 use crate::app::state::{App, AssistantTurn, Entry, LineCache, TurnState};
 use crate::sanitize;
 
@@ -77,7 +78,8 @@ fn refresh(entry: &mut Entry, width: u16, theme: &Theme, selected: Option<usize>
         Entry::Notice { text, error, cache } => {
             if !cache.valid(width, 1) {
                 let s = if *error { style::error() } else { style::dim() };
-                let mut lines = wrap(text, width, Span::styled("• ", s), s);
+                let mut lines =
+                    wrap_hanging(text, width, Span::styled("• ", s), Span::raw("  "), s);
                 lines.push(Line::default());
                 set(cache, width, 1, lines);
             }
@@ -118,19 +120,23 @@ fn refresh_turn(
             lines.extend(tool_pane::lines(pane, width, selected == Some(k), now));
         }
         for w in &t.warnings {
-            lines.extend(wrap(
+            let mark = Span::styled("⚠ ", style::warning());
+            lines.extend(wrap_hanging(
                 w,
                 width,
-                Span::styled("⚠ ", style::warning()),
+                mark,
+                Span::raw("  "),
                 style::warning(),
             ));
         }
         match &t.state {
             TurnState::Failed(e) => {
-                lines.extend(wrap(
+                let mark = Span::styled("✗ ", style::error());
+                lines.extend(wrap_hanging(
                     e,
                     width,
-                    Span::styled("✗ ", style::error()),
+                    mark,
+                    Span::raw("  "),
                     style::error(),
                 ));
                 lines.push(Line::from(Span::styled(

@@ -8,11 +8,24 @@ use unicode_width::UnicodeWidthChar;
 /// `text` in lines of at most `width` columns, each prefixed by `prefix` (counted in the
 /// width). Breaks at spaces when it can, inside words when it must; tabs become spaces.
 pub fn wrap(text: &str, width: u16, prefix: Span<'static>, style: Style) -> Vec<Line<'static>> {
-    let avail = (width as usize).saturating_sub(prefix.width()).max(1);
+    wrap_hanging(text, width, prefix.clone(), prefix, style)
+}
+
+/// [`wrap`] with `first` before the first line and `rest` before the others (a marker such as
+/// `✗ ` once, then an indent). Both prefixes should have the same width.
+pub fn wrap_hanging(
+    text: &str,
+    width: u16,
+    first: Span<'static>,
+    rest: Span<'static>,
+    style: Style,
+) -> Vec<Line<'static>> {
+    let avail = (width as usize).saturating_sub(first.width()).max(1);
     let mut out = Vec::new();
     for raw in text.split('\n') {
         let line = raw.replace('\t', "    ");
         for piece in wrap_line(&line, avail) {
+            let prefix = if out.is_empty() { &first } else { &rest };
             out.push(Line::from(vec![prefix.clone(), Span::styled(piece, style)]));
         }
     }
