@@ -45,7 +45,7 @@ pub struct Trace {
 
 /// Most chunk bytes kept per request. A raw-mode answer of 100,000 tokens is about 0.7 MB; the
 /// SSE events of a chat-mode one about 20 MB, of which the start is what anyone inspects.
-pub const DATA_CAP: usize = 4 << 20;
+pub const DATA_CAP: usize = 2 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChunkMark {
