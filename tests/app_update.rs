@@ -290,3 +290,134 @@ fn pasted_escape_sequences_are_stripped() {
     );
     assert_eq!(a.input.lines(), ["hi there", "北京"]);
 }
+
+fn turn_text(app: &App) -> String {
+    app.entries
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Entry::Assistant(t) => Some(t.markdown.text().to_owned()),
+            _ => None,
+        })
+        .expect("an assistant turn")
+}
+
+#[test]
+fn a_notice_during_a_turn_does_not_detach_the_stream() {
+    let mut a = app();
+    typed(&mut a, "first");
+    key(&mut a, KeyCode::Enter);
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
+    );
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::Stream(StreamEvent::Text("a".into()))),
+    );
+    // Enter while busy and a slash command both push notices after the turn.
+    typed(&mut a, "second");
+    key(&mut a, KeyCode::Enter);
+    typed(&mut a, "/tools");
+    key(&mut a, KeyCode::Enter);
+    assert!(matches!(a.entries.last(), Some(Entry::Notice { .. })));
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::Stream(StreamEvent::Text("b".into()))),
+    );
+    assert_eq!(turn_text(&a), "ab");
+    // A system prompt cannot be swapped under a running turn.
+    typed(&mut a, "/system be terse");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.system_prompt, None);
+}
+
+#[test]
+fn engine_events_find_panes_by_call_id_not_position() {
+    let mut a = app();
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
+    );
+    for (i, id) in ["functions.a:0", "functions.get_weather:1"]
+        .iter()
+        .enumerate()
+    {
+        update(
+            &mut a,
+            AppEvent::Engine(EngineEvent::Stream(StreamEvent::ToolCallBegin {
+                index: i,
+                id: (*id).into(),
+                name: "get_weather".into(),
+            })),
+        );
+    }
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::Stream(StreamEvent::ToolCallIncomplete {
+            index: 0,
+        })),
+    );
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::Stream(StreamEvent::ToolCallEnd { index: 1 })),
+    );
+    // The engine numbers complete calls only: the second stream call is its call 0.
+    let call = ToolCall::new("functions.get_weather:1", "get_weather", "{}");
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::ToolStarted {
+            index: 0,
+            call,
+            arguments: "{}".into(),
+        }),
+    );
+    let Some(Entry::Assistant(t)) = a.entries.last() else {
+        panic!("turn")
+    };
+    assert_eq!(t.panes[0].state, PaneState::Incomplete);
+    assert!(matches!(t.panes[1].state, PaneState::Running { .. }));
+}
+
+#[test]
+fn approvals_after_a_cancel_are_answered_no() {
+    let mut a = app();
+    typed(&mut a, "weather");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::Cancel]);
+    let mut answer = ask(&mut a, r#"{"city": "Paris"}"#);
+    assert!(a.dialog.is_none(), "no dialog for a cancelled turn");
+    assert!(matches!(answer.try_recv(), Ok(Decision::Deny { .. })));
+}
+
+#[test]
+fn inspector_search_never_indexes_past_the_end() {
+    let mut a = app();
+    let mut t = kimi_tui::backend::Trace::default();
+    t.push_chunk("hello", 1);
+    a.traces.push(t);
+    ctrl(&mut a, 't');
+    assert!(a.inspector.open);
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "hello");
+    key(&mut a, KeyCode::Enter);
+    key(&mut a, KeyCode::Char('G'));
+    key(&mut a, KeyCode::Char('N'));
+    assert!(
+        a.inspector
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("hello"))
+    );
+}
+
+#[test]
+fn retry_drops_the_traces_of_the_replaced_answer() {
+    let mut a = app();
+    a.conversation = vec![Message::user("q"), Message::assistant("old")];
+    a.traces = vec![Default::default()];
+    a.trace_messages = vec![1];
+    typed(&mut a, "/retry");
+    key(&mut a, KeyCode::Enter);
+    assert!(a.traces.is_empty() && a.trace_messages.is_empty());
+}

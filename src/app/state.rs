@@ -251,6 +251,10 @@ pub struct App {
     pub trace_messages: Vec<usize>,
     /// (messages, traces) at the last save, and whether this run has written the file.
     pub saved: Option<(usize, usize)>,
+    /// The entry of the assistant turn being streamed (or the last one).
+    pub turn_entry: Option<usize>,
+    /// Esc or Ctrl-C was pressed and the turn has not ended yet: approvals are answered no.
+    pub cancelling: bool,
 }
 
 impl App {
@@ -286,6 +290,8 @@ impl App {
             session: None,
             trace_messages: Vec::new(),
             saved: None,
+            turn_entry: None,
+            cancelling: false,
         }
     }
 
@@ -300,10 +306,24 @@ impl App {
 
     /// The assistant turn being streamed, if the last entry is one.
     pub fn current_turn(&mut self) -> Option<&mut AssistantTurn> {
-        match self.entries.last_mut() {
+        // Notices may be pushed while a turn streams: the turn is found by index, not position.
+        match self.turn_entry.and_then(|i| self.entries.get_mut(i)) {
             Some(Entry::Assistant(t)) => Some(t),
             _ => None,
         }
+    }
+
+    /// The pane of the call `id` in the current turn: the engine numbers calls by position
+    /// among complete calls, the stream by order of appearance, so engine events match by id.
+    pub fn pane_for_call(&mut self, id: &str) -> Option<&mut ToolPane> {
+        let turn = self.current_turn()?;
+        turn.rev += 1;
+        let k = turn
+            .panes
+            .iter()
+            .position(|p| p.id == id && p.result.is_none())
+            .or_else(|| turn.panes.iter().position(|p| p.id == id))?;
+        turn.panes.get_mut(k)
     }
 
     /// The trace the inspector shows.

@@ -22,14 +22,17 @@ pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
         AppEvent::Engine(e) => engine(app, e, &mut fx),
         AppEvent::Approval { request, reply } => {
             let name = request.call.function.name.clone();
-            if request.problems.is_empty() && app.always_allow.contains(&name) {
+            if app.cancelling {
+                let _ = reply.send(Decision::Deny {
+                    reason: Some("the user cancelled the turn".into()),
+                });
+            } else if request.problems.is_empty() && app.always_allow.contains(&name) {
                 let _ = reply.send(Decision::Approve {
                     arguments: request.arguments,
                 });
             } else {
                 let request = *request;
-                let index = request.index;
-                if let Some(p) = app.current_turn().and_then(|t| t.pane_mut(index)) {
+                if let Some(p) = app.pane_for_call(&request.call.id) {
                     p.state = PaneState::WaitingApproval;
                 }
                 app.dialog = Some(ApprovalDialog {
@@ -48,6 +51,7 @@ pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
             app.conversation = conversation;
             fx.push(Effect::SaveSession);
             app.busy = false;
+            app.cancelling = false;
             app.activity = Activity::Idle;
             app.dialog = None;
             if outcome.hit_max_rounds {
@@ -68,7 +72,7 @@ pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
             // Spinners and elapsed times move only while something runs.
             if app.busy {
                 app.dirty = true;
-                if let Some(Entry::Assistant(t)) = app.entries.last_mut()
+                if let Some(t) = app.current_turn()
                     && t.panes
                         .iter()
                         .any(|p| matches!(p.state, PaneState::Running { .. }))
@@ -147,7 +151,11 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     }
     match k.code {
         KeyCode::Esc if app.busy => cancel(app, fx),
-        KeyCode::Esc => app.selected_pane = None,
+        KeyCode::Esc => {
+            if let Some((e, _)) = app.selected_pane.take() {
+                bump(app, e);
+            }
+        }
         KeyCode::F(1) => app.help_open = true,
         KeyCode::Char('?') if app.input.is_empty() => app.help_open = true,
         KeyCode::Char('d') if ctrl(&k, 'd') && app.input.is_empty() => fx.push(Effect::Quit),
@@ -190,6 +198,7 @@ fn cancel(app: &mut App, fx: &mut Vec<Effect>) {
             reason: Some("the user cancelled the turn".into()),
         });
     }
+    app.cancelling = true;
     fx.push(Effect::Cancel);
 }
 
@@ -246,7 +255,9 @@ fn select_pane(app: &mut App, forward: bool) {
         (Some(i), true) => (i + all.len() - 1) % all.len(),
         (Some(i), false) => (i + 1) % all.len(),
     };
-    app.selected_pane = Some(all[next]);
+    if let Some((e, _)) = app.selected_pane.replace(all[next]) {
+        bump(app, e);
+    }
     bump(app, all[next].0);
 }
 
@@ -362,7 +373,7 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
     };
     let lines = crate::ui::inspector::plain_lines(trace, i);
     let q = query.to_lowercase();
-    let start = app.inspector.scroll;
+    let start = app.inspector.scroll.min(lines.len());
     let hit = if forward {
         let from = if from_current { start } else { start + 1 };
         (from..lines.len()).find(|&n| lines[n].to_lowercase().contains(&q))
@@ -433,9 +444,15 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
                     .check_call(&dialog.request.call.function.name, &text)
                 {
                     Ok(value) => {
-                        decision = Some(Decision::Approve {
-                            arguments: value.to_string(),
-                        })
+                        // Saved without a change: the model's own text, not a re-serialization.
+                        let original =
+                            serde_json::from_str::<serde_json::Value>(&dialog.request.arguments);
+                        let arguments = if original.ok().as_ref() == Some(&value) {
+                            dialog.request.arguments.clone()
+                        } else {
+                            value.to_string()
+                        };
+                        decision = Some(Decision::Approve { arguments })
                     }
                     Err(p) => *problems = vec![p.to_string()],
                 }
@@ -447,15 +464,13 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         }
     }
     if let Some(d) = decision {
-        let index = dialog.request.index;
+        let id = dialog.request.call.id.clone();
         if let Some(reply) = dialog.reply.take() {
             let _ = reply.send(d.clone());
         }
         app.dialog = None;
         app.activity = Activity::Idle;
-        if let (Decision::Approve { .. }, Some(p)) =
-            (&d, app.current_turn().and_then(|t| t.pane_mut(index)))
-        {
+        if let (Decision::Approve { .. }, Some(p)) = (&d, app.pane_for_call(&id)) {
             p.state = PaneState::Pending;
         }
     }
@@ -511,6 +526,7 @@ fn send_user(app: &mut App, text: String, fx: &mut Vec<Effect>) {
 
 fn start_turn(app: &mut App, fx: &mut Vec<Effect>) {
     app.busy = true;
+    app.cancelling = false;
     app.activity = Activity::Streaming {
         since: Instant::now(),
         chunks: 0,
@@ -543,6 +559,7 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             app.traces.clear();
             app.trace_messages.clear();
             app.saved = None;
+            app.turn_entry = None;
             // A cleared conversation is a new session; the old file stays as it was.
             if let Some(s) = &app.session {
                 app.session = Some(crate::session::Session::new(
@@ -555,6 +572,9 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             app.selected_pane = None;
             app.scroll_from_bottom = 0;
             app.notice("Conversation cleared.", false);
+        }
+        SlashCommand::System(Some(_)) if app.busy => {
+            app.notice("Cannot change the system prompt during a turn.", true)
         }
         SlashCommand::System(text) => match text {
             None => {
@@ -600,6 +620,16 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                 return app.notice("Nothing to retry yet.", true);
             };
             app.conversation.truncate(last_user + 1);
+            // Traces of the answers being replaced go too.
+            let keep = app
+                .trace_messages
+                .iter()
+                .position(|&m| m > last_user)
+                .unwrap_or(app.trace_messages.len());
+            app.traces.truncate(keep);
+            app.trace_messages.truncate(keep);
+            app.selected_pane = None;
+            app.turn_entry = None;
             if let Some(e) = app
                 .entries
                 .iter()
@@ -621,6 +651,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         EngineEvent::RoundStarted { .. } => {
             app.entries
                 .push(Entry::Assistant(Box::new(AssistantTurn::new(None))));
+            app.turn_entry = Some(app.entries.len() - 1);
             app.activity = Activity::Streaming {
                 since: Instant::now(),
                 chunks: 0,
@@ -667,8 +698,8 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             }
             app.activity = Activity::Idle;
         }
-        EngineEvent::ToolRefused { index, problem, .. } => {
-            if let Some(p) = app.current_turn().and_then(|t| t.pane_mut(index)) {
+        EngineEvent::ToolRefused { call, problem, .. } => {
+            if let Some(p) = app.pane_for_call(&call.id) {
                 p.state = PaneState::Refused {
                     reason: problem.to_string(),
                     invalid: problem.is_argument_problem(),
@@ -676,14 +707,12 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             }
         }
         EngineEvent::ToolStarted {
-            index,
-            call,
-            arguments,
+            call, arguments, ..
         } => {
             app.activity = Activity::RunningTool {
                 name: call.function.name.clone(),
             };
-            if let Some(p) = app.current_turn().and_then(|t| t.pane_mut(index)) {
+            if let Some(p) = app.pane_for_call(&call.id) {
                 p.state = PaneState::Running {
                     since: Instant::now(),
                 };
@@ -692,14 +721,15 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
                 }
             }
         }
-        EngineEvent::ToolFinished { index, outcome, .. } => {
+        EngineEvent::ToolFinished { call, outcome, .. } => {
             app.activity = Activity::Idle;
-            if let Some(p) = app.current_turn().and_then(|t| t.pane_mut(index)) {
+            if let Some(p) = app.pane_for_call(&call.id) {
                 p.state = finished_state(&outcome);
             }
         }
-        EngineEvent::ToolResult { index, message } => {
-            if let Some(p) = app.current_turn().and_then(|t| t.pane_mut(index)) {
+        EngineEvent::ToolResult { message, .. } => {
+            let id = message.tool_call_id.clone().unwrap_or_default();
+            if let Some(p) = app.pane_for_call(&id) {
                 p.result = Some(message.text());
             }
             app.conversation.push(message);

@@ -59,12 +59,15 @@ pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
         )));
     }
     if let Some(e) = &trace.error {
+        let e = sanitize::for_terminal(e);
         out.push(Line::from(Span::styled(format!("✗ {e}"), style::error())));
     }
     if !trace.headers.is_empty() {
         out.push(section("headers".into()));
         for (k, v) in &trace.headers {
-            out.push(Line::from(format!("{k}: {v}")));
+            out.push(Line::from(
+                sanitize::visible(&format!("{k}: {v}")).into_owned(),
+            ));
         }
     }
     out.push(section("request body".into()));

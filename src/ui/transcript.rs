@@ -78,8 +78,9 @@ fn refresh(entry: &mut Entry, width: u16, theme: &Theme, selected: Option<usize>
         Entry::Notice { text, error, cache } => {
             if !cache.valid(width, 1) {
                 let s = if *error { style::error() } else { style::dim() };
+                let text = sanitize::for_terminal(text);
                 let mut lines =
-                    wrap_hanging(text, width, Span::styled("• ", s), Span::raw("  "), s);
+                    wrap_hanging(&text, width, Span::styled("• ", s), Span::raw("  "), s);
                 lines.push(Line::default());
                 set(cache, width, 1, lines);
             }
