@@ -322,3 +322,26 @@ fn failed_turn_shows_the_error_in_the_turn() {
     );
     insta::assert_snapshot!(screen(&mut a, 80, 14));
 }
+
+#[test]
+fn a_scrolled_up_view_stays_put_while_text_arrives_below() {
+    let mut a = app(Mode::Raw);
+    for i in 0..30 {
+        user(&mut a, &format!("question {i}"));
+    }
+    assistant(&mut a, "first line", TurnState::Streaming);
+    let top_before = {
+        screen(&mut a, 60, 12);
+        a.scroll_from_bottom = 10;
+        screen(&mut a, 60, 12)
+    };
+    // The answer grows and a new block arrives: the lines on screen must not move.
+    if let Some(Entry::Assistant(t)) = a.entries.last_mut() {
+        t.markdown.push_str("\n\nmore text\n\nand more");
+    }
+    user(&mut a, "another question");
+    let top_after = screen(&mut a, 60, 12);
+    let body = |s: &str| s.lines().take(8).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&top_after), body(&top_before));
+    assert!(a.scroll_from_bottom > 10);
+}

@@ -36,8 +36,12 @@ pub fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme) {
     app.page_height = rows;
     let count = app.entries.len();
     let selected = app.selected_pane;
-    // Growth of the last block while scrolled up shifts the anchor so the view stays put.
-    let last_before = app.entries.last().map(height).unwrap_or(0);
+    // While scrolled up, what grows below the view (the last block, new blocks) moves the
+    // anchor by as much, so the text being read stays put.
+    let (seen_count, seen_width) = app.last_seen;
+    let tail_from = seen_count.saturating_sub(1).min(count);
+    let tail_height = |entries: &[Entry]| entries[tail_from..].iter().map(height).sum::<usize>();
+    let before = tail_height(&app.entries);
     let mut covered = 0usize;
     let mut i = count;
     while i > 0 {
@@ -49,9 +53,9 @@ pub fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme) {
             break;
         }
     }
-    let last_after = app.entries.last().map(height).unwrap_or(0);
-    if app.scroll_from_bottom > 0 && app.last_seen == (count, width) && last_after > last_before {
-        app.scroll_from_bottom += last_after - last_before;
+    let after = tail_height(&app.entries);
+    if app.scroll_from_bottom > 0 && seen_width == width && seen_count <= count && after > before {
+        app.scroll_from_bottom += after - before;
     }
     app.last_seen = (count, width);
     if i == 0 {
