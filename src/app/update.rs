@@ -131,7 +131,7 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         return;
     }
     if app.dialog.is_some() {
-        return dialog_key(app, k, fx);
+        return dialog_key(app, k);
     }
     if app.help_open {
         if matches!(
@@ -315,7 +315,6 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
             KeyCode::Enter => {
                 ins.query = Some(std::mem::take(q)).filter(|q| !q.is_empty());
                 ins.searching = None;
-                ins.scroll = ins.scroll.saturating_add(0);
                 ins.message = Some("search: n next, N previous".into());
                 ins.jump_to_call = None;
                 search_step(app, true, true);
@@ -391,7 +390,7 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
     }
 }
 
-fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
+fn dialog_key(app: &mut App, k: KeyEvent) {
     let Some(dialog) = app.dialog.as_mut() else {
         return;
     };
@@ -474,7 +473,6 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
             p.state = PaneState::Pending;
         }
     }
-    let _ = fx;
 }
 
 /// The arguments as pretty JSON lines for the editor; as typed when they are not JSON.

@@ -8,9 +8,9 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::http::{self, Call};
+use super::http::{self, Call, Progress, StreamChoice};
 use super::markers::LocalParse;
-use super::{StreamEvent, Trace, TurnResult, Usage};
+use super::{StreamEvent, TurnResult, Usage};
 use crate::protocol::completion::check_arguments;
 use crate::protocol::{Message, ToolCall, call_id};
 
@@ -22,6 +22,15 @@ struct Choice<'a> {
     finish_reason: Option<String>,
     #[serde(default)]
     usage: Option<Usage>,
+}
+
+impl StreamChoice for Choice<'_> {
+    fn take_finish_reason(&mut self) -> Option<String> {
+        self.finish_reason.take()
+    }
+    fn usage(&self) -> Option<Usage> {
+        self.usage
+    }
 }
 
 #[derive(Deserialize)]
@@ -189,17 +198,10 @@ pub(super) async fn stream(
         body["tools"] = Value::Array(tools.to_vec());
         body["tool_choice"] = json!("auto");
     }
-    on_event(StreamEvent::Request {
-        url: format!("{}/chat/completions", ep.base_url),
-        body: body.clone(),
-        prompt: None,
-    });
-    let mut trace = Trace::default();
+    let mut trace = http::announce(&call, "chat/completions", &body, None, on_event);
     let mut local = LocalParse::default();
     let mut calls = Assembler::default();
-    let mut finish_reason = None;
-    let mut usage = None;
-    let mut warnings = Vec::new();
+    let mut progress = Progress::default();
     let started = Instant::now();
 
     let end = http::stream_sse(
@@ -213,30 +215,14 @@ pub(super) async fn stream(
                 data: data.to_owned(),
                 at_us,
             });
-            let Some(payload) = http::decode::<Choice>(data, &mut warnings, on_event)? else {
-                return Ok(());
-            };
-            let choice = payload.choices.into_iter().next();
-            if let Some(u) = payload
-                .usage
-                .or_else(|| choice.as_ref().and_then(|c| c.usage))
-            {
-                usage = Some(u);
-                on_event(StreamEvent::Usage(u));
-            }
-            let Some(choice) = choice else {
-                return Ok(());
-            };
-            if let Some(delta) = choice.delta {
+            let choice = progress.accept::<Choice>(data, on_event)?;
+            if let Some(delta) = choice.and_then(|c| c.delta) {
                 if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
                     local.feed(&text, &mut |ev| calls.marker_event(ev, on_event));
                 }
                 for (position, d) in delta.tool_calls.into_iter().flatten().enumerate() {
                     calls.delta(position, d, on_event);
                 }
-            }
-            if choice.finish_reason.is_some() {
-                finish_reason = choice.finish_reason;
             }
             Ok(())
         },
@@ -245,7 +231,13 @@ pub(super) async fn stream(
 
     local.finish(&mut |ev| calls.marker_event(ev, on_event));
     trace.markers = local.take_markers();
-    let (error, cancelled) = http::outcome(end, finish_reason.is_some(), &mut trace, started);
+    let finished = progress.finish_reason.is_some();
+    let (error, cancelled) = http::outcome(end, finished, &mut trace, started);
+    let Progress {
+        finish_reason,
+        usage,
+        mut warnings,
+    } = progress;
     let mut result = TurnResult {
         finish_reason,
         usage,

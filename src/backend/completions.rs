@@ -6,9 +6,9 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::http::{self, Call};
+use super::http::{self, Call, Progress, StreamChoice};
 use super::markers::LocalParse;
-use super::{StreamEvent, Trace, TurnResult, Usage};
+use super::{StreamEvent, TurnResult, Usage};
 use crate::protocol::{Message, RenderOptions, render, tokens::IM_END};
 
 /// One choice of a streamed completion chunk, borrowed where it can be.
@@ -21,6 +21,15 @@ struct Choice<'a> {
     /// Moonshot's API puts usage here.
     #[serde(default)]
     usage: Option<Usage>,
+}
+
+impl StreamChoice for Choice<'_> {
+    fn take_finish_reason(&mut self) -> Option<String> {
+        self.finish_reason.take()
+    }
+    fn usage(&self) -> Option<Usage> {
+        self.usage
+    }
 }
 
 /// The request body for a raw completion of `prompt`.
@@ -55,19 +64,9 @@ pub(super) async fn stream(
         },
     );
     let body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
-    on_event(StreamEvent::Request {
-        url: format!("{}/completions", ep.base_url),
-        body: body.clone(),
-        prompt: Some(prompt.clone()),
-    });
-    let mut trace = Trace {
-        prompt: Some(prompt),
-        ..Trace::default()
-    };
+    let mut trace = http::announce(&call, "completions", &body, Some(prompt), on_event);
     let mut local = LocalParse::default();
-    let mut finish_reason = None;
-    let mut usage = None;
-    let mut warnings = Vec::new();
+    let mut progress = Progress::default();
     let started = Instant::now();
 
     let end = http::stream_sse(
@@ -76,29 +75,14 @@ pub(super) async fn stream(
         &body,
         &mut trace,
         |data, at_us, trace| {
-            let Some(payload) = http::decode::<Choice>(data, &mut warnings, on_event)? else {
-                return Ok(());
-            };
-            let choice = payload.choices.into_iter().next();
-            if let Some(u) = payload
-                .usage
-                .or_else(|| choice.as_ref().and_then(|c| c.usage))
-            {
-                usage = Some(u);
-                on_event(StreamEvent::Usage(u));
-            }
-            if let Some(choice) = choice {
-                if let Some(text) = choice.text.filter(|t| !t.is_empty()) {
-                    trace.push_chunk(&text, at_us);
-                    on_event(StreamEvent::Chunk {
-                        data: text.to_string(),
-                        at_us,
-                    });
-                    local.feed(&text, on_event);
-                }
-                if choice.finish_reason.is_some() {
-                    finish_reason = choice.finish_reason;
-                }
+            let choice = progress.accept::<Choice>(data, on_event)?;
+            if let Some(text) = choice.and_then(|c| c.text).filter(|t| !t.is_empty()) {
+                trace.push_chunk(&text, at_us);
+                on_event(StreamEvent::Chunk {
+                    data: text.to_string(),
+                    at_us,
+                });
+                local.feed(&text, on_event);
             }
             Ok(())
         },
@@ -107,8 +91,13 @@ pub(super) async fn stream(
 
     local.finish(on_event);
     trace.markers = local.take_markers();
-    let finished = finish_reason.is_some() || local.turn_ended();
+    let finished = progress.finish_reason.is_some() || local.turn_ended();
     let (error, cancelled) = http::outcome(end, finished, &mut trace, started);
+    let Progress {
+        finish_reason,
+        usage,
+        mut warnings,
+    } = progress;
     let mut result = TurnResult {
         finish_reason,
         usage,

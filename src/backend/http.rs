@@ -210,9 +210,66 @@ pub(super) struct Payload<C> {
     object: Option<String>,
 }
 
+/// A choice of either endpoint: where it keeps the finish reason and (Moonshot) the usage.
+pub(super) trait StreamChoice {
+    fn take_finish_reason(&mut self) -> Option<String>;
+    fn usage(&self) -> Option<Usage>;
+}
+
+/// What both modes learn from every payload besides their own content.
+#[derive(Debug, Default)]
+pub(super) struct Progress {
+    pub finish_reason: Option<String>,
+    pub usage: Option<Usage>,
+    pub warnings: Vec<String>,
+}
+
+impl Progress {
+    /// Decode one payload (once), record its usage and finish reason, and return its first
+    /// choice; `None` for a malformed payload (skipped with a warning) or one without choices.
+    pub fn accept<'a, C: Deserialize<'a> + StreamChoice>(
+        &mut self,
+        data: &'a str,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Option<C>, BackendError> {
+        let Some(payload) = decode::<C>(data, &mut self.warnings, on_event)? else {
+            return Ok(None);
+        };
+        let mut choice = payload.choices.into_iter().next();
+        // Usage sits at the top level, or inside the choice (Moonshot's API).
+        if let Some(u) = payload.usage.or_else(|| choice.as_ref().and_then(C::usage)) {
+            self.usage = Some(u);
+            on_event(StreamEvent::Usage(u));
+        }
+        if let Some(r) = choice.as_mut().and_then(C::take_finish_reason) {
+            self.finish_reason = Some(r);
+        }
+        Ok(choice)
+    }
+}
+
+/// Tell the listener what is about to be sent; the request's trace starts with the prompt.
+pub(super) fn announce(
+    call: &Call<'_>,
+    path: &str,
+    body: &Value,
+    prompt: Option<String>,
+    on_event: &mut dyn FnMut(StreamEvent),
+) -> Trace {
+    on_event(StreamEvent::Request {
+        url: format!("{}/{path}", call.endpoint.base_url),
+        body: body.clone(),
+        prompt: prompt.clone(),
+    });
+    Trace {
+        prompt,
+        ..Trace::default()
+    }
+}
+
 /// Decode one SSE payload, once. A malformed one is skipped with a warning (`Ok(None)`); an
 /// `{"error": ...}` event (or vLLM's `{"object": "error"}`) ends the stream (`Err`).
-pub(super) fn decode<'a, C: Deserialize<'a>>(
+fn decode<'a, C: Deserialize<'a>>(
     data: &'a str,
     warnings: &mut Vec<String>,
     on_event: &mut dyn FnMut(StreamEvent),
@@ -313,4 +370,65 @@ pub(super) async fn list_models(
                 .collect()
         })
         .unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Choice {
+        #[serde(default)]
+        text: String,
+        #[serde(default)]
+        finish_reason: Option<String>,
+        #[serde(default)]
+        usage: Option<Usage>,
+    }
+
+    impl StreamChoice for Choice {
+        fn take_finish_reason(&mut self) -> Option<String> {
+            self.finish_reason.take()
+        }
+        fn usage(&self) -> Option<Usage> {
+            self.usage
+        }
+    }
+
+    #[test]
+    fn progress_reads_usage_from_either_place_and_the_finish_reason() {
+        let mut p = Progress::default();
+        let mut events = Vec::new();
+        let mut sink = |e: StreamEvent| events.push(e);
+        let c = p
+            .accept::<Choice>(r#"{"choices":[{"text":"hi"}],"usage":null}"#, &mut sink)
+            .expect("ok")
+            .expect("a choice");
+        assert_eq!(c.text, "hi");
+        // Moonshot: usage inside the choice, with the finish reason.
+        let moonshot = r#"{"choices":[{"text":"","finish_reason":"stop","usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}]}"#;
+        p.accept::<Choice>(moonshot, &mut sink).expect("ok");
+        assert_eq!(p.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(p.usage.map(|u| u.total_tokens), Some(5));
+        // vLLM: usage at the top level, no choices.
+        let vllm =
+            r#"{"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":6,"total_tokens":10}}"#;
+        assert!(p.accept::<Choice>(vllm, &mut sink).expect("ok").is_none());
+        assert_eq!(p.usage.map(|u| u.total_tokens), Some(10));
+        assert!(
+            p.accept::<Choice>("{\"choices\": [", &mut sink)
+                .expect("skipped")
+                .is_none()
+        );
+        assert_eq!(p.warnings.len(), 1);
+        let err = p.accept::<Choice>(r#"{"object":"error","message":"boom"}"#, &mut sink);
+        assert!(matches!(err, Err(BackendError::ServerEvent { message }) if message == "boom"));
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, StreamEvent::Usage(_)))
+                .count(),
+            2
+        );
+    }
 }

@@ -119,7 +119,7 @@ fn refresh_turn(
     }
     // The markdown cache re-renders only its changed tail.
     t.markdown.lines(width, theme);
-    if !t.extra.valid(width, rev) || t.extra.lines.is_empty() {
+    if !t.extra.valid(width, rev) {
         let mut lines = Vec::new();
         for (k, pane) in t.panes.iter().enumerate() {
             lines.extend(tool_pane::lines(pane, width, selected == Some(k), now));
