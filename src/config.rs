@@ -87,7 +87,16 @@ impl Profile {
         let api_key = match &self.api_key_env {
             None => None,
             Some(var) => match std::env::var(var) {
-                Ok(v) if !v.trim().is_empty() => Some(v.trim().to_owned()),
+                Ok(v) if !v.trim().is_empty() => {
+                    let key = v.trim();
+                    check_api_key(var, key)?;
+                    Some(key.to_owned())
+                }
+                Err(std::env::VarError::NotUnicode(_)) => {
+                    return Err(format!(
+                        "the environment variable {var} (api_key_env) is not valid UTF-8; an API key is visible ASCII only: export it again"
+                    ));
+                }
                 _ => {
                     return Err(format!(
                         "the environment variable {var} (api_key_env) is not set; export it with your API key"
@@ -104,6 +113,25 @@ impl Profile {
         ep.idle_timeout = Duration::from_secs(self.idle_timeout_secs);
         Ok(ep)
     }
+}
+
+/// An API key goes into an HTTP header: anything but visible ASCII there is a copy-paste
+/// mistake, said with the variable's name and where, never the value.
+fn check_api_key(var: &str, key: &str) -> Result<(), String> {
+    let Some((at, c)) = key.char_indices().find(|(_, c)| !c.is_ascii_graphic()) else {
+        return Ok(());
+    };
+    let what = match c {
+        '\n' => "a newline".to_owned(),
+        '\r' => "a carriage return".to_owned(),
+        ' ' => "a space".to_owned(),
+        '\t' => "a tab".to_owned(),
+        c if c.is_ascii_control() => format!("a control character (0x{:02x})", c as u32),
+        c => format!("a non-ASCII character (U+{:04X})", c as u32),
+    };
+    Err(format!(
+        "{var} contains {what} (at byte {at}); an API key is visible ASCII only: export it again without it"
+    ))
 }
 
 /// The whole file.
@@ -206,7 +234,7 @@ impl Config {
                     key("base_url"),
                     format!(
                         "expected an http:// or https:// URL ending in /v1, got {:?}",
-                        p.base_url
+                        crate::backend::redact_url(&p.base_url)
                     ),
                 ));
             }
@@ -383,6 +411,21 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
             schema.starts_with(r#"{"type":"object","required""#),
             "{schema}"
         );
+    }
+
+    #[test]
+    fn a_malformed_api_key_is_named_with_where_never_shown() {
+        let e = check_api_key("MOONSHOT_API_KEY", "sk-secret12\nmore").expect_err("newline");
+        assert_eq!(
+            e,
+            "MOONSHOT_API_KEY contains a newline (at byte 11); an API key is visible ASCII only: export it again without it"
+        );
+        let e = check_api_key("K", "sk-\u{1b}[31m").expect_err("escape");
+        assert!(e.contains("a control character (0x1b) (at byte 3)"), "{e}");
+        assert!(!e.contains("sk-"));
+        let e = check_api_key("K", "sk-ключ").expect_err("non-ASCII");
+        assert!(e.contains("a non-ASCII character (U+043A) (at byte 3)"), "{e}");
+        assert!(check_api_key("K", "sk-AZaz09._-~+/=").is_ok());
     }
 
     #[test]

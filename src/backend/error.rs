@@ -31,6 +31,17 @@ pub enum BackendError {
     /// The request could not be built (bad base URL, unusable client).
     #[error("{0}")]
     Setup(String),
+    /// A success status whose body is not an event stream (a proxy's login page).
+    #[error("the server answered {content_type}, not an event stream: {body}")]
+    NotEventStream { content_type: String, body: String },
+    /// A redirect to another origin, refused before anything was sent there.
+    #[error(
+        "the server at {from} redirected the request to {to}, another origin: refused, nothing was sent there (set base_url to the new address if the move is genuine)"
+    )]
+    Redirected { from: String, to: String },
+    /// The stream arrived but cannot be read as events (an event too large, not UTF-8).
+    #[error("unreadable event stream after {bytes} bytes: {detail}")]
+    Unreadable { bytes: u64, detail: String },
 }
 
 fn http_message(status: u16, url: &str, message: &str, retry: Option<u64>) -> String {
@@ -58,13 +69,22 @@ impl BackendError {
             BackendError::Dropped { .. }
                 | BackendError::ServerEvent { .. }
                 | BackendError::Timeout { .. }
+                | BackendError::Unreadable { .. }
         )
     }
 }
 
 /// The server's message in an error body: `{"error": {"message"}}`, `{"error": "..."}`,
 /// `{"message": ...}` (vLLM's `{"object": "error", ...}`), `{"detail": ...}`, or the text itself.
+/// Escape sequences and control characters are removed: it is shown on a terminal.
 pub fn server_message(body: &str) -> String {
+    let text = pick_message(body);
+    let clean = crate::sanitize::for_terminal(&text);
+    // One line: a message is printed as one error line.
+    clean.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn pick_message(body: &str) -> String {
     let text = body.trim();
     if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
         let pick = |v: &serde_json::Value| -> Option<String> {
@@ -111,6 +131,11 @@ mod tests {
             "<html> bad gateway </html>"
         );
         assert_eq!(server_message(""), "(empty body)");
+        assert_eq!(
+            server_message("{\"error\": \"a\\u001b[2Jb\"}"),
+            "ab",
+            "no escape sequence from a server reaches the terminal"
+        );
     }
 
     #[test]

@@ -5,7 +5,6 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
 use serde::Deserialize;
@@ -13,8 +12,16 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::error::server_message;
+use super::sse::{EventStream, SseError};
 use super::trace::REDACTED;
+use super::url::{CrossOrigin, redirect_policy};
 use super::{BackendError, Endpoint, StreamEvent, Trace, Usage};
+
+/// Most bytes read of an error body (or of a body that is not the expected stream): the
+/// server's message is at the start, and a 200 MB error page must not be held in memory.
+pub(super) const ERROR_BODY_CAP: usize = 64 << 10;
+/// Most bytes read of a JSON answer (the model list, a non-streamed completion).
+pub(super) const JSON_BODY_CAP: usize = 16 << 20;
 
 /// One request's context.
 pub(super) struct Call<'a> {
@@ -42,6 +49,7 @@ pub(super) fn client(ep: &Endpoint) -> Result<reqwest::Client, BackendError> {
     });
     reqwest::Client::builder()
         .connect_timeout(ep.connect_timeout)
+        .redirect(redirect_policy())
         .build()
         .map_err(|e| BackendError::Setup(format!("cannot create the HTTP client: {}", chain(&e))))
 }
@@ -53,7 +61,7 @@ fn unix_ms() -> u64 {
 }
 
 /// An error with its sources, on one line.
-fn chain(e: &dyn std::error::Error) -> String {
+pub(super) fn chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
     let mut src = e.source();
     while let Some(s) = src {
@@ -67,7 +75,13 @@ fn chain(e: &dyn std::error::Error) -> String {
     out
 }
 
-fn send_error(url: &str, e: &reqwest::Error, idle: Duration) -> BackendError {
+pub(super) fn send_error(url: &str, e: &reqwest::Error, idle: Duration) -> BackendError {
+    if let Some(refused) = cross_origin(e) {
+        return BackendError::Redirected {
+            from: refused.from.clone(),
+            to: refused.to.clone(),
+        };
+    }
     if e.is_timeout() {
         BackendError::Timeout {
             url: url.to_owned(),
@@ -80,6 +94,68 @@ fn send_error(url: &str, e: &reqwest::Error, idle: Duration) -> BackendError {
             detail: chain(e),
         }
     }
+}
+
+/// The redirect our policy refused, if that is what `e` is.
+fn cross_origin(e: &reqwest::Error) -> Option<&CrossOrigin> {
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        if let Some(c) = s.downcast_ref::<CrossOrigin>() {
+            return Some(c);
+        }
+        src = s.source();
+    }
+    None
+}
+
+/// Why a capped body read stopped early.
+pub(super) enum BodyError {
+    Timeout,
+    Transport(reqwest::Error),
+}
+
+/// Read `resp`'s body into `out`, at most `cap` bytes (the rest is never read), all of it
+/// within `deadline`: a body trickled a byte a second cannot hold a command forever. `out`
+/// keeps what arrived even when this fails. `Ok(true)` when the body was longer than `cap`.
+pub(super) async fn read_capped(
+    resp: reqwest::Response,
+    cap: usize,
+    deadline: Duration,
+    out: &mut Vec<u8>,
+) -> Result<bool, BodyError> {
+    let mut body = resp.bytes_stream();
+    let read = async {
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(BodyError::Transport)?;
+            let room = cap - out.len();
+            if chunk.len() > room {
+                out.extend_from_slice(&chunk[..room]);
+                return Ok(true);
+            }
+            out.extend_from_slice(&chunk);
+        }
+        Ok(false)
+    };
+    tokio::time::timeout(deadline, read)
+        .await
+        .unwrap_or(Err(BodyError::Timeout))
+}
+
+/// The server's message in an error body: at most [`ERROR_BODY_CAP`] bytes read, within the
+/// idle timeout; what arrived before a timeout still counts.
+pub(super) async fn error_message(resp: reqwest::Response, idle: Duration) -> String {
+    let mut body = Vec::new();
+    let result = read_capped(resp, ERROR_BODY_CAP, idle, &mut body).await;
+    if body.is_empty() && matches!(result, Err(BodyError::Timeout)) {
+        return format!("(no error body within {} s)", idle.as_secs());
+    }
+    server_message(&String::from_utf8_lossy(&body))
+}
+
+/// Whether a Content-Type names an event stream (parameters such as `charset` allowed).
+fn is_event_stream(content_type: &str) -> bool {
+    let mime = content_type.split(';').next().unwrap_or("").trim();
+    mime.eq_ignore_ascii_case("text/event-stream")
 }
 
 /// POST `body` to `{base_url}/{path}` and read the SSE answer, handing each `data:` payload
@@ -95,7 +171,7 @@ where
     F: FnMut(&str, u64, &mut Trace) -> Result<(), BackendError>,
 {
     let ep = call.endpoint;
-    let url = format!("{}/{path}", ep.base_url);
+    let url = ep.shown_url(path);
     trace.mode = ep.mode;
     trace.url = url.clone();
     trace.request = body.clone();
@@ -106,7 +182,7 @@ where
     ];
     let mut req = call
         .client
-        .post(&url)
+        .post(ep.request_url(path))
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, "text/event-stream")
         .json(body);
@@ -140,16 +216,29 @@ where
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse().ok());
-        let text = tokio::time::timeout(idle, resp.text())
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .unwrap_or_default();
         return Err(BackendError::Http {
             status: status.as_u16(),
             url,
-            message: server_message(&text),
+            message: error_message(resp, idle).await,
             retry_after_secs,
+        });
+    }
+    // A missing Content-Type is let through (the events decide); any other type than an event
+    // stream is a proxy's page or a server ignoring `stream: true`: say what came instead.
+    let content_type = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    if let Some(ct) = content_type.filter(|ct| !is_event_stream(ct)) {
+        let mut body = Vec::new();
+        let _ = read_capped(resp, ERROR_BODY_CAP, idle, &mut body).await;
+        let start: String = server_message(&String::from_utf8_lossy(&body))
+            .chars()
+            .take(200)
+            .collect();
+        return Err(BackendError::NotEventStream {
+            content_type: crate::sanitize::for_terminal(&ct).into_owned(),
+            body: start,
         });
     }
 
@@ -161,7 +250,8 @@ where
         }
         r
     });
-    let mut events = std::pin::pin!(counted.eventsource());
+    let counted = std::pin::pin!(counted);
+    let mut events = EventStream::new(counted);
     loop {
         let next = tokio::select! {
             _ = call.cancel.cancelled() => return Ok(End::Cancelled),
@@ -172,16 +262,16 @@ where
             Err(_) => return Err(timeout("waiting for the next chunk")),
             Ok(None) => return Ok(End::Eof),
             Ok(Some(Ok(event))) => event,
-            Ok(Some(Err(EventStreamError::Transport(e)))) => {
+            Ok(Some(Err(SseError::Transport(e)))) => {
                 return Err(BackendError::Dropped {
                     bytes: bytes_seen.load(Ordering::Relaxed),
                     detail: chain(&e),
                 });
             }
             Ok(Some(Err(e))) => {
-                return Err(BackendError::Dropped {
+                return Err(BackendError::Unreadable {
                     bytes: bytes_seen.load(Ordering::Relaxed),
-                    detail: format!("unreadable event stream: {e}"),
+                    detail: e.to_string(),
                 });
             }
         };
@@ -257,7 +347,7 @@ pub(super) fn announce(
     on_event: &mut dyn FnMut(StreamEvent),
 ) -> Trace {
     on_event(StreamEvent::Request {
-        url: format!("{}/{path}", call.endpoint.base_url),
+        url: call.endpoint.shown_url(path),
         body: body.clone(),
         prompt: prompt.clone(),
     });
@@ -327,40 +417,60 @@ pub(super) fn outcome(
     (error, cancelled)
 }
 
-/// GET `{base_url}/models`.
+/// GET `{base_url}/models`: headers and the whole body within the idle timeout each.
 pub(super) async fn list_models(
     client: &reqwest::Client,
     ep: &Endpoint,
 ) -> Result<Vec<String>, BackendError> {
-    let url = format!("{}/models", ep.base_url);
-    let mut req = client.get(&url);
+    let url = ep.shown_url("models");
+    let idle = ep.idle_timeout;
+    let timeout = |stage: &str| BackendError::Timeout {
+        url: url.clone(),
+        secs: idle.as_secs(),
+        stage: stage.to_owned(),
+    };
+    let mut req = client.get(ep.request_url("models"));
     if let Some(key) = &ep.api_key {
         req = req.header(AUTHORIZATION, format!("Bearer {key}"));
     }
-    let resp = tokio::time::timeout(ep.idle_timeout, req.send())
+    let resp = tokio::time::timeout(idle, req.send())
         .await
-        .map_err(|_| BackendError::Timeout {
-            url: url.clone(),
-            secs: ep.idle_timeout.as_secs(),
-            stage: "listing models".into(),
-        })?
-        .map_err(|e| send_error(&url, &e, ep.idle_timeout))?;
+        .map_err(|_| timeout("listing models"))?
+        .map_err(|e| send_error(&url, &e, idle))?;
     let status = resp.status();
-    let text = resp.text().await.unwrap_or_default();
     if !status.is_success() {
         return Err(BackendError::Http {
             status: status.as_u16(),
-            url,
-            message: server_message(&text),
+            url: url.clone(),
+            message: error_message(resp, idle).await,
             retry_after_secs: None,
         });
     }
-    let v: Value = serde_json::from_str(&text).map_err(|e| BackendError::Http {
+    let mut body = Vec::new();
+    let not_json = |message: String| BackendError::Http {
         status: status.as_u16(),
         url: url.clone(),
-        message: format!("the model list is not JSON: {e}"),
+        message,
         retry_after_secs: None,
-    })?;
+    };
+    match read_capped(resp, JSON_BODY_CAP, idle, &mut body).await {
+        Err(BodyError::Timeout) => return Err(timeout("reading the model list")),
+        Err(BodyError::Transport(e)) => {
+            return Err(BackendError::Dropped {
+                bytes: body.len() as u64,
+                detail: chain(&e),
+            });
+        }
+        Ok(true) => {
+            return Err(not_json(format!(
+                "the model list is larger than {} MiB",
+                JSON_BODY_CAP >> 20
+            )));
+        }
+        Ok(false) => {}
+    }
+    let v: Value = serde_json::from_slice(&body)
+        .map_err(|e| not_json(format!("the model list is not JSON: {e}")))?;
     Ok(v.get("data")
         .and_then(Value::as_array)
         .map(|models| {

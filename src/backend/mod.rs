@@ -9,7 +9,9 @@ mod error;
 mod http;
 mod markers;
 pub mod probe;
+pub mod sse;
 pub mod trace;
+mod url;
 
 use std::time::Duration;
 
@@ -19,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use error::BackendError;
 pub use trace::{MarkerHit, Trace};
+pub use url::redact_url;
 
 use crate::protocol::{Message, ToolCall};
 
@@ -43,11 +46,15 @@ impl Mode {
 }
 
 /// Everything needed to reach one model.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Endpoint {
     pub mode: Mode,
-    /// Up to and including `/v1`, without a trailing slash.
+    /// Up to and including `/v1`, without a trailing slash, and without any `user:password@`
+    /// (this is the form shown and saved).
     pub base_url: String,
+    /// `base_url` as configured, userinfo included: only ever handed to reqwest, which sends
+    /// the userinfo as Basic auth.
+    request_base: String,
     pub model: String,
     pub api_key: Option<String>,
     pub temperature: f64,
@@ -61,9 +68,11 @@ pub struct Endpoint {
 
 impl Endpoint {
     pub fn new(mode: Mode, base_url: &str, model: &str) -> Self {
+        let base = base_url.trim_end_matches('/');
         Endpoint {
             mode,
-            base_url: base_url.trim_end_matches('/').to_owned(),
+            base_url: redact_url(base),
+            request_base: base.to_owned(),
             model: model.to_owned(),
             api_key: None,
             temperature: 0.6,
@@ -72,6 +81,29 @@ impl Endpoint {
             idle_timeout: Duration::from_secs(120),
             sort_tool_keys: false,
         }
+    }
+
+    /// `{base_url}/{path}` as shown: in errors, the inspector, saved sessions.
+    pub fn shown_url(&self, path: &str) -> String {
+        format!("{}/{path}", self.base_url)
+    }
+
+    /// `{base_url}/{path}` as requested, with the configured userinfo.
+    pub(crate) fn request_url(&self, path: &str) -> String {
+        format!("{}/{path}", self.request_base)
+    }
+}
+
+// By hand: the derived one would print the key and the userinfo.
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("mode", &self.mode)
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("idle_timeout", &self.idle_timeout)
+            .finish_non_exhaustive()
     }
 }
 

@@ -5,35 +5,31 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
 use serde_json::Value;
 
 use super::error::server_message;
+use super::http::{self, BodyError};
 use super::{BackendError, Endpoint};
 
 /// POST `body` to `{base_url}/{path}` (e.g. `completions`) and decode the JSON answer. The
 /// connect timeout and the idle timeout of `ep` apply (the idle timeout to the headers and
-/// again to the body).
+/// again to the whole body, which is read up to a cap).
 pub async fn post_json(ep: &Endpoint, path: &str, body: &Value) -> Result<Value, BackendError> {
-    let client = super::http::client(ep)?;
-    let url = format!("{}/{path}", ep.base_url);
+    let client = http::client(ep)?;
+    let url = ep.shown_url(path);
     let mut req = client
-        .post(&url)
+        .post(ep.request_url(path))
         .header(CONTENT_TYPE, "application/json")
         .json(body);
     if let Some(key) = &ep.api_key {
         req = req.header(AUTHORIZATION, format!("Bearer {key}"));
     }
+    let idle = ep.idle_timeout;
     let timeout = |stage: &str| BackendError::Timeout {
         url: url.clone(),
-        secs: ep.idle_timeout.as_secs(),
+        secs: idle.as_secs(),
         stage: stage.to_owned(),
     };
-    let resp = match tokio::time::timeout(ep.idle_timeout, req.send()).await {
+    let resp = match tokio::time::timeout(idle, req.send()).await {
         Err(_) => return Err(timeout("waiting for response headers")),
-        Ok(Err(e)) if e.is_timeout() => return Err(timeout("connecting")),
-        Ok(Err(e)) => {
-            return Err(BackendError::Connect {
-                url: url.clone(),
-                detail: chain(&e),
-            });
-        }
+        Ok(Err(e)) => return Err(http::send_error(&url, &e, idle)),
         Ok(Ok(r)) => r,
     };
     let status = resp.status();
@@ -42,43 +38,41 @@ pub async fn post_json(ep: &Endpoint, path: &str, body: &Value) -> Result<Value,
         .get(RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse().ok());
-    let text = match tokio::time::timeout(ep.idle_timeout, resp.text()).await {
-        Err(_) => return Err(timeout("reading the body")),
-        Ok(Err(e)) => {
-            return Err(BackendError::Dropped {
-                bytes: 0,
-                detail: chain(&e),
-            });
-        }
-        Ok(Ok(t)) => t,
-    };
     if !status.is_success() {
         return Err(BackendError::Http {
             status: status.as_u16(),
             url,
-            message: server_message(&text),
+            message: http::error_message(resp, idle).await,
             retry_after_secs,
         });
     }
-    serde_json::from_str(&text).map_err(|e| BackendError::Http {
+    let mut text = Vec::new();
+    let not_json = |message: String| BackendError::Http {
         status: status.as_u16(),
         url: url.clone(),
-        message: format!("the answer is not JSON ({e}): {}", server_message(&text)),
+        message,
         retry_after_secs: None,
-    })
-}
-
-/// An error with its sources, on one line.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut src = e.source();
-    while let Some(s) = src {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
+    };
+    match http::read_capped(resp, http::JSON_BODY_CAP, idle, &mut text).await {
+        Err(BodyError::Timeout) => return Err(timeout("reading the body")),
+        Err(BodyError::Transport(e)) => {
+            return Err(BackendError::Dropped {
+                bytes: text.len() as u64,
+                detail: http::chain(&e),
+            });
         }
-        src = s.source();
+        Ok(true) => {
+            return Err(not_json(format!(
+                "the answer is larger than {} MiB",
+                http::JSON_BODY_CAP >> 20
+            )));
+        }
+        Ok(false) => {}
     }
-    out
+    serde_json::from_slice(&text).map_err(|e| {
+        not_json(format!(
+            "the answer is not JSON ({e}): {}",
+            server_message(&String::from_utf8_lossy(&text))
+        ))
+    })
 }

@@ -16,7 +16,7 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
-use crate::backend::{Backend, BackendError, Endpoint, Mode, probe};
+use crate::backend::{Backend, BackendError, Endpoint, Mode, probe, redact_url};
 use crate::cli::{ConnectArgs, DoctorArgs};
 use crate::config::{self, ConfigError, Resolved};
 use crate::protocol::tokens::{
@@ -134,14 +134,14 @@ fn check_config(args: &DoctorArgs, report: &mut Report) -> Option<Resolved> {
                     "{source}; profile `{}`: {} mode, {}, model {}",
                     r.profile_name,
                     p.mode.as_str(),
-                    p.base_url,
+                    redact_url(&p.base_url),
                     p.model
                 ),
             );
             if !p.base_url.trim_end_matches('/').ends_with("/v1") {
                 report.warn(
                     "base_url",
-                    &format!("{} does not end in /v1", p.base_url),
+                    &format!("{} does not end in /v1", redact_url(&p.base_url)),
                     Some("OpenAI-compatible servers (vLLM, SGLang, Moonshot) serve under /v1, e.g. http://127.0.0.1:8000/v1"),
                 );
             }
@@ -457,7 +457,7 @@ fn fix_for(e: &BackendError, ctx: &Ctx<'_>, stage: Option<Mode>) -> String {
     match e {
         BackendError::Connect { .. } => format!(
             "start the model server (vLLM: `{VLLM_COMMAND}`), or correct base_url in profile `{profile}` (now {})",
-            ctx.base_url
+            redact_url(ctx.base_url)
         ),
         BackendError::Timeout { secs, .. } => format!(
             "the server did not answer within {secs} s: check that it is up and not overloaded, or raise idle_timeout_secs in profile `{profile}`"
@@ -493,6 +493,15 @@ fn fix_for(e: &BackendError, ctx: &Ctx<'_>, stage: Option<Mode>) -> String {
             "the server broke off its answer: look at its log".to_owned()
         }
         BackendError::Setup(_) => format!("correct base_url in profile `{profile}`"),
+        BackendError::NotEventStream { .. } => format!(
+            "base_url in profile `{profile}` reaches something that is not the model server (a proxy's login page?): point it at the server itself"
+        ),
+        BackendError::Redirected { .. } => format!(
+            "set base_url in profile `{profile}` to the address the server redirects to, if you trust it"
+        ),
+        BackendError::Unreadable { .. } => {
+            "the server's answer cannot be read as events: look at its log".to_owned()
+        }
     }
 }
 
