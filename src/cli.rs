@@ -118,6 +118,30 @@ pub struct MockArgs {
     /// `skip_special_tokens: false`).
     #[arg(long)]
     pub strip_special_tokens: bool,
+    /// Start every event stream with a UTF-8 byte order mark.
+    #[arg(long)]
+    pub bom: bool,
+    /// Content-Type of streamed answers; a `text/html` one sends a login page instead of events,
+    /// an empty one sends no Content-Type at all.
+    #[arg(long, value_name = "TYPE")]
+    pub content_type: Option<String>,
+    /// With --fail-status: an error body of N bytes (the JSON error, then padding).
+    #[arg(long, value_name = "N")]
+    pub error_body_bytes: Option<usize>,
+    /// Send every response body (models, answers, errors) at N bytes per second.
+    #[arg(long, value_name = "N")]
+    pub slow_body_bps: Option<u64>,
+    /// Start every event stream with one event whose `data:` line is N bytes long (the
+    /// answer's first text, sent whole).
+    #[arg(long, value_name = "N")]
+    pub long_line_bytes: Option<usize>,
+    /// Answer every /v1 request with a redirect to this base URL (another server's `.../v1`),
+    /// the rest of the path kept.
+    #[arg(long, value_name = "URL")]
+    pub redirect_to: Option<String>,
+    /// The status of --redirect-to: 301, 302, 303, 307 or 308.
+    #[arg(long, value_name = "CODE", default_value_t = 307)]
+    pub redirect_status: u16,
 }
 
 /// Where to connect: the config file, a profile in it, and overrides of its settings.

@@ -424,7 +424,10 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
         assert!(e.contains("a control character (0x1b) (at byte 3)"), "{e}");
         assert!(!e.contains("sk-"));
         let e = check_api_key("K", "sk-ключ").expect_err("non-ASCII");
-        assert!(e.contains("a non-ASCII character (U+043A) (at byte 3)"), "{e}");
+        assert!(
+            e.contains("a non-ASCII character (U+043A) (at byte 3)"),
+            "{e}"
+        );
         assert!(check_api_key("K", "sk-AZaz09._-~+/=").is_ok());
     }
 

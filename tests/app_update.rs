@@ -3,7 +3,7 @@
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_tui::app::event::{AppEvent, Effect};
-use kimi_tui::app::state::{App, Connection, DialogStage, Entry, PaneState};
+use kimi_tui::app::state::{App, Connection, DialogStage, Entry, PaneState, TurnState};
 use kimi_tui::app::update::update;
 use kimi_tui::backend::{Mode, StreamEvent};
 use kimi_tui::engine::{ApprovalRequest, Decision, EngineEvent};
@@ -420,4 +420,44 @@ fn retry_drops_the_traces_of_the_replaced_answer() {
     typed(&mut a, "/retry");
     key(&mut a, KeyCode::Enter);
     assert!(a.traces.is_empty() && a.trace_messages.is_empty());
+}
+
+#[test]
+fn a_panicked_turn_ends_as_failed_with_a_message_and_the_app_takes_input() {
+    let mut a = app();
+    typed(&mut a, "Hello");
+    assert_eq!(key(&mut a, KeyCode::Enter), vec![Effect::StartTurn]);
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
+    );
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::Stream(StreamEvent::Text("Hi th".into()))),
+    );
+    let fx = update(
+        &mut a,
+        AppEvent::TurnPanicked {
+            message: "index out of bounds\u{1b}[2J".into(),
+        },
+    );
+    assert!(fx.contains(&Effect::SaveSession));
+    assert!(!a.busy, "the app is no longer stuck streaming");
+    let failed = a.entries.iter().find_map(|e| match e {
+        Entry::Assistant(t) => Some(t.state.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        failed,
+        Some(TurnState::Failed(
+            "internal error, the turn was stopped: index out of bounds".into()
+        ))
+    );
+    assert!(matches!(
+        a.entries.last(),
+        Some(Entry::Notice { text, error: true, .. }) if text.contains("index out of bounds")
+    ));
+    // The next message starts a new turn.
+    typed(&mut a, "again");
+    assert_eq!(key(&mut a, KeyCode::Enter), vec![Effect::StartTurn]);
 }

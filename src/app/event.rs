@@ -24,6 +24,9 @@ pub enum AppEvent {
     },
     /// Time passes (spinners, elapsed times); only redraws when something is animated.
     Tick,
+    /// The turn's task panicked: the turn ends as failed with this message. The conversation
+    /// keeps what was mirrored into the app before the panic.
+    TurnPanicked { message: String },
 }
 
 /// What `update` asks the event loop to do: the things that need the runtime.

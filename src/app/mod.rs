@@ -298,26 +298,52 @@ fn spawn_turn(
     let mut conversation = app.conversation.clone();
     let backend = backend.clone();
     let toolbox = toolbox.clone();
-    tokio::spawn(async move {
+    let events = tx.clone();
+    let turn = async move {
         let agent = Agent {
             backend: &backend,
             toolbox: &toolbox,
             max_rounds,
         };
-        let mut approver = ChannelApprover { tx: tx.clone() };
-        let events = tx.clone();
+        let mut approver = ChannelApprover { tx: events.clone() };
         let outcome = agent
             .run_turn(&mut conversation, &mut approver, &cancel, &mut |e| {
                 send_blocking(&events, AppEvent::Engine(e))
             })
             .await;
-        let _ = tx
-            .send(AppEvent::TurnDone {
-                conversation,
-                outcome: Box::new(outcome),
-            })
-            .await;
-    });
+        AppEvent::TurnDone {
+            conversation,
+            outcome: Box::new(outcome),
+        }
+    };
+    tokio::spawn(watch_turn(turn, tx));
+}
+
+/// Run the turn in its own task and always report its end: a panic inside it (a bug) ends the
+/// turn as failed with a message instead of leaving the app "streaming" forever.
+async fn watch_turn<F>(turn: F, tx: mpsc::Sender<AppEvent>)
+where
+    F: std::future::Future<Output = AppEvent> + Send + 'static,
+{
+    let done = match tokio::spawn(turn).await {
+        Ok(done) => done,
+        Err(e) => AppEvent::TurnPanicked {
+            message: panic_message(e),
+        },
+    };
+    let _ = tx.send(done).await;
+}
+
+fn panic_message(e: tokio::task::JoinError) -> String {
+    if !e.is_panic() {
+        return "the turn's task was stopped".to_owned();
+    }
+    let payload = e.into_panic();
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 /// Send from the engine's synchronous callback; when the queue is full, wait for the screen
@@ -345,4 +371,31 @@ fn save_inspector(app: &mut App, text: &str) {
         Err(e) => format!("cannot save to {}: {e}", path.display()),
     });
     app.dirty = true;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panic_in_the_turn_task_is_reported_as_a_failed_turn() {
+        let (tx, mut rx) = mpsc::channel(4);
+        let turn = async {
+            let v: Vec<u8> = Vec::new();
+            // A bug of the kind eventsource-stream 0.2.3 had on a BOM.
+            AppEvent::TurnPanicked {
+                message: format!("{}", v[usize::from(v.is_empty())]),
+            }
+        };
+        watch_turn(turn, tx).await;
+        match rx.recv().await {
+            Some(AppEvent::TurnPanicked { message }) => {
+                assert!(message.contains("index out of bounds"), "{message}");
+            }
+            other => panic!("expected a failed turn, got {other:?}"),
+        }
+        let (tx, mut rx) = mpsc::channel(4);
+        watch_turn(async { AppEvent::Tick }, tx).await;
+        assert!(matches!(rx.recv().await, Some(AppEvent::Tick)));
+    }
 }

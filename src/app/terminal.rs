@@ -33,11 +33,19 @@ fn restore() {
 
 impl TerminalGuard {
     pub fn enter() -> io::Result<TerminalGuard> {
-        // A panic must leave a usable shell behind: restore first, then report.
+        // A panic on this thread ends the app: it must leave a usable shell behind, so restore
+        // first, then report. A panic on another thread (a task's: the turn's is caught and
+        // reported as a failed turn) leaves the app running: the screen stays as it is, and
+        // the panic goes to the log rather than over the drawing.
+        let owner = std::thread::current().id();
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            restore();
-            previous(info);
+            if std::thread::current().id() == owner {
+                restore();
+                previous(info);
+            } else {
+                tracing::error!("panic in a task: {info}");
+            }
         }));
         enable_raw_mode()?;
         let mut stdout = io::stdout();

@@ -68,6 +68,27 @@ pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
             }
             app.dirty = true;
         }
+        AppEvent::TurnPanicked { message } => {
+            let text = format!(
+                "internal error, the turn was stopped: {}",
+                sanitize::for_terminal(&message)
+            );
+            if let Some(t) = app.current_turn()
+                && t.state == TurnState::Streaming
+            {
+                t.state = TurnState::Failed(text.clone());
+                t.rev += 1;
+            }
+            fx.push(Effect::SaveSession);
+            app.busy = false;
+            app.cancelling = false;
+            app.activity = Activity::Idle;
+            app.dialog = None;
+            app.notice(
+                format!("{text}. The conversation so far is kept; please report this."),
+                true,
+            );
+        }
         AppEvent::Tick => {
             // Spinners and elapsed times move only while something runs.
             if app.busy {

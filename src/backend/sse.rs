@@ -284,7 +284,8 @@ mod tests {
 
     #[test]
     fn every_line_end_works_at_every_split() {
-        let text = b"data: one\r\n\r\ndata: two\r\rdata: three\n\n: comment\ndata:four\ndata:  five\n\n";
+        let text =
+            b"data: one\r\n\r\ndata: two\r\rdata: three\n\n: comment\ndata:four\ndata:  five\n\n";
         for split in 0..text.len() {
             let got = decode_chunks(&[&text[..split], &text[split..]]);
             assert_eq!(
@@ -386,7 +387,10 @@ mod tests {
         ];
         let mut s = EventStream::new(futures_util::stream::iter(chunks));
         assert_eq!(s.next().await.expect("one").expect("ok").data, "[DONE]");
-        assert!(matches!(s.next().await, Some(Err(SseError::Transport("reset")))));
+        assert!(matches!(
+            s.next().await,
+            Some(Err(SseError::Transport("reset")))
+        ));
         assert!(s.next().await.is_none());
     }
 }

@@ -137,6 +137,100 @@ pub fn drop_after(
     .boxed()
 }
 
+/// The UTF-8 byte order mark of `--bom`.
+pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// What a proxy answers in place of the model: `200 text/html`, a login page.
+pub const LOGIN_PAGE: &str = "<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n<body><h1>Corporate proxy: sign in to continue</h1></body></html>\n";
+
+/// One event whose `data:` line carries `n` bytes of text (`x`), sent whole: completion text
+/// in raw mode, `delta.content` in chat mode.
+pub fn long_event(chat: bool, n: usize) -> Bytes {
+    let text = "x".repeat(n);
+    let payload = if chat {
+        json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]})
+    } else {
+        json!({"choices": [{"index": 0, "text": text, "finish_reason": null}]})
+    };
+    Bytes::from(format!("data: {payload}\n\n"))
+}
+
+/// `fail_response(code)` with its body padded to `total` bytes (still valid JSON when whole),
+/// produced lazily: a 200 MB error page costs the mock nothing.
+pub fn huge_error(code: u16, total: usize) -> Response {
+    let resp = fail_response(code);
+    let status = resp.status();
+    let kind = match status.as_u16() {
+        429 => "rate_limit_error",
+        401 => "authentication_error",
+        404 => "not_found_error",
+        _ => "server_error",
+    };
+    let head = format!(
+        "{{\"error\":{{\"message\":\"mock failure: HTTP {}\",\"type\":\"{kind}\",\"code\":{}}},\"padding\":\"",
+        status.as_u16(),
+        status.as_u16()
+    );
+    let tail = "\"}";
+    let pad_total = total.saturating_sub(head.len() + tail.len());
+    const PIECE: usize = 64 << 10;
+    let piece = Bytes::from(vec![b' '; PIECE]);
+    let pads = (0..pad_total.div_ceil(PIECE))
+        .map(move |i| piece.slice(..PIECE.min(pad_total - i * PIECE)));
+    let body = stream::iter(
+        std::iter::once(Bytes::from(head))
+            .chain(pads)
+            .chain(std::iter::once(Bytes::from_static(tail.as_bytes())))
+            .map(Ok::<_, std::io::Error>),
+    );
+    let mut out = (status, axum::body::Body::from_stream(body)).into_response();
+    *out.headers_mut() = resp.headers().clone();
+    out
+}
+
+/// `body` at about `bps` bytes per second, in pieces of a tenth of that (at least one byte).
+pub fn throttle(
+    body: BoxStream<'static, Result<Bytes, axum::Error>>,
+    bps: u64,
+) -> BoxStream<'static, Result<Bytes, axum::Error>> {
+    let bps = bps.max(1);
+    let piece = (bps / 10).max(1) as usize;
+    let gap = Duration::from_nanos(piece as u64 * 1_000_000_000 / bps);
+    stream::unfold(
+        (body, Bytes::new()),
+        move |(mut body, mut held)| async move {
+            if held.is_empty() {
+                match body.next().await? {
+                    Ok(b) => held = b,
+                    Err(e) => return Some((Err(e), (body, Bytes::new()))),
+                }
+            }
+            tokio::time::sleep(gap).await;
+            let out = held.split_to(piece.min(held.len()));
+            Some((Ok(out), (body, held)))
+        },
+    )
+    .boxed()
+}
+
+/// A redirect of `path` (`/v1/...`) to the same path under `base` (another server's `.../v1`).
+pub fn redirect_response(base: &str, path: &str, code: u16) -> Response {
+    let status = StatusCode::from_u16(code)
+        .ok()
+        .filter(StatusCode::is_redirection)
+        .unwrap_or(StatusCode::TEMPORARY_REDIRECT);
+    let rest = path.strip_prefix("/v1").unwrap_or(path);
+    let location = format!("{}{rest}", base.trim_end_matches('/'));
+    match HeaderValue::from_str(&location) {
+        Ok(v) => (status, [(header::LOCATION, v)]).into_response(),
+        Err(_) => error_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "mock: --redirect-to is not a valid header value",
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +268,46 @@ mod tests {
                 .is_none()
         );
         assert_eq!(fail_response(7).status(), 500);
+    }
+
+    #[tokio::test]
+    async fn huge_errors_are_as_long_as_asked_and_valid_json() {
+        let resp = huge_error(500, 300_000);
+        assert_eq!(resp.status(), 500);
+        let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .expect("body");
+        assert_eq!(body.len(), 300_000);
+        let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+        assert_eq!(v["error"]["message"], "mock failure: HTTP 500");
+    }
+
+    #[tokio::test]
+    async fn throttle_keeps_every_byte_in_order() {
+        let body = stream::iter(vec![Ok(Bytes::from("hello")), Ok(Bytes::from(" world"))]).boxed();
+        let started = std::time::Instant::now();
+        let out: Vec<_> = throttle(body, 100).collect().await;
+        let joined: Vec<u8> = out
+            .into_iter()
+            .flat_map(|b| b.expect("data").to_vec())
+            .collect();
+        assert_eq!(joined, b"hello world");
+        // 11 bytes at 100 B/s in 10-byte pieces: two gaps of 100 ms.
+        assert!(started.elapsed() >= Duration::from_millis(150));
+    }
+
+    #[test]
+    fn redirects_keep_the_path_under_the_new_base() {
+        let r = redirect_response("http://other:9/v1/", "/v1/chat/completions", 308);
+        assert_eq!(r.status(), 308);
+        assert_eq!(
+            r.headers()[header::LOCATION],
+            "http://other:9/v1/chat/completions"
+        );
+        assert_eq!(
+            redirect_response("http://o/v1", "/v1/models", 200).status(),
+            307
+        );
     }
 
     #[tokio::test]

@@ -55,6 +55,20 @@ pub struct MockOptions {
     /// Completions endpoint: strip special tokens from the text even when the request says
     /// `skip_special_tokens: false` (a server that ignores the flag).
     pub strip_special_tokens: bool,
+    /// A UTF-8 BOM before the first event.
+    pub bom: bool,
+    /// Content-Type of streamed answers (`text/html`: a login page instead of events; empty:
+    /// no header).
+    pub content_type: Option<String>,
+    /// With `fail_status`: pad the error body to this many bytes.
+    pub error_body_bytes: Option<usize>,
+    /// Deliver every body at this many bytes per second.
+    pub slow_body_bps: Option<u64>,
+    /// One first event whose `data:` line is this long.
+    pub long_line_bytes: Option<usize>,
+    /// Redirect every `/v1` request to this base URL, with `redirect_status`.
+    pub redirect_to: Option<String>,
+    pub redirect_status: u16,
 }
 
 impl Default for MockOptions {
@@ -70,6 +84,13 @@ impl Default for MockOptions {
             markers_in_content: false,
             api_key: None,
             strip_special_tokens: false,
+            bom: false,
+            content_type: None,
+            error_body_bytes: None,
+            slow_body_bps: None,
+            long_line_bytes: None,
+            redirect_to: None,
+            redirect_status: 307,
         }
     }
 }
@@ -92,6 +113,17 @@ impl From<&MockArgs> for MockOptions {
             markers_in_content: a.markers_in_content,
             api_key: a.api_key.clone(),
             strip_special_tokens: a.strip_special_tokens,
+            bom: a.bom,
+            content_type: a.content_type.clone(),
+            error_body_bytes: a.error_body_bytes,
+            slow_body_bps: a.slow_body_bps,
+            long_line_bytes: a.long_line_bytes,
+            redirect_to: a.redirect_to.clone(),
+            // `MockArgs::default()` (not parsed by clap) has 0.
+            redirect_status: match a.redirect_status {
+                0 => 307,
+                s => s,
+            },
         }
     }
 }

@@ -44,7 +44,30 @@ pub(super) fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(middleware::from_fn_with_state(state.clone(), require_key))
+        .layer(middleware::from_fn_with_state(state.clone(), redirect))
+        .layer(middleware::from_fn_with_state(state.clone(), slow_body))
         .with_state(state)
+}
+
+/// `--redirect-to`: every `/v1` request is sent elsewhere, before anything else is checked.
+async fn redirect(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    match &st.opts.redirect_to {
+        Some(base) if path == "/v1" || path.starts_with("/v1/") => {
+            faults::redirect_response(base, path, st.opts.redirect_status)
+        }
+        _ => next.run(req).await,
+    }
+}
+
+/// `--slow-body-bps`: every response body trickles.
+async fn slow_body(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    let resp = next.run(req).await;
+    match st.opts.slow_body_bps {
+        Some(bps) => resp
+            .map(|body| Body::from_stream(faults::throttle(body.into_data_stream().boxed(), bps))),
+        None => resp,
+    }
 }
 
 async fn require_key(State(st): State<AppState>, req: Request, next: Next) -> Response {
@@ -161,9 +184,10 @@ impl AppState {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(value.clone());
-        match self.opts.fail_status {
-            Some(code) => Err(Box::new(faults::fail_response(code))),
-            None => Ok(value),
+        match (self.opts.fail_status, self.opts.error_body_bytes) {
+            (Some(code), Some(n)) => Err(Box::new(faults::huge_error(code, n))),
+            (Some(code), None) => Err(Box::new(faults::fail_response(code))),
+            (None, _) => Ok(value),
         }
     }
 
@@ -181,7 +205,10 @@ impl AppState {
         if !common.stream {
             let value = sse::complete(&header, mode, deltas(None), prompt_tokens);
             let body = Bytes::from(value.to_string());
-            return self.deliver(Box::new(std::iter::once(body)), "application/json");
+            return self.deliver(
+                Box::new(std::iter::once(body)),
+                Some(HeaderValue::from_static("application/json")),
+            );
         }
         let events = || {
             Events::new(
@@ -193,20 +220,36 @@ impl AppState {
             )
         };
         let (malformed, error) = (self.opts.malformed_sse, self.opts.error_event);
-        let events: Box<dyn Iterator<Item = Bytes> + Send> = if malformed || error {
+        let mut events: Box<dyn Iterator<Item = Bytes> + Send> = if malformed || error {
             let at = faults::inject_point(events().count());
             Box::new(Inject::new(events(), at, malformed, error))
         } else {
             Box::new(events())
         };
-        self.deliver(events, "text/event-stream; charset=utf-8")
+        if let Some(n) = self.opts.long_line_bytes {
+            let chat = matches!(mode, Mode::Chat { .. });
+            events = Box::new(std::iter::once(faults::long_event(chat, n)).chain(events));
+        }
+        let mut content_type = Some(HeaderValue::from_static("text/event-stream; charset=utf-8"));
+        if let Some(ct) = &self.opts.content_type {
+            content_type = HeaderValue::from_str(ct).ok().filter(|_| !ct.is_empty());
+            if ct.contains("html") {
+                events = Box::new(std::iter::once(Bytes::from_static(
+                    faults::LOGIN_PAGE.as_bytes(),
+                )));
+            }
+        }
+        if self.opts.bom {
+            events = Box::new(std::iter::once(Bytes::from_static(faults::BOM)).chain(events));
+        }
+        self.deliver(events, content_type)
     }
 
     /// Send `chunks` as the body, with the configured delay between them and the configured drop.
     fn deliver(
         &self,
         chunks: Box<dyn Iterator<Item = Bytes> + Send>,
-        content_type: &'static str,
+        content_type: Option<HeaderValue>,
     ) -> Response {
         let stream: BoxStream<'static, Bytes> = match self.opts.delay_ms {
             0 => stream::iter(Batched {
@@ -231,7 +274,9 @@ impl AppState {
         };
         let mut resp = (StatusCode::OK, body).into_response();
         let headers = resp.headers_mut();
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        if let Some(ct) = content_type {
+            headers.insert(header::CONTENT_TYPE, ct);
+        }
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         resp
     }
