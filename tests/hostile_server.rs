@@ -37,6 +37,8 @@ struct Run {
 
 /// Run the binary with `args` and `env`, killed after `limit` (a hang is a failure, not a
 /// stuck test run). Its peak memory comes from `wait4` on its own pid.
+// Reaped by `wait4` (which `Child::wait` cannot do: it drops the rusage).
+#[allow(clippy::zombie_processes)]
 fn run_bin(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
     let dir = tempfile::tempdir().expect("tmp");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kimi-tui"));
