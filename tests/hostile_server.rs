@@ -443,3 +443,28 @@ async fn a_newline_in_the_api_key_names_the_variable_never_the_value() {
     assert!(server.requests().is_empty(), "nothing was sent");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn same_origin_redirects_are_followed_but_not_forever() {
+    // A server redirecting to itself: followed (same origin), ten times, then one error.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let base = format!("http://127.0.0.1:{port}/v1");
+    let server = MockServer::start(
+        MockOptions {
+            redirect_to: Some(base.clone()),
+            redirect_status: 308,
+            ..MockOptions::default()
+        },
+        port,
+    )
+    .await
+    .expect("mock");
+    let run = exec_at(&base, "chat", "", Vec::new(), MINUTE).await;
+    server.shutdown().await;
+    let line = one_error_line(&run);
+    assert!(line.contains("more than 10 redirects"), "{line}");
+    assert!(!line.contains("another origin"), "{line}");
+}

@@ -80,8 +80,13 @@ impl BackendError {
 pub fn server_message(body: &str) -> String {
     let text = pick_message(body);
     let clean = crate::sanitize::for_terminal(&text);
-    // One line: a message is printed as one error line.
-    clean.split_whitespace().collect::<Vec<_>>().join(" ")
+    // One line: a message is printed as one error line, and a short one.
+    const MAX: usize = 1000;
+    let one_line = clean.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &one_line[..i]),
+        None => one_line,
+    }
 }
 
 fn pick_message(body: &str) -> String {
@@ -136,6 +141,9 @@ mod tests {
             "ab",
             "no escape sequence from a server reaches the terminal"
         );
+        let long = format!("{{\"error\": \"{}\"}}", "é".repeat(5000));
+        assert_eq!(server_message(&long).chars().count(), 1001);
+        assert_eq!(server_message("{\"detail\": \"a\\n\\nb\"}"), "a b");
     }
 
     #[test]
