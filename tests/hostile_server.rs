@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use kimi_tui::backend::{Backend, Endpoint, Mode, StreamEvent};
 use kimi_tui::mock::{MockOptions, MockServer};
 use kimi_tui::protocol::Message;
-use kimi_tui::session::Session;
+use kimi_tui::session::{Session, SessionView};
 use tokio_util::sync::CancellationToken;
 
 const KEY_VAR: &str = "KIMI_HOSTILE_TEST_KEY";
@@ -385,6 +385,15 @@ async fn a_password_in_base_url_is_never_shown_or_saved() {
     let session = Session::for_endpoint("p", &ep);
     assert!(
         !serde_json::to_string(&session)
+            .expect("json")
+            .contains("s3cret")
+    );
+    let mut older = Session::new("p", Mode::Raw, "m", &with_password);
+    assert_eq!(older.base_url, shown);
+    // A session saved before the fix, loaded and saved again (as the store writes it).
+    older.base_url = with_password.clone();
+    assert!(
+        !serde_json::to_string(&SessionView::of(&older))
             .expect("json")
             .contains("s3cret")
     );

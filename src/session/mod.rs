@@ -122,7 +122,8 @@ impl Serialize for SessionView<'_> {
         st.serialize_field("profile", &m.profile)?;
         st.serialize_field("mode", &m.mode)?;
         st.serialize_field("model", &m.model)?;
-        st.serialize_field("base_url", &m.base_url)?;
+        // Sessions written before userinfo was stripped at the source lose it on the next save.
+        st.serialize_field("base_url", &crate::backend::redact_url(&m.base_url))?;
         st.serialize_field("messages", self.messages)?;
         st.serialize_field("traces", &Traces(&self.traces))?;
         st.end()
@@ -148,7 +149,7 @@ impl Session {
             profile: profile.to_owned(),
             mode,
             model: model.to_owned(),
-            base_url: base_url.to_owned(),
+            base_url: crate::backend::redact_url(base_url),
             messages: Vec::new(),
             traces: Vec::new(),
         }
