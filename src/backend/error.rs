@@ -7,7 +7,7 @@ pub enum BackendError {
     /// The request could not be sent (DNS, refused, TLS).
     #[error("cannot reach {url}: {detail}")]
     Connect { url: String, detail: String },
-    /// No headers, or no next chunk, within the idle timeout.
+    /// No headers, no next event, or not the whole body, within the idle timeout.
     #[error("no answer from {url} for {secs} s ({stage})")]
     Timeout {
         url: String,

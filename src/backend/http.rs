@@ -259,7 +259,7 @@ where
         };
         let at_us = start.elapsed().as_micros() as u64;
         let event = match next {
-            Err(_) => return Err(timeout("waiting for the next chunk")),
+            Err(_) => return Err(timeout("waiting for the next event")),
             Ok(None) => return Ok(End::Eof),
             Ok(Some(Ok(event))) => event,
             Ok(Some(Err(SseError::Transport(e)))) => {

@@ -60,7 +60,8 @@ pub struct Endpoint {
     pub temperature: f64,
     pub max_tokens: u32,
     pub connect_timeout: Duration,
-    /// The longest silence tolerated while waiting for headers or the next chunk.
+    /// The longest wait for the headers, for each streamed event (a server trickling one event
+    /// forever hits it too), and for a whole non-streamed body.
     pub idle_timeout: Duration,
     /// Raw mode: sort tool schema keys when rendering.
     pub sort_tool_keys: bool,
