@@ -377,6 +377,43 @@ mod tests {
         );
     }
 
+    /// Every outcome of decoding, errors included, for comparing two feedings.
+    fn outcome(chunks: &[&[u8]]) -> Vec<Result<Event, String>> {
+        let mut d = Decoder::default();
+        let mut out = Vec::new();
+        for (i, c) in chunks.iter().enumerate() {
+            d.feed(c);
+            if i + 1 == chunks.len() {
+                d.finish();
+            }
+            loop {
+                match d.next_event() {
+                    Ok(Some(e)) => out.push(Ok(e)),
+                    Ok(None) => break,
+                    Err(e) => {
+                        out.push(Err(e.to_string()));
+                        return out;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        // Any bytes, cut anywhere: no panic, and the same events as when fed whole.
+        #[test]
+        fn any_input_at_any_split_decodes_the_same(
+            parts in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(
+                    b"data: x\r\n:\xEF\xBB\xBF\xFFevent".to_vec()), 0..12), 1..12)
+        ) {
+            let whole: Vec<u8> = parts.concat();
+            let chunks: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+            proptest::prop_assert_eq!(outcome(&chunks), outcome(&[&whole]));
+        }
+    }
+
     #[tokio::test]
     async fn the_stream_adapter_passes_transport_errors_and_ends() {
         use futures_util::StreamExt;
