@@ -97,6 +97,8 @@ fn ask(app: &mut App, arguments: &str) -> oneshot::Receiver<Decision> {
             reply,
         },
     );
+    // The event loop draws a frame after each batch of events.
+    app.frame_drawn();
     answer
 }
 

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use kimi_tui::app::state::{
-    App, ApprovalDialog, AssistantTurn, Connection, DialogStage, Entry, PaneState, ToolPane,
+    App, ApprovalDialog, AssistantTurn, Connection, Entry, PaneState, ToolPane,
     TurnState,
 };
 use kimi_tui::backend::{MarkerHit, Mode, Trace};
@@ -180,11 +180,7 @@ fn approval_dialog_valid_and_invalid() {
         p.arguments = args.into();
         p.state = PaneState::WaitingApproval;
         t.panes.push(p);
-        a.dialog = Some(ApprovalDialog {
-            request: request(args),
-            reply: None,
-            stage: DialogStage::Asking,
-        });
+        a.dialog = Some(ApprovalDialog::new(request(args), None));
         insta::assert_snapshot!(name, screen(&mut a, 90, 24));
     }
 }
