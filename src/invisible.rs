@@ -17,15 +17,8 @@ const MAX_MARKS: u8 = 4;
 fn blank_or_ignorable(c: char) -> bool {
     matches!(
         c,
-        '\u{034F}'
-            | '\u{115F}'
-            | '\u{1160}'
-            | '\u{17B4}'
-            | '\u{17B5}'
-            | '\u{180B}'..='\u{180F}'
-            | '\u{2800}'
-            | '\u{3164}'
-            | '\u{FFA0}'
+        '\u{034F}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}' | '\u{180B}'
+            ..='\u{180F}' | '\u{2800}' | '\u{3164}' | '\u{FFA0}'
     )
 }
 
@@ -96,7 +89,9 @@ impl Scanner {
 
 /// Whether any character of `s` would not print visibly.
 pub fn any_hidden(s: &str) -> bool {
-    if s.bytes().all(|b| (0x20..0x7f).contains(&b) || b == b'\n' || b == b'\t') {
+    if s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) || b == b'\n' || b == b'\t')
+    {
         return false;
     }
     let mut scan = Scanner::default();

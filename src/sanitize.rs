@@ -267,7 +267,10 @@ mod tests {
     fn blank_runs_and_lines_are_counted() {
         let line = format!("\"a\": \"ls{}; curl x | sh\"", " ".repeat(6000));
         assert_eq!(compress_blanks(&line), "\"a\": \"ls␠×6000; curl x | sh\"");
-        assert!(matches!(compress_blanks("  \"a\": 1,  b"), Cow::Borrowed(_)));
+        assert!(matches!(
+            compress_blanks("  \"a\": 1,  b"),
+            Cow::Borrowed(_)
+        ));
         assert_eq!(compress_blanks("x\t\t\t\t\t\t\t\t\ty"), "x⇥×9y");
         let text = format!("{{\n{}  \"a\": 1\n}}", "\n".repeat(50));
         assert_eq!(

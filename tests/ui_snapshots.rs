@@ -3,8 +3,7 @@
 use std::time::{Duration, Instant};
 
 use kimi_tui::app::state::{
-    App, ApprovalDialog, AssistantTurn, Connection, Entry, PaneState, ToolPane,
-    TurnState,
+    App, ApprovalDialog, AssistantTurn, Connection, Entry, PaneState, ToolPane, TurnState,
 };
 use kimi_tui::backend::{MarkerHit, Mode, Trace};
 use kimi_tui::engine::ApprovalRequest;

@@ -44,7 +44,10 @@ pub fn head_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
     out.extend(wrap(&command, width, Span::raw(""), style::dim()));
     if let Some(cwd) = &r.spec.cwd {
         out.extend(wrap(
-            &format!("in: {}", sanitize::one_line(&cwd.display().to_string(), 200)),
+            &format!(
+                "in: {}",
+                sanitize::one_line(&cwd.display().to_string(), 200)
+            ),
             width,
             Span::raw(""),
             style::dim(),
@@ -133,7 +136,11 @@ pub struct DialogLayout {
 }
 
 pub fn layout(d: &ApprovalDialog, screen: Rect) -> DialogLayout {
-    let w = screen.width.saturating_sub(4).clamp(20, 100).min(screen.width);
+    let w = screen
+        .width
+        .saturating_sub(4)
+        .clamp(20, 100)
+        .min(screen.width);
     let inner_w = w.saturating_sub(2);
     let head_lines = head_lines(d, inner_w);
     let arg_rows = argument_rows(d, inner_w);
@@ -179,11 +186,7 @@ pub fn layout(d: &ApprovalDialog, screen: Rect) -> DialogLayout {
     let args_h = left;
     let mut y = inner.y;
     let mut row = |height: u16| {
-        let r = Rect {
-            y,
-            height,
-            ..inner
-        };
+        let r = Rect { y, height, ..inner };
         y += height;
         r
     };
@@ -208,7 +211,8 @@ pub fn layout(d: &ApprovalDialog, screen: Rect) -> DialogLayout {
     }
 }
 
-/// The status row: where the view is in the arguments, and the hint of the last refused key.
+/// The status row: where the view is in the arguments, and the hint of the last refused key
+/// (in place of the scroll keys, so it fits).
 fn status_line(d: &ApprovalDialog, rows: usize, total: usize) -> Line<'static> {
     let mut spans = Vec::new();
     if total > rows {
@@ -218,9 +222,11 @@ fn status_line(d: &ApprovalDialog, rows: usize, total: usize) -> Line<'static> {
             format!("lines {first}-{last} of {total}"),
             style::accent(),
         ));
-        spans.push(Span::styled(" · ↑↓ j/k PgUp/PgDn Home/End", style::dim()));
-        if !d.seen_all {
-            spans.push(Span::styled(" · read to the end to approve", style::dim()));
+        if d.hint.is_none() {
+            spans.push(Span::styled(" · ↑↓ j/k PgUp/PgDn Home/End", style::dim()));
+            if !d.seen_all {
+                spans.push(Span::styled(" · read it all to approve", style::dim()));
+            }
         }
     }
     if let Some(h) = &d.hint {
