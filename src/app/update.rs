@@ -14,6 +14,9 @@ use crate::protocol::Message;
 use crate::sanitize;
 use crate::tools::{ExitKind, ToolOutcome};
 
+/// Error texts from the server are shown up to this many characters.
+const ERROR_CHARS: usize = 2000;
+
 /// Apply one event. Returns what the event loop must do.
 pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
     let mut fx = Vec::new();
@@ -765,7 +768,8 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             if let Some(t) = app.current_turn() {
                 t.state = match (&error, cancelled) {
                     (Some(e), _) => {
-                        TurnState::Failed(sanitize::for_terminal(&e.to_string()).into_owned())
+                        // Server text: on its own line, escaped, capped.
+                        TurnState::Failed(sanitize::one_line(&e.to_string(), ERROR_CHARS))
                     }
                     (None, true) => TurnState::Cancelled,
                     (None, false) => TurnState::Done,
