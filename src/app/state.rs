@@ -173,6 +173,8 @@ pub struct ApprovalDialog {
     pub hint: Option<String>,
     /// The arguments are the user's edit, brought back to be read before they run.
     pub edited: bool,
+    /// The argument rows for one width, built by `update` so frames do not rebuild them.
+    pub arg_cache: Option<(u16, Vec<ratatui::text::Line<'static>>)>,
 }
 
 /// The arguments viewport of the dialog for the current screen.
@@ -203,6 +205,7 @@ impl ApprovalDialog {
             seen_all: false,
             hint: None,
             edited: false,
+            arg_cache: None,
         }
     }
 

@@ -119,13 +119,13 @@ pub fn key_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
 }
 
 /// Where everything goes on a screen of size `screen`, with the lines to draw.
-pub struct DialogLayout {
+pub struct DialogLayout<'a> {
     pub rect: Rect,
     pub head: Rect,
     pub head_lines: Vec<Line<'static>>,
     /// The arguments viewport; `arg_rows` holds every row, of which it shows `args.height`.
     pub args: Rect,
-    pub arg_rows: Vec<Line<'static>>,
+    pub arg_rows: std::borrow::Cow<'a, [Line<'static>]>,
     /// One row: position in the arguments and hints.
     pub status: Rect,
     pub problems: Rect,
@@ -135,15 +135,27 @@ pub struct DialogLayout {
     pub key_lines: Vec<Line<'static>>,
 }
 
-pub fn layout(d: &ApprovalDialog, screen: Rect) -> DialogLayout {
-    let w = screen
-        .width
+/// The dialog's width on a screen `screen_width` columns wide.
+fn dialog_width(screen_width: u16) -> u16 {
+    screen_width
         .saturating_sub(4)
         .clamp(20, 100)
-        .min(screen.width);
-    let inner_w = w.saturating_sub(2);
+        .min(screen_width)
+}
+
+/// The width the arguments are wrapped to on a screen `screen_width` columns wide.
+pub fn text_width(screen_width: u16) -> u16 {
+    dialog_width(screen_width).saturating_sub(2)
+}
+
+pub fn layout(d: &ApprovalDialog, screen: Rect) -> DialogLayout<'_> {
+    let w = dialog_width(screen.width);
+    let inner_w = text_width(screen.width);
     let head_lines = head_lines(d, inner_w);
-    let arg_rows = argument_rows(d, inner_w);
+    let arg_rows = match &d.arg_cache {
+        Some((width, rows)) if *width == inner_w => std::borrow::Cow::Borrowed(rows.as_slice()),
+        _ => std::borrow::Cow::Owned(argument_rows(d, inner_w)),
+    };
     let problem_lines = problem_lines(d, inner_w);
     let key_lines = key_lines(d, inner_w);
     let editor_rows: u16 = match &d.stage {
@@ -153,7 +165,7 @@ pub fn layout(d: &ApprovalDialog, screen: Rect) -> DialogLayout {
             (editor.lines().len() as u16 + 2).clamp(5, 14) + problems.len() as u16 + 1
         }
     };
-    let n = |v: &Vec<Line<'static>>| v.len().min(u16::MAX as usize) as u16;
+    let n = |v: &[Line<'static>]| v.len().min(u16::MAX as usize) as u16;
     let want = n(&head_lines)
         .saturating_add(n(&arg_rows))
         .saturating_add(1 + n(&problem_lines) + n(&key_lines) + editor_rows + 2);
@@ -250,7 +262,7 @@ pub fn render(frame: &mut Frame, area: Rect, d: &ApprovalDialog) {
     let rows = l.args.height as usize;
     let total = l.arg_rows.len();
     let from = d.scroll.min(total.saturating_sub(rows));
-    let shown: Vec<Line<'static>> = l.arg_rows.into_iter().skip(from).take(rows).collect();
+    let shown: Vec<Line<'static>> = l.arg_rows.iter().skip(from).take(rows).cloned().collect();
     frame.render_widget(Paragraph::new(shown), l.args);
     frame.render_widget(Paragraph::new(status_line(d, rows, total)), l.status);
     frame.render_widget(Paragraph::new(l.problem_lines), l.problems);
