@@ -701,7 +701,7 @@ fn an_edit_holding_invisible_characters_is_shown_before_it_runs() {
     assert_eq!(
         answer.try_recv().expect("decided"),
         Decision::Approve {
-            arguments: r#"{"city":"Lyon​; rm -rf ~"}"#.into()
+            arguments: "{\"city\":\"Lyon\u{200b}; rm -rf ~\"}".into()
         }
     );
 }

@@ -224,6 +224,7 @@ mod tests {
             .map(|l| l.to_string())
             .collect();
         assert!(!text.contains('\u{1b}'));
-        assert!(!text.contains("[2J"));
+        // Shown as an escape, so the user sees what the model tried.
+        assert!(text.contains("\\x1b[2J\\x1b[31mfake"), "{text}");
     }
 }
