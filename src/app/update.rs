@@ -919,7 +919,8 @@ fn stream(app: &mut App, s: StreamEvent) {
         }
         StreamEvent::Warning(w) => {
             if let Some(t) = app.current_turn() {
-                t.warnings.push(sanitize::for_terminal(&w).into_owned());
+                // Warnings quote model text: one line each, escaped.
+                t.warnings.push(sanitize::one_line(&w, ERROR_CHARS));
                 t.rev += 1;
             }
         }
