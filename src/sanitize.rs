@@ -141,30 +141,53 @@ const MAX_INDENT: usize = 32;
 /// Consecutive blank lines kept before the rest are counted.
 const MAX_BLANK_LINES: usize = 2;
 
-/// `line` with long runs of spaces and tabs replaced by a counted marker.
+/// Runs of one blank-looking character (other spaces, zero-width ones) longer than this are
+/// counted too (`\u{a0}×6000`).
+const MAX_OTHER_RUN: usize = 3;
+
+/// Characters whose runs are counted: whitespace of any kind, and what does not print.
+fn blank_like(c: char) -> bool {
+    let mut buf = [0u8; 4];
+    c.is_whitespace() || crate::invisible::any_hidden(c.encode_utf8(&mut buf))
+}
+
+/// `line` (before escaping) with long runs of one blank or invisible character replaced by a
+/// counted marker: `␠×6000` for spaces, `⇥×N` for tabs, `\u{a0}×N` for others.
 pub fn compress_blanks(line: &str) -> Cow<'_, str> {
-    let long = |run: usize, at_start: bool| run > if at_start { MAX_INDENT } else { MAX_BLANK_RUN };
-    let bytes = line.as_bytes();
+    // Printable ASCII other than spaces cannot start a run: skip it fast.
     let mut out: Option<String> = None;
-    let mut i = 0;
     let mut copied = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b != b' ' && b != b'\t' {
-            i += 1;
+    let mut chars = line.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        if c.is_ascii_graphic() || !blank_like(c) {
             continue;
         }
-        let start = i;
-        while i < bytes.len() && bytes[i] == b {
-            i += 1;
+        let mut run = 1usize;
+        let mut end = start + c.len_utf8();
+        while let Some(&(i, n)) = chars.peek()
+            && n == c
+        {
+            run += 1;
+            end = i + n.len_utf8();
+            chars.next();
         }
-        let run = i - start;
-        if long(run, start == 0) {
-            let o = out.get_or_insert_with(|| String::with_capacity(line.len()));
-            o.push_str(&line[copied..start]);
-            o.push_str(&format!("{}×{run}", if b == b' ' { '␠' } else { '⇥' }));
-            copied = i;
+        let limit = match c {
+            ' ' if start == 0 => MAX_INDENT,
+            ' ' | '\t' => MAX_BLANK_RUN,
+            _ => MAX_OTHER_RUN,
+        };
+        if run <= limit {
+            continue;
         }
+        let o = out.get_or_insert_with(|| String::with_capacity(line.len().min(4096)));
+        o.push_str(&line[copied..start]);
+        match c {
+            ' ' => o.push('␠'),
+            '\t' => o.push('⇥'),
+            c => o.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+        o.push_str(&format!("×{run}"));
+        copied = end;
     }
     match out {
         Some(mut o) => {
@@ -194,8 +217,9 @@ pub fn display_lines(text: &str) -> Vec<String> {
         }
         flush(&mut out, blanks);
         blanks = 0;
-        let shown = visible(raw);
-        out.push(compress_blanks(&shown).into_owned());
+        // Counted before escaping, so a run of invisible characters is one marker.
+        let counted = compress_blanks(raw);
+        out.push(visible(&counted).into_owned());
     }
     flush(&mut out, blanks);
     out
@@ -272,6 +296,14 @@ mod tests {
             Cow::Borrowed(_)
         ));
         assert_eq!(compress_blanks("x\t\t\t\t\t\t\t\t\ty"), "x⇥×9y");
+        let nbsp = format!("ls{}; curl", "\u{a0}".repeat(6000));
+        assert_eq!(compress_blanks(&nbsp), "ls\\u{a0}×6000; curl");
+        let zw = format!("ls{}x", "\u{200b}".repeat(50));
+        assert_eq!(display_lines(&zw), vec!["ls\\u{200b}×50x"]);
+        assert_eq!(
+            display_lines("a\u{200b}\u{200b}b"),
+            vec!["a\\u{200b}\\u{200b}b"]
+        );
         let text = format!("{{\n{}  \"a\": 1\n}}", "\n".repeat(50));
         assert_eq!(
             display_lines(&text),
