@@ -75,6 +75,15 @@ const NAME_CHARS: usize = 64;
 /// Reasons and problems (which quote names and values) are cut after this many characters.
 const REASON_CHARS: usize = 300;
 
+/// The id on the pane's title row: as is when plain, else only a mark (shown on the next row).
+fn short_id(id: &str) -> String {
+    if sanitize::is_plain_id(id) {
+        id.to_owned()
+    } else {
+        "⚠ unusual id".to_owned()
+    }
+}
+
 /// `text` as pane rows: hidden characters escaped, long blank runs counted, then wrapped.
 fn shown(text: &str, width: u16, prefix: Span<'static>, st: Style) -> Vec<Line<'static>> {
     sanitize::display_lines(text)
@@ -96,12 +105,18 @@ pub fn lines(pane: &ToolPane, width: u16, selected: bool, now: Instant) -> Vec<L
             format!("⚙ {}", sanitize::one_line(&pane.name, NAME_CHARS)),
             title_style,
         ),
-        Span::styled(
-            format!("  {}  ", sanitize::display_id(&pane.id)),
-            style::dim(),
-        ),
+        Span::styled(format!("  {}  ", short_id(&pane.id)), style::dim()),
         Span::styled(label, label_style),
     ])];
+    // An unusual id gets a row of its own, so the state stays in view on the title row.
+    if !sanitize::is_plain_id(&pane.id) {
+        out.extend(wrap(
+            &format!("id: {}", sanitize::display_id(&pane.id)),
+            width,
+            bar("│ "),
+            style::warning(),
+        ));
+    }
     let complete = !matches!(pane.state, PaneState::Streaming | PaneState::Incomplete);
     if let Some(problem) = &pane.problem
         && matches!(
