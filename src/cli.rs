@@ -142,6 +142,19 @@ pub struct MockArgs {
     /// The status of --redirect-to: 301, 302, 303, 307 or 308.
     #[arg(long, value_name = "CODE", default_value_t = 307)]
     pub redirect_status: u16,
+    /// Answer every user message with the tool call(s) in this JSON file, verbatim:
+    /// {"id": ..., "name": ..., "arguments": "..."} or an array of them ("id" optional).
+    #[arg(long, value_name = "PATH")]
+    pub tool_call_file: Option<PathBuf>,
+    /// Answer every user message with a call to this tool (with --tool-call-args/-id).
+    #[arg(long, value_name = "NAME")]
+    pub tool_call_name: Option<String>,
+    /// The id of the --tool-call-name call, sent as is (default functions.NAME:0).
+    #[arg(long, value_name = "ID")]
+    pub tool_call_id: Option<String>,
+    /// The argument text of the --tool-call-name call, sent as is (default {}).
+    #[arg(long, value_name = "TEXT")]
+    pub tool_call_args: Option<String>,
 }
 
 /// Where to connect: the config file, a profile in it, and overrides of its settings.

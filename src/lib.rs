@@ -11,6 +11,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod engine;
+pub mod invisible;
 pub mod mock;
 pub mod protocol;
 pub mod sanitize;

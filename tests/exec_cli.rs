@@ -215,3 +215,34 @@ fn missing_and_broken_configs_are_explained() {
         "{err}"
     );
 }
+
+/// A hostile call id (chat mode, through the mock's `tool_calls` flag) cannot add lines to the
+/// tool activity on stderr: id, name and arguments stay on their line, escaped.
+#[tokio::test]
+async fn hostile_ids_and_arguments_stay_on_one_stderr_line() {
+    let opts = MockOptions {
+        tool_calls: vec![kimi_tui::mock::ScriptedCall {
+            id: Some(format!(
+                "call_0\ncommand: ./safe.sh\n\u{1b}[2J{}",
+                "\n".repeat(40)
+            )),
+            name: "get_weather".into(),
+            arguments: "{\"city\": \"Paris\u{200b}\"}".into(),
+        }],
+        ..MockOptions::default()
+    };
+    let o = exec(opts, "chat", "ask", &["--yes", "weather?"]).await;
+    let err = text(&o.stderr);
+    let running = err
+        .lines()
+        .find(|l| l.contains("running with"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        running.contains(r#"("call_0\ncommand: ./safe.sh\n\x1b[2J\n"#),
+        "{running}"
+    );
+    assert!(running.contains("⚠ unusual id"), "{running}");
+    assert!(running.contains(r#"Paris\u{200b}"#), "{running}");
+    assert!(!err.lines().any(|l| l.starts_with("command:")), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err}");
+}

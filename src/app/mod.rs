@@ -5,6 +5,7 @@
 
 pub mod commands;
 pub mod demo;
+pub mod dialog;
 pub mod event;
 pub mod saved;
 pub mod state;
@@ -216,9 +217,15 @@ async fn event_loop(
         if app.dirty && last_draw.elapsed() >= frame_gap {
             let started = Instant::now();
             let size = terminal.size()?;
+            // A resize not yet reported: `update` must know the size the frame is drawn at.
+            if app.screen != (size.width, size.height) {
+                let resize = crossterm::event::Event::Resize(size.width, size.height);
+                update::update(app, AppEvent::Terminal(resize));
+            }
             let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
             ui::prepare(app, area, &theme);
             terminal.draw(|f| ui::draw(f, app))?;
+            app.frame_drawn();
             app.dirty = false;
             last_draw = Instant::now();
             frame_gap = FRAME.max(started.elapsed() * 5);

@@ -134,6 +134,8 @@ pub struct ToolPane {
     /// The tool message content sent back to the model.
     pub result: Option<String>,
     pub expanded: bool,
+    /// Why the complete arguments cannot run as they are (shown from the moment the call ends).
+    pub problem: Option<String>,
 }
 
 impl ToolPane {
@@ -147,6 +149,7 @@ impl ToolPane {
             edited_arguments: None,
             result: None,
             expanded: false,
+            problem: None,
         }
     }
 }
@@ -157,6 +160,69 @@ pub struct ApprovalDialog {
     pub request: ApprovalRequest,
     pub reply: Option<tokio::sync::oneshot::Sender<Decision>>,
     pub stage: DialogStage,
+    /// First argument row in view; changed only by `update`.
+    pub scroll: usize,
+    /// What the next frame shows of the arguments (set by `update` from the screen size).
+    pub view: DialogView,
+    /// Which argument rows have been on screen, counted at width `seen_width`.
+    pub seen: Vec<bool>,
+    pub seen_width: u16,
+    /// Every argument row has been on screen at some point (a resize does not undo it).
+    pub seen_all: bool,
+    /// Why the last key did nothing, shown under the arguments.
+    pub hint: Option<String>,
+    /// The arguments are the user's edit, brought back to be read before they run.
+    pub edited: bool,
+    /// The argument rows for one width, built by `update` so frames do not rebuild them.
+    pub arg_cache: Option<(u16, Vec<ratatui::text::Line<'static>>)>,
+}
+
+/// The arguments viewport of the dialog for the current screen.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct DialogView {
+    /// Rows of arguments visible at once.
+    pub rows: usize,
+    /// Rows of arguments in all.
+    pub total: usize,
+    pub width: u16,
+    /// The whole dialog on screen (for the mouse).
+    pub area: ratatui::layout::Rect,
+}
+
+impl ApprovalDialog {
+    pub fn new(
+        request: ApprovalRequest,
+        reply: Option<tokio::sync::oneshot::Sender<Decision>>,
+    ) -> Self {
+        ApprovalDialog {
+            request,
+            reply,
+            stage: DialogStage::Asking,
+            scroll: 0,
+            view: DialogView::default(),
+            seen: Vec::new(),
+            seen_width: 0,
+            seen_all: false,
+            hint: None,
+            edited: false,
+            arg_cache: None,
+        }
+    }
+
+    /// The argument rows the last `view` showed are now on screen.
+    pub fn mark_drawn(&mut self) {
+        let v = self.view;
+        if self.seen.len() != v.total || v.width != self.seen_width {
+            self.seen = vec![false; v.total];
+            self.seen_width = v.width;
+        }
+        let from = self.scroll.min(v.total);
+        let to = (self.scroll + v.rows).min(v.total);
+        self.seen[from..to].iter_mut().for_each(|s| *s = true);
+        if !self.seen.is_empty() && self.seen.iter().all(|&s| s) {
+            self.seen_all = true;
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -255,6 +321,8 @@ pub struct App {
     pub turn_entry: Option<usize>,
     /// Esc or Ctrl-C was pressed and the turn has not ended yet: approvals are answered no.
     pub cancelling: bool,
+    /// The terminal's size (columns, rows), kept by `update` from resize events.
+    pub screen: (u16, u16),
 }
 
 impl App {
@@ -292,6 +360,7 @@ impl App {
             saved: None,
             turn_entry: None,
             cancelling: false,
+            screen: (80, 24),
         }
     }
 
@@ -324,6 +393,16 @@ impl App {
             .position(|p| p.id == id && p.result.is_none())
             .or_else(|| turn.panes.iter().position(|p| p.id == id))?;
         turn.panes.get_mut(k)
+    }
+
+    /// A frame was drawn: what it showed of the approval dialog has been seen.
+    pub fn frame_drawn(&mut self) {
+        if self.inspector.open || self.help_open {
+            return;
+        }
+        if let Some(d) = self.dialog.as_mut() {
+            d.mark_drawn();
+        }
     }
 
     /// The trace the inspector shows.

@@ -14,12 +14,22 @@ use crate::protocol::Message;
 use crate::sanitize;
 use crate::tools::{ExitKind, ToolOutcome};
 
+/// Error texts from the server are shown up to this many characters.
+const ERROR_CHARS: usize = 2000;
+
 /// Apply one event. Returns what the event loop must do.
 pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
     let mut fx = Vec::new();
+    apply(app, event, &mut fx);
+    // Any event may change what the dialog shows (a key, a resize, a new stage).
+    super::dialog::refresh(app);
+    fx
+}
+
+fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
     match event {
-        AppEvent::Terminal(e) => terminal(app, e, &mut fx),
-        AppEvent::Engine(e) => engine(app, e, &mut fx),
+        AppEvent::Terminal(e) => terminal(app, e, fx),
+        AppEvent::Engine(e) => engine(app, e, fx),
         AppEvent::Approval { request, reply } => {
             let name = request.call.function.name.clone();
             if app.cancelling {
@@ -35,11 +45,10 @@ pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
                 if let Some(p) = app.pane_for_call(&request.call.id) {
                     p.state = PaneState::WaitingApproval;
                 }
-                app.dialog = Some(ApprovalDialog {
-                    request,
-                    reply: Some(reply),
-                    stage: DialogStage::Asking,
-                });
+                app.dialog = Some(ApprovalDialog::new(request, Some(reply)));
+                // The dialog takes the keys: nothing else may sit over it.
+                app.inspector.open = false;
+                app.help_open = false;
                 app.activity = Activity::WaitingApproval;
             }
             app.dirty = true;
@@ -103,7 +112,6 @@ pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
             }
         }
     }
-    fx
 }
 
 fn terminal(app: &mut App, e: Event, fx: &mut Vec<Effect>) {
@@ -111,13 +119,23 @@ fn terminal(app: &mut App, e: Event, fx: &mut Vec<Effect>) {
     match e {
         Event::Key(k) if k.kind != KeyEventKind::Release => key(app, k, fx),
         Event::Paste(text) => paste(app, &text),
-        Event::Mouse(m) => match m.kind {
-            MouseEventKind::ScrollUp => scroll(app, 3, true),
-            MouseEventKind::ScrollDown => scroll(app, 3, false),
-            _ => app.dirty = false,
-        },
+        Event::Mouse(m) => {
+            let up = match m.kind {
+                MouseEventKind::ScrollUp => true,
+                MouseEventKind::ScrollDown => false,
+                _ => {
+                    app.dirty = false;
+                    return;
+                }
+            };
+            // Over a dialog whose arguments scroll, the wheel scrolls them; elsewhere the
+            // transcript.
+            if !super::dialog::wheel(app, m.column, m.row, up) {
+                scroll(app, 3, up);
+            }
+        }
         // The next draw lays everything out again at the new size.
-        Event::Resize(..) => {}
+        Event::Resize(w, h) => app.screen = (w, h),
         _ => app.dirty = false,
     }
 }
@@ -152,6 +170,18 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         return;
     }
     if app.dialog.is_some() {
+        // Ctrl-T shows the call's raw markers; closing the inspector returns to the dialog,
+        // still pending.
+        if app.inspector.open {
+            if ctrl(&k, 't') {
+                app.inspector.open = false;
+                return;
+            }
+            return inspector_key(app, k, fx);
+        }
+        if ctrl(&k, 't') {
+            return inspect_dialog_call(app);
+        }
         return dialog_key(app, k);
     }
     if app.help_open {
@@ -329,6 +359,28 @@ fn toggle_inspector(app: &mut App) {
     }
 }
 
+/// Open the inspector at the markers of the call the dialog asks about.
+fn inspect_dialog_call(app: &mut App) {
+    let Some(id) = app.dialog.as_ref().map(|d| d.request.call.id.clone()) else {
+        return;
+    };
+    let target = app.current_turn().and_then(|t| {
+        let pane = t.panes.iter().find(|p| p.id == id)?;
+        Some((t.trace, pane.index))
+    });
+    toggle_inspector(app);
+    if !app.inspector.open {
+        return;
+    }
+    match target {
+        Some((Some(trace), index)) => {
+            app.inspector.selected = Some(trace);
+            app.inspector.jump_to_call = Some(index);
+        }
+        _ => app.inspector.message = Some("this call's request is not in the inspector".into()),
+    }
+}
+
 fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     let ins = &mut app.inspector;
     if let Some(q) = ins.searching.as_mut() {
@@ -416,10 +468,29 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
         return;
     };
     let mut decision = None;
+    if matches!(dialog.stage, DialogStage::Asking) && super::dialog::scroll_key(dialog, &k) {
+        return;
+    }
     match &mut dialog.stage {
         DialogStage::Asking => match k.code {
             // Invalid arguments cannot be approved as they are: only fixed (e) or denied.
-            KeyCode::Char('y' | 'a') if dialog.request.problems.is_empty() => {
+            KeyCode::Char('y' | 'a') if !dialog.request.problems.is_empty() => {
+                dialog.hint = Some("invalid arguments: fix them with e, or deny with n/Esc".into());
+            }
+            // Nothing runs on arguments the user has not had on screen.
+            KeyCode::Char('y' | 'a') if !dialog.seen_all => {
+                dialog.hint = Some(super::dialog::unseen_hint(dialog));
+            }
+            // The arguments fit: page keys scroll the transcript behind the dialog.
+            KeyCode::PageUp | KeyCode::PageDown => {
+                let page = app.page_height.saturating_sub(2).max(1);
+                app.scroll_from_bottom = if k.code == KeyCode::PageUp {
+                    app.scroll_from_bottom.saturating_add(page)
+                } else {
+                    app.scroll_from_bottom.saturating_sub(page)
+                };
+            }
+            KeyCode::Char('y' | 'a') => {
                 if k.code == KeyCode::Char('a') {
                     app.always_allow
                         .push(dialog.request.call.function.name.clone());
@@ -467,12 +538,22 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
                         // Saved without a change: the model's own text, not a re-serialization.
                         let original =
                             serde_json::from_str::<serde_json::Value>(&dialog.request.arguments);
-                        let arguments = if original.ok().as_ref() == Some(&value) {
+                        let unchanged = original.ok().as_ref() == Some(&value);
+                        let arguments = if unchanged {
                             dialog.request.arguments.clone()
                         } else {
                             value.to_string()
                         };
-                        decision = Some(Decision::Approve { arguments })
+                        let screen = app.screen;
+                        if unchanged && dialog.seen_all
+                            || !unchanged && super::dialog::editor_all_shown(dialog, screen)
+                        {
+                            decision = Some(Decision::Approve { arguments })
+                        } else {
+                            // The editor hid part of the text (off screen, invisible
+                            // characters): show it as the dialog shows arguments, then y.
+                            super::dialog::review(dialog, arguments, !unchanged);
+                        }
                     }
                     Err(p) => *problems = vec![p.to_string()],
                 }
@@ -708,7 +789,8 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             if let Some(t) = app.current_turn() {
                 t.state = match (&error, cancelled) {
                     (Some(e), _) => {
-                        TurnState::Failed(sanitize::for_terminal(&e.to_string()).into_owned())
+                        // Server text: on its own line, escaped, capped.
+                        TurnState::Failed(sanitize::one_line(&e.to_string(), ERROR_CHARS))
                     }
                     (None, true) => TurnState::Cancelled,
                     (None, false) => TurnState::Done,
@@ -826,11 +908,9 @@ fn stream(app: &mut App, s: StreamEvent) {
         }
         StreamEvent::ToolCallBegin { index, id, name } => {
             if let Some(t) = app.current_turn() {
-                t.panes.push(ToolPane::new(
-                    index,
-                    sanitize::for_terminal(&id).into_owned(),
-                    sanitize::for_terminal(&name).into_owned(),
-                ));
+                // Kept as received: engine events match panes by the exact id; the pane
+                // escapes both when it draws them.
+                t.panes.push(ToolPane::new(index, id, name));
                 t.rev += 1;
             }
         }
@@ -840,8 +920,17 @@ fn stream(app: &mut App, s: StreamEvent) {
             }
         }
         StreamEvent::ToolCallEnd { index } => {
+            // Checked now, so the pane shows invalid arguments before any dialog opens.
+            let call = app
+                .current_turn()
+                .and_then(|t| t.panes.iter().find(|p| p.index == index))
+                .map(|p| (p.name.clone(), p.arguments.clone()));
+            let problem = call
+                .and_then(|(name, args)| app.toolbox.check_call(&name, &args).err())
+                .map(|e| e.to_string());
             if let Some(p) = app.current_turn().and_then(|t| t.pane_mut(index)) {
                 p.state = PaneState::Pending;
+                p.problem = problem;
             }
         }
         StreamEvent::ToolCallIncomplete { index } => {
@@ -851,7 +940,8 @@ fn stream(app: &mut App, s: StreamEvent) {
         }
         StreamEvent::Warning(w) => {
             if let Some(t) = app.current_turn() {
-                t.warnings.push(sanitize::for_terminal(&w).into_owned());
+                // Warnings quote model text: one line each, escaped.
+                t.warnings.push(sanitize::one_line(&w, ERROR_CHARS));
                 t.rev += 1;
             }
         }

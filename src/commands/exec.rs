@@ -104,22 +104,21 @@ impl Printer {
                 return;
             }
             EngineEvent::Stream(StreamEvent::Warning(w)) => format!("kimi-tui: warning: {w}"),
-            EngineEvent::ToolRefused { call, problem, .. } => {
-                format!(
-                    "[tool] {} ({}) not run: {problem}",
-                    call.function.name, call.id
-                )
-            }
+            EngineEvent::ToolRefused { call, problem, .. } => format!(
+                "[tool] {} not run: {}",
+                call_label(&call),
+                sanitize::one_line(&problem.to_string(), 1000)
+            ),
             EngineEvent::ToolStarted {
                 call, arguments, ..
             } => format!(
-                "[tool] {} ({}) running with {arguments}",
-                call.function.name, call.id
+                "[tool] {} running with {}",
+                call_label(&call),
+                sanitize::one_line(&arguments, ARGUMENT_CHARS)
             ),
             EngineEvent::ToolFinished { call, outcome, .. } => format!(
-                "[tool] {} ({}) {:?} in {} ms, {} bytes of output",
-                call.function.name,
-                call.id,
+                "[tool] {} {:?} in {} ms, {} bytes of output",
+                call_label(&call),
                 outcome.exit,
                 outcome.duration.as_millis(),
                 outcome.stdout_total_bytes
@@ -129,4 +128,16 @@ impl Printer {
         // Names, arguments and server text come from outside: no escape sequence gets through.
         eprintln!("{}", sanitize::for_terminal(&note));
     }
+}
+
+/// Arguments on the `[tool] ... running with` line are cut after this many characters.
+const ARGUMENT_CHARS: usize = 10_000;
+
+/// `NAME (ID)` of a call, each escaped on one line: a hostile id cannot fake more lines.
+fn call_label(call: &crate::protocol::ToolCall) -> String {
+    format!(
+        "{} ({})",
+        sanitize::one_line(&call.function.name, 64),
+        sanitize::display_id(&call.id)
+    )
 }

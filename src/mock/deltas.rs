@@ -120,7 +120,11 @@ impl Deltas {
                 Kind::ArgumentBegin(index) => {
                     self.calls_started += 1;
                     let id = self.tokens.ids().get(index).cloned().unwrap_or_default();
-                    let name = call_id::function_name(&id).to_owned();
+                    // The call's own name: a given id need not contain it.
+                    let name = self.tokens.reply().calls.get(index).map_or_else(
+                        || call_id::function_name(&id).to_owned(),
+                        |c| c.name.clone(),
+                    );
                     self.push(Delta::CallStart { index, id, name });
                 }
                 Kind::Args(index) => self.push(Delta::Args { index, text }),

@@ -69,6 +69,62 @@ pub struct MockOptions {
     /// Redirect every `/v1` request to this base URL, with `redirect_status`.
     pub redirect_to: Option<String>,
     pub redirect_status: u16,
+    /// Answer every user message with these calls, whatever they hold (hostile ids, names,
+    /// arguments); tool results are still quoted back as usual.
+    pub tool_calls: Vec<ScriptedCall>,
+}
+
+/// A tool call the mock emits verbatim (`--tool-call-file`, `--tool-call-id/-name/-args`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedCall {
+    /// The call id as sent (chat `tool_calls[].id`, raw text between the call markers);
+    /// `functions.NAME:IDX` when absent.
+    #[serde(default)]
+    pub id: Option<String>,
+    pub name: String,
+    /// The argument text, not necessarily JSON.
+    pub arguments: String,
+}
+
+impl ScriptedCall {
+    /// The calls `args` asks for: the file's (one object or an array), then the one built from
+    /// `--tool-call-name` and friends.
+    pub fn from_args(args: &MockArgs) -> anyhow::Result<Vec<ScriptedCall>> {
+        let mut calls = Vec::new();
+        if let Some(path) = &args.tool_call_file {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let value: Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not JSON", path.display()))?;
+            let parsed = match value {
+                Value::Array(_) => serde_json::from_value(value),
+                other => serde_json::from_value(other).map(|c| vec![c]),
+            };
+            calls.extend(parsed.with_context(|| {
+                format!(
+                    "{}: expected {{\"id\", \"name\", \"arguments\"}} or an array of them",
+                    path.display()
+                )
+            })?);
+        }
+        match (
+            &args.tool_call_name,
+            &args.tool_call_id,
+            &args.tool_call_args,
+        ) {
+            (Some(name), id, arguments) => calls.push(ScriptedCall {
+                id: id.clone(),
+                name: name.clone(),
+                arguments: arguments.clone().unwrap_or_else(|| "{}".to_owned()),
+            }),
+            (None, None, None) => {}
+            (None, ..) => {
+                anyhow::bail!("--tool-call-id and --tool-call-args need --tool-call-name")
+            }
+        }
+        Ok(calls)
+    }
 }
 
 impl Default for MockOptions {
@@ -91,6 +147,7 @@ impl Default for MockOptions {
             long_line_bytes: None,
             redirect_to: None,
             redirect_status: 307,
+            tool_calls: Vec::new(),
         }
     }
 }
@@ -124,6 +181,8 @@ impl From<&MockArgs> for MockOptions {
                 0 => 307,
                 s => s,
             },
+            // Read by `run_cli` (a file can fail to load; `From` cannot fail).
+            tool_calls: Vec::new(),
         }
     }
 }
@@ -213,7 +272,11 @@ pub fn run_cli(args: &MockArgs) -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     rt.block_on(async {
-        let server = MockServer::start(MockOptions::from(args), args.port).await?;
+        let opts = MockOptions {
+            tool_calls: ScriptedCall::from_args(args)?,
+            ..MockOptions::from(args)
+        };
+        let server = MockServer::start(opts, args.port).await?;
         let mut out = std::io::stdout();
         writeln!(out, "listening on {}", server.base_url())?;
         out.flush()?;

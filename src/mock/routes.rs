@@ -23,6 +23,7 @@ use super::request::{self, Common};
 use super::script::{self, Reply};
 use super::sse::{self, Events, Header};
 use super::tokens::Tokens;
+use crate::protocol::message::Message;
 
 /// Requests carry whole conversations (file contents in tool results): allow large bodies.
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -143,7 +144,7 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
         Reply::close_open_call()
     } else {
         let conv = prompt::parse(&req.prompt);
-        script::reply(&conv.messages, &script::declared_names(&conv.tools))
+        st.script(&conv.messages, &conv.tools)
     };
     let mode = Mode::Raw {
         strip_special: req.skip_special_tokens || st.opts.strip_special_tokens,
@@ -160,7 +161,7 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
         Ok(r) => r,
         Err(msg) => return bad_request(&msg),
     };
-    let reply = script::reply(&req.messages, &script::declared_names(&req.tools));
+    let reply = st.script(&req.messages, &req.tools);
     let mode = Mode::Chat {
         markers_in_content: st.opts.markers_in_content,
     };
@@ -191,12 +192,28 @@ impl AppState {
         }
     }
 
+    /// What the scripted model answers: the calls given by flags, if any, else the script.
+    fn script(&self, messages: &[Message], tools: &[Value]) -> Reply {
+        let forced: Vec<script::Call> = self
+            .opts
+            .tool_calls
+            .iter()
+            .map(|c| script::Call {
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            })
+            .collect();
+        script::forced_reply(messages, &forced)
+            .unwrap_or_else(|| script::reply(messages, &script::declared_names(tools)))
+    }
+
     fn respond(&self, reply: Reply, mode: Mode, common: &Common, prompt_tokens: u64) -> Response {
         let reply = Arc::new(reply);
+        let ids: Vec<Option<String>> = self.opts.tool_calls.iter().map(|c| c.id.clone()).collect();
         let header = Header::new(mode, &self.opts.model, common.stream);
         let deltas = |chunk_bytes| {
             Deltas::new(
-                Tokens::new(reply.clone()),
+                Tokens::with_ids(reply.clone(), &ids),
                 mode,
                 common.max_tokens,
                 chunk_bytes,

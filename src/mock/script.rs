@@ -180,6 +180,18 @@ pub fn reply(messages: &[Message], tools: &[String]) -> Reply {
     Reply::text(markdown_answer(&question))
 }
 
+/// The reply when the mock was told to emit `calls` (`--tool-call-*`): those calls, unless the
+/// conversation ends with tool results, which are quoted back as always.
+pub fn forced_reply(messages: &[Message], calls: &[Call]) -> Option<Reply> {
+    if calls.is_empty() {
+        return None;
+    }
+    Some(
+        answer_tool_results(messages)
+            .unwrap_or_else(|| Reply::calling("Calling a tool.", calls.to_vec())),
+    )
+}
+
 /// Rule 1: the conversation ends with tool results.
 fn answer_tool_results(messages: &[Message]) -> Option<Reply> {
     let first_result = messages

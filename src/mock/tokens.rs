@@ -74,11 +74,20 @@ const MAX_WORD: usize = 24;
 
 impl Tokens {
     pub fn new(reply: Arc<Reply>) -> Self {
+        Self::with_ids(reply, &[])
+    }
+
+    /// Like [`Tokens::new`], with the ids of the first calls given (verbatim, whatever they
+    /// hold); the others get `functions.NAME:IDX`.
+    pub fn with_ids(reply: Arc<Reply>, given: &[Option<String>]) -> Self {
         let ids: Arc<[String]> = reply
             .calls
             .iter()
             .enumerate()
-            .map(|(i, c)| call_id::canonical(&c.name, i))
+            .map(|(i, c)| match given.get(i) {
+                Some(Some(id)) => id.clone(),
+                _ => call_id::canonical(&c.name, i),
+            })
             .collect();
         let stage = match reply.content {
             Text::Plain(_) => Stage::Content(0),

@@ -1,4 +1,6 @@
-//! The approval dialog: what will run, with which arguments, and the keys to decide.
+//! The approval dialog: what will run, with which arguments, and the keys to decide. The
+//! arguments scroll inside the dialog; [`layout`] is shared with `update`, which owns the scroll
+//! position and records which rows each frame shows.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -7,10 +9,15 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::style;
+use super::tool_pane::display_arguments;
 use super::wrap::wrap;
 use crate::app::state::{ApprovalDialog, DialogStage};
-use crate::app::update::pretty_lines;
 use crate::sanitize;
+
+/// Tool names are shown up to this many characters.
+const NAME_CHARS: usize = 64;
+/// Problem texts (which quote names and values) are shown up to this many characters.
+const PROBLEM_CHARS: usize = 300;
 
 fn key(k: &'static str, what: String) -> Vec<Span<'static>> {
     vec![
@@ -19,45 +26,62 @@ fn key(k: &'static str, what: String) -> Vec<Span<'static>> {
     ]
 }
 
-/// The dialog's text (without the editors and the keys), wrapped to `width` columns.
-pub fn lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
+/// The lines above the arguments: the call, the command, the working directory.
+pub fn head_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
     let r = &d.request;
-    let name = sanitize::for_terminal(&r.call.function.name).into_owned();
+    let name = sanitize::one_line(&r.call.function.name, NAME_CHARS);
+    let id = sanitize::display_id(&r.call.id);
     let mut out = wrap(
-        &format!("Run {name}?   {}", sanitize::for_terminal(&r.call.id)),
+        &format!("Run {name}?   {id}"),
         width,
         Span::raw(""),
         Style::default().add_modifier(Modifier::BOLD),
     );
     let command = format!(
         "command: {}   (arguments on stdin; no shell)",
-        r.spec.command.join(" ")
+        sanitize::one_line(&r.spec.command.join(" "), 200)
     );
     out.extend(wrap(&command, width, Span::raw(""), style::dim()));
     if let Some(cwd) = &r.spec.cwd {
         out.extend(wrap(
-            &format!("in: {}", cwd.display()),
+            &format!(
+                "in: {}",
+                sanitize::one_line(&cwd.display().to_string(), 200)
+            ),
             width,
             Span::raw(""),
             style::dim(),
         ));
     }
-    out.push(Line::from(Span::styled("arguments:", style::dim())));
+    let label = if d.edited {
+        "arguments (your edit):"
+    } else {
+        "arguments:"
+    };
+    out.push(Line::from(Span::styled(label, style::dim())));
+    out
+}
+
+/// Every row of the arguments: pretty JSON when valid, hidden characters escaped, long blank
+/// runs counted, wrapped to `width`.
+pub fn argument_rows(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
+    let r = &d.request;
     let args_style = if r.problems.is_empty() {
         Style::default()
     } else {
         style::error()
     };
-    for l in pretty_lines(&r.arguments) {
-        out.extend(wrap(
-            &sanitize::visible(&l),
-            width,
-            Span::raw("  "),
-            args_style,
-        ));
-    }
-    for p in &r.problems {
-        let text = format!("✗ {}", sanitize::for_terminal(&p.to_string()));
+    let text = display_arguments(&r.arguments, true);
+    sanitize::display_lines(&text)
+        .iter()
+        .flat_map(|l| wrap(l, width, Span::raw("  "), args_style))
+        .collect()
+}
+
+fn problem_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for p in &d.request.problems {
+        let text = format!("✗ {}", sanitize::one_line(&p.to_string(), PROBLEM_CHARS));
         out.extend(wrap(&text, width, Span::raw(""), style::error()));
     }
     out
@@ -65,7 +89,7 @@ pub fn lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
 
 /// The key hints, laid out in as many rows of `width` columns as they need.
 pub fn key_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
-    let name = sanitize::for_terminal(&d.request.call.function.name).into_owned();
+    let name = sanitize::one_line(&d.request.call.function.name, 40);
     let mut keys = Vec::new();
     if d.request.problems.is_empty() {
         keys.push(key("y", "approve".into()));
@@ -76,6 +100,7 @@ pub fn key_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
     }
     keys.push(key("n", "deny with reason".into()));
     keys.push(key("Esc", "deny".into()));
+    keys.push(key("Ctrl-T", "raw stream".into()));
     // A blank row, then the keys.
     let mut out: Vec<Line<'static>> = vec![Line::default(), Line::default()];
     for k in keys {
@@ -93,11 +118,46 @@ pub fn key_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
     out
 }
 
-pub fn render(frame: &mut Frame, area: Rect, d: &ApprovalDialog) {
-    let w = area.width.saturating_sub(4).clamp(20, 100);
-    let inner_w = w.saturating_sub(2);
-    let body = lines(d, inner_w);
-    let keys = key_lines(d, inner_w);
+/// Where everything goes on a screen of size `screen`, with the lines to draw.
+pub struct DialogLayout<'a> {
+    pub rect: Rect,
+    pub head: Rect,
+    pub head_lines: Vec<Line<'static>>,
+    /// The arguments viewport; `arg_rows` holds every row, of which it shows `args.height`.
+    pub args: Rect,
+    pub arg_rows: std::borrow::Cow<'a, [Line<'static>]>,
+    /// One row: position in the arguments and hints.
+    pub status: Rect,
+    pub problems: Rect,
+    pub problem_lines: Vec<Line<'static>>,
+    pub editor: Rect,
+    pub keys: Rect,
+    pub key_lines: Vec<Line<'static>>,
+}
+
+/// The dialog's width on a screen `screen_width` columns wide.
+fn dialog_width(screen_width: u16) -> u16 {
+    screen_width
+        .saturating_sub(4)
+        .clamp(20, 100)
+        .min(screen_width)
+}
+
+/// The width the arguments are wrapped to on a screen `screen_width` columns wide.
+pub fn text_width(screen_width: u16) -> u16 {
+    dialog_width(screen_width).saturating_sub(2)
+}
+
+pub fn layout(d: &ApprovalDialog, screen: Rect) -> DialogLayout<'_> {
+    let w = dialog_width(screen.width);
+    let inner_w = text_width(screen.width);
+    let head_lines = head_lines(d, inner_w);
+    let arg_rows = match &d.arg_cache {
+        Some((width, rows)) if *width == inner_w => std::borrow::Cow::Borrowed(rows.as_slice()),
+        _ => std::borrow::Cow::Owned(argument_rows(d, inner_w)),
+    };
+    let problem_lines = problem_lines(d, inner_w);
+    let key_lines = key_lines(d, inner_w);
     let editor_rows: u16 = match &d.stage {
         DialogStage::Asking => 0,
         DialogStage::Reason(_) => 3,
@@ -105,37 +165,108 @@ pub fn render(frame: &mut Frame, area: Rect, d: &ApprovalDialog) {
             (editor.lines().len() as u16 + 2).clamp(5, 14) + problems.len() as u16 + 1
         }
     };
-    let want = body.len() as u16 + keys.len() as u16 + editor_rows + 2;
-    let h = want.min(area.height.saturating_sub(2)).max(5);
+    let n = |v: &[Line<'static>]| v.len().min(u16::MAX as usize) as u16;
+    let want = n(&head_lines)
+        .saturating_add(n(&arg_rows))
+        .saturating_add(1 + n(&problem_lines) + n(&key_lines) + editor_rows + 2);
+    // Arguments that do not fit take the whole screen, and scroll.
+    let h = if want <= screen.height.saturating_sub(2) {
+        want.max(5).min(screen.height)
+    } else {
+        screen.height
+    };
     let rect = Rect {
-        x: area.x + (area.width.saturating_sub(w)) / 2,
-        y: area.y + (area.height.saturating_sub(h)) / 2,
+        x: screen.x + (screen.width.saturating_sub(w)) / 2,
+        y: screen.y + (screen.height.saturating_sub(h)) / 2,
         width: w,
         height: h,
     };
-    frame.render_widget(Clear, rect);
+    let inner = Block::default().borders(Borders::ALL).inner(rect);
+    // The keys, the editor and the status row keep their rows; the call's name keeps its own;
+    // the arguments get the rest and scroll.
+    let mut left = inner.height;
+    let mut take = |want: u16, keep: u16| {
+        let got = want.min(left.saturating_sub(keep));
+        left -= got;
+        got
+    };
+    let keys_h = take(n(&key_lines), 0);
+    let editor_h = take(editor_rows, 0);
+    let status_h = take(1, 0);
+    let head_h = take(n(&head_lines), 1);
+    let problems_h = take(n(&problem_lines), 1);
+    let args_h = left;
+    let mut y = inner.y;
+    let mut row = |height: u16| {
+        let r = Rect { y, height, ..inner };
+        y += height;
+        r
+    };
+    let head = row(head_h);
+    let args = row(args_h);
+    let status = row(status_h);
+    let problems = row(problems_h);
+    let editor = row(editor_h);
+    let keys = row(keys_h);
+    DialogLayout {
+        rect,
+        head,
+        head_lines,
+        args,
+        arg_rows,
+        status,
+        problems,
+        problem_lines,
+        editor,
+        keys,
+        key_lines,
+    }
+}
+
+/// The status row: where the view is in the arguments, and the hint of the last refused key
+/// (in place of the scroll keys, so it fits).
+fn status_line(d: &ApprovalDialog, rows: usize, total: usize) -> Line<'static> {
+    let mut spans = Vec::new();
+    if total > rows {
+        let first = d.scroll.min(total) + 1;
+        let last = (d.scroll + rows).min(total);
+        spans.push(Span::styled(
+            format!("lines {first}-{last} of {total}"),
+            style::accent(),
+        ));
+        if d.hint.is_none() {
+            spans.push(Span::styled(" · ↑↓ j/k PgUp/PgDn Home/End", style::dim()));
+            if !d.seen_all {
+                spans.push(Span::styled(" · read it all to approve", style::dim()));
+            }
+        }
+    }
+    if let Some(h) = &d.hint {
+        if !spans.is_empty() {
+            spans.push(Span::raw(" · "));
+        }
+        spans.push(Span::styled(h.clone(), style::warning()));
+    }
+    Line::from(spans)
+}
+
+pub fn render(frame: &mut Frame, area: Rect, d: &ApprovalDialog) {
+    let l = layout(d, area);
+    frame.render_widget(Clear, l.rect);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(style::warning())
         .title(" Tool call needs approval ");
-    let inner = block.inner(rect);
-    frame.render_widget(block, rect);
-    // The keys and the editor keep their rows; the call's text gives way when space is short.
-    let keys_h = (keys.len() as u16).min(inner.height);
-    let editor_h = editor_rows.min(inner.height - keys_h);
-    let top_h = inner.height - keys_h - editor_h;
-    let row = |y: u16, height: u16| Rect {
-        y: inner.y + y,
-        height,
-        ..inner
-    };
-    let (top, editor_area, keys_area) = (
-        row(0, top_h),
-        row(top_h, editor_h),
-        row(top_h + editor_h, keys_h),
-    );
-    frame.render_widget(Paragraph::new(body), top);
-    frame.render_widget(Paragraph::new(keys), keys_area);
+    frame.render_widget(block, l.rect);
+    frame.render_widget(Paragraph::new(l.head_lines), l.head);
+    let rows = l.args.height as usize;
+    let total = l.arg_rows.len();
+    let from = d.scroll.min(total.saturating_sub(rows));
+    let shown: Vec<Line<'static>> = l.arg_rows.iter().skip(from).take(rows).cloned().collect();
+    frame.render_widget(Paragraph::new(shown), l.args);
+    frame.render_widget(Paragraph::new(status_line(d, rows, total)), l.status);
+    frame.render_widget(Paragraph::new(l.problem_lines), l.problems);
+    frame.render_widget(Paragraph::new(l.key_lines), l.keys);
     match &d.stage {
         DialogStage::Asking => {}
         DialogStage::Reason(t) => {
@@ -145,14 +276,14 @@ pub fn render(frame: &mut Frame, area: Rect, d: &ApprovalDialog) {
                     .borders(Borders::ALL)
                     .title(" Reason for the model · Enter deny · Esc back "),
             );
-            frame.render_widget(&t, editor_area);
+            frame.render_widget(&t, l.editor);
         }
         DialogStage::Editing { editor, problems } => {
             let [ed, probs] = Layout::vertical([
                 Constraint::Min(3),
                 Constraint::Length(problems.len() as u16 + 1),
             ])
-            .areas(editor_area);
+            .areas(l.editor);
             let mut e = (**editor).clone();
             e.set_block(
                 Block::default()
@@ -162,7 +293,12 @@ pub fn render(frame: &mut Frame, area: Rect, d: &ApprovalDialog) {
             frame.render_widget(&e, ed);
             let lines: Vec<Line> = problems
                 .iter()
-                .map(|p| Line::from(Span::styled(format!("✗ {p}"), style::error())))
+                .map(|p| {
+                    Line::from(Span::styled(
+                        format!("✗ {}", sanitize::one_line(p, PROBLEM_CHARS)),
+                        style::error(),
+                    ))
+                })
                 .collect();
             frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), probs);
         }

@@ -34,6 +34,10 @@ const KEYS: &[(&str, &str)] = &[
         "y n a e Esc",
         "approval: approve, deny with reason, always allow, edit JSON, deny",
     ),
+    (
+        "j k PgUp PgDn",
+        "approval: scroll long arguments (y counts once all were shown)",
+    ),
 ];
 
 pub fn render(frame: &mut Frame, area: Rect) {

@@ -59,7 +59,7 @@ pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
         )));
     }
     if let Some(e) = &trace.error {
-        let e = sanitize::for_terminal(e);
+        let e = sanitize::one_line(e, 1000);
         out.push(Line::from(Span::styled(format!("✗ {e}"), style::error())));
     }
     if !trace.headers.is_empty() {

@@ -98,7 +98,10 @@ pub fn draw(frame: &mut Frame, app: &App) {
     );
     frame.render_widget(&input, a.input);
     status::render(frame, a.status, app);
-    if let Some(d) = &app.dialog {
+    // The inspector opened from the dialog (Ctrl-T) covers it until closed.
+    if let Some(d) = &app.dialog
+        && !app.inspector.open
+    {
         approval::render(frame, frame.area(), d);
     }
     if app.help_open {

@@ -23,7 +23,9 @@ pub fn activity_label(app: &App, now: Instant) -> String {
             }
         }
         Activity::WaitingApproval => "waiting for approval".into(),
-        Activity::RunningTool { name } => format!("running {name}"),
+        Activity::RunningTool { name } => {
+            format!("running {}", crate::sanitize::one_line(name, 40))
+        }
     }
 }
 

@@ -70,6 +70,28 @@ pub fn display_arguments(args: &str, complete: bool) -> String {
     args.to_owned()
 }
 
+/// Tool names in the pane's title are cut after this many characters.
+const NAME_CHARS: usize = 64;
+/// Reasons and problems (which quote names and values) are cut after this many characters.
+const REASON_CHARS: usize = 300;
+
+/// The id on the pane's title row: as is when plain, else only a mark (shown on the next row).
+fn short_id(id: &str) -> String {
+    if sanitize::is_plain_id(id) {
+        id.to_owned()
+    } else {
+        "⚠ unusual id".to_owned()
+    }
+}
+
+/// `text` as pane rows: hidden characters escaped, long blank runs counted, then wrapped.
+fn shown(text: &str, width: u16, prefix: Span<'static>, st: Style) -> Vec<Line<'static>> {
+    sanitize::display_lines(text)
+        .iter()
+        .flat_map(|l| wrap(l, width, prefix.clone(), st))
+        .collect()
+}
+
 pub fn lines(pane: &ToolPane, width: u16, selected: bool, now: Instant) -> Vec<Line<'static>> {
     let bar = |s: &'static str| Span::styled(s, style::dim());
     let (label, label_style) = state_label(&pane.state, now);
@@ -79,21 +101,48 @@ pub fn lines(pane: &ToolPane, width: u16, selected: bool, now: Instant) -> Vec<L
     }
     let mut out = vec![Line::from(vec![
         bar("┌ "),
-        Span::styled(format!("⚙ {}", pane.name), title_style),
-        Span::styled(format!("  {}  ", pane.id), style::dim()),
+        Span::styled(
+            format!("⚙ {}", sanitize::one_line(&pane.name, NAME_CHARS)),
+            title_style,
+        ),
+        Span::styled(format!("  {}  ", short_id(&pane.id)), style::dim()),
         Span::styled(label, label_style),
     ])];
+    // An unusual id gets a row of its own, so the state stays in view on the title row.
+    if !sanitize::is_plain_id(&pane.id) {
+        out.extend(wrap(
+            &format!("id: {}", sanitize::display_id(&pane.id)),
+            width,
+            bar("│ "),
+            style::warning(),
+        ));
+    }
     let complete = !matches!(pane.state, PaneState::Streaming | PaneState::Incomplete);
+    if let Some(problem) = &pane.problem
+        && matches!(
+            pane.state,
+            PaneState::Pending | PaneState::WaitingApproval | PaneState::Streaming
+        )
+    {
+        out.extend(wrap(
+            &format!(
+                "✗ invalid arguments: {}",
+                sanitize::one_line(problem, REASON_CHARS)
+            ),
+            width,
+            bar("│ "),
+            style::error(),
+        ));
+    }
     let args = display_arguments(&pane.arguments, complete);
-    let args = sanitize::for_terminal(&args);
-    out.extend(wrap(&args, width, bar("│ "), Style::default()));
+    out.extend(shown(&args, width, bar("│ "), Style::default()));
     if let Some(edited) = &pane.edited_arguments {
         out.push(Line::from(vec![
             bar("│ "),
             Span::styled("edited by you to:", style::warning()),
         ]));
-        out.extend(wrap(
-            &sanitize::for_terminal(&display_arguments(edited, true)),
+        out.extend(shown(
+            &display_arguments(edited, true),
             width,
             bar("│ "),
             style::warning(),
@@ -101,7 +150,7 @@ pub fn lines(pane: &ToolPane, width: u16, selected: bool, now: Instant) -> Vec<L
     }
     if let PaneState::Refused { reason, .. } = &pane.state {
         out.extend(wrap(
-            &sanitize::for_terminal(reason),
+            &sanitize::one_line(reason, REASON_CHARS),
             width,
             bar("│ "),
             style::error(),
@@ -112,8 +161,7 @@ pub fn lines(pane: &ToolPane, width: u16, selected: bool, now: Instant) -> Vec<L
             bar("├─ "),
             Span::styled("result", style::dim()),
         ]));
-        let result = sanitize::for_terminal(result);
-        let all = wrap(&result, width, bar("│ "), Style::default());
+        let all = shown(result, width, bar("│ "), Style::default());
         let total = all.len();
         if pane.expanded || total <= COLLAPSED_RESULT_LINES + 1 {
             out.extend(all);
@@ -191,6 +239,7 @@ mod tests {
             .map(|l| l.to_string())
             .collect();
         assert!(!text.contains('\u{1b}'));
-        assert!(!text.contains("[2J"));
+        // Shown as an escape, so the user sees what the model tried.
+        assert!(text.contains("\\x1b[2J\\x1b[31mfake"), "{text}");
     }
 }

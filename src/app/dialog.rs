@@ -1,0 +1,137 @@
+//! The approval dialog's view: which argument rows the next frame shows, scrolling them, and
+//! whether every row has been on screen before `y` or `a` counts. `update` owns all of it;
+//! the widget only draws what is recorded here.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::{Position, Rect};
+
+use super::state::{App, ApprovalDialog, DialogStage, DialogView};
+use crate::invisible;
+use crate::sanitize;
+use crate::ui::approval;
+
+fn screen_rect(screen: (u16, u16)) -> Rect {
+    Rect::new(0, 0, screen.0, screen.1)
+}
+
+/// Recompute what the next frame shows of the dialog at the current screen size, keeping the
+/// scroll position inside the arguments.
+pub fn refresh(app: &mut App) {
+    let screen = screen_rect(app.screen);
+    let Some(d) = app.dialog.as_mut() else {
+        return;
+    };
+    let width = approval::text_width(screen.width);
+    if d.arg_cache.as_ref().is_none_or(|(w, _)| *w != width) {
+        d.arg_cache = Some((width, approval::argument_rows(d, width)));
+    }
+    let l = approval::layout(d, screen);
+    let view = DialogView {
+        rows: l.args.height as usize,
+        total: l.arg_rows.len(),
+        width: l.args.width,
+        area: l.rect,
+    };
+    d.scroll = d.scroll.min(view.total.saturating_sub(view.rows));
+    d.view = view;
+}
+
+fn overflows(d: &ApprovalDialog) -> bool {
+    d.view.total > d.view.rows
+}
+
+fn scroll_by(d: &mut ApprovalDialog, lines: usize, up: bool) {
+    d.scroll = if up {
+        d.scroll.saturating_sub(lines)
+    } else {
+        d.scroll
+            .saturating_add(lines)
+            .min(d.view.total.saturating_sub(d.view.rows))
+    };
+    d.hint = None;
+}
+
+/// Scroll the arguments with `k` when they do not fit; false when `k` is not a scroll key
+/// here (then PgUp/PgDn scroll the transcript behind).
+pub fn scroll_key(d: &mut ApprovalDialog, k: &KeyEvent) -> bool {
+    if !overflows(d) {
+        return false;
+    }
+    let page = d.view.rows.saturating_sub(1).max(1);
+    match k.code {
+        KeyCode::Up | KeyCode::Char('k') => scroll_by(d, 1, true),
+        KeyCode::Down | KeyCode::Char('j') => scroll_by(d, 1, false),
+        KeyCode::PageUp => scroll_by(d, page, true),
+        KeyCode::PageDown | KeyCode::Char(' ') => scroll_by(d, page, false),
+        KeyCode::Home | KeyCode::Char('g') => scroll_by(d, usize::MAX, true),
+        KeyCode::End | KeyCode::Char('G') => scroll_by(d, usize::MAX, false),
+        _ => return false,
+    }
+    true
+}
+
+/// The mouse wheel over a dialog whose arguments scroll; false when it is not for the dialog.
+pub fn wheel(app: &mut App, column: u16, row: u16, up: bool) -> bool {
+    if app.inspector.open {
+        return false;
+    }
+    match app.dialog.as_mut() {
+        Some(d) if overflows(d) && d.view.area.contains(Position::new(column, row)) => {
+            scroll_by(d, 3, up);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Why `y` did nothing: part of the arguments has not been on screen.
+pub fn unseen_hint(d: &ApprovalDialog) -> String {
+    if d.view.rows == 0 {
+        return "the terminal is too small to show the arguments: enlarge it to approve".into();
+    }
+    let unseen = if d.seen.len() == d.view.total {
+        d.seen.iter().filter(|s| !**s).count()
+    } else {
+        d.view.total
+    };
+    format!("scroll to the end first: j/PgDn ({unseen} lines not shown yet)")
+}
+
+/// Whether the editor shows every character of its text: no line cut off at the bottom or the
+/// right, nothing invisible, no long blank run.
+pub fn editor_all_shown(d: &ApprovalDialog, screen: (u16, u16)) -> bool {
+    let DialogStage::Editing { editor, problems } = &d.stage else {
+        return false;
+    };
+    let area = approval::layout(d, screen_rect(screen)).editor;
+    // As drawn: the problems take their rows under the editor, which has a border.
+    let rows = area
+        .height
+        .saturating_sub(problems.len() as u16 + 1)
+        .saturating_sub(2) as usize;
+    let cols = area.width.saturating_sub(2) as usize;
+    let lines = editor.lines();
+    lines.len() <= rows
+        && lines.iter().all(|l| {
+            unicode_width::UnicodeWidthStr::width(l.as_str()) < cols
+                && !invisible::any_hidden(l)
+                && matches!(sanitize::compress_blanks(l), std::borrow::Cow::Borrowed(_))
+        })
+}
+
+/// Back to the asking stage with `arguments` shown from the top, to be read before `y`.
+pub fn review(d: &mut ApprovalDialog, arguments: String, edited: bool) {
+    d.request.arguments = arguments;
+    d.request.problems.clear();
+    d.arg_cache = None;
+    d.edited = edited;
+    d.stage = DialogStage::Asking;
+    d.scroll = 0;
+    d.seen.clear();
+    d.seen_all = false;
+    d.hint = Some(if edited {
+        "your edit holds text the editor did not show: read it here, then y".into()
+    } else {
+        "read the arguments to the end, then y".into()
+    });
+}
