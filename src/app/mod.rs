@@ -41,10 +41,9 @@ pub fn state_dir() -> PathBuf {
 }
 
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
-    let dir = state_dir();
-    std::fs::create_dir_all(&dir).ok()?;
-    let appender = tracing_appender::rolling::never(&dir, "kimi-tui.log");
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    // Opened here rather than by tracing-appender, which would create it with the umask's mode.
+    let file = crate::private_fs::append(&state_dir().join("kimi-tui.log")).ok()?;
+    let (writer, guard) = tracing_appender::non_blocking(file);
     let filter = tracing_subscriber::EnvFilter::try_from_env("KIMI_TUI_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
@@ -339,7 +338,8 @@ fn save_inspector(app: &mut App, text: &str) {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let path = dir.join(format!("inspector-{stamp}.txt"));
-    let result = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, text));
+    // The raw stream can hold anything the user or the model wrote: private.
+    let result = crate::private_fs::write(&path, text.as_bytes());
     app.inspector.message = Some(match result {
         Ok(()) => format!("saved to {}", path.display()),
         Err(e) => format!("cannot save to {}: {e}", path.display()),

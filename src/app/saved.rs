@@ -73,7 +73,8 @@ pub fn export_to(app: &mut App, markdown: bool, path: &str) {
     } else {
         to_openai_json(&session)
     };
-    match std::fs::write(path, text) {
+    // The whole conversation: private, like the session file itself.
+    match crate::private_fs::write(std::path::Path::new(path), text.as_bytes()) {
         Ok(()) => app.notice(format!("Exported to {path}."), false),
         Err(e) => app.notice(format!("Cannot write {path}: {e}"), true),
     }

@@ -1,6 +1,7 @@
 //! `kimi-tui sessions` (list the saved sessions) and `kimi-tui export` (one session as
 //! Markdown or as an OpenAI-shape JSON array).
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -11,8 +12,29 @@ use crate::session::{self, Session, SessionStore, time::format_utc_minute};
 
 fn store(dir: Option<&Path>) -> Result<SessionStore> {
     match dir {
-        Some(d) => Ok(SessionStore::new(d)),
+        Some(d) => {
+            check_dir(d)?;
+            Ok(SessionStore::new(d))
+        }
         None => Ok(SessionStore::open_default()?),
+    }
+}
+
+/// A `--dir` the user gave must be a directory: a file or a typo is an error, not an empty list.
+fn check_dir(dir: &Path) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => anyhow::bail!("--dir {}: not a directory", dir.display()),
+        Err(e) => anyhow::bail!("--dir {}: {}", dir.display(), io_detail(&e)),
+    }
+}
+
+/// An I/O error without the `(os error N)` tail.
+fn io_detail(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
     }
 }
 
@@ -108,6 +130,10 @@ pub fn export(args: &ExportArgs) -> Result<()> {
         text.push('\n');
     }
     match &args.output {
+        // Model text to a terminal: no escape sequence, C1 or bidi control gets through.
+        None if std::io::stdout().is_terminal() => {
+            super::write_stdout(for_terminal(&text).as_bytes())
+        }
         None => super::write_stdout(text.as_bytes()),
         Some(path) => {
             write_file(path, &text)?;
@@ -117,10 +143,12 @@ pub fn export(args: &ExportArgs) -> Result<()> {
     }
 }
 
+/// Exports hold the whole conversation: mode 0600, in a 0700 directory when one is created.
 fn write_file(path: &PathBuf, text: &str) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
+        crate::private_fs::create_dir_all(parent)
             .with_context(|| format!("cannot create the directory {}", parent.display()))?;
     }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    crate::private_fs::write(path, text.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
 }

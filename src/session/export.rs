@@ -78,10 +78,11 @@ pub fn to_markdown(session: &Session) -> String {
 }
 
 /// The messages as a pretty JSON array in the OpenAI chat shape (what `messages` of a
-/// `/v1/chat/completions` request takes).
+/// `/v1/chat/completions` request takes), with control and invisible characters escaped (see
+/// [`crate::json_out`]).
 pub fn to_openai_json(session: &Session) -> String {
     // Messages hold only strings and JSON values: serializing them cannot fail.
-    serde_json::to_string_pretty(&session.messages).unwrap_or_else(|_| "[]".to_owned())
+    crate::json_out::to_string_pretty(&session.messages).unwrap_or_else(|_| "[]".to_owned())
 }
 
 fn section(out: &mut String, title: &str, name: Option<&str>) {

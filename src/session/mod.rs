@@ -10,6 +10,7 @@
 
 mod export;
 pub mod time;
+mod validate;
 
 use std::collections::hash_map::RandomState;
 use std::fs::{self, DirBuilder, OpenOptions};
@@ -429,7 +430,8 @@ impl SessionStore {
                 .mode(0o600)
                 .open(&tmp)?;
             let mut w = io::BufWriter::new(&mut f);
-            serde_json::to_writer(&mut w, view).map_err(io::Error::other)?;
+            // Escaped so that `cat`ting a session file cannot drive the terminal.
+            crate::json_out::to_writer(&mut w, view).map_err(io::Error::other)?;
             w.write_all(b"\n")?;
             w.flush()?;
             drop(w);
@@ -469,7 +471,12 @@ impl SessionStore {
     pub fn load_path(path: &Path) -> Result<Session, SessionError> {
         let bytes = fs::read(path).map_err(|e| io_error("read", path, &e))?;
         check_version(path, &bytes)?;
-        decode(path, &bytes)
+        let session: Session = decode(path, &bytes)?;
+        validate::check(&session).map_err(|detail| SessionError::Corrupt {
+            path: path.to_owned(),
+            detail,
+        })?;
+        Ok(session)
     }
 
     /// Every session in the directory, newest first. Files that cannot be read are skipped and

@@ -1,0 +1,92 @@
+//! Files and directories only the user can read: every file kimi-tui writes (sessions, exports,
+//! inspector dumps, logs, lock files, the example config) is mode 0600 and every directory it
+//! creates 0700, whatever the umask. Conversations and traces can hold anything the user typed.
+
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+/// Mode of every file kimi-tui writes.
+pub const FILE_MODE: u32 = 0o600;
+/// Mode of every directory kimi-tui creates.
+pub const DIR_MODE: u32 = 0o700;
+
+/// Create `dir` and its missing parents with mode 0700; existing ones are left as they are
+/// (they may be the user's own, such as `~/.config`).
+pub fn create_dir_all(dir: &Path) -> io::Result<()> {
+    if dir.as_os_str().is_empty() {
+        return Ok(());
+    }
+    DirBuilder::new().recursive(true).mode(DIR_MODE).create(dir)
+}
+
+/// Create the parent directory of `path` (0700) when it is missing.
+pub fn create_parent(path: &Path) -> io::Result<()> {
+    match path.parent() {
+        Some(p) => create_dir_all(p),
+        None => Ok(()),
+    }
+}
+
+/// Open `path` for writing, created 0600 (truncated when `truncate`, else appended to). An
+/// existing file is brought to 0600 too: what is written now is as private as a new file.
+fn open(path: &Path, truncate: bool) -> io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.write(true).create(true).mode(FILE_MODE);
+    if truncate {
+        o.truncate(true);
+    } else {
+        o.append(true);
+    }
+    let f = o.open(path)?;
+    if f.metadata()?.permissions().mode() & 0o777 != FILE_MODE {
+        f.set_permissions(fs::Permissions::from_mode(FILE_MODE))?;
+    }
+    Ok(f)
+}
+
+/// Write `bytes` to `path` (replacing its contents) with mode 0600, creating the parent
+/// directory (0700) if needed: `std::fs::write` for private data.
+pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    create_parent(path)?;
+    let mut f = open(path, true)?;
+    f.write_all(bytes)?;
+    f.flush()
+}
+
+/// Open `path` for appending with mode 0600 (a log file), creating the parent directory.
+pub fn append(path: &Path) -> io::Result<File> {
+    create_parent(path)?;
+    open(path, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(p: &Path) -> u32 {
+        fs::metadata(p).expect("meta").permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn new_and_existing_files_end_up_private() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("a/b/out.md");
+        write(&path, b"hello").expect("write");
+        assert_eq!(mode(&path), FILE_MODE);
+        assert_eq!(mode(&dir.path().join("a")), DIR_MODE);
+        assert_eq!(mode(&dir.path().join("a/b")), DIR_MODE);
+        let open_file = dir.path().join("open.txt");
+        fs::write(&open_file, "old and longer").expect("write");
+        fs::set_permissions(&open_file, fs::Permissions::from_mode(0o644)).expect("chmod");
+        write(&open_file, b"new").expect("write");
+        assert_eq!(mode(&open_file), FILE_MODE);
+        assert_eq!(fs::read_to_string(&open_file).expect("read"), "new");
+        let log = dir.path().join("logs/x.log");
+        append(&log).expect("open").write_all(b"1\n").expect("w");
+        append(&log).expect("open").write_all(b"2\n").expect("w");
+        assert_eq!(fs::read_to_string(&log).expect("read"), "1\n2\n");
+        assert_eq!(mode(&log), FILE_MODE);
+    }
+}
