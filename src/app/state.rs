@@ -49,6 +49,9 @@ pub enum TurnState {
     Cancelled,
     /// The stream failed; the message is the error, shown in red under the partial answer.
     Failed(String),
+    /// Restored from a saved session: kimi-tui stopped while this answer streamed. What had
+    /// arrived was saved; it was never sent back to the model.
+    Interrupted,
 }
 
 /// The model's answer for one request: its text and the calls it made.
@@ -255,6 +258,17 @@ pub struct App {
     pub turn_entry: Option<usize>,
     /// Esc or Ctrl-C was pressed and the turn has not ended yet: approvals are answered no.
     pub cancelling: bool,
+    /// Interrupted answers restored from the session file, kept in it (never sent).
+    pub partial: Vec<crate::session::PartialAnswer>,
+    /// The answer streaming now, as the model sent it, for the timed save.
+    pub streaming: Option<super::partial::Streaming>,
+    /// Bumped when `streaming` changes; `partial_saved` is its value at the last save.
+    pub partial_rev: u64,
+    pub partial_saved: u64,
+    /// When the session file was last written.
+    pub last_save: Option<Instant>,
+    /// This instance's lock on the session it writes.
+    pub lock: Option<crate::session::SessionLock>,
 }
 
 impl App {
@@ -292,6 +306,12 @@ impl App {
             saved: None,
             turn_entry: None,
             cancelling: false,
+            partial: Vec::new(),
+            streaming: None,
+            partial_rev: 0,
+            partial_saved: 0,
+            last_save: None,
+            lock: None,
         }
     }
 
