@@ -2,7 +2,7 @@
 //! Markdown or as an OpenAI-shape JSON array).
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 
@@ -144,7 +144,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
 }
 
 /// Exports hold the whole conversation: mode 0600, in a 0700 directory when one is created.
-fn write_file(path: &PathBuf, text: &str) -> Result<()> {
+fn write_file(path: &Path, text: &str) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         crate::private_fs::create_dir_all(parent)
             .with_context(|| format!("cannot create the directory {}", parent.display()))?;
