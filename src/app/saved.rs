@@ -90,20 +90,12 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
     if let Some(s) = app.streaming.as_mut() {
         s.answer.saved_unix_ms = now;
     }
-    let Some(meta) = app.session.as_mut() else {
+    if let Some(meta) = app.session.as_mut() {
+        meta.touch();
+    }
+    let Some(meta) = app.session.as_ref() else {
         return;
     };
-    meta.touch();
-    let partial = app
-        .partial
-        .iter()
-        .chain(
-            app.streaming
-                .as_ref()
-                .filter(|s| !s.is_empty())
-                .map(|s| &s.answer),
-        )
-        .collect();
     let view = SessionView {
         meta,
         messages: &app.conversation,
@@ -113,7 +105,7 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
             .enumerate()
             .map(|(i, t)| (app.trace_messages.get(i).copied().unwrap_or(state.0), t))
             .collect(),
-        partial,
+        partial: partials(app),
     };
     // The first write of a new session never replaces a file already there (another session
     // with the same id, a corrupt or newer one); after that the file is this run's own.

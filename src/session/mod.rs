@@ -744,6 +744,37 @@ mod tests {
     }
 
     #[test]
+    fn the_first_write_of_a_new_session_never_replaces_a_file() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = SessionStore::new(dir.path().join("s"));
+        let s = sample();
+        store.create_view(&SessionView::of(&s)).expect("created");
+        // Same id, different content: another session's file.
+        let mut other = sample();
+        other.id = s.id.clone();
+        other.messages.truncate(2);
+        let e = store
+            .create_view(&SessionView::of(&other))
+            .expect_err("exists");
+        assert!(
+            e.to_string()
+                .contains("already holds a different session with the same id"),
+            "{e}"
+        );
+        assert_eq!(store.load(&s.id).expect("loads"), s);
+        // A version-1 file without `partial` still loads; one with it round-trips.
+        let mut with = s.clone();
+        with.partial.push(PartialAnswer {
+            after_message: 5,
+            content: "Half an ans".into(),
+            tool_calls: Vec::new(),
+            saved_unix_ms: 7,
+        });
+        store.save(&with).expect("save");
+        assert_eq!(store.load(&s.id).expect("loads"), with);
+    }
+
+    #[test]
     fn list_is_newest_first_and_reports_problems() {
         let dir = tempfile::tempdir().expect("tmp");
         let store = SessionStore::new(dir.path());
