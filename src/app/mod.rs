@@ -7,6 +7,7 @@ pub mod commands;
 pub mod demo;
 pub mod event;
 pub mod partial;
+mod resume;
 pub mod saved;
 pub mod state;
 pub mod terminal;
@@ -24,7 +25,7 @@ use crate::backend::Backend;
 use crate::cli::ConnectArgs;
 use crate::config::{self, Resolved};
 use crate::engine::{Agent, ApprovalRequest, Approver, Decision};
-use crate::session::{Session, SessionLock, SessionStore};
+use crate::session::{Session, SessionStore};
 use crate::tools::Toolbox;
 use crate::ui;
 use event::{AppEvent, Effect};
@@ -77,95 +78,6 @@ pub fn run(connect: &ConnectArgs, start: Start) -> Result<()> {
     runtime.block_on(async_main(connect, start))
 }
 
-/// A saved session to continue, locked for this instance, and whether it is a copy that must
-/// be written under a new id.
-struct Resumed {
-    session: Session,
-    lock: SessionLock,
-    forked: bool,
-}
-
-/// The session store, the saved session to continue, if asked for, and any notice for the user.
-fn open_sessions(start: &Start) -> Result<(Option<SessionStore>, Option<Resumed>, Option<String>)> {
-    let store = match SessionStore::open_default() {
-        Ok(s) => s,
-        Err(e) => {
-            if start.resume || start.session.is_some() {
-                anyhow::bail!("{e}");
-            }
-            return Ok((None, None, Some(format!("Sessions are not saved: {e}"))));
-        }
-    };
-    let mut note = None;
-    let (mut session, mut forked) = match &start.session {
-        Some(arg) if arg.contains('/') || arg.ends_with(".json") => {
-            let path = std::path::Path::new(arg);
-            let s = SessionStore::load_path(path)?;
-            let forked = is_other_copy(&store, path, &s.id);
-            (Some(s), forked)
-        }
-        Some(id) => (Some(store.load(id)?), false),
-        None if start.resume => (store.latest()?, false),
-        None => (None, false),
-    };
-    if start.resume && session.is_none() {
-        note = Some("No saved session to resume yet: starting a new one.".to_owned());
-    }
-    let Some(mut s) = session.take() else {
-        return Ok((Some(store), None, note));
-    };
-    // A file outside the store with the id of a stored session that differs from it: saving
-    // under that id would replace the stored one, so this run continues under a new id.
-    if forked || !crate::session::is_valid_id(&s.id) {
-        let new = crate::session::new_id(crate::session::time::now_unix_ms());
-        let old = crate::sanitize::for_terminal(&std::mem::replace(&mut s.id, new)).into_owned();
-        let file = start.session.as_deref().unwrap_or_default();
-        note = Some(if forked {
-            format!(
-                "{file} is a copy of session {old} that differs from the stored one: continuing as new session {} so that neither is overwritten.",
-                s.id
-            )
-        } else {
-            format!(
-                "{file} has the id `{old}`, which cannot name a file: continuing as new session {}.",
-                s.id
-            )
-        });
-        forked = true;
-    }
-    // One instance per session: a second one is refused here, before the terminal is taken.
-    let lock = store.lock(&s.id)?;
-    Ok((
-        Some(store),
-        Some(Resumed {
-            session: s,
-            lock,
-            forked,
-        }),
-        note,
-    ))
-}
-
-/// Whether the session file at `path` (id `id`) is not the store's own file for `id` while the
-/// store holds a different file under that id.
-fn is_other_copy(store: &SessionStore, path: &std::path::Path, id: &str) -> bool {
-    if !crate::session::is_valid_id(id) {
-        return false;
-    }
-    let stored = store.path_of(id);
-    let same_file = match (std::fs::canonicalize(path), std::fs::canonicalize(&stored)) {
-        (Ok(a), Ok(b)) => a == b,
-        // Nothing stored under that id: nothing to overwrite.
-        (_, Err(_)) => return false,
-        _ => false,
-    };
-    if same_file {
-        return false;
-    }
-    // Byte for byte the same file content is the same session, not an older copy.
-    !matches!((std::fs::read(path), std::fs::read(&stored)), (Ok(a), Ok(b)) if a == b)
-}
-
 async fn async_main(connect: &ConnectArgs, start: Start) -> Result<()> {
     let demo = start.demo;
     // Everything that can fail on configuration fails here, before the terminal is taken.
@@ -202,7 +114,7 @@ async fn async_main(connect: &ConnectArgs, start: Start) -> Result<()> {
         model: endpoint.model.clone(),
         host,
     };
-    let (store, resumed, note) = open_sessions(&start)?;
+    let (store, resumed, note) = resume::open_sessions(&start)?;
     let session = Session::for_endpoint(&connection.profile, &endpoint);
     let backend = Backend::new(endpoint)?;
     let mut app = App::new(connection, toolbox.clone(), profile.system_prompt.clone());

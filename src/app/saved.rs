@@ -19,7 +19,7 @@ pub const PARTIAL_SAVE_EVERY: Duration = Duration::from_secs(1);
 /// Whether the streaming answer has changed since the last save and that save is old enough.
 pub fn partial_due(app: &App, now: Instant) -> bool {
     app.streaming.as_ref().is_some_and(|s| !s.is_empty())
-        && app.partial_rev != app.partial_saved
+        && app.change_rev != app.saved_rev
         && app
             .last_save
             .is_none_or(|t| now.saturating_duration_since(t) >= PARTIAL_SAVE_EVERY)
@@ -64,7 +64,7 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
         return;
     };
     let state = (app.conversation.len(), app.traces.len());
-    if app.saved == Some(state) && app.partial_saved == app.partial_rev {
+    if app.saved == Some(state) && app.saved_rev == app.change_rev {
         return;
     }
     let Some(id) = app.session.as_ref().map(|s| s.id.clone()) else {
@@ -117,7 +117,7 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
     match written {
         Ok(_) => {
             app.saved = Some(state);
-            app.partial_saved = app.partial_rev;
+            app.saved_rev = app.change_rev;
             app.last_save = Some(Instant::now());
         }
         Err(e) => {

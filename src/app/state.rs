@@ -262,9 +262,10 @@ pub struct App {
     pub partial: Vec<crate::session::PartialAnswer>,
     /// The answer streaming now, as the model sent it, for the timed save.
     pub streaming: Option<super::partial::Streaming>,
-    /// Bumped when `streaming` changes; `partial_saved` is its value at the last save.
-    pub partial_rev: u64,
-    pub partial_saved: u64,
+    /// Bumped on a change to save that adds no message (the streaming answer, a new system
+    /// prompt); `saved_rev` is its value at the last save.
+    pub change_rev: u64,
+    pub saved_rev: u64,
     /// When the session file was last written.
     pub last_save: Option<Instant>,
     /// This instance's lock on the session it writes.
@@ -308,8 +309,8 @@ impl App {
             cancelling: false,
             partial: Vec::new(),
             streaming: None,
-            partial_rev: 0,
-            partial_saved: 0,
+            change_rev: 0,
+            saved_rev: 0,
             last_save: None,
             lock: None,
         }

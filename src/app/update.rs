@@ -597,6 +597,9 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                     Some(_) => app.conversation.insert(0, Message::system(t)),
                     None => {}
                 }
+                // A replaced system prompt adds no message: marked as a change to save now.
+                app.change_rev += 1;
+                fx.push(Effect::SaveSession);
                 app.notice("System prompt set.", false);
             }
         },
@@ -661,7 +664,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
                 .push(Entry::Assistant(Box::new(AssistantTurn::new(None))));
             app.turn_entry = Some(app.entries.len() - 1);
             app.streaming = Some(Streaming::new(app.conversation.len()));
-            app.partial_rev += 1;
+            app.change_rev += 1;
             app.activity = Activity::Streaming {
                 since: Instant::now(),
                 chunks: 0,
@@ -679,7 +682,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             let message_index = app.conversation.len();
             // The round's message (or its failure) replaces what was saved of it as it streamed.
             app.streaming = None;
-            app.partial_rev += 1;
+            app.change_rev += 1;
             if let Some(m) = message {
                 app.conversation.push(*m);
             }
@@ -816,7 +819,7 @@ fn stream(app: &mut App, s: StreamEvent) {
         StreamEvent::Text(t) => {
             if let Some(s) = app.streaming.as_mut() {
                 s.text(&t);
-                app.partial_rev += 1;
+                app.change_rev += 1;
             }
             if let Some(turn) = app.current_turn() {
                 turn.markdown.push_str(&sanitize::for_terminal(&t));
@@ -825,7 +828,7 @@ fn stream(app: &mut App, s: StreamEvent) {
         StreamEvent::ToolCallBegin { index, id, name } => {
             if let Some(s) = app.streaming.as_mut() {
                 s.call_begin(index, &id, &name);
-                app.partial_rev += 1;
+                app.change_rev += 1;
             }
             if let Some(t) = app.current_turn() {
                 t.panes.push(ToolPane::new(
@@ -839,7 +842,7 @@ fn stream(app: &mut App, s: StreamEvent) {
         StreamEvent::ToolCallArgs { index, delta } => {
             if let Some(s) = app.streaming.as_mut() {
                 s.call_args(index, &delta);
-                app.partial_rev += 1;
+                app.change_rev += 1;
             }
             if let Some(p) = app.current_turn().and_then(|t| t.pane_mut(index)) {
                 p.arguments.push_str(&delta);
