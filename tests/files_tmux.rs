@@ -227,6 +227,38 @@ fn kill_9_mid_answer_keeps_the_message_and_the_answer_so_far() {
     assert_eq!(again.partial, s.partial);
 }
 
+#[test]
+fn a_closed_terminal_mid_answer_saves_everything_streamed() {
+    let home = tempfile::tempdir().expect("tmp");
+    let t = Tmux::start("hup", home.path(), "--demo");
+    t.wait_for(&["kimi-tui", "demo"], "the welcome screen");
+    t.literal("Please stream 2000 tokens");
+    t.keys(&["Enter"]);
+    // Well within the first second: before any timed save of the answer.
+    t.wait_for(&["lorem ipsum dolor"], "the first words");
+    let path = only_session(&store_of(home.path()));
+    let pid = holder_pid(&path);
+    // Closing the window: tmux sends SIGHUP to the program.
+    let _ = Command::new("tmux")
+        .args(["kill-session", "-t", &t.session])
+        .output();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(Instant::now() < deadline, "pid {pid} still running");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let s = SessionStore::load_path(&path).expect("loads");
+    assert_eq!(s.partial.len(), 1, "{s:?}");
+    assert!(
+        s.partial[0]
+            .content
+            .trim_start()
+            .starts_with("lorem ipsum dolor"),
+        "{:?}",
+        s.partial[0].content
+    );
+}
+
 fn run(home: &Path, args: &[&str]) -> Output {
     let mut cmd = Command::new(BIN);
     cmd.env("HOME", home)

@@ -143,6 +143,9 @@ async fn async_main(connect: &ConnectArgs, start: Start) -> Result<()> {
         store.as_ref(),
     )
     .await;
+    // However the loop ended (quit, a signal, a terminal error), what has streamed since the
+    // last timed save is written too.
+    saved::save(&mut app, store.as_ref());
     drop(guard);
     if let Some(server) = demo_server {
         server.shutdown().await;
@@ -188,6 +191,7 @@ async fn event_loop(
     // queueing every token in memory.
     let (tx, mut rx) = mpsc::channel::<AppEvent>(EVENT_QUEUE);
     let mut term_events = crossterm::event::EventStream::new();
+    let mut stop = stop_signals().context("cannot watch for SIGHUP and SIGTERM")?;
     let mut ticker = tokio::time::interval(Duration::from_millis(100));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let theme = ui::markdown::Theme::default();
@@ -220,6 +224,8 @@ async fn event_loop(
             },
             Some(e) = rx.recv() => e,
             _ = ticker.tick() => AppEvent::Tick,
+            // A closed terminal window (SIGHUP) or a plain `kill`: leave through the final save.
+            _ = stop.recv() => break,
             _ = tokio::time::sleep(wait) => continue,
         };
         let mut effects = update::update(app, event);
@@ -268,9 +274,23 @@ async fn event_loop(
             break;
         }
     }
-    // Quitting mid-answer: what has streamed since the last timed save is kept too.
-    saved::save(app, store);
     Ok(())
+}
+
+/// SIGHUP and SIGTERM as one stream of "stop now".
+fn stop_signals() -> std::io::Result<mpsc::Receiver<()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (tx, rx) = mpsc::channel(1);
+    for kind in [SignalKind::hangup(), SignalKind::terminate()] {
+        let mut sig = signal(kind)?;
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            while sig.recv().await.is_some() {
+                let _ = tx.try_send(());
+            }
+        });
+    }
+    Ok(rx)
 }
 
 fn spawn_turn(
