@@ -387,3 +387,29 @@ fn a_second_app_on_the_same_session_does_not_write_it() {
         vec![Message::user("first")]
     );
 }
+
+#[test]
+fn a_new_system_prompt_is_saved_at_once() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app();
+    let id = a.session.as_ref().expect("session").id.clone();
+    enter(&mut a, &store, "hi");
+    apply(
+        &mut a,
+        &store,
+        AppEvent::TurnDone {
+            conversation: vec![Message::user("hi"), Message::assistant("hello")],
+            outcome: Box::new(TurnOutcome::default()),
+        },
+    );
+    assert_eq!(store.load(&id).expect("loads").messages.len(), 2);
+    assert_eq!(enter(&mut a, &store, "/system Be terse."), 1);
+    let s = store.load(&id).expect("loads");
+    assert_eq!(s.messages[0], Message::system("Be terse."));
+    // Same number of messages, different content: still written.
+    assert_eq!(enter(&mut a, &store, "/system Be kind."), 1);
+    let s = store.load(&id).expect("loads");
+    assert_eq!(s.messages.len(), 3);
+    assert_eq!(s.messages[0], Message::system("Be kind."));
+}
