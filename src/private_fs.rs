@@ -5,7 +5,7 @@
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Mode of every file kimi-tui writes.
 pub const FILE_MODE: u32 = 0o600;
@@ -55,6 +55,36 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     f.flush()
 }
 
+/// Write `bytes` to a new file `DIR/STEM.EXT` (0600, `dir` created 0700), or `STEM-2.EXT`,
+/// `STEM-3.EXT`... when that exists: an existing file is never replaced. Returns its path.
+pub fn create_numbered(dir: &Path, stem: &str, ext: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+    create_dir_all(dir)?;
+    for n in 1..1000 {
+        let name = match n {
+            1 => format!("{stem}.{ext}"),
+            n => format!("{stem}-{n}.{ext}"),
+        };
+        let path = dir.join(name);
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(FILE_MODE)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                f.write_all(bytes)?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("{stem}.{ext} and 998 numbered copies exist"),
+    ))
+}
+
 /// Open `path` for appending with mode 0600 (a log file), creating the parent directory.
 pub fn append(path: &Path) -> io::Result<File> {
     create_parent(path)?;
@@ -88,5 +118,17 @@ mod tests {
         append(&log).expect("open").write_all(b"2\n").expect("w");
         assert_eq!(fs::read_to_string(&log).expect("read"), "1\n2\n");
         assert_eq!(mode(&log), FILE_MODE);
+        let dumps = dir.path().join("state");
+        let a = create_numbered(&dumps, "dump", "txt", b"one").expect("first");
+        let b = create_numbered(&dumps, "dump", "txt", b"two").expect("second");
+        assert_eq!(
+            (a.file_name(), b.file_name()),
+            (Some("dump.txt".as_ref()), Some("dump-2.txt".as_ref()))
+        );
+        assert_eq!(fs::read_to_string(&a).expect("read"), "one");
+        assert_eq!(
+            (mode(&a), mode(&b), mode(&dumps)),
+            (FILE_MODE, FILE_MODE, DIR_MODE)
+        );
     }
 }

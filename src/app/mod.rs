@@ -344,12 +344,17 @@ fn save_inspector(app: &mut App, text: &str) {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let path = dir.join(format!("inspector-{stamp}.txt"));
-    // The raw stream can hold anything the user or the model wrote: private.
-    let result = crate::private_fs::write(&path, text.as_bytes());
+    // The raw stream can hold anything the user or the model wrote: private. Two dumps in the
+    // same second get two files: an earlier one is never replaced.
+    let result = crate::private_fs::create_numbered(
+        &dir,
+        &format!("inspector-{stamp}"),
+        "txt",
+        text.as_bytes(),
+    );
     app.inspector.message = Some(match result {
-        Ok(()) => format!("saved to {}", path.display()),
-        Err(e) => format!("cannot save to {}: {e}", path.display()),
+        Ok(path) => format!("saved to {}", path.display()),
+        Err(e) => format!("cannot save in {}: {e}", dir.display()),
     });
     app.dirty = true;
 }
