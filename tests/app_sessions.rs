@@ -413,3 +413,15 @@ fn a_new_system_prompt_is_saved_at_once() {
     assert_eq!(s.messages.len(), 3);
     assert_eq!(s.messages[0], Message::system("Be kind."));
 }
+
+#[test]
+fn a_failed_last_request_is_not_called_interrupted() {
+    let mut s = Session::new("local", Mode::Raw, "m", "http://h/v1");
+    s.messages = vec![Message::user("hello?")];
+    let mut t = Trace::default();
+    t.error = Some("HTTP 500".into());
+    s.push_trace(1, t);
+    let mut b = app();
+    saved::restore(&mut b, s);
+    assert_eq!(kinds(&b), ["user", "notice"], "only the resumed notice");
+}

@@ -215,14 +215,17 @@ pub fn restore(app: &mut App, mut session: Session) {
             .rposition(|&k| k == p.after_message);
         app.entries.push(interrupted_entry(p, trace));
     }
+    let end = app.conversation.len();
+    // A request that failed (its trace says how) ended; one without an answer, an error or a
+    // partial record was cut off.
+    let ended = app.partial.last().is_some_and(|p| p.after_message >= end)
+        || app
+            .trace_messages
+            .iter()
+            .zip(&app.traces)
+            .any(|(&k, t)| k == end && t.error.is_some());
     let unfinished = match app.conversation.last() {
-        _ if app
-            .partial
-            .last()
-            .is_some_and(|p| p.after_message >= app.conversation.len()) =>
-        {
-            None
-        }
+        _ if ended => None,
         Some(m) if m.role == "user" => Some("no answer to the last message was saved"),
         Some(m) if m.role == "tool" => Some("the model never answered the last tool result"),
         Some(m) if m.role == "assistant" && !m.tool_calls.is_empty() => {
