@@ -40,7 +40,9 @@ fn open(path: &Path, truncate: bool) -> io::Result<File> {
         o.append(true);
     }
     let f = o.open(path)?;
-    if f.metadata()?.permissions().mode() & 0o777 != FILE_MODE {
+    let meta = f.metadata()?;
+    // Only a regular file: `-o /dev/stdout` must not change the terminal device's mode.
+    if meta.is_file() && meta.permissions().mode() & 0o777 != FILE_MODE {
         f.set_permissions(fs::Permissions::from_mode(FILE_MODE))?;
     }
     Ok(f)

@@ -2,6 +2,7 @@
 //! `kimi-tui sessions` / `kimi-tui export` through the real binary with the data directory in a
 //! temp dir.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -278,6 +279,20 @@ fn a_dir_that_is_not_a_directory_is_an_error() {
         );
         assert!(o.stdout.is_empty());
     }
+    // A directory that cannot be read, given or the default one.
+    let locked = dir.path().join("kimi-tui/sessions");
+    std::fs::create_dir_all(&locked).expect("mkdir");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    if std::fs::read_dir(&locked).is_err() {
+        // (root reads anything: this part only means something for other users)
+        let o = run(bin(dir.path()).args(["sessions"]));
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(
+            text(&o.stderr),
+            format!("kimi-tui: error: {}: Permission denied\n", locked.display())
+        );
+    }
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).expect("chmod");
     let o = run(bin(dir.path()).args(["sessions", "--dir"]).arg(&missing));
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(

@@ -13,19 +13,28 @@ use crate::session::{self, Session, SessionStore, time::format_utc_minute};
 fn store(dir: Option<&Path>) -> Result<SessionStore> {
     match dir {
         Some(d) => {
-            check_dir(d)?;
+            check_dir(d).map_err(|e| anyhow::anyhow!("--dir {}: {e}", d.display()))?;
             Ok(SessionStore::new(d))
         }
-        None => Ok(SessionStore::open_default()?),
+        None => {
+            let store = SessionStore::open_default()?;
+            // Not made yet is fine (no sessions yet); there but unreadable is not.
+            if store.dir.symlink_metadata().is_ok() {
+                check_dir(&store.dir)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", store.dir.display()))?;
+            }
+            Ok(store)
+        }
     }
 }
 
-/// A `--dir` the user gave must be a directory: a file or a typo is an error, not an empty list.
-fn check_dir(dir: &Path) -> Result<()> {
+/// A session directory must be a directory that can be read: a file, a typo or a directory
+/// without permission is an error, not an empty list.
+fn check_dir(dir: &Path) -> Result<(), String> {
     match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => anyhow::bail!("--dir {}: not a directory", dir.display()),
-        Err(e) => anyhow::bail!("--dir {}: {}", dir.display(), io_detail(&e)),
+        Ok(m) if !m.is_dir() => Err("not a directory".to_owned()),
+        Ok(_) => std::fs::read_dir(dir).map(drop).map_err(|e| io_detail(&e)),
+        Err(e) => Err(io_detail(&e)),
     }
 }
 
