@@ -418,8 +418,10 @@ fn a_new_system_prompt_is_saved_at_once() {
 fn a_failed_last_request_is_not_called_interrupted() {
     let mut s = Session::new("local", Mode::Raw, "m", "http://h/v1");
     s.messages = vec![Message::user("hello?")];
-    let mut t = Trace::default();
-    t.error = Some("HTTP 500".into());
+    let t = Trace {
+        error: Some("HTTP 500".into()),
+        ..Trace::default()
+    };
     s.push_trace(1, t);
     let mut b = app();
     saved::restore(&mut b, s);
