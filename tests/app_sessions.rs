@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_tui::app::event::{AppEvent, Effect};
 use kimi_tui::app::saved;
-use kimi_tui::app::state::{App, Connection, Entry, PaneState};
+use kimi_tui::app::state::{App, Connection, Entry, PaneState, TurnState};
 use kimi_tui::app::update::update;
 use kimi_tui::backend::{Mode, StreamEvent, Trace};
 use kimi_tui::engine::{EngineEvent, TurnOutcome};
@@ -192,4 +192,238 @@ fn a_corrupt_session_file_is_reported_and_left_untouched() {
         a.entries.last(),
         Some(Entry::Notice { error: true, .. })
     ));
+}
+
+fn enter(a: &mut App, store: &SessionStore, text: &str) -> usize {
+    for c in text.chars() {
+        update(
+            a,
+            AppEvent::Terminal(Event::Key(KeyEvent::new(
+                KeyCode::Char(c),
+                KeyModifiers::NONE,
+            ))),
+        );
+    }
+    apply(
+        a,
+        store,
+        AppEvent::Terminal(Event::Key(KeyEvent::new(
+            KeyCode::Enter,
+            KeyModifiers::NONE,
+        ))),
+    )
+}
+
+fn kinds(a: &App) -> Vec<&'static str> {
+    a.entries
+        .iter()
+        .map(|e| match e {
+            Entry::User { .. } => "user",
+            Entry::Assistant(_) => "assistant",
+            Entry::Notice { .. } => "notice",
+        })
+        .collect()
+}
+
+#[test]
+fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app();
+    let id = a.session.as_ref().expect("session").id.clone();
+    // Sent: on disk before any answer (or request) exists.
+    assert_eq!(enter(&mut a, &store, "Tell me a story"), 1);
+    let s = store.load(&id).expect("saved at send");
+    assert_eq!(s.messages, vec![Message::user("Tell me a story")]);
+    assert!(s.partial.is_empty());
+    assert!(
+        !std::fs::read_to_string(store.path_of(&id))
+            .expect("read")
+            .contains("\"partial\""),
+        "no partial field in a file without one (version-1 shape)"
+    );
+
+    apply(
+        &mut a,
+        &store,
+        AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
+    );
+    for e in [
+        StreamEvent::Request {
+            url: "http://h/v1/completions".into(),
+            body: serde_json::json!({"prompt": "p"}),
+            prompt: Some("p".into()),
+        },
+        StreamEvent::Chunk {
+            data: "Once upon".into(),
+            at_us: 5,
+        },
+        StreamEvent::Text("Once upon \u{1b}]0;x\u{7}a time".into()),
+        StreamEvent::ToolCallBegin {
+            index: 0,
+            id: "functions.get_weather:0".into(),
+            name: "get_weather".into(),
+        },
+        StreamEvent::ToolCallArgs {
+            index: 0,
+            delta: "{\"city\": \"Pa".into(),
+        },
+    ] {
+        apply(&mut a, &store, AppEvent::Engine(EngineEvent::Stream(e)));
+    }
+    // Within a second of the last save, a tick does not write.
+    assert_eq!(apply(&mut a, &store, AppEvent::Tick), 0);
+    assert!(store.load(&id).expect("loads").partial.is_empty());
+    // A second later it does, with the text as sent and the call seen so far.
+    a.last_save = Some(std::time::Instant::now() - std::time::Duration::from_millis(1100));
+    assert_eq!(apply(&mut a, &store, AppEvent::Tick), 1);
+    let s = store.load(&id).expect("loads");
+    assert_eq!(s.messages, vec![Message::user("Tell me a story")]);
+    assert_eq!(s.partial.len(), 1, "{:?}", s.partial);
+    let p = &s.partial[0];
+    assert_eq!(p.after_message, 1);
+    assert_eq!(p.content, "Once upon \u{1b}]0;x\u{7}a time");
+    assert_eq!(p.tool_calls[0].function.name, "get_weather");
+    assert_eq!(p.tool_calls[0].function.arguments, "{\"city\": \"Pa");
+    assert!(p.saved_unix_ms > 0);
+    assert_eq!(s.traces.len(), 1, "the streaming request's trace too");
+    // Nothing new: no write, however long it has been.
+    a.last_save = Some(std::time::Instant::now() - std::time::Duration::from_secs(5));
+    assert_eq!(apply(&mut a, &store, AppEvent::Tick), 0);
+
+    // Resumed after a kill (which releases the lock): the partial answer shows, marked
+    // interrupted, not in the conversation sent to the model.
+    a.lock = None;
+    let mut b = app();
+    saved::restore(&mut b, s.clone());
+    assert_eq!(b.conversation, vec![Message::user("Tell me a story")]);
+    assert_eq!(kinds(&b), ["user", "assistant", "notice"]);
+    let Entry::Assistant(t) = &b.entries[1] else {
+        panic!()
+    };
+    assert_eq!(t.state, TurnState::Interrupted);
+    assert_eq!(
+        t.markdown.text(),
+        "Once upon a time",
+        "sanitized for the screen"
+    );
+    assert_eq!(t.panes[0].state, PaneState::Incomplete);
+    assert_eq!(t.trace, Some(0));
+    // It stays in the file when the resumed session is saved again, and in the export.
+    enter(&mut b, &store, "Go on");
+    let again = store.load(&id).expect("loads");
+    assert_eq!(again.partial, s.partial);
+    assert_eq!(again.messages.len(), 2);
+    let out = dir.path().join("x/out.md");
+    saved::export_to(&mut b, true, out.to_str().expect("utf-8"));
+    let md = std::fs::read_to_string(&out).expect("exported");
+    assert!(md.contains("interrupted") && md.contains("a time"), "{md}");
+    drop(b);
+
+    // The round ends: its message replaces the partial record.
+    apply(
+        &mut a,
+        &store,
+        AppEvent::Engine(EngineEvent::RoundFinished {
+            round: 1,
+            message: Some(Box::new(Message::assistant("Once upon a time."))),
+            finish: "stop".into(),
+            error: None,
+            cancelled: false,
+            trace: trace("Once upon a time."),
+        }),
+    );
+    let s = store.load(&id).expect("loads");
+    assert!(s.partial.is_empty(), "{:?}", s.partial);
+    assert_eq!(s.messages.len(), 2);
+}
+
+#[test]
+fn a_session_left_without_an_answer_is_marked_interrupted() {
+    let mut s = Session::new("local", Mode::Raw, "m", "http://h/v1");
+    s.messages = vec![Message::user("hello?")];
+    let mut b = app();
+    saved::restore(&mut b, s);
+    let texts: Vec<String> = b
+        .entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Notice { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        texts[0].starts_with("The last turn was interrupted: no answer"),
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn a_second_app_on_the_same_session_does_not_write_it() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app();
+    let id = a.session.as_ref().expect("session").id.clone();
+    enter(&mut a, &store, "first");
+    // A second instance with the same session: refused at its first write, file untouched.
+    let mut b = app();
+    saved::restore(&mut b, store.load(&id).expect("loads"));
+    b.conversation.push(Message::user("second"));
+    saved::save(&mut b, Some(&store));
+    assert!(b.session.is_none(), "saving stops");
+    let Some(Entry::Notice { text, error, .. }) = b.entries.last() else {
+        panic!("{:?}", kinds(&b))
+    };
+    assert!(*error);
+    assert!(
+        text.contains(&format!(
+            "session `{id}` is open in another kimi-tui (pid {})",
+            std::process::id()
+        )),
+        "{text}"
+    );
+    assert_eq!(
+        store.load(&id).expect("loads").messages,
+        vec![Message::user("first")]
+    );
+}
+
+#[test]
+fn a_new_system_prompt_is_saved_at_once() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app();
+    let id = a.session.as_ref().expect("session").id.clone();
+    enter(&mut a, &store, "hi");
+    apply(
+        &mut a,
+        &store,
+        AppEvent::TurnDone {
+            conversation: vec![Message::user("hi"), Message::assistant("hello")],
+            outcome: Box::new(TurnOutcome::default()),
+        },
+    );
+    assert_eq!(store.load(&id).expect("loads").messages.len(), 2);
+    assert_eq!(enter(&mut a, &store, "/system Be terse."), 1);
+    let s = store.load(&id).expect("loads");
+    assert_eq!(s.messages[0], Message::system("Be terse."));
+    // Same number of messages, different content: still written.
+    assert_eq!(enter(&mut a, &store, "/system Be kind."), 1);
+    let s = store.load(&id).expect("loads");
+    assert_eq!(s.messages.len(), 3);
+    assert_eq!(s.messages[0], Message::system("Be kind."));
+}
+
+#[test]
+fn a_failed_last_request_is_not_called_interrupted() {
+    let mut s = Session::new("local", Mode::Raw, "m", "http://h/v1");
+    s.messages = vec![Message::user("hello?")];
+    let t = Trace {
+        error: Some("HTTP 500".into()),
+        ..Trace::default()
+    };
+    s.push_trace(1, t);
+    let mut b = app();
+    saved::restore(&mut b, s);
+    assert_eq!(kinds(&b), ["user", "notice"], "only the resumed notice");
 }

@@ -211,7 +211,8 @@ fn esc_cancels_a_running_generation_and_keeps_the_text() {
     let mut a = app();
     typed(&mut a, "Tell me a story");
     let fx = key(&mut a, KeyCode::Enter);
-    assert_eq!(fx, vec![Effect::StartTurn]);
+    // The message is saved before the request is made.
+    assert_eq!(fx, vec![Effect::SaveSession, Effect::StartTurn]);
     assert!(a.busy);
     assert_eq!(a.conversation, vec![Message::user("Tell me a story")]);
     update(
@@ -256,7 +257,7 @@ fn retry_resends_the_last_user_turn() {
     });
     typed(&mut a, "/retry");
     let fx = key(&mut a, KeyCode::Enter);
-    assert_eq!(fx, vec![Effect::StartTurn]);
+    assert_eq!(fx, vec![Effect::SaveSession, Effect::StartTurn]);
     assert_eq!(a.conversation.len(), 3);
     assert_eq!(a.conversation[2], Message::user("second"));
     assert!(a.busy);

@@ -246,3 +246,37 @@ async fn hostile_ids_and_arguments_stay_on_one_stderr_line() {
     assert!(!err.lines().any(|l| l.starts_with("command:")), "{err}");
     assert!(!err.contains('\u{1b}'), "{err}");
 }
+
+/// Bytes that drive a terminal when printed raw: ESC, C1 controls, bidi and zero-width format
+/// characters, line/paragraph separators.
+fn raw_controls(out: &str) -> Vec<char> {
+    out.chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n')
+                || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2028}' | '\u{2029}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn json_output_escapes_c1_bidi_and_invisible_characters() {
+    // The mock quotes the question back: the model's answer carries them too.
+    let question = "hi \u{9b}31m \u{1b}]0;title\u{7} \u{202e}gnp.exe \u{200b}x\u{2028}y";
+    for mode in ["raw", "chat"] {
+        let o = exec(MockOptions::default(), mode, "ask", &["--json", question]).await;
+        assert!(o.status.success(), "{mode}: {}", text(&o.stderr));
+        let out = text(&o.stdout);
+        assert_eq!(raw_controls(&out), Vec::<char>::new(), "{mode}: {out}");
+        for esc in ["\\u009b", "\\u001b", "\\u202e", "\\u200b", "\\u2028"] {
+            assert!(out.contains(esc), "{mode}: {esc} in {out}");
+        }
+        let back: Value = serde_json::from_str(&out).expect("still JSON");
+        assert_eq!(back[0]["content"], question, "{mode}: same strings");
+        assert!(
+            back[1]["content"]
+                .as_str()
+                .is_some_and(|a| a.contains("\u{9b}31m") && a.contains("\u{202e}gnp")),
+            "{mode}: {back}"
+        );
+    }
+}

@@ -2,10 +2,11 @@
 //! `kimi-tui sessions` / `kimi-tui export` through the real binary with the data directory in a
 //! temp dir.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use kimi_tui::backend::{Backend, Endpoint, Mode};
+use kimi_tui::backend::{Backend, Endpoint, Mode, Trace};
 use kimi_tui::mock::{MockOptions, MockServer};
 use kimi_tui::protocol::{Message, ToolCall};
 use kimi_tui::session::{Session, SessionStore};
@@ -258,4 +259,153 @@ fn the_dir_flag_overrides_the_data_dir() {
     assert!(text(&o.stdout).contains(&older.id), "{}", text(&o.stdout));
     let o = run(bin(elsewhere.path()).args(["export", &older.id, "--dir", &sessions]));
     assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
+#[test]
+fn a_dir_that_is_not_a_directory_is_an_error() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").expect("w");
+    let missing = dir.path().join("missing");
+    for (args, why) in [
+        (vec!["sessions", "--dir"], "not a directory"),
+        (vec!["export", "latest", "--dir"], "not a directory"),
+    ] {
+        let o = run(bin(dir.path()).args(&args).arg(&file));
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            text(&o.stderr),
+            format!("kimi-tui: error: --dir {}: {why}\n", file.display())
+        );
+        assert!(o.stdout.is_empty());
+    }
+    // A directory that cannot be read, given or the default one.
+    let locked = dir.path().join("kimi-tui/sessions");
+    std::fs::create_dir_all(&locked).expect("mkdir");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    if std::fs::read_dir(&locked).is_err() {
+        // (root reads anything: this part only means something for other users)
+        let o = run(bin(dir.path()).args(["sessions"]));
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(
+            text(&o.stderr),
+            format!("kimi-tui: error: {}: Permission denied\n", locked.display())
+        );
+    }
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let o = run(bin(dir.path()).args(["sessions", "--dir"]).arg(&missing));
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "kimi-tui: error: --dir {}: No such file or directory\n",
+            missing.display()
+        )
+    );
+}
+
+#[test]
+fn trace_offsets_out_of_range_or_inside_a_character_make_a_corrupt_session() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = store_in(dir.path());
+    let mut s = session("20261201-000000-0bad", 1_796_113_800_000, "local", "hi");
+    let mut t = Trace::default();
+    t.push_chunk("北京", 10);
+    s.push_trace(4, t);
+    let path = store.save(&s).expect("save");
+    for (bad, field) in [("\"end\":6", "\"end\":99"), ("\"end\":6", "\"end\":4")] {
+        let good = std::fs::read_to_string(&path).expect("r");
+        let damaged = good.replace(bad, field);
+        assert_ne!(good, damaged);
+        std::fs::write(&path, &damaged).expect("w");
+        let o = run(bin(dir.path()).args(["export", &s.id]));
+        assert_eq!(o.status.code(), Some(1), "{field}");
+        let err = text(&o.stderr);
+        assert!(
+            err.contains("not a valid session file: traces[0].trace.chunks[0].end"),
+            "{err}"
+        );
+        // The TUI refuses it before taking the terminal, and leaves it as it is.
+        let o = run(bin(dir.path()).args(["--demo", "--session", &s.id]));
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            text(&o.stderr).contains("traces[0].trace.chunks[0].end"),
+            "{}",
+            text(&o.stderr)
+        );
+        assert_eq!(std::fs::read_to_string(&path).expect("r"), damaged);
+        std::fs::write(&path, good).expect("w");
+    }
+}
+
+/// A session whose answer tries to drive the terminal.
+fn hostile() -> Session {
+    let mut s = session("20261201-000000-0e5c", 1_796_113_800_000, "local", "hi");
+    s.messages.push(Message::assistant(
+        "A\u{1b}]0;pwned\u{7}B\u{1b}]52;c;ZWNobyBoaQ==\u{7}C\u{1b}[2JD\u{9b}31mE\u{202e}F\u{2066}G\u{200b}H",
+    ));
+    s
+}
+
+#[test]
+fn json_export_escapes_controls_and_invisible_characters() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let s = hostile();
+    store_in(dir.path()).save(&s).expect("save");
+    let o = run(bin(dir.path()).args(["export", &s.id, "--format", "json"]));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    for esc in [
+        "\\u001b]0;pwned",
+        "\\u009b31m",
+        "\\u202e",
+        "\\u2066",
+        "\\u200b",
+    ] {
+        assert!(out.contains(esc), "{esc} in {out}");
+    }
+    assert!(
+        !out.chars()
+            .any(|c| (c.is_control() && c != '\n')
+                || matches!(c, '\u{202e}' | '\u{2066}' | '\u{200b}')),
+        "{out:?}"
+    );
+    let back: Vec<Message> = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(back, s.messages);
+}
+
+#[test]
+fn export_to_a_terminal_is_sanitized_and_to_a_pipe_is_exact() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let s = hostile();
+    store_in(dir.path()).save(&s).expect("save");
+    // `script` gives the command a real pty as its stdout.
+    let o = Command::new("script")
+        .args(["-qec"])
+        .arg(format!(
+            "{} export {} --format md",
+            env!("CARGO_BIN_EXE_kimi-tui"),
+            s.id
+        ))
+        .arg("/dev/null")
+        .env("XDG_DATA_HOME", dir.path())
+        .current_dir(dir.path())
+        .output()
+        .expect("script runs");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    // The escape sequences go whole; the text around them stays.
+    assert!(
+        out.contains("ABC") && out.contains("EFG"),
+        "the text, without the controls: {out:?}"
+    );
+    assert!(
+        !out.chars()
+            .any(|c| (c.is_control() && c != '\n' && c != '\r')
+                || matches!(c, '\u{202e}' | '\u{2066}')),
+        "{out:?}"
+    );
+    // To a pipe (a file, another program) the Markdown is exactly what was said.
+    let o = run(bin(dir.path()).args(["export", &s.id, "--format", "md"]));
+    assert!(text(&o.stdout).contains("A\u{1b}]0;pwned\u{7}B"));
 }

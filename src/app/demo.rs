@@ -25,11 +25,14 @@ const SCRIPTS: [(&str, &str); 3] = [
 
 /// Write the demo scripts into `dir` (executable) and describe them as tools.
 pub fn demo_tools(dir: &Path) -> Result<Vec<ToolSpec>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    crate::private_fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
     for (name, text) in SCRIPTS {
         let path = dir.join(name);
-        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+        crate::private_fs::write(&path, text.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        // Executable by the user only, like everything else kimi-tui writes.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))?;
     }
     let script = |n: &str| vec![dir.join(n).display().to_string()];
     Ok(vec![

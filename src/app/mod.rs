@@ -7,6 +7,8 @@ pub mod commands;
 pub mod demo;
 pub mod dialog;
 pub mod event;
+pub mod partial;
+mod resume;
 pub mod saved;
 pub mod state;
 pub mod terminal;
@@ -42,10 +44,9 @@ pub fn state_dir() -> PathBuf {
 }
 
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
-    let dir = state_dir();
-    std::fs::create_dir_all(&dir).ok()?;
-    let appender = tracing_appender::rolling::never(&dir, "kimi-tui.log");
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    // Opened here rather than by tracing-appender, which would create it with the umask's mode.
+    let file = crate::private_fs::append(&state_dir().join("kimi-tui.log")).ok()?;
+    let (writer, guard) = tracing_appender::non_blocking(file);
     let filter = tracing_subscriber::EnvFilter::try_from_env("KIMI_TUI_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
@@ -76,30 +77,6 @@ pub fn run(connect: &ConnectArgs, start: Start) -> Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async_main(connect, start))
-}
-
-/// The session store, the saved session to continue, if asked for, and any notice for the user.
-fn open_sessions(start: &Start) -> Result<(Option<SessionStore>, Option<Session>, Option<String>)> {
-    let store = match SessionStore::open_default() {
-        Ok(s) => s,
-        Err(e) => {
-            if start.resume || start.session.is_some() {
-                anyhow::bail!("{e}");
-            }
-            return Ok((None, None, Some(format!("Sessions are not saved: {e}"))));
-        }
-    };
-    let resumed = match &start.session {
-        Some(id) if id.contains('/') || id.ends_with(".json") => {
-            Some(SessionStore::load_path(std::path::Path::new(id))?)
-        }
-        Some(id) => Some(store.load(id)?),
-        None if start.resume => store.latest()?,
-        None => None,
-    };
-    let note = (start.resume && resumed.is_none())
-        .then(|| "No saved session to resume yet: starting a new one.".to_owned());
-    Ok((Some(store), resumed, note))
 }
 
 async fn async_main(connect: &ConnectArgs, start: Start) -> Result<()> {
@@ -138,12 +115,19 @@ async fn async_main(connect: &ConnectArgs, start: Start) -> Result<()> {
         model: endpoint.model.clone(),
         host,
     };
-    let (store, resumed, note) = open_sessions(&start)?;
+    let (store, resumed, note) = resume::open_sessions(&start)?;
     let session = Session::for_endpoint(&connection.profile, &endpoint);
     let backend = Backend::new(endpoint)?;
     let mut app = App::new(connection, toolbox.clone(), profile.system_prompt.clone());
     match resumed {
-        Some(s) => saved::restore(&mut app, s),
+        Some(r) => {
+            saved::restore(&mut app, r.session);
+            app.lock = Some(r.lock);
+            if r.forked {
+                // A new id: its first write must create the file, never replace one.
+                app.saved = None;
+            }
+        }
         None => app.session = store.as_ref().map(|_| session),
     }
     if let Some(n) = note {
@@ -160,6 +144,9 @@ async fn async_main(connect: &ConnectArgs, start: Start) -> Result<()> {
         store.as_ref(),
     )
     .await;
+    // However the loop ended (quit, a signal, a terminal error), what has streamed since the
+    // last timed save is written too.
+    saved::save(&mut app, store.as_ref());
     drop(guard);
     if let Some(server) = demo_server {
         server.shutdown().await;
@@ -205,6 +192,7 @@ async fn event_loop(
     // queueing every token in memory.
     let (tx, mut rx) = mpsc::channel::<AppEvent>(EVENT_QUEUE);
     let mut term_events = crossterm::event::EventStream::new();
+    let mut stop = stop_signals().context("cannot watch for SIGHUP and SIGTERM")?;
     let mut ticker = tokio::time::interval(Duration::from_millis(100));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let theme = ui::markdown::Theme::default();
@@ -243,6 +231,8 @@ async fn event_loop(
             },
             Some(e) = rx.recv() => e,
             _ = ticker.tick() => AppEvent::Tick,
+            // A closed terminal window (SIGHUP) or a plain `kill`: leave through the final save.
+            _ = stop.recv() => break,
             _ = tokio::time::sleep(wait) => continue,
         };
         let mut effects = update::update(app, event);
@@ -292,6 +282,22 @@ async fn event_loop(
         }
     }
     Ok(())
+}
+
+/// SIGHUP and SIGTERM as one stream of "stop now".
+fn stop_signals() -> std::io::Result<mpsc::Receiver<()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (tx, rx) = mpsc::channel(1);
+    for kind in [SignalKind::hangup(), SignalKind::terminate()] {
+        let mut sig = signal(kind)?;
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            while sig.recv().await.is_some() {
+                let _ = tx.try_send(());
+            }
+        });
+    }
+    Ok(rx)
 }
 
 fn spawn_turn(
@@ -371,11 +377,17 @@ fn save_inspector(app: &mut App, text: &str) {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let path = dir.join(format!("inspector-{stamp}.txt"));
-    let result = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, text));
+    // The raw stream can hold anything the user or the model wrote: private. Two dumps in the
+    // same second get two files: an earlier one is never replaced.
+    let result = crate::private_fs::create_numbered(
+        &dir,
+        &format!("inspector-{stamp}"),
+        "txt",
+        text.as_bytes(),
+    );
     app.inspector.message = Some(match result {
-        Ok(()) => format!("saved to {}", path.display()),
-        Err(e) => format!("cannot save to {}: {e}", path.display()),
+        Ok(path) => format!("saved to {}", path.display()),
+        Err(e) => format!("cannot save in {}: {e}", dir.display()),
     });
     app.dirty = true;
 }

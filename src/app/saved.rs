@@ -1,12 +1,42 @@
-//! The conversation's saved-session file: written after every message, restored on `--resume`
-//! or `--session`, exported with `/export`.
+//! The conversation's saved-session file: written when the user sends a message, after every
+//! message, and about every second while an answer streams (the partial answer, so that a
+//! `kill -9` loses at most a second of it); restored on `--resume` or `--session`, exported
+//! with `/export`.
+
+use std::time::{Duration, Instant};
 
 use crate::sanitize;
 use crate::session::{
-    Session, SessionStore, SessionTrace, SessionView, to_markdown, to_openai_json,
+    PartialAnswer, Session, SessionStore, SessionTrace, SessionView, to_markdown, to_openai_json,
 };
 
 use super::state::{App, AssistantTurn, Entry, PaneState, ToolPane, TurnState};
+
+/// Least time between two saves of a streaming answer: the timed save rewrites and fsyncs the
+/// whole file, so it runs at most this often (the 100 ms ticker makes the gap at most ~1.1 s).
+pub const PARTIAL_SAVE_EVERY: Duration = Duration::from_secs(1);
+
+/// Whether the streaming answer has changed since the last save and that save is old enough.
+pub fn partial_due(app: &App, now: Instant) -> bool {
+    app.streaming.as_ref().is_some_and(|s| !s.is_empty())
+        && app.change_rev != app.saved_rev
+        && app
+            .last_save
+            .is_none_or(|t| now.saturating_duration_since(t) >= PARTIAL_SAVE_EVERY)
+}
+
+/// The partial answers the file holds: the restored ones, then the one streaming now.
+fn partials(app: &App) -> Vec<&PartialAnswer> {
+    app.partial
+        .iter()
+        .chain(
+            app.streaming
+                .as_ref()
+                .filter(|s| !s.is_empty())
+                .map(|s| &s.answer),
+        )
+        .collect()
+}
 
 /// The session as it stands: the saved metadata plus the current conversation and traces.
 pub fn snapshot(app: &App) -> Option<Session> {
@@ -22,6 +52,7 @@ pub fn snapshot(app: &App) -> Option<Session> {
             .unwrap_or(app.conversation.len());
         s.push_trace(message_index, trace.clone());
     }
+    s.partial = partials(app).into_iter().cloned().collect();
     s.touch();
     Some(s)
 }
@@ -33,13 +64,38 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
         return;
     };
     let state = (app.conversation.len(), app.traces.len());
-    if app.saved == Some(state) {
+    if app.saved == Some(state) && app.saved_rev == app.change_rev {
         return;
     }
-    let Some(meta) = app.session.as_mut() else {
+    let Some(id) = app.session.as_ref().map(|s| s.id.clone()) else {
         return;
     };
-    meta.touch();
+    // One writer per session: the lock is taken before the first write of this id (and the
+    // lock of a session left behind by /clear is released).
+    if app.lock.as_ref().is_none_or(|l| l.id != id) {
+        app.lock = None;
+        match store.lock(&id) {
+            Ok(l) => app.lock = Some(l),
+            Err(e) => {
+                app.notice(
+                    format!("Session not saved: {e}. Saving is off for this run."),
+                    true,
+                );
+                app.session = None;
+                return;
+            }
+        }
+    }
+    let now = crate::session::time::now_unix_ms();
+    if let Some(s) = app.streaming.as_mut() {
+        s.answer.saved_unix_ms = now;
+    }
+    if let Some(meta) = app.session.as_mut() {
+        meta.touch();
+    }
+    let Some(meta) = app.session.as_ref() else {
+        return;
+    };
     let view = SessionView {
         meta,
         messages: &app.conversation,
@@ -49,12 +105,21 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
             .enumerate()
             .map(|(i, t)| (app.trace_messages.get(i).copied().unwrap_or(state.0), t))
             .collect(),
+        partial: partials(app),
     };
-    // The first write checks the file already there (a corrupt or newer one is never
-    // replaced); after that the file is this run's own.
-    let written = store.save_view(&view, app.saved.is_none());
+    // The first write of a new session never replaces a file already there (another session
+    // with the same id, a corrupt or newer one); after that the file is this run's own.
+    let written = if app.saved.is_none() {
+        store.create_view(&view)
+    } else {
+        store.save_view(&view, false)
+    };
     match written {
-        Ok(_) => app.saved = Some(state),
+        Ok(_) => {
+            app.saved = Some(state);
+            app.saved_rev = app.change_rev;
+            app.last_save = Some(Instant::now());
+        }
         Err(e) => {
             let text = format!("Session not saved: {e}. Saving is off for this run.");
             app.notice(text, true);
@@ -73,7 +138,8 @@ pub fn export_to(app: &mut App, markdown: bool, path: &str) {
     } else {
         to_openai_json(&session)
     };
-    match std::fs::write(path, text) {
+    // The whole conversation: private, like the session file itself.
+    match crate::private_fs::write(std::path::Path::new(path), text.as_bytes()) {
         Ok(()) => app.notice(format!("Exported to {path}."), false),
         Err(e) => app.notice(format!("Cannot write {path}: {e}"), true),
     }
@@ -84,13 +150,28 @@ pub fn restore(app: &mut App, mut session: Session) {
     let turns = session.turns();
     app.conversation = std::mem::take(&mut session.messages);
     let traces = std::mem::take(&mut session.traces);
+    app.partial = std::mem::take(&mut session.partial);
+    app.partial.sort_by_key(|p| p.after_message);
     app.trace_messages = traces.iter().map(|t| t.message_index).collect();
     app.traces = traces
         .into_iter()
         .map(|SessionTrace { trace, .. }| trace)
         .collect();
     app.entries.clear();
+    let mut next_partial = 0;
     for (i, m) in app.conversation.iter().enumerate() {
+        while let Some(p) = app
+            .partial
+            .get(next_partial)
+            .filter(|p| p.after_message <= i)
+        {
+            let trace = app
+                .trace_messages
+                .iter()
+                .rposition(|&k| k == p.after_message);
+            app.entries.push(interrupted_entry(p, trace));
+            next_partial += 1;
+        }
         match m.role.as_str() {
             "user" => app.entries.push(Entry::User {
                 text: m.text(),
@@ -104,8 +185,9 @@ pub fn restore(app: &mut App, mut session: Session) {
                 for (k, call) in m.tool_calls.iter().enumerate() {
                     let mut pane = ToolPane::new(
                         k,
-                        sanitize::for_terminal(&call.id).into_owned(),
-                        sanitize::for_terminal(&call.function.name).into_owned(),
+                        // Raw, as live panes keep them: escaped when drawn, matched by id.
+                        call.id.clone(),
+                        call.function.name.clone(),
                     );
                     pane.arguments = call.function.arguments.clone();
                     pane.state = PaneState::Answered;
@@ -127,6 +209,37 @@ pub fn restore(app: &mut App, mut session: Session) {
             _ => {}
         }
     }
+    for p in app.partial.get(next_partial..).unwrap_or_default() {
+        let trace = app
+            .trace_messages
+            .iter()
+            .rposition(|&k| k == p.after_message);
+        app.entries.push(interrupted_entry(p, trace));
+    }
+    let end = app.conversation.len();
+    // A request that failed (its trace says how) ended; one without an answer, an error or a
+    // partial record was cut off.
+    let ended = app.partial.last().is_some_and(|p| p.after_message >= end)
+        || app
+            .trace_messages
+            .iter()
+            .zip(&app.traces)
+            .any(|(&k, t)| k == end && t.error.is_some());
+    let unfinished = match app.conversation.last() {
+        _ if ended => None,
+        Some(m) if m.role == "user" => Some("no answer to the last message was saved"),
+        Some(m) if m.role == "tool" => Some("the model never answered the last tool result"),
+        Some(m) if m.role == "assistant" && !m.tool_calls.is_empty() => {
+            Some("its tool calls never ran to the end")
+        }
+        _ => None,
+    };
+    if let Some(why) = unfinished {
+        app.notice(
+            format!("The last turn was interrupted: {why}. /retry asks again."),
+            true,
+        );
+    }
     let note = format!(
         "Resumed session {} ({turns} turns, saved {}).",
         session.id,
@@ -136,4 +249,18 @@ pub fn restore(app: &mut App, mut session: Session) {
     // Loading checked the file: it is ours to replace from now on.
     app.saved = Some((app.conversation.len(), app.traces.len()));
     app.notice(note, false);
+}
+
+/// A restored interrupted answer: its text and the calls seen so far (which never run).
+fn interrupted_entry(p: &PartialAnswer, trace: Option<usize>) -> Entry {
+    let mut turn = AssistantTurn::new(trace);
+    turn.markdown.set_text(&sanitize::for_terminal(&p.content));
+    turn.state = TurnState::Interrupted;
+    for (k, call) in p.tool_calls.iter().enumerate() {
+        let mut pane = ToolPane::new(k, call.id.clone(), call.function.name.clone());
+        pane.arguments = call.function.arguments.clone();
+        pane.state = PaneState::Incomplete;
+        turn.panes.push(pane);
+    }
+    Entry::Assistant(Box::new(turn))
 }

@@ -49,6 +49,9 @@ pub enum TurnState {
     Cancelled,
     /// The stream failed; the message is the error, shown in red under the partial answer.
     Failed(String),
+    /// Restored from a saved session: kimi-tui stopped while this answer streamed. What had
+    /// arrived was saved; it was never sent back to the model.
+    Interrupted,
 }
 
 /// The model's answer for one request: its text and the calls it made.
@@ -323,6 +326,18 @@ pub struct App {
     pub cancelling: bool,
     /// The terminal's size (columns, rows), kept by `update` from resize events.
     pub screen: (u16, u16),
+    /// Interrupted answers restored from the session file, kept in it (never sent).
+    pub partial: Vec<crate::session::PartialAnswer>,
+    /// The answer streaming now, as the model sent it, for the timed save.
+    pub streaming: Option<super::partial::Streaming>,
+    /// Bumped on a change to save that adds no message (the streaming answer, a new system
+    /// prompt); `saved_rev` is its value at the last save.
+    pub change_rev: u64,
+    pub saved_rev: u64,
+    /// When the session file was last written.
+    pub last_save: Option<Instant>,
+    /// This instance's lock on the session it writes.
+    pub lock: Option<crate::session::SessionLock>,
 }
 
 impl App {
@@ -361,6 +376,12 @@ impl App {
             turn_entry: None,
             cancelling: false,
             screen: (80, 24),
+            partial: Vec::new(),
+            streaming: None,
+            change_rev: 0,
+            saved_rev: 0,
+            last_save: None,
+            lock: None,
         }
     }
 

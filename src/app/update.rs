@@ -7,6 +7,8 @@ use ratatui_textarea::{CursorMove, TextArea};
 
 use super::commands::{self, SlashCommand};
 use super::event::{AppEvent, Effect};
+use super::partial::Streaming;
+use super::saved;
 use super::state::*;
 use crate::backend::{StreamEvent, Trace};
 use crate::engine::{Decision, EngineEvent};
@@ -99,6 +101,9 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
             );
         }
         AppEvent::Tick => {
+            if saved::partial_due(app, Instant::now()) {
+                fx.push(Effect::SaveSession);
+            }
             // Spinners and elapsed times move only while something runs.
             if app.busy {
                 app.dirty = true;
@@ -625,6 +630,8 @@ fn send_user(app: &mut App, text: String, fx: &mut Vec<Effect>) {
 }
 
 fn start_turn(app: &mut App, fx: &mut Vec<Effect>) {
+    // The user's message is on disk before the request is made: a crash loses nothing typed.
+    fx.push(Effect::SaveSession);
     app.busy = true;
     app.cancelling = false;
     app.activity = Activity::Streaming {
@@ -655,6 +662,7 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                 return app.notice("Cannot clear during a turn; press Esc first.", true);
             }
             app.conversation.clear();
+            app.partial.clear();
             app.entries.clear();
             app.traces.clear();
             app.trace_messages.clear();
@@ -691,6 +699,9 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                     Some(_) => app.conversation.insert(0, Message::system(t)),
                     None => {}
                 }
+                // A replaced system prompt adds no message: marked as a change to save now.
+                app.change_rev += 1;
+                fx.push(Effect::SaveSession);
                 app.notice("System prompt set.", false);
             }
         },
@@ -720,6 +731,8 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                 return app.notice("Nothing to retry yet.", true);
             };
             app.conversation.truncate(last_user + 1);
+            // Interrupted answers to the message being retried go with the answers replaced.
+            app.partial.retain(|p| p.after_message <= last_user);
             // Traces of the answers being replaced go too.
             let keep = app
                 .trace_messages
@@ -752,6 +765,8 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             app.entries
                 .push(Entry::Assistant(Box::new(AssistantTurn::new(None))));
             app.turn_entry = Some(app.entries.len() - 1);
+            app.streaming = Some(Streaming::new(app.conversation.len()));
+            app.change_rev += 1;
             app.activity = Activity::Streaming {
                 since: Instant::now(),
                 chunks: 0,
@@ -767,6 +782,9 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         } => {
             // Mirror the engine's conversation message by message, so it can be saved now.
             let message_index = app.conversation.len();
+            // The round's message (or its failure) replaces what was saved of it as it streamed.
+            app.streaming = None;
+            app.change_rev += 1;
             if let Some(m) = message {
                 app.conversation.push(*m);
             }
@@ -902,11 +920,19 @@ fn stream(app: &mut App, s: StreamEvent) {
             }
         }
         StreamEvent::Text(t) => {
+            if let Some(s) = app.streaming.as_mut() {
+                s.text(&t);
+                app.change_rev += 1;
+            }
             if let Some(turn) = app.current_turn() {
                 turn.markdown.push_str(&sanitize::for_terminal(&t));
             }
         }
         StreamEvent::ToolCallBegin { index, id, name } => {
+            if let Some(s) = app.streaming.as_mut() {
+                s.call_begin(index, &id, &name);
+                app.change_rev += 1;
+            }
             if let Some(t) = app.current_turn() {
                 // Kept as received: engine events match panes by the exact id; the pane
                 // escapes both when it draws them.
@@ -915,6 +941,10 @@ fn stream(app: &mut App, s: StreamEvent) {
             }
         }
         StreamEvent::ToolCallArgs { index, delta } => {
+            if let Some(s) = app.streaming.as_mut() {
+                s.call_args(index, &delta);
+                app.change_rev += 1;
+            }
             if let Some(p) = app.current_turn().and_then(|t| t.pane_mut(index)) {
                 p.arguments.push_str(&delta);
             }

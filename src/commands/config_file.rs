@@ -1,6 +1,7 @@
 //! `kimi-tui config path` and `kimi-tui config init`.
 
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -44,12 +45,13 @@ pub fn run(args: &ConfigArgs, outer: Option<&PathBuf>) -> Result<()> {
 /// Write the example to `path`, creating its directory; never replaces an existing file.
 fn init(path: &PathBuf) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
+        crate::private_fs::create_dir_all(parent)
             .with_context(|| format!("cannot create the directory {}", parent.display()))?;
     }
     let mut file = match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
+        .mode(crate::private_fs::FILE_MODE)
         .open(path)
     {
         Ok(f) => f,

@@ -57,7 +57,7 @@ pub fn run(args: &ExecArgs) -> Result<()> {
     });
     let mut out = std::io::stdout().lock();
     if json {
-        let text = serde_json::to_string_pretty(&conversation)?;
+        let text = crate::json_out::to_string_pretty(&conversation)?;
         writeln!(out, "{text}").ok();
     } else {
         writeln!(out).ok();

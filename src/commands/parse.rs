@@ -22,7 +22,7 @@ pub fn run(args: &ParseArgs) -> Result<()> {
         parser.finish(&mut sink);
         let mut out = String::new();
         for ev in events.into_events() {
-            out.push_str(&ev.to_json().to_string());
+            out.push_str(&crate::json_out::to_string(&ev.to_json())?);
             out.push('\n');
         }
         out
@@ -31,7 +31,7 @@ pub fn run(args: &ParseArgs) -> Result<()> {
         let mut sink = |ev: Event<'_>| collector.push(&ev);
         chunks.iter().for_each(|c| parser.feed(c, &mut sink));
         parser.finish(&mut sink);
-        let mut out = serde_json::to_string_pretty(&collector.finish())?;
+        let mut out = crate::json_out::to_string_pretty(&collector.finish())?;
         out.push('\n');
         out
     };

@@ -1,7 +1,8 @@
 //! `kimi-tui sessions` (list the saved sessions) and `kimi-tui export` (one session as
 //! Markdown or as an OpenAI-shape JSON array).
 
-use std::path::{Path, PathBuf};
+use std::io::IsTerminal;
+use std::path::Path;
 
 use anyhow::{Context, Result};
 
@@ -11,8 +12,38 @@ use crate::session::{self, Session, SessionStore, time::format_utc_minute};
 
 fn store(dir: Option<&Path>) -> Result<SessionStore> {
     match dir {
-        Some(d) => Ok(SessionStore::new(d)),
-        None => Ok(SessionStore::open_default()?),
+        Some(d) => {
+            check_dir(d).map_err(|e| anyhow::anyhow!("--dir {}: {e}", d.display()))?;
+            Ok(SessionStore::new(d))
+        }
+        None => {
+            let store = SessionStore::open_default()?;
+            // Not made yet is fine (no sessions yet); there but unreadable is not.
+            if store.dir.symlink_metadata().is_ok() {
+                check_dir(&store.dir)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", store.dir.display()))?;
+            }
+            Ok(store)
+        }
+    }
+}
+
+/// A session directory must be a directory that can be read: a file, a typo or a directory
+/// without permission is an error, not an empty list.
+fn check_dir(dir: &Path) -> Result<(), String> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => Err("not a directory".to_owned()),
+        Ok(_) => std::fs::read_dir(dir).map(drop).map_err(|e| io_detail(&e)),
+        Err(e) => Err(io_detail(&e)),
+    }
+}
+
+/// An I/O error without the `(os error N)` tail.
+fn io_detail(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
     }
 }
 
@@ -108,6 +139,10 @@ pub fn export(args: &ExportArgs) -> Result<()> {
         text.push('\n');
     }
     match &args.output {
+        // Model text to a terminal: no escape sequence, C1 or bidi control gets through.
+        None if std::io::stdout().is_terminal() => {
+            super::write_stdout(for_terminal(&text).as_bytes())
+        }
         None => super::write_stdout(text.as_bytes()),
         Some(path) => {
             write_file(path, &text)?;
@@ -117,10 +152,12 @@ pub fn export(args: &ExportArgs) -> Result<()> {
     }
 }
 
-fn write_file(path: &PathBuf, text: &str) -> Result<()> {
+/// Exports hold the whole conversation: mode 0600, in a 0700 directory when one is created.
+fn write_file(path: &Path, text: &str) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
+        crate::private_fs::create_dir_all(parent)
             .with_context(|| format!("cannot create the directory {}", parent.display()))?;
     }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    crate::private_fs::write(path, text.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
 }

@@ -4,9 +4,9 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::Session;
 use super::time::format_utc_minute;
-use crate::protocol::{Content, Message, call_id};
+use super::{PartialAnswer, Session};
+use crate::protocol::{Content, Message, ToolCall, call_id};
 
 /// The conversation as Markdown: a title with the date, profile and model, then one `###`
 /// section per message in order (the system prompt first when there is one). Tool calls are
@@ -33,7 +33,11 @@ pub fn to_markdown(session: &Session) -> String {
         "- Updated: {} UTC",
         format_utc_minute(session.updated_unix_ms)
     );
+    let mut partial = session.partial.iter().peekable();
     for (i, m) in session.messages.iter().enumerate() {
+        while let Some(p) = partial.next_if(|p| p.after_message <= i) {
+            interrupted(&mut out, p);
+        }
         out.push('\n');
         match m.role.as_str() {
             "user" => section(&mut out, "User", m.name.as_deref()),
@@ -49,39 +53,59 @@ pub fn to_markdown(session: &Session) -> String {
             other => section(&mut out, &capitalized(other), m.name.as_deref()),
         }
         let body = content_markdown(m.content.as_ref());
-        let body = body.trim_end();
-        if !body.is_empty() {
-            out.push_str(body);
-            out.push('\n');
-        } else if m.tool_calls.is_empty() {
-            out.push_str("*(no content)*\n");
-        }
-        for (k, call) in m.tool_calls.iter().enumerate() {
-            if !body.is_empty() || k > 0 {
-                out.push('\n');
-            }
-            let _ = writeln!(out, "Tool call `{}` (`{}`):\n", call.function.name, call.id);
-            match serde_json::from_str::<Value>(&call.function.arguments) {
-                Ok(v) => {
-                    let pretty = serde_json::to_string_pretty(&v)
-                        .unwrap_or_else(|_| call.function.arguments.clone());
-                    fenced(&mut out, "json", &pretty);
-                }
-                Err(_) => {
-                    fenced(&mut out, "", &call.function.arguments);
-                    out.push_str("\n*(the arguments are not valid JSON)*\n");
-                }
-            }
-        }
+        body_and_calls(&mut out, &body, &m.tool_calls);
+    }
+    for p in partial {
+        interrupted(&mut out, p);
     }
     out
 }
 
+/// An answer that never finished (see [`PartialAnswer`]): shown, marked as such.
+fn interrupted(out: &mut String, p: &PartialAnswer) {
+    out.push('\n');
+    section(out, "Assistant (interrupted)", None);
+    out.push_str(
+        "*(kimi-tui stopped while this answer streamed: this is what had arrived; it was not \
+         sent back to the model)*\n\n",
+    );
+    body_and_calls(out, &p.content, &p.tool_calls);
+}
+
+/// A message's text, then its tool calls as fenced JSON.
+fn body_and_calls(out: &mut String, body: &str, calls: &[ToolCall]) {
+    let body = body.trim_end();
+    if !body.is_empty() {
+        out.push_str(body);
+        out.push('\n');
+    } else if calls.is_empty() {
+        out.push_str("*(no content)*\n");
+    }
+    for (k, call) in calls.iter().enumerate() {
+        if !body.is_empty() || k > 0 {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "Tool call `{}` (`{}`):\n", call.function.name, call.id);
+        match serde_json::from_str::<Value>(&call.function.arguments) {
+            Ok(v) => {
+                let pretty = serde_json::to_string_pretty(&v)
+                    .unwrap_or_else(|_| call.function.arguments.clone());
+                fenced(out, "json", &pretty);
+            }
+            Err(_) => {
+                fenced(out, "", &call.function.arguments);
+                out.push_str("\n*(the arguments are not valid JSON)*\n");
+            }
+        }
+    }
+}
+
 /// The messages as a pretty JSON array in the OpenAI chat shape (what `messages` of a
-/// `/v1/chat/completions` request takes).
+/// `/v1/chat/completions` request takes), with control and invisible characters escaped (see
+/// [`crate::json_out`]).
 pub fn to_openai_json(session: &Session) -> String {
     // Messages hold only strings and JSON values: serializing them cannot fail.
-    serde_json::to_string_pretty(&session.messages).unwrap_or_else(|_| "[]".to_owned())
+    crate::json_out::to_string_pretty(&session.messages).unwrap_or_else(|_| "[]".to_owned())
 }
 
 fn section(out: &mut String, title: &str, name: Option<&str>) {

@@ -9,7 +9,9 @@
 //! - [`to_markdown`], [`to_openai_json`]: exports.
 
 mod export;
+mod lock;
 pub mod time;
+mod validate;
 
 use std::collections::hash_map::RandomState;
 use std::fs::{self, DirBuilder, OpenOptions};
@@ -22,10 +24,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 
 pub use export::{to_markdown, to_openai_json};
+pub use lock::SessionLock;
 
 use crate::backend::trace::REDACTED;
 use crate::backend::{Endpoint, Mode, Trace};
-use crate::protocol::Message;
+use crate::protocol::{Message, ToolCall};
 
 /// The session file format this build writes, and the newest it reads.
 pub const SESSION_VERSION: u32 = 1;
@@ -50,6 +53,26 @@ pub struct Session {
     /// Every request made, in order.
     #[serde(default)]
     pub traces: Vec<SessionTrace>,
+    /// Answers saved while they streamed and never finished (kimi-tui was killed, crashed or
+    /// lost its terminal): shown as interrupted on resume, never sent to the model. Absent from
+    /// files without any, so version-1 readers and writers are unaffected.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partial: Vec<PartialAnswer>,
+}
+
+/// What had arrived of an answer when it was last saved.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PartialAnswer {
+    /// Where it belongs: `messages.len()` when its request was made.
+    pub after_message: usize,
+    /// The text so far, as the model sent it.
+    #[serde(default)]
+    pub content: String,
+    /// Tool calls seen so far, arguments possibly cut short. They never run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    pub saved_unix_ms: u64,
 }
 
 /// The trace of one request and the message it produced.
@@ -68,6 +91,8 @@ pub struct SessionView<'a> {
     pub messages: &'a [Message],
     /// (message_index, trace), as in [`SessionTrace`].
     pub traces: Vec<(usize, &'a Trace)>,
+    /// As [`Session::partial`].
+    pub partial: Vec<&'a PartialAnswer>,
 }
 
 impl<'a> SessionView<'a> {
@@ -80,6 +105,7 @@ impl<'a> SessionView<'a> {
                 .iter()
                 .map(|t| (t.message_index, &t.trace))
                 .collect(),
+            partial: session.partial.iter().collect(),
         }
     }
 }
@@ -114,7 +140,7 @@ impl Serialize for SessionView<'_> {
             trace: &'c Trace,
         }
         let m = self.meta;
-        let mut st = s.serialize_struct("Session", 10)?;
+        let mut st = s.serialize_struct("Session", 11)?;
         st.serialize_field("version", &m.version)?;
         st.serialize_field("id", &m.id)?;
         st.serialize_field("created_unix_ms", &m.created_unix_ms)?;
@@ -126,6 +152,11 @@ impl Serialize for SessionView<'_> {
         st.serialize_field("base_url", &crate::backend::redact_url(&m.base_url))?;
         st.serialize_field("messages", self.messages)?;
         st.serialize_field("traces", &Traces(&self.traces))?;
+        if self.partial.is_empty() {
+            st.skip_field("partial")?;
+        } else {
+            st.serialize_field("partial", &self.partial)?;
+        }
         st.end()
     }
 }
@@ -152,6 +183,7 @@ impl Session {
             base_url: crate::backend::redact_url(base_url),
             messages: Vec::new(),
             traces: Vec::new(),
+            partial: Vec::new(),
         }
     }
 
@@ -269,6 +301,9 @@ pub enum SessionError {
     /// `save` found a file it must not replace.
     #[error("session not saved: {} {reason}; it was left untouched", path.display())]
     WontOverwrite { path: PathBuf, reason: String },
+    /// Another instance has the session open (see [`SessionStore::lock`]).
+    #[error("session `{id}` is open in another kimi-tui{}; quit that one first, or start a new session without --resume/--session", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    Locked { id: String, pid: Option<u32> },
 }
 
 fn io_error(action: &'static str, path: &Path, e: &io::Error) -> SessionError {
@@ -388,6 +423,23 @@ impl SessionStore {
         self.write_view(view)
     }
 
+    /// Write the first version of a new session: a file already at its path, whatever it
+    /// holds, is a different session or someone else's file, and is never replaced.
+    pub fn create_view(&self, view: &SessionView<'_>) -> Result<PathBuf, SessionError> {
+        if !is_valid_id(&view.meta.id) {
+            return Err(SessionError::BadId(view.meta.id.clone()));
+        }
+        let path = self.path_of(&view.meta.id);
+        if fs::symlink_metadata(&path).is_ok() {
+            self.check_existing(&view.meta.id)?;
+            return Err(SessionError::WontOverwrite {
+                path,
+                reason: "already holds a different session with the same id".to_owned(),
+            });
+        }
+        self.write_view(view)
+    }
+
     /// A file already there may be replaced only if it is a session this version can read.
     fn check_existing(&self, id: &str) -> Result<(), SessionError> {
         let path = self.path_of(id);
@@ -430,7 +482,8 @@ impl SessionStore {
                 .mode(0o600)
                 .open(&tmp)?;
             let mut w = io::BufWriter::new(&mut f);
-            serde_json::to_writer(&mut w, view).map_err(io::Error::other)?;
+            // Escaped so that `cat`ting a session file cannot drive the terminal.
+            crate::json_out::to_writer(&mut w, view).map_err(io::Error::other)?;
             w.write_all(b"\n")?;
             w.flush()?;
             drop(w);
@@ -470,7 +523,12 @@ impl SessionStore {
     pub fn load_path(path: &Path) -> Result<Session, SessionError> {
         let bytes = fs::read(path).map_err(|e| io_error("read", path, &e))?;
         check_version(path, &bytes)?;
-        decode(path, &bytes)
+        let session: Session = decode(path, &bytes)?;
+        validate::check(&session).map_err(|detail| SessionError::Corrupt {
+            path: path.to_owned(),
+            detail,
+        })?;
+        Ok(session)
     }
 
     /// Every session in the directory, newest first. Files that cannot be read are skipped and
@@ -684,6 +742,37 @@ mod tests {
         fs::write(&path, r#"{"version": 1, "id": 5}"#).expect("write");
         let e = store.load(&s.id).expect_err("shape");
         assert!(e.to_string().contains("id:"), "{e}");
+    }
+
+    #[test]
+    fn the_first_write_of_a_new_session_never_replaces_a_file() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = SessionStore::new(dir.path().join("s"));
+        let s = sample();
+        store.create_view(&SessionView::of(&s)).expect("created");
+        // Same id, different content: another session's file.
+        let mut other = sample();
+        other.id = s.id.clone();
+        other.messages.truncate(2);
+        let e = store
+            .create_view(&SessionView::of(&other))
+            .expect_err("exists");
+        assert!(
+            e.to_string()
+                .contains("already holds a different session with the same id"),
+            "{e}"
+        );
+        assert_eq!(store.load(&s.id).expect("loads"), s);
+        // A version-1 file without `partial` still loads; one with it round-trips.
+        let mut with = s.clone();
+        with.partial.push(PartialAnswer {
+            after_message: 5,
+            content: "Half an ans".into(),
+            tool_calls: Vec::new(),
+            saved_unix_ms: 7,
+        });
+        store.save(&with).expect("save");
+        assert_eq!(store.load(&s.id).expect("loads"), with);
     }
 
     #[test]

@@ -98,7 +98,8 @@ pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
     }
     let mut start = 0usize;
     for (n, mark) in trace.chunks.iter().enumerate() {
-        let chunk = &trace.data[start..mark.end];
+        // Bounds are checked on load, but never trusted here: a bad one shows an empty chunk.
+        let chunk = trace.data.get(start..mark.end).unwrap_or("");
         let prefix = Span::styled(format!("{} #{n:<5}│", ms(mark.at_us)), style::dim());
         let markers: Vec<(usize, usize, Marker)> = match trace.mode {
             // Raw mode: the parser's markers, by offset in the completion text.
@@ -106,11 +107,8 @@ pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
                 .markers
                 .iter()
                 .map(|m| {
-                    (
-                        m.offset as usize,
-                        m.offset as usize + m.marker.text().len(),
-                        m.marker,
-                    )
+                    let at = usize::try_from(m.offset).unwrap_or(usize::MAX);
+                    (at, at.saturating_add(m.marker.text().len()), m.marker)
                 })
                 .filter(|(s, e, _)| *s < mark.end && *e > start)
                 .collect(),
@@ -179,14 +177,20 @@ fn marked_lines(
             }
         }
     };
+    // Offsets come from a trace (maybe a damaged file): sliced with `get`, never unchecked.
+    let part = |a: usize, b: usize| text.get(a.saturating_sub(base)..b.saturating_sub(base));
     for &(ms_, me, marker) in markers {
-        let s = ms_.max(base);
+        let s = ms_.max(base).min(end);
         let e = me.min(end);
-        if s > pos {
-            push_text(&mut lines, &text[pos - base..s - base], Style::default());
+        if s > pos
+            && let Some(t) = part(pos, s)
+        {
+            push_text(&mut lines, t, Style::default());
         }
-        if e > s {
-            push_text(&mut lines, &text[s - base..e - base], style::badge());
+        if e > s
+            && let Some(t) = part(s, e)
+        {
+            push_text(&mut lines, t, style::badge());
         }
         let ends_here = window.as_ref().is_none_or(|w| me <= w.end && me > w.start);
         if ends_here && let Some(l) = lines.last_mut() {
@@ -197,8 +201,10 @@ fn marked_lines(
         }
         pos = e.max(pos);
     }
-    if pos < end {
-        push_text(&mut lines, &text[pos - base..], Style::default());
+    if pos < end
+        && let Some(t) = part(pos, end)
+    {
+        push_text(&mut lines, t, Style::default());
     }
     lines
 }
@@ -311,6 +317,31 @@ mod tests {
             text.contains("<|im_user|> 163587 "),
             "prompt markers badged: {text}"
         );
+    }
+
+    #[test]
+    fn damaged_offsets_never_panic() {
+        // Out of range, inside a character, out of order: what a hand-edited file can hold.
+        let mut t = raw_trace();
+        t.data = "é北京".into();
+        t.chunks[0].end = 1;
+        t.chunks[1].end = 99;
+        t.chunks
+            .push(crate::backend::trace::ChunkMark { end: 0, at_us: 3 });
+        t.markers.push(MarkerHit {
+            marker: Marker::CallBegin,
+            offset: 3,
+            call: Some(0),
+        });
+        t.markers.push(MarkerHit {
+            marker: Marker::CallEnd,
+            offset: u64::MAX,
+            call: Some(0),
+        });
+        let text = plain_lines(&t, 0).join("\n");
+        assert!(text.contains("#2"), "{text}");
+        let _ = line_of_call(&t, &build(&t, 0, 1), 0);
+        assert_eq!(t.chunks().count(), 3);
     }
 
     #[test]

@@ -113,6 +113,7 @@ fn refresh_turn(
             TurnState::Streaming => spans.push(Span::styled("  streaming…", style::dim())),
             TurnState::Cancelled => spans.push(Span::styled("  cancelled", style::warning())),
             TurnState::Failed(_) => spans.push(Span::styled("  failed", style::error())),
+            TurnState::Interrupted => spans.push(Span::styled("  interrupted", style::warning())),
             TurnState::Done => {}
         }
         set(&mut t.header, width, rev, vec![Line::from(spans)]);
@@ -154,6 +155,16 @@ fn refresh_turn(
                     "⊘ cancelled: the partial answer is kept",
                     style::warning(),
                 )));
+            }
+            TurnState::Interrupted => {
+                lines.extend(wrap_hanging(
+                    "interrupted: kimi-tui stopped while this answer streamed; what had arrived \
+                     is kept here and was not sent back to the model",
+                    width,
+                    Span::styled("⚠ ", style::warning()),
+                    Span::raw("  "),
+                    style::warning(),
+                ));
             }
             _ => {}
         }

@@ -1,0 +1,128 @@
+//! Checks a loaded session before anything uses it: every offset into a trace's data must be in
+//! range, on a character boundary and in order, so that no later slice can panic. A file that
+//! fails is reported as corrupt (and, like any corrupt file, never overwritten).
+
+use crate::backend::{Mode, Trace};
+
+use super::Session;
+
+/// The first problem found, as `traces[i].trace.FIELD: what is wrong`.
+pub fn check(session: &Session) -> Result<(), String> {
+    for (i, t) in session.traces.iter().enumerate() {
+        check_trace(&t.trace).map_err(|e| format!("traces[{i}].trace.{e}"))?;
+    }
+    Ok(())
+}
+
+/// One trace; the error names the field.
+pub fn check_trace(trace: &Trace) -> Result<(), String> {
+    let data = &trace.data;
+    let mut prev = 0usize;
+    for (k, c) in trace.chunks.iter().enumerate() {
+        if c.end > data.len() {
+            return Err(format!(
+                "chunks[{k}].end: {} is past the end of data ({} bytes)",
+                c.end,
+                data.len()
+            ));
+        }
+        if c.end < prev {
+            return Err(format!(
+                "chunks[{k}].end: {} is before the previous chunk's end {prev}",
+                c.end
+            ));
+        }
+        if !data.is_char_boundary(c.end) {
+            return Err(format!(
+                "chunks[{k}].end: {} is inside a UTF-8 character",
+                c.end
+            ));
+        }
+        prev = c.end;
+    }
+    // Raw mode: markers are offsets into the completion, which is `data` plus any dropped tail.
+    if trace.mode == Mode::Raw {
+        let limit = data.len() as u64 + trace.dropped_bytes;
+        for (k, m) in trace.markers.iter().enumerate() {
+            let end = m.offset.checked_add(m.marker.text().len() as u64);
+            if end.is_none_or(|e| e > limit) {
+                return Err(format!(
+                    "markers[{k}].offset: {} is past the end of the completion ({limit} bytes)",
+                    m.offset
+                ));
+            }
+            if m.offset <= data.len() as u64 && !data.is_char_boundary(m.offset as usize) {
+                return Err(format!(
+                    "markers[{k}].offset: {} is inside a UTF-8 character",
+                    m.offset
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::MarkerHit;
+    use crate::backend::trace::ChunkMark;
+    use crate::protocol::Marker;
+
+    fn good() -> Trace {
+        let mut t = Trace::default();
+        t.push_chunk("é<|tool_calls_section_begin|>", 1);
+        t.push_chunk("x", 2);
+        t.markers.push(MarkerHit {
+            marker: Marker::SectionBegin,
+            offset: 2,
+            call: None,
+        });
+        t
+    }
+
+    #[test]
+    fn good_traces_pass_and_each_bad_offset_is_named() {
+        assert_eq!(check_trace(&good()), Ok(()));
+        let mut t = good();
+        t.chunks[1] = ChunkMark { end: 999, at_us: 2 };
+        assert!(
+            check_trace(&t)
+                .expect_err("range")
+                .starts_with("chunks[1].end: 999 is past")
+        );
+        let mut t = good();
+        t.chunks[0].end = 1;
+        assert!(
+            check_trace(&t)
+                .expect_err("boundary")
+                .contains("inside a UTF-8 character")
+        );
+        let mut t = good();
+        t.chunks.swap(0, 1);
+        assert!(
+            check_trace(&t)
+                .expect_err("order")
+                .contains("before the previous")
+        );
+        let mut t = good();
+        t.markers[0].offset = 1;
+        assert!(
+            check_trace(&t)
+                .expect_err("marker")
+                .starts_with("markers[0].offset: 1 is inside")
+        );
+        let mut t = good();
+        t.markers[0].offset = u64::MAX;
+        assert!(
+            check_trace(&t)
+                .expect_err("marker")
+                .contains("past the end")
+        );
+        // A marker in the dropped tail of a capped trace is fine.
+        let mut t = good();
+        t.dropped_bytes = 100;
+        t.markers[0].offset = 50;
+        assert_eq!(check_trace(&t), Ok(()));
+    }
+}

@@ -1,0 +1,480 @@
+//! What the TUI writes, through the real binary in a real terminal (tmux): a `kill -9` in the
+//! middle of an answer loses neither the message nor the answer so far, a second instance on
+//! the same session is refused, an older copy given with `--session PATH` never replaces the
+//! stored session, and every file and directory written is private.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use kimi_tui::backend::Mode;
+use kimi_tui::protocol::Message;
+use kimi_tui::session::{Session, SessionStore};
+
+const BIN: &str = env!("CARGO_BIN_EXE_kimi-tui");
+
+struct Tmux {
+    session: String,
+}
+
+/// `env` for a temp HOME with every XDG directory inside it.
+fn env_of(home: &Path) -> String {
+    format!(
+        "env HOME={h} XDG_CONFIG_HOME={h}/config XDG_DATA_HOME={h}/data XDG_STATE_HOME={h}/state TERM=xterm-256color",
+        h = home.display()
+    )
+}
+
+impl Tmux {
+    /// `args` run by the binary in `home` (its cwd) under umask 022, as a typical shell has.
+    fn start(name: &str, home: &Path, args: &str) -> Tmux {
+        let session = format!("kimi-files-{name}-{}", std::process::id());
+        let cmd = format!(
+            "cd {h} && umask 022 && exec {env} {BIN} {args}",
+            h = home.display(),
+            env = env_of(home)
+        );
+        let status = Command::new("tmux")
+            .args(["new-session", "-d", "-s", &session, "-x", "120", "-y", "40"])
+            .arg(cmd)
+            .status()
+            .expect("tmux runs");
+        assert!(status.success(), "tmux new-session failed");
+        Tmux { session }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let ok = Command::new("tmux")
+            .args(["send-keys", "-t", &self.session])
+            .args(keys)
+            .status()
+            .expect("send-keys");
+        assert!(ok.success());
+    }
+
+    fn literal(&self, text: &str) {
+        let ok = Command::new("tmux")
+            .args(["send-keys", "-t", &self.session, "-l", text])
+            .status()
+            .expect("send-keys");
+        assert!(ok.success());
+    }
+
+    fn alive(&self) -> bool {
+        Command::new("tmux")
+            .args(["has-session", "-t", &self.session])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    fn capture(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.session])
+            .output()
+            .expect("capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn wait_for(&self, needles: &[&str], what: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let screen = self.capture();
+            if needles.iter().all(|n| screen.contains(n)) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what} ({needles:?}); screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Wait until the mock's answer to `question` has streamed to its end.
+    fn wait_answered(&self, question: &str) {
+        let asked = format!("You asked: \"{question}\"");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let screen = self.capture();
+            // The status bar says idle before the first message too: the answer must be there.
+            if screen.contains(&asked)
+                && screen.contains("thanks for testing")
+                && screen.contains("│ idle │")
+                && !screen.contains("streaming")
+            {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for the answer to {question:?}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn wait_gone(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.alive() {
+            assert!(
+                Instant::now() < deadline,
+                "still running; screen:\n{}",
+                self.capture()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        // Usually gone already (the app quit or was killed): the error is expected.
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.session])
+            .output();
+    }
+}
+
+fn store_of(home: &Path) -> SessionStore {
+    SessionStore::new(home.join("data/kimi-tui/sessions"))
+}
+
+/// The only session file in the store, once it exists.
+fn only_session(store: &SessionStore) -> PathBuf {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let list = store.list();
+        if let [one] = list.sessions.as_slice() {
+            return one.path.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "sessions: {:?}",
+            list.sessions.iter().map(|s| &s.id).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The pid this session's lock file names: the instance holding it.
+fn holder_pid(path: &Path) -> u32 {
+    let lock = path.with_extension("lock");
+    std::fs::read_to_string(&lock)
+        .unwrap_or_else(|e| panic!("{}: {e}", lock.display()))
+        .trim()
+        .parse()
+        .expect("a pid")
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as u64
+}
+
+#[test]
+fn kill_9_mid_answer_keeps_the_message_and_the_answer_so_far() {
+    let home = tempfile::tempdir().expect("tmp");
+    let t = Tmux::start("kill", home.path(), "--demo");
+    t.wait_for(&["kimi-tui", "demo"], "the welcome screen");
+    // The demo streams a token every 12 ms: 2000 tokens take about 24 s.
+    t.literal("Please stream 2000 tokens");
+    t.keys(&["Enter"]);
+    t.wait_for(&["streaming"], "the answer streaming");
+    let path = only_session(&store_of(home.path()));
+    std::thread::sleep(Duration::from_secs(3));
+    let pid = holder_pid(&path);
+    let killed_at = now_ms();
+    let status = Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    t.wait_gone();
+
+    let s = SessionStore::load_path(&path).expect("the file is whole");
+    assert_eq!(s.messages, vec![Message::user("Please stream 2000 tokens")]);
+    assert_eq!(s.partial.len(), 1, "the partial answer: {:?}", s.partial);
+    let p = &s.partial[0];
+    assert_eq!(p.after_message, 1);
+    assert!(p.content.split_whitespace().count() > 20, "{:?}", p.content);
+    assert!(
+        killed_at.saturating_sub(p.saved_unix_ms) <= 2000,
+        "saved {} ms before the kill",
+        killed_at - p.saved_unix_ms
+    );
+    drop(t);
+
+    // Resumed: the lock died with the process; the answer shows, marked interrupted.
+    let t = Tmux::start("kill2", home.path(), "--demo --resume");
+    let screen = t.wait_for(
+        &[
+            "Resumed session",
+            "Please stream 2000 tokens",
+            "interrupted",
+        ],
+        "the resumed, interrupted answer",
+    );
+    assert!(
+        screen.contains("⚠ interrupted: kimi-tui stopped while this answer streamed"),
+        "{screen}"
+    );
+    t.keys(&["C-c"]);
+    t.wait_gone();
+    // Quitting saved it again: the partial answer is still there.
+    let again = SessionStore::load_path(&path).expect("loads");
+    assert_eq!(again.partial, s.partial);
+}
+
+#[test]
+fn a_closed_terminal_mid_answer_saves_everything_streamed() {
+    let home = tempfile::tempdir().expect("tmp");
+    let t = Tmux::start("hup", home.path(), "--demo");
+    t.wait_for(&["kimi-tui", "demo"], "the welcome screen");
+    t.literal("Please stream 2000 tokens");
+    t.keys(&["Enter"]);
+    // Well within the first second: before any timed save of the answer.
+    t.wait_for(&["lorem ipsum dolor"], "the first words");
+    let path = only_session(&store_of(home.path()));
+    let pid = holder_pid(&path);
+    // Closing the window: tmux sends SIGHUP to the program.
+    let _ = Command::new("tmux")
+        .args(["kill-session", "-t", &t.session])
+        .output();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(Instant::now() < deadline, "pid {pid} still running");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let s = SessionStore::load_path(&path).expect("loads");
+    assert_eq!(s.partial.len(), 1, "{s:?}");
+    assert!(
+        s.partial[0]
+            .content
+            .trim_start()
+            .starts_with("lorem ipsum dolor"),
+        "{:?}",
+        s.partial[0].content
+    );
+}
+
+fn run(home: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .current_dir(home)
+        .args(args);
+    cmd.output().expect("runs")
+}
+
+#[test]
+fn a_second_instance_on_the_same_session_is_refused() {
+    let home = tempfile::tempdir().expect("tmp");
+    let t = Tmux::start("two", home.path(), "--demo");
+    t.wait_for(&["kimi-tui", "demo"], "the welcome screen");
+    t.literal("hello");
+    t.keys(&["Enter"]);
+    t.wait_answered("hello");
+    let path = only_session(&store_of(home.path()));
+    let id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .expect("id")
+        .to_owned();
+    let pid = holder_pid(&path);
+    let before = std::fs::read(&path).expect("read");
+    for args in [
+        vec!["--demo", "--resume"],
+        vec!["--demo", "--session", id.as_str()],
+    ] {
+        let o = run(home.path(), &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "kimi-tui: error: session `{id}` is open in another kimi-tui (pid {pid}); quit that one first, or start a new session without --resume/--session"
+            ),
+            "{args:?}"
+        );
+    }
+    assert_eq!(std::fs::read(&path).expect("read"), before, "untouched");
+    // The first instance goes on saving.
+    t.literal("again");
+    t.keys(&["Enter"]);
+    t.wait_answered("again");
+    t.keys(&["C-c"]);
+    t.wait_gone();
+    let s = SessionStore::load_path(&path).expect("loads");
+    assert_eq!(s.turns(), 2);
+    // Quit: the session can be opened again.
+    let t = Tmux::start("two2", home.path(), &format!("--demo --session {id}"));
+    t.wait_for(&["Resumed session", "again"], "the session reopened");
+    t.keys(&["C-c"]);
+    t.wait_gone();
+}
+
+#[test]
+fn an_older_copy_given_by_path_never_replaces_the_stored_session() {
+    let home = tempfile::tempdir().expect("tmp");
+    let store = store_of(home.path());
+    let mut newer = Session::new("demo", Mode::Raw, "kimi", "http://127.0.0.1:1/v1");
+    newer.messages = vec![
+        Message::user("first question"),
+        Message::assistant("first answer"),
+        Message::user("second question"),
+        Message::assistant("second answer"),
+    ];
+    let mut older = newer.clone();
+    older.messages.truncate(2);
+    older.updated_unix_ms -= 60_000;
+    let stored = store.save(&newer).expect("save");
+    let before = std::fs::read(&stored).expect("read");
+    let copy = home.path().join("old-copy.json");
+    std::fs::write(&copy, serde_json::to_vec(&older).expect("json")).expect("write");
+
+    let t = Tmux::start(
+        "copy",
+        home.path(),
+        &format!("--demo --session {}", copy.display()),
+    );
+    let screen = t.wait_for(
+        &["is a copy of session", "so that neither is"],
+        "the fork notice",
+    );
+    assert!(screen.contains("first question"), "{screen}");
+    t.literal("third question");
+    t.keys(&["Enter"]);
+    t.wait_answered("third question");
+    t.keys(&["C-c"]);
+    t.wait_gone();
+
+    assert_eq!(
+        std::fs::read(&stored).expect("read"),
+        before,
+        "stored one untouched"
+    );
+    let list = store.list();
+    assert_eq!(list.sessions.len(), 2, "{:?}", list.problems);
+    let fork = list
+        .sessions
+        .iter()
+        .find(|s| s.id != newer.id)
+        .expect("the new session");
+    let fork = store.load(&fork.id).expect("loads");
+    assert_eq!(fork.messages[..2], older.messages[..]);
+    assert_eq!(fork.messages[2], Message::user("third question"));
+    // The copy given is left as it was too.
+    let copy_back: Session = serde_json::from_slice(&std::fs::read(&copy).expect("r")).expect("j");
+    assert_eq!(copy_back, older);
+}
+
+fn mode(p: &Path) -> u32 {
+    std::fs::symlink_metadata(p)
+        .expect("meta")
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+/// Every file and directory under `dir`, depth first.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("read_dir") {
+        let p = e.expect("entry").path();
+        out.push(p.clone());
+        if p.is_dir() {
+            walk(&p, out);
+        }
+    }
+}
+
+#[test]
+fn every_file_the_program_writes_is_private() {
+    let home = tempfile::tempdir().expect("tmp");
+    let t = Tmux::start("modes", home.path(), "--demo");
+    t.wait_for(&["kimi-tui", "demo"], "the welcome screen");
+    t.literal("hello");
+    t.keys(&["Enter"]);
+    t.wait_answered("hello");
+    t.literal("/export md out/tui/chat.md");
+    t.keys(&["Enter"]);
+    t.wait_for(&["Exported to out/tui/chat.md"], "the export");
+    t.keys(&["C-t"]);
+    t.wait_for(&["Inspector"], "the inspector");
+    t.keys(&["s"]);
+    t.wait_for(&["saved to"], "the inspector dump");
+    t.keys(&["Escape"]);
+    t.keys(&["C-c"]);
+    t.wait_gone();
+    let id = store_of(home.path()).list().sessions[0].id.clone();
+    // The subcommands, under umask 022 too.
+    let sh = |args: &str| {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "cd {h} && umask 022 && exec {env} {BIN} {args}",
+                h = home.path().display(),
+                env = env_of(home.path())
+            ))
+            .output()
+            .expect("sh");
+        assert!(
+            o.status.success(),
+            "{args}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    sh(&format!("export {id} -o out/cli/chat.json"));
+    sh(&format!("export {id} -o out/cli/chat.md"));
+    sh("config init");
+    sh("--config out/cfg/other.toml config init");
+
+    let mut all = Vec::new();
+    walk(home.path(), &mut all);
+    let names = |pred: &dyn Fn(&PathBuf) -> bool| -> Vec<String> {
+        all.iter()
+            .filter(|p| pred(p))
+            .map(|p| {
+                p.strip_prefix(home.path())
+                    .expect("inside")
+                    .display()
+                    .to_string()
+            })
+            .collect()
+    };
+    // Each kind of file is there to be checked.
+    let files = names(&|p| p.is_file());
+    for want in [
+        "data/kimi-tui/sessions/",
+        ".lock",
+        "state/kimi-tui/kimi-tui.log",
+        "state/kimi-tui/inspector-",
+        "out/tui/chat.md",
+        "out/cli/chat.json",
+        "out/cli/chat.md",
+        "config/kimi-tui/config.toml",
+        "out/cfg/other.toml",
+    ] {
+        assert!(
+            files.iter().any(|f| f.contains(want)),
+            "{want} in {files:?}"
+        );
+    }
+    let demo_tools = |p: &PathBuf| p.to_string_lossy().contains("demo-tools/");
+    let bad: Vec<String> = all
+        .iter()
+        .filter(|p| {
+            let want = if p.is_dir() || demo_tools(p) {
+                0o700
+            } else {
+                0o600
+            };
+            mode(p) != want
+        })
+        .map(|p| format!("{:o} {}", mode(p), p.display()))
+        .collect();
+    assert!(bad.is_empty(), "not private: {bad:#?}");
+}
