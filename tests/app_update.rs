@@ -429,7 +429,10 @@ fn retry_drops_the_traces_of_the_replaced_answer() {
 fn a_panicked_turn_ends_as_failed_with_a_message_and_the_app_takes_input() {
     let mut a = app();
     typed(&mut a, "Hello");
-    assert_eq!(key(&mut a, KeyCode::Enter), vec![Effect::StartTurn]);
+    assert_eq!(
+        key(&mut a, KeyCode::Enter),
+        vec![Effect::SaveSession, Effect::StartTurn]
+    );
     update(
         &mut a,
         AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
@@ -462,7 +465,10 @@ fn a_panicked_turn_ends_as_failed_with_a_message_and_the_app_takes_input() {
     ));
     // The next message starts a new turn.
     typed(&mut a, "again");
-    assert_eq!(key(&mut a, KeyCode::Enter), vec![Effect::StartTurn]);
+    assert_eq!(
+        key(&mut a, KeyCode::Enter),
+        vec![Effect::SaveSession, Effect::StartTurn]
+    );
 }
 
 fn resize(app: &mut App, w: u16, h: u16) {
