@@ -2,7 +2,7 @@
 //! Every error names the file, the line and the key, and what was expected; nothing starts
 //! half-configured.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -273,6 +273,14 @@ impl Config {
         }
     }
 
+    /// Every profile's `api_key_env`, once each.
+    pub fn api_key_vars(&self) -> BTreeSet<String> {
+        self.profiles
+            .values()
+            .filter_map(|p| p.api_key_env.clone())
+            .collect()
+    }
+
     pub fn toolbox(&self) -> Result<Toolbox, String> {
         Toolbox::new(self.tools.clone())
     }
@@ -458,6 +466,46 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
         })
         .expect("resolves");
         assert_eq!(r.tools[0].hidden_env, ["KIMI_TEST_KEY_UNSET_123"]);
+        // Another profile's key is hidden too, whichever profile is active.
+        let two = GOOD.replace(
+            "temperature = 0.3",
+            "temperature = 0.3\napi_key_env = \"HOSTED_KEY\"",
+        );
+        std::fs::write(dir.path().join("c.toml"), two).expect("write");
+        let r = resolve(&Overrides {
+            config: Some(dir.path().join("c.toml")),
+            ..Overrides::default()
+        })
+        .expect("resolves");
+        assert_eq!(
+            r.tools[0].hidden_env,
+            ["HOSTED_KEY", "KIMI_TEST_KEY_UNSET_123"]
+        );
+    }
+
+    #[test]
+    fn a_bad_inherit_env_names_file_line_and_key() {
+        let base = "[profiles.a]\nbase_url = \"http://x/v1\"\n\n[[tools]]\nname = \"t\"\ncommand = [\"x\"]\n";
+        let e = parse(&format!("{base}inherit_env = \"PATH\"\n")).expect_err("a string");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(7), Some("inherit_env")),
+            "{e}"
+        );
+        assert!(e.message.contains("sequence"), "{e}");
+        let e = parse(&format!("{base}inherit_env = [\"PATH\", 3]\n")).expect_err("a number");
+        assert_eq!(e.line, Some(7), "{e}");
+        let e = parse(&format!("{base}inherit_env = [\"A=B\"]\n")).expect_err("bad name");
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(
+            e.message.contains("inherit_env") && e.message.contains("A=B"),
+            "{e}"
+        );
+        let c = parse(&format!("{base}inherit_env = [\"PATH\", \"HOME\"]\n")).expect("valid");
+        assert_eq!(
+            c.tools[0].inherit_env,
+            Some(vec!["PATH".into(), "HOME".into()])
+        );
     }
 
     #[test]
@@ -536,12 +584,16 @@ pub fn resolve(o: &Overrides) -> anyhow::Result<Resolved> {
     if let Some(m) = &o.model {
         profile.model = m.clone();
     }
-    // Tools run with the user's environment, but never with the API key in it.
+    // Tools run with the user's environment, but never with an API key in it: not the active
+    // profile's, nor that of any other profile (the user may have exported them all).
+    let hidden: BTreeSet<String> = config
+        .iter()
+        .flat_map(Config::api_key_vars)
+        .chain(profile.api_key_env.clone())
+        .collect();
     let mut tools = tools;
-    if let Some(var) = &profile.api_key_env {
-        for t in &mut tools {
-            t.hidden_env.push(var.clone());
-        }
+    for t in &mut tools {
+        t.hidden_env.extend(hidden.iter().cloned());
     }
     Ok(Resolved {
         profile_name,

@@ -149,7 +149,7 @@ fn each_commented_line_is_valid_and_shows_the_real_default() {
     let original = parse(EXAMPLE);
     let lines: Vec<&str> = EXAMPLE.lines().collect();
     // Keys without a default: the example shows a sample value.
-    let samples = ["api_key_env", "system_prompt", "cwd", "env"];
+    let samples = ["api_key_env", "system_prompt", "cwd", "env", "inherit_env"];
     for (i, key) in commented_keys(EXAMPLE) {
         let mut edited: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
         let uncommented = lines[i]
