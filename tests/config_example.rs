@@ -22,6 +22,7 @@ fn known_keys() -> BTreeSet<String> {
         cwd: Some("d".into()),
         env: [("A".to_owned(), "b".to_owned())].into(),
         max_output_bytes: Some(1),
+        inherit_env: Some(vec!["PATH".to_owned()]),
         ..ToolSpec::new("t", vec!["x".to_owned()])
     };
     let values = [
