@@ -421,3 +421,51 @@ fn retry_drops_the_traces_of_the_replaced_answer() {
     key(&mut a, KeyCode::Enter);
     assert!(a.traces.is_empty() && a.trace_messages.is_empty());
 }
+
+#[test]
+fn pasted_line_endings_become_newlines() {
+    let mut a = app();
+    update(
+        &mut a,
+        AppEvent::Terminal(Event::Paste("one\rtwo\r\nthree\r".into())),
+    );
+    assert_eq!(a.input.lines(), ["one", "two", "three", ""]);
+}
+
+fn last_notice(app: &App) -> Option<(String, bool)> {
+    app.entries.iter().rev().find_map(|e| match e {
+        Entry::Notice { text, error, .. } => Some((text.clone(), *error)),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_paste_over_the_cap_is_refused_with_a_notice_and_nothing_lost() {
+    use kimi_tui::app::paste::MAX_DRAFT_BYTES;
+    let mut a = app();
+    typed(&mut a, "keep me");
+    let huge = "0123456789abcdef\n".repeat(10_000_000 / 17);
+    update(&mut a, AppEvent::Terminal(Event::Paste(huge)));
+    assert_eq!(a.input.lines(), ["keep me"], "the draft is untouched");
+    let (text, error) = last_notice(&a).expect("a notice");
+    assert!(error);
+    assert!(
+        text.starts_with(
+            "Paste not inserted: 9.5 MiB (the draft already holds 7 bytes) is over the 1 MiB limit"
+        ),
+        "{text}"
+    );
+
+    // Up to the cap, it goes in whole.
+    let mut a = app();
+    let line = "x".repeat(1023) + "\n";
+    update(
+        &mut a,
+        AppEvent::Terminal(Event::Paste(line.repeat(MAX_DRAFT_BYTES / 1024))),
+    );
+    assert_eq!(a.input.lines().len(), MAX_DRAFT_BYTES / 1024 + 1);
+    assert!(last_notice(&a).is_none());
+    // One more byte is too many.
+    update(&mut a, AppEvent::Terminal(Event::Paste("y".into())));
+    assert!(last_notice(&a).is_some_and(|(t, _)| t.contains("1 MiB limit")));
+}

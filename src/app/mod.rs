@@ -6,6 +6,7 @@
 pub mod commands;
 pub mod demo;
 pub mod event;
+pub mod paste;
 pub mod saved;
 pub mod state;
 pub mod terminal;

@@ -342,5 +342,12 @@ pub fn new_input() -> TextArea<'static> {
     t.set_placeholder_text("Message Kimi  (Enter send · Shift-Enter newline · /help)");
     t.set_wrap_mode(ratatui_textarea::WrapMode::Glyph);
     t.set_cursor_line_style(ratatui::style::Style::default());
+    // Set here, not per frame: the box is drawn as it is, never cloned, so its wrap layout is
+    // kept between frames (recomputing it costs time in proportion to the draft).
+    t.set_block(
+        ratatui::widgets::Block::default()
+            .borders(ratatui::widgets::Borders::TOP | ratatui::widgets::Borders::BOTTOM)
+            .border_style(crate::ui::style::dim()),
+    );
     t
 }

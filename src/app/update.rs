@@ -7,6 +7,7 @@ use ratatui_textarea::{CursorMove, TextArea};
 
 use super::commands::{self, SlashCommand};
 use super::event::{AppEvent, Effect};
+use super::paste;
 use super::state::*;
 use crate::backend::{StreamEvent, Trace};
 use crate::engine::{Decision, EngineEvent};
@@ -102,18 +103,26 @@ fn terminal(app: &mut App, e: Event, fx: &mut Vec<Effect>) {
 }
 
 fn paste(app: &mut App, text: &str) {
-    let text = sanitize::for_terminal(text).replace('\r', "");
-    match app.dialog.as_mut().map(|d| &mut d.stage) {
-        Some(DialogStage::Editing { editor, .. }) => {
-            editor.insert_str(&text);
-        }
-        Some(DialogStage::Reason(t)) => {
-            t.insert_str(text.replace('\n', " "));
-        }
-        Some(DialogStage::Asking) => {}
-        None => {
-            app.input.insert_str(&text);
-        }
+    let target = match app.dialog.as_mut().map(|d| &mut d.stage) {
+        Some(DialogStage::Editing { editor, .. }) => Some((&mut **editor, false)),
+        Some(DialogStage::Reason(t)) => Some((&mut **t, true)),
+        Some(DialogStage::Asking) => None,
+        None => Some((&mut app.input, false)),
+    };
+    let Some((input, one_line)) = target else {
+        return;
+    };
+    // The size is checked first: a refused paste costs nothing but the notice.
+    let draft: usize = input.lines().iter().map(|l| l.len() + 1).sum::<usize>() - 1;
+    if let Err(notice) = paste::check_size(text.len(), draft) {
+        app.notice(notice, true);
+        return;
+    }
+    let text = paste::clean(text);
+    if one_line {
+        input.insert_str(text.replace('\n', " "));
+    } else {
+        input.insert_str(&text);
     }
 }
 

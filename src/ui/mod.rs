@@ -13,7 +13,6 @@ pub mod wrap;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::widgets::{Block, Borders};
 
 use crate::app::state::App;
 
@@ -90,13 +89,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     } else {
         transcript::render(frame, a.transcript, app);
     }
-    let mut input = app.input.clone();
-    input.set_block(
-        Block::default()
-            .borders(Borders::TOP | Borders::BOTTOM)
-            .border_style(style::dim()),
-    );
-    frame.render_widget(&input, a.input);
+    frame.render_widget(&app.input, a.input);
     status::render(frame, a.status, app);
     if let Some(d) = &app.dialog {
         approval::render(frame, frame.area(), d);
