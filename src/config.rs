@@ -42,6 +42,10 @@ pub struct Profile {
     /// Most model requests in one turn (each round: answer, run tools, send results).
     #[serde(default = "default_max_rounds")]
     pub max_rounds: u32,
+    /// Break special-token strings in tool results before they are sent (`<|im_end|>` ->
+    /// `< |im_end|>`), so a tool's output cannot forge a turn boundary.
+    #[serde(default)]
+    pub neutralize_markers_in_tool_results: bool,
 }
 
 pub const DEFAULT_MODEL: &str = "moonshotai/Kimi-K2-Instruct";
@@ -79,6 +83,7 @@ impl Profile {
             connect_timeout_secs: default_connect_timeout(),
             idle_timeout_secs: default_idle_timeout(),
             max_rounds: default_max_rounds(),
+            neutralize_markers_in_tool_results: false,
         }
     }
 
@@ -100,6 +105,7 @@ impl Profile {
         ep.temperature = self.temperature;
         ep.max_tokens = self.max_tokens;
         ep.sort_tool_keys = self.sort_tool_keys;
+        ep.neutralize_tool_markers = self.neutralize_markers_in_tool_results;
         ep.connect_timeout = Duration::from_secs(self.connect_timeout_secs);
         ep.idle_timeout = Duration::from_secs(self.idle_timeout_secs);
         Ok(ep)

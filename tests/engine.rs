@@ -213,6 +213,7 @@ async fn raw_mode_sends_history_back_byte_exact() {
     let gen_prompt = RenderOptions {
         add_generation_prompt: true,
         sort_tool_keys: false,
+        ..Default::default()
     };
     // The first request is the conversation up to the user; the second adds the assistant's
     // call and the tool result, ids unchanged.
