@@ -142,6 +142,7 @@ async fn async_main(connect: &ConnectArgs, start: Start) -> Result<()> {
     let session = Session::for_endpoint(&connection.profile, &endpoint);
     let backend = Backend::new(endpoint)?;
     let mut app = App::new(connection, toolbox.clone(), profile.system_prompt.clone());
+    app.neutralize_tool_markers = profile.neutralize_markers_in_tool_results;
     match resumed {
         Some(s) => saved::restore(&mut app, s),
         None => app.session = store.as_ref().map(|_| session),

@@ -255,6 +255,10 @@ pub struct App {
     pub turn_entry: Option<usize>,
     /// Esc or Ctrl-C was pressed and the turn has not ended yet: approvals are answered no.
     pub cancelling: bool,
+    /// Special-token strings in user or tool text were already reported in this turn.
+    pub special_tokens_warned: bool,
+    /// The profile breaks special-token strings in tool results before sending them.
+    pub neutralize_tool_markers: bool,
 }
 
 impl App {
@@ -292,6 +296,8 @@ impl App {
             saved: None,
             turn_entry: None,
             cancelling: false,
+            special_tokens_warned: false,
+            neutralize_tool_markers: false,
         }
     }
 

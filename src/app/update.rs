@@ -11,7 +11,7 @@ use super::paste;
 use super::state::*;
 use crate::backend::{StreamEvent, Trace};
 use crate::engine::{Decision, EngineEvent};
-use crate::protocol::Message;
+use crate::protocol::{Message, special};
 use crate::sanitize;
 use crate::tools::{ExitKind, ToolOutcome};
 
@@ -523,17 +523,41 @@ fn send_user(app: &mut App, text: String, fx: &mut Vec<Effect>) {
         app.conversation.push(Message::system(sys.clone()));
     }
     app.conversation.push(Message::user(text.clone()));
+    let found = special::find(&text);
     app.entries.push(Entry::User {
-        text,
+        text: text.clone(),
         cache: LineCache::default(),
     });
     app.scroll_from_bottom = 0;
     start_turn(app, fx);
+    if !found.is_empty() {
+        warn_special_tokens(
+            app,
+            format!("Your message contains {}", special::describe(&text, &found)),
+            false,
+        );
+    }
+}
+
+/// The one warning of a turn about special-token strings in text the template renders as is.
+/// `neutralized`: the text is a tool result and the profile breaks its markers before sending.
+fn warn_special_tokens(app: &mut App, what: String, neutralized: bool) {
+    if app.special_tokens_warned {
+        return;
+    }
+    app.special_tokens_warned = true;
+    let consequence = if neutralized {
+        "they are sent broken up (`< |im_end|>`), as neutralize_markers_in_tool_results asks"
+    } else {
+        "the server may read them as real turn boundaries (they are marked ⚠ in the transcript and the inspector)"
+    };
+    app.notice(format!("{what}; {consequence}."), !neutralized);
 }
 
 fn start_turn(app: &mut App, fx: &mut Vec<Effect>) {
     app.busy = true;
     app.cancelling = false;
+    app.special_tokens_warned = false;
     app.activity = Activity::Streaming {
         since: Instant::now(),
         chunks: 0,
@@ -736,8 +760,22 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         }
         EngineEvent::ToolResult { message, .. } => {
             let id = message.tool_call_id.clone().unwrap_or_default();
+            let text = message.text();
+            let found = special::find(&text);
+            if !found.is_empty() {
+                let name = message.name.clone().unwrap_or_default();
+                let neutralized = app.neutralize_tool_markers;
+                warn_special_tokens(
+                    app,
+                    format!(
+                        "The tool result of {name} contains {}",
+                        special::describe(&text, &found)
+                    ),
+                    neutralized,
+                );
+            }
             if let Some(p) = app.pane_for_call(&id) {
-                p.result = Some(message.text());
+                p.result = Some(text);
             }
             app.conversation.push(message);
             fx.push(Effect::SaveSession);

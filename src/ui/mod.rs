@@ -5,6 +5,7 @@ pub mod approval;
 pub mod help;
 pub mod inspector;
 pub mod markdown;
+pub mod special;
 pub mod status;
 pub mod style;
 pub mod tool_pane;

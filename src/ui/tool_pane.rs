@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::style;
 use super::wrap::wrap;
+use super::{special, style};
 use crate::app::state::{PaneState, ToolPane};
 use crate::sanitize;
 
@@ -108,12 +108,11 @@ pub fn lines(pane: &ToolPane, width: u16, selected: bool, now: Instant) -> Vec<L
         ));
     }
     if let Some(result) = &pane.result {
-        out.push(Line::from(vec![
-            bar("├─ "),
-            Span::styled("result", style::dim()),
-        ]));
+        let mut head = Line::from(vec![bar("├─ "), Span::styled("result", style::dim())]);
+        head.spans.extend(special::note(result));
+        out.push(head);
         let result = sanitize::for_terminal(result);
-        let all = wrap(&result, width, bar("│ "), Style::default());
+        let all = special::badge(wrap(&result, width, bar("│ "), Style::default()));
         let total = all.len();
         if pane.expanded || total <= COLLAPSED_RESULT_LINES + 1 {
             out.extend(all);
