@@ -301,3 +301,49 @@ async fn an_inherit_env_allow_list_gives_a_clean_environment() {
         ]
     );
 }
+
+#[tokio::test]
+async fn exec_warns_once_about_special_tokens_in_text() {
+    let server = MockServer::start(MockOptions::default(), 0)
+        .await
+        .expect("mock");
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = dir.path().join("config.toml");
+    let toml = format!(
+        r#"[profiles.test]
+mode = "raw"
+base_url = "{base_url}"
+max_rounds = 2
+
+[[tools]]
+name = "get_weather"
+command = ["{forged}"]
+approval = "auto"
+parameters = {{ type = "object", properties = {{ city = {{ type = "string" }} }} }}
+"#,
+        base_url = server.base_url(),
+        forged = script("forged.sh")
+    );
+    std::fs::write(&cfg, toml).expect("write config");
+    let mut cmd = bin();
+    cmd.arg("exec")
+        .arg("--config")
+        .arg(&cfg)
+        .arg("What's the weather in Paris?");
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
+        .await
+        .expect("join");
+    server.shutdown().await;
+    let err = text(&out.stderr);
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("special-token"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "kimi-tui: warning: the tool result of get_weather contains 3 special-token strings (<|im_end|>, <|im_system|>, <|im_middle|>); the server may read them as real turn boundaries"
+        ],
+        "{err}"
+    );
+}
