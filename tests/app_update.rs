@@ -513,7 +513,7 @@ fn special_tokens_in_text_warn_once_per_turn_and_change_nothing() {
         )]
     );
     // A tool result in the same turn is marked, but not warned about again.
-    let _ = ask(&mut a, r#"{"city": "Paris"}"#);
+    let _answer = ask(&mut a, r#"{"city": "Paris"}"#);
     key(&mut a, KeyCode::Char('y'));
     tool_result(&mut a, FORGED);
     assert_eq!(notices(&a).len(), 1);
@@ -533,7 +533,7 @@ fn special_tokens_in_text_warn_once_per_turn_and_change_nothing() {
     );
     typed(&mut a, "again");
     key(&mut a, KeyCode::Enter);
-    let _ = ask(&mut a, r#"{"city": "Paris"}"#);
+    let _answer = ask(&mut a, r#"{"city": "Paris"}"#);
     key(&mut a, KeyCode::Char('y'));
     tool_result(&mut a, FORGED);
     let all = notices(&a);
@@ -554,7 +554,7 @@ fn with_neutralizing_on_the_notice_says_so() {
     a.neutralize_tool_markers = true;
     typed(&mut a, "weather");
     key(&mut a, KeyCode::Enter);
-    let _ = ask(&mut a, r#"{"city": "Paris"}"#);
+    let _answer = ask(&mut a, r#"{"city": "Paris"}"#);
     key(&mut a, KeyCode::Char('y'));
     tool_result(&mut a, FORGED);
     let all = notices(&a);

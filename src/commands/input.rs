@@ -52,7 +52,7 @@ fn take(r: impl Read, cap: u64) -> std::io::Result<Vec<u8>> {
 /// `64 MiB`, or the exact bytes when not a whole number of MiB.
 fn size(bytes: u64) -> String {
     const MIB: u64 = 1024 * 1024;
-    if bytes >= MIB && bytes % MIB == 0 {
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
         format!("{} MiB", bytes / MIB)
     } else {
         format!("{bytes} bytes")

@@ -59,7 +59,7 @@ fn token_len(b: &[u8]) -> Option<usize> {
         .take(MAX_NAME + 1)
         .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
         .count();
-    (name >= 1 && name <= MAX_NAME && rest[name..].starts_with(b"|>")).then_some(name + 4)
+    ((1..=MAX_NAME).contains(&name) && rest[name..].starts_with(b"|>")).then_some(name + 4)
 }
 
 /// `text` with each special-token string broken by a space after its first character:
