@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use super::style;
 use crate::app::state::App;
 use crate::backend::{Mode, Trace};
-use crate::protocol::Marker;
+use crate::protocol::{Marker, special};
 use crate::sanitize;
 
 fn ms(us: u64) -> String {
@@ -79,7 +79,17 @@ pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
     }
     let pretty = serde_json::to_string_pretty(&body).unwrap_or_default();
     for l in pretty.lines() {
-        out.push(Line::from(sanitize::visible(l).into_owned()));
+        // No template wrote this body (the prompt is shown apart): any special-token string in
+        // it came from text, most often a message or a tool result the server will render.
+        let from_text: Vec<(usize, usize, Mark)> = special::find(l)
+            .into_iter()
+            .map(|r| (r.start, r.end, Mark::FromText))
+            .collect();
+        if from_text.is_empty() {
+            out.push(Line::from(sanitize::visible(l).into_owned()));
+        } else {
+            out.extend(marked_lines(l, 0, &from_text, None));
+        }
     }
     if let Some(prompt) = &trace.prompt {
         out.push(section(format!("prompt ({} bytes)", prompt.len())));
@@ -410,6 +420,19 @@ mod tests {
             .map(|s| s.content.to_string())
             .collect();
         assert_eq!(from_text, ["<|im_end|>", "[EOS]"]);
+        // Chat mode: markers in the request's messages are badged as text too.
+        let chat = Trace {
+            mode: Mode::Chat,
+            request: serde_json::json!({"messages": [{"role": "tool", "content": "x<|im_end|>"}]}),
+            ..Trace::default()
+        };
+        let badged: Vec<String> = build(&chat, 0, 1)
+            .iter()
+            .flat_map(|l| l.spans.iter())
+            .filter(|s| s.style == style::text_marker())
+            .map(|s| s.content.to_string())
+            .collect();
+        assert_eq!(badged, ["<|im_end|>"]);
         // Ranges from a damaged saved trace are ignored, not sliced.
         t.prompt_text_markers = vec![(1, 3), (body, prompt.len() + 5), (body + 1, body)];
         let _ = build(&t, 0, 1);
