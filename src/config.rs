@@ -157,14 +157,35 @@ pub fn default_path() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "kimi-tui").map(|d| d.config_dir().join("config.toml"))
 }
 
+/// Largest config file read: 1 MiB, far above any real one, so `--config /dev/zero` stops.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        let error = |message: String| ConfigError {
             path: path.to_owned(),
             line: None,
             column: None,
             key: None,
-            message: format!("cannot read the config file: {e}"),
+            message,
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| {
+                use std::io::Read;
+                f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)
+            })
+            .map_err(|e| error(format!("cannot read the config file: {e}")))?;
+        if bytes.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(error(
+                "cannot read the config file: it is larger than 1 MiB".into(),
+            ));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            error(format!(
+                "cannot read the config file: not UTF-8 text ({})",
+                e.utf8_error()
+            ))
         })?;
         Self::parse(path, &text)
     }
@@ -487,6 +508,20 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
             r.tools[0].hidden_env,
             ["HOSTED_KEY", "KIMI_TEST_KEY_UNSET_123"]
         );
+    }
+
+    #[test]
+    fn an_endless_or_binary_config_file_is_refused() {
+        let e = Config::load(Path::new("/dev/zero")).expect_err("endless");
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero: cannot read the config file: it is larger than 1 MiB"
+        );
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, b"a = \"\xff\"\n").expect("write");
+        let e = Config::load(&path).expect_err("binary");
+        assert!(e.message.contains("not UTF-8"), "{e}");
     }
 
     #[test]
