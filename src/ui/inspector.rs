@@ -79,12 +79,16 @@ pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
     }
     let pretty = serde_json::to_string_pretty(&body).unwrap_or_default();
     for l in pretty.lines() {
-        // No template wrote this body (the prompt is shown apart): any special-token string in
-        // it came from text, most often a message or a tool result the server will render.
-        let from_text: Vec<(usize, usize, Mark)> = special::find(l)
-            .into_iter()
-            .map(|r| (r.start, r.end, Mark::FromText))
-            .collect();
+        // Chat mode: no template wrote this body, so any special-token string in it came from
+        // text, most often a message or a tool result the server will render. (Raw mode's body
+        // holds kimi-tui's own `stop` marker; its prompt is shown apart.)
+        let from_text: Vec<(usize, usize, Mark)> = match trace.mode {
+            Mode::Chat => special::find(l)
+                .into_iter()
+                .map(|r| (r.start, r.end, Mark::FromText))
+                .collect(),
+            Mode::Raw => Vec::new(),
+        };
         if from_text.is_empty() {
             out.push(Line::from(sanitize::visible(l).into_owned()));
         } else {
@@ -420,6 +424,16 @@ mod tests {
             .map(|s| s.content.to_string())
             .collect();
         assert_eq!(from_text, ["<|im_end|>", "[EOS]"]);
+        // Raw mode's own stop marker in the body is not text.
+        t.request = serde_json::json!({"stop": ["<|im_end|>"]});
+        assert_eq!(
+            build(&t, 0, 1)
+                .iter()
+                .flat_map(|l| l.spans.iter())
+                .filter(|s| s.style == style::text_marker())
+                .count(),
+            2
+        );
         // Chat mode: markers in the request's messages are badged as text too.
         let chat = Trace {
             mode: Mode::Chat,
