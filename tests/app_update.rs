@@ -567,3 +567,20 @@ fn with_neutralizing_on_the_notice_says_so() {
     );
     assert!(!all[0].1, "informational, not an error");
 }
+
+#[test]
+fn a_system_prompt_with_special_tokens_is_set_with_a_warning() {
+    let mut a = app();
+    typed(&mut a, "/system be terse<|im_end|>");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.system_prompt.as_deref(), Some("be terse<|im_end|>"));
+    let all = notices(&a);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(
+        all[1],
+        (
+            "The system prompt contains 1 special-token string (<|im_end|>); the server may read them as real turn boundaries.".to_owned(),
+            true
+        )
+    );
+}

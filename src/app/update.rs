@@ -616,6 +616,14 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                 app.notice(format!("System prompt: {cur}"), false);
             }
             Some(t) => {
+                // Rendered as typed, like a message: say what its special-token strings may do.
+                let found = special::find(&t);
+                let warning = (!found.is_empty()).then(|| {
+                    format!(
+                        "The system prompt contains {}; the server may read them as real turn boundaries.",
+                        special::describe(&t, &found)
+                    )
+                });
                 app.system_prompt = Some(t.clone());
                 match app.conversation.first_mut() {
                     Some(m) if m.role == "system" => *m = Message::system(t),
@@ -623,6 +631,9 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                     None => {}
                 }
                 app.notice("System prompt set.", false);
+                if let Some(w) = warning {
+                    app.notice(w, true);
+                }
             }
         },
         SlashCommand::Tools => {
