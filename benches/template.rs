@@ -56,6 +56,7 @@ fn bench(c: &mut Criterion) {
     let opts = RenderOptions {
         add_generation_prompt: true,
         sort_tool_keys: false,
+        ..Default::default()
     };
     c.bench_function("template/1000 messages + 8 tools", |b| {
         b.iter(|| render(black_box(&msgs), black_box(&tools), opts).len())

@@ -63,7 +63,7 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct RenderArgs {
-    /// Request JSON file; stdin when absent or "-".
+    /// Request JSON file; stdin when absent or "-". At most 64 MiB.
     pub file: Option<PathBuf>,
     /// Sort tool schema keys recursively, as some tokenizer versions do.
     #[arg(long)]
@@ -72,7 +72,7 @@ pub struct RenderArgs {
 
 #[derive(Debug, Args)]
 pub struct ParseArgs {
-    /// Raw completion text file; stdin when absent or "-".
+    /// Raw completion text file; stdin when absent or "-". At most 64 MiB.
     pub file: Option<PathBuf>,
     /// The input is a JSON array of strings, fed to the parser one by one as a server streams them.
     #[arg(long)]

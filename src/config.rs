@@ -2,7 +2,7 @@
 //! Every error names the file, the line and the key, and what was expected; nothing starts
 //! half-configured.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -42,6 +42,10 @@ pub struct Profile {
     /// Most model requests in one turn (each round: answer, run tools, send results).
     #[serde(default = "default_max_rounds")]
     pub max_rounds: u32,
+    /// Break special-token strings in tool results before they are sent (`<|im_end|>` ->
+    /// `< |im_end|>`), so a tool's output cannot forge a turn boundary.
+    #[serde(default)]
+    pub neutralize_markers_in_tool_results: bool,
 }
 
 pub const DEFAULT_MODEL: &str = "moonshotai/Kimi-K2-Instruct";
@@ -79,6 +83,7 @@ impl Profile {
             connect_timeout_secs: default_connect_timeout(),
             idle_timeout_secs: default_idle_timeout(),
             max_rounds: default_max_rounds(),
+            neutralize_markers_in_tool_results: false,
         }
     }
 
@@ -109,6 +114,7 @@ impl Profile {
         ep.temperature = self.temperature;
         ep.max_tokens = self.max_tokens;
         ep.sort_tool_keys = self.sort_tool_keys;
+        ep.neutralize_tool_markers = self.neutralize_markers_in_tool_results;
         ep.connect_timeout = Duration::from_secs(self.connect_timeout_secs);
         ep.idle_timeout = Duration::from_secs(self.idle_timeout_secs);
         Ok(ep)
@@ -179,14 +185,35 @@ pub fn default_path() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "kimi-tui").map(|d| d.config_dir().join("config.toml"))
 }
 
+/// Largest config file read: 1 MiB, far above any real one, so `--config /dev/zero` stops.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        let error = |message: String| ConfigError {
             path: path.to_owned(),
             line: None,
             column: None,
             key: None,
-            message: format!("cannot read the config file: {e}"),
+            message,
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| {
+                use std::io::Read;
+                f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)
+            })
+            .map_err(|e| error(format!("cannot read the config file: {e}")))?;
+        if bytes.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(error(
+                "cannot read the config file: it is larger than 1 MiB".into(),
+            ));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            error(format!(
+                "cannot read the config file: not UTF-8 text ({})",
+                e.utf8_error()
+            ))
         })?;
         Self::parse(path, &text)
     }
@@ -299,6 +326,14 @@ impl Config {
                 names(self.profiles.keys())
             )),
         }
+    }
+
+    /// Every profile's `api_key_env`, once each.
+    pub fn api_key_vars(&self) -> BTreeSet<String> {
+        self.profiles
+            .values()
+            .filter_map(|p| p.api_key_env.clone())
+            .collect()
     }
 
     pub fn toolbox(&self) -> Result<Toolbox, String> {
@@ -504,6 +539,60 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
         })
         .expect("resolves");
         assert_eq!(r.tools[0].hidden_env, ["KIMI_TEST_KEY_UNSET_123"]);
+        // Another profile's key is hidden too, whichever profile is active.
+        let two = GOOD.replace(
+            "temperature = 0.3",
+            "temperature = 0.3\napi_key_env = \"HOSTED_KEY\"",
+        );
+        std::fs::write(dir.path().join("c.toml"), two).expect("write");
+        let r = resolve(&Overrides {
+            config: Some(dir.path().join("c.toml")),
+            ..Overrides::default()
+        })
+        .expect("resolves");
+        assert_eq!(
+            r.tools[0].hidden_env,
+            ["HOSTED_KEY", "KIMI_TEST_KEY_UNSET_123"]
+        );
+    }
+
+    #[test]
+    fn an_endless_or_binary_config_file_is_refused() {
+        let e = Config::load(Path::new("/dev/zero")).expect_err("endless");
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero: cannot read the config file: it is larger than 1 MiB"
+        );
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, b"a = \"\xff\"\n").expect("write");
+        let e = Config::load(&path).expect_err("binary");
+        assert!(e.message.contains("not UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_inherit_env_names_file_line_and_key() {
+        let base = "[profiles.a]\nbase_url = \"http://x/v1\"\n\n[[tools]]\nname = \"t\"\ncommand = [\"x\"]\n";
+        let e = parse(&format!("{base}inherit_env = \"PATH\"\n")).expect_err("a string");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(7), Some("inherit_env")),
+            "{e}"
+        );
+        assert!(e.message.contains("sequence"), "{e}");
+        let e = parse(&format!("{base}inherit_env = [\"PATH\", 3]\n")).expect_err("a number");
+        assert_eq!(e.line, Some(7), "{e}");
+        let e = parse(&format!("{base}inherit_env = [\"A=B\"]\n")).expect_err("bad name");
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(
+            e.message.contains("inherit_env") && e.message.contains("A=B"),
+            "{e}"
+        );
+        let c = parse(&format!("{base}inherit_env = [\"PATH\", \"HOME\"]\n")).expect("valid");
+        assert_eq!(
+            c.tools[0].inherit_env,
+            Some(vec!["PATH".into(), "HOME".into()])
+        );
     }
 
     #[test]
@@ -582,12 +671,16 @@ pub fn resolve(o: &Overrides) -> anyhow::Result<Resolved> {
     if let Some(m) = &o.model {
         profile.model = m.clone();
     }
-    // Tools run with the user's environment, but never with the API key in it.
+    // Tools run with the user's environment, but never with an API key in it: not the active
+    // profile's, nor that of any other profile (the user may have exported them all).
+    let hidden: BTreeSet<String> = config
+        .iter()
+        .flat_map(Config::api_key_vars)
+        .chain(profile.api_key_env.clone())
+        .collect();
     let mut tools = tools;
-    if let Some(var) = &profile.api_key_env {
-        for t in &mut tools {
-            t.hidden_env.push(var.clone());
-        }
+    for t in &mut tools {
+        t.hidden_env.extend(hidden.iter().cloned());
     }
     Ok(Resolved {
         profile_name,

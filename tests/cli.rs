@@ -182,3 +182,40 @@ fn binary_input_is_refused_not_mangled() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Runs the binary with `stdin`, killing it after `limit`; `None` when it had to be killed.
+fn run_within(args: &[&str], stdin: Stdio, limit: std::time::Duration) -> Option<Output> {
+    let mut child = bin()
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if child.try_wait().expect("wait").is_some() {
+            return Some(child.wait_with_output().expect("output"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().ok();
+    child.wait().ok();
+    None
+}
+
+#[test]
+fn endless_input_stops_at_the_documented_cap() {
+    let limit = std::time::Duration::from_secs(20);
+    for cmd in ["render", "parse"] {
+        let o = run_within(&[cmd, "/dev/zero"], Stdio::null(), limit)
+            .unwrap_or_else(|| panic!("`{cmd} /dev/zero` still running after {limit:?}"));
+        assert_clean_error(&o, "/dev/zero: input is larger than 64 MiB");
+        let zero = std::fs::File::open("/dev/zero").expect("/dev/zero");
+        let o = run_within(&[cmd], Stdio::from(zero), limit)
+            .unwrap_or_else(|| panic!("`{cmd} < /dev/zero` still running after {limit:?}"));
+        assert_clean_error(&o, "<stdin>: input is larger than 64 MiB");
+    }
+    let help = bin().args(["parse", "--help"]).output().expect("help");
+    assert!(String::from_utf8_lossy(&help.stdout).contains("At most 64 MiB"));
+}

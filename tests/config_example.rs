@@ -22,6 +22,7 @@ fn known_keys() -> BTreeSet<String> {
         cwd: Some("d".into()),
         env: [("A".to_owned(), "b".to_owned())].into(),
         max_output_bytes: Some(1),
+        inherit_env: Some(vec!["PATH".to_owned()]),
         ..ToolSpec::new("t", vec!["x".to_owned()])
     };
     let values = [
@@ -149,7 +150,7 @@ fn each_commented_line_is_valid_and_shows_the_real_default() {
     let original = parse(EXAMPLE);
     let lines: Vec<&str> = EXAMPLE.lines().collect();
     // Keys without a default: the example shows a sample value.
-    let samples = ["api_key_env", "system_prompt", "cwd", "env"];
+    let samples = ["api_key_env", "system_prompt", "cwd", "env", "inherit_env"];
     for (i, key) in commented_keys(EXAMPLE) {
         let mut edited: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
         let uncommented = lines[i]

@@ -280,3 +280,135 @@ async fn json_output_escapes_c1_bidi_and_invisible_characters() {
         );
     }
 }
+
+/// Runs `exec --yes --json` with `get_weather` bound to `/usr/bin/env` (plus `tool_extra` lines),
+/// two profiles with keys and every key variable set in kimi-tui's own environment; returns the
+/// lines the tool printed.
+async fn tool_env_lines(tool_extra: &str) -> Vec<String> {
+    let server = MockServer::start(MockOptions::default(), 0)
+        .await
+        .expect("mock");
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = dir.path().join("config.toml");
+    let toml = format!(
+        r#"default_profile = "test"
+
+[profiles.test]
+mode = "raw"
+base_url = "{base_url}"
+api_key_env = "KIMI_T_ACTIVE_KEY"
+
+[profiles.other]
+mode = "chat"
+base_url = "https://api.example.com/v1"
+api_key_env = "KIMI_T_OTHER_KEY"
+
+[[tools]]
+name = "get_weather"
+command = ["/usr/bin/env"]
+approval = "auto"
+parameters = {{ type = "object", properties = {{ city = {{ type = "string" }} }} }}
+{tool_extra}
+"#,
+        base_url = server.base_url()
+    );
+    std::fs::write(&cfg, toml).expect("write config");
+    let mut cmd = bin();
+    cmd.arg("exec")
+        .arg("--config")
+        .arg(&cfg)
+        .args(["--json", "What's the weather in Paris?"])
+        .env("KIMI_T_ACTIVE_KEY", "sk-active-111")
+        .env("KIMI_T_OTHER_KEY", "sk-other-222")
+        .env("MOONSHOT_API_KEY", "sk-moonshot-333")
+        .env("KIMI_T_VISIBLE", "seen");
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
+        .await
+        .expect("join");
+    server.shutdown().await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let conv: Value = serde_json::from_slice(&out.stdout).expect("JSON conversation");
+    let content = conv[2]["content"].as_str().expect("tool result").to_owned();
+    assert_eq!(conv[2]["role"], "tool", "{conv}");
+    content.lines().map(str::to_owned).collect()
+}
+
+#[tokio::test]
+async fn tools_get_no_profile_s_api_key() {
+    let lines = tool_env_lines("").await;
+    let all = lines.join("\n");
+    for secret in ["sk-active-111", "sk-other-222", "sk-moonshot-333"] {
+        assert!(!all.contains(secret), "{secret} leaked:\n{all}");
+    }
+    assert!(lines.iter().any(|l| l == "KIMI_T_VISIBLE=seen"), "{all}");
+    assert!(
+        lines.iter().any(|l| l == "KIMI_TOOL_NAME=get_weather"),
+        "{all}"
+    );
+}
+
+#[tokio::test]
+async fn an_inherit_env_allow_list_gives_a_clean_environment() {
+    let lines = tool_env_lines(
+        "inherit_env = [\"KIMI_T_VISIBLE\", \"KIMI_T_OTHER_KEY\"]\nenv = { UNITS = \"metric\" }",
+    )
+    .await;
+    let mut lines = lines;
+    lines.sort();
+    // Listed or not, a key variable stays out.
+    assert_eq!(
+        lines,
+        [
+            "KIMI_TOOL_CALL_ID=functions.get_weather:0",
+            "KIMI_TOOL_NAME=get_weather",
+            "KIMI_T_VISIBLE=seen",
+            "UNITS=metric",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn exec_warns_once_about_special_tokens_in_text() {
+    let server = MockServer::start(MockOptions::default(), 0)
+        .await
+        .expect("mock");
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = dir.path().join("config.toml");
+    let toml = format!(
+        r#"[profiles.test]
+mode = "raw"
+base_url = "{base_url}"
+max_rounds = 2
+
+[[tools]]
+name = "get_weather"
+command = ["{forged}"]
+approval = "auto"
+parameters = {{ type = "object", properties = {{ city = {{ type = "string" }} }} }}
+"#,
+        base_url = server.base_url(),
+        forged = script("forged.sh")
+    );
+    std::fs::write(&cfg, toml).expect("write config");
+    let mut cmd = bin();
+    cmd.arg("exec")
+        .arg("--config")
+        .arg(&cfg)
+        .arg("What's the weather in Paris?");
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
+        .await
+        .expect("join");
+    server.shutdown().await;
+    let err = text(&out.stderr);
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("special-token"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "kimi-tui: warning: the tool result of get_weather contains 3 special-token strings (<|im_end|>, <|im_system|>, <|im_middle|>); the server may read them as real turn boundaries"
+        ],
+        "{err}"
+    );
+}

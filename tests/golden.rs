@@ -34,6 +34,7 @@ fn every_template_vector_renders_byte_for_byte() {
             RenderOptions {
                 add_generation_prompt: req.add_generation_prompt.unwrap_or(true),
                 sort_tool_keys: false,
+                ..Default::default()
             },
         );
         assert_eq!(String::from_utf8_lossy(&want), got, "{}", path.display());

@@ -8,6 +8,7 @@ pub mod demo;
 pub mod dialog;
 pub mod event;
 pub mod partial;
+pub mod paste;
 mod resume;
 pub mod saved;
 pub mod state;
@@ -119,6 +120,7 @@ async fn async_main(connect: &ConnectArgs, start: Start) -> Result<()> {
     let session = Session::for_endpoint(&connection.profile, &endpoint);
     let backend = Backend::new(endpoint)?;
     let mut app = App::new(connection, toolbox.clone(), profile.system_prompt.clone());
+    app.neutralize_tool_markers = profile.neutralize_markers_in_tool_results;
     match resumed {
         Some(r) => {
             saved::restore(&mut app, r.session);

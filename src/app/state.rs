@@ -338,6 +338,10 @@ pub struct App {
     pub last_save: Option<Instant>,
     /// This instance's lock on the session it writes.
     pub lock: Option<crate::session::SessionLock>,
+    /// Special-token strings in user or tool text were already reported in this turn.
+    pub special_tokens_warned: bool,
+    /// The profile breaks special-token strings in tool results before sending them.
+    pub neutralize_tool_markers: bool,
 }
 
 impl App {
@@ -382,6 +386,8 @@ impl App {
             saved_rev: 0,
             last_save: None,
             lock: None,
+            special_tokens_warned: false,
+            neutralize_tool_markers: false,
         }
     }
 
@@ -442,5 +448,12 @@ pub fn new_input() -> TextArea<'static> {
     t.set_placeholder_text("Message Kimi  (Enter send · Shift-Enter newline · /help)");
     t.set_wrap_mode(ratatui_textarea::WrapMode::Glyph);
     t.set_cursor_line_style(ratatui::style::Style::default());
+    // Set here, not per frame: the box is drawn as it is, never cloned, so its wrap layout is
+    // kept between frames (recomputing it costs time in proportion to the draft).
+    t.set_block(
+        ratatui::widgets::Block::default()
+            .borders(ratatui::widgets::Borders::TOP | ratatui::widgets::Borders::BOTTOM)
+            .border_style(crate::ui::style::dim()),
+    );
     t
 }

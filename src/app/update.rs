@@ -8,11 +8,12 @@ use ratatui_textarea::{CursorMove, TextArea};
 use super::commands::{self, SlashCommand};
 use super::event::{AppEvent, Effect};
 use super::partial::Streaming;
+use super::paste;
 use super::saved;
 use super::state::*;
 use crate::backend::{StreamEvent, Trace};
 use crate::engine::{Decision, EngineEvent};
-use crate::protocol::Message;
+use crate::protocol::{Message, special};
 use crate::sanitize;
 use crate::tools::{ExitKind, ToolOutcome};
 
@@ -146,18 +147,26 @@ fn terminal(app: &mut App, e: Event, fx: &mut Vec<Effect>) {
 }
 
 fn paste(app: &mut App, text: &str) {
-    let text = sanitize::for_terminal(text).replace('\r', "");
-    match app.dialog.as_mut().map(|d| &mut d.stage) {
-        Some(DialogStage::Editing { editor, .. }) => {
-            editor.insert_str(&text);
-        }
-        Some(DialogStage::Reason(t)) => {
-            t.insert_str(text.replace('\n', " "));
-        }
-        Some(DialogStage::Asking) => {}
-        None => {
-            app.input.insert_str(&text);
-        }
+    let target = match app.dialog.as_mut().map(|d| &mut d.stage) {
+        Some(DialogStage::Editing { editor, .. }) => Some((&mut **editor, false)),
+        Some(DialogStage::Reason(t)) => Some((&mut **t, true)),
+        Some(DialogStage::Asking) => None,
+        None => Some((&mut app.input, false)),
+    };
+    let Some((input, one_line)) = target else {
+        return;
+    };
+    // The size is checked first: a refused paste costs nothing but the notice.
+    let draft: usize = input.lines().iter().map(|l| l.len() + 1).sum::<usize>() - 1;
+    if let Err(notice) = paste::check_size(text.len(), draft) {
+        app.notice(notice, true);
+        return;
+    }
+    let text = paste::clean(text);
+    if one_line {
+        input.insert_str(text.replace('\n', " "));
+    } else {
+        input.insert_str(&text);
     }
 }
 
@@ -621,12 +630,35 @@ fn send_user(app: &mut App, text: String, fx: &mut Vec<Effect>) {
         app.conversation.push(Message::system(sys.clone()));
     }
     app.conversation.push(Message::user(text.clone()));
+    let found = special::find(&text);
     app.entries.push(Entry::User {
-        text,
+        text: text.clone(),
         cache: LineCache::default(),
     });
     app.scroll_from_bottom = 0;
     start_turn(app, fx);
+    if !found.is_empty() {
+        warn_special_tokens(
+            app,
+            format!("Your message contains {}", special::describe(&text, &found)),
+            false,
+        );
+    }
+}
+
+/// The one warning of a turn about special-token strings in text the template renders as is.
+/// `neutralized`: the text is a tool result and the profile breaks its markers before sending.
+fn warn_special_tokens(app: &mut App, what: String, neutralized: bool) {
+    if app.special_tokens_warned {
+        return;
+    }
+    app.special_tokens_warned = true;
+    let consequence = if neutralized {
+        "they are sent broken up (`< |im_end|>`), as neutralize_markers_in_tool_results asks"
+    } else {
+        "the server may read them as real turn boundaries (they are marked ⚠ in the transcript and the inspector)"
+    };
+    app.notice(format!("{what}; {consequence}."), !neutralized);
 }
 
 fn start_turn(app: &mut App, fx: &mut Vec<Effect>) {
@@ -634,6 +666,7 @@ fn start_turn(app: &mut App, fx: &mut Vec<Effect>) {
     fx.push(Effect::SaveSession);
     app.busy = true;
     app.cancelling = false;
+    app.special_tokens_warned = false;
     app.activity = Activity::Streaming {
         since: Instant::now(),
         chunks: 0,
@@ -693,6 +726,14 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                 app.notice(format!("System prompt: {cur}"), false);
             }
             Some(t) => {
+                // Rendered as typed, like a message: say what its special-token strings may do.
+                let found = special::find(&t);
+                let warning = (!found.is_empty()).then(|| {
+                    format!(
+                        "The system prompt contains {}; the server may read them as real turn boundaries.",
+                        special::describe(&t, &found)
+                    )
+                });
                 app.system_prompt = Some(t.clone());
                 match app.conversation.first_mut() {
                     Some(m) if m.role == "system" => *m = Message::system(t),
@@ -703,6 +744,9 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                 app.change_rev += 1;
                 fx.push(Effect::SaveSession);
                 app.notice("System prompt set.", false);
+                if let Some(w) = warning {
+                    app.notice(w, true);
+                }
             }
         },
         SlashCommand::Tools => {
@@ -848,8 +892,22 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         }
         EngineEvent::ToolResult { message, .. } => {
             let id = message.tool_call_id.clone().unwrap_or_default();
+            let text = message.text();
+            let found = special::find(&text);
+            if !found.is_empty() {
+                let name = message.name.clone().unwrap_or_default();
+                let neutralized = app.neutralize_tool_markers;
+                warn_special_tokens(
+                    app,
+                    format!(
+                        "The tool result of {name} contains {}",
+                        special::describe(&text, &found)
+                    ),
+                    neutralized,
+                );
+            }
             if let Some(p) = app.pane_for_call(&id) {
-                p.result = Some(message.text());
+                p.result = Some(text);
             }
             app.conversation.push(message);
             fx.push(Effect::SaveSession);

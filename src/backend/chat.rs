@@ -12,7 +12,7 @@ use super::http::{self, Call, Progress, StreamChoice};
 use super::markers::LocalParse;
 use super::{StreamEvent, TurnResult, Usage};
 use crate::protocol::completion::check_arguments;
-use crate::protocol::{Message, ToolCall, call_id};
+use crate::protocol::{Message, ToolCall, call_id, special};
 
 #[derive(Deserialize)]
 struct Choice<'a> {
@@ -186,6 +186,11 @@ pub(super) async fn stream(
     on_event: &mut (dyn FnMut(StreamEvent) + Send),
 ) -> TurnResult {
     let ep = call.endpoint;
+    let messages = if ep.neutralize_tool_markers {
+        special::neutralize_tool_results(messages)
+    } else {
+        Cow::Borrowed(messages)
+    };
     let mut body = json!({
         "model": ep.model,
         "messages": messages,

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::http::{self, Call, Progress, StreamChoice};
 use super::markers::LocalParse;
 use super::{StreamEvent, TurnResult, Usage};
-use crate::protocol::{Message, RenderOptions, render, tokens::IM_END};
+use crate::protocol::{Message, RenderOptions, render_traced, tokens::IM_END};
 
 /// One choice of a streamed completion chunk, borrowed where it can be.
 #[derive(Deserialize)]
@@ -55,16 +55,18 @@ pub(super) async fn stream(
     on_event: &mut (dyn FnMut(StreamEvent) + Send),
 ) -> TurnResult {
     let ep = call.endpoint;
-    let prompt = render(
+    let (prompt, from_text) = render_traced(
         messages,
         tools,
         RenderOptions {
             add_generation_prompt: true,
             sort_tool_keys: ep.sort_tool_keys,
+            neutralize_tool_markers: ep.neutralize_tool_markers,
         },
     );
     let body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
     let mut trace = http::announce(&call, "completions", &body, Some(prompt), on_event);
+    trace.prompt_text_markers = from_text.into_iter().map(|r| (r.start, r.end)).collect();
     let mut local = LocalParse::default();
     let mut progress = Progress::default();
     let started = Instant::now();

@@ -65,6 +65,8 @@ pub struct Endpoint {
     pub idle_timeout: Duration,
     /// Raw mode: sort tool schema keys when rendering.
     pub sort_tool_keys: bool,
+    /// Break special-token strings in tool results before sending (both modes).
+    pub neutralize_tool_markers: bool,
 }
 
 impl Endpoint {
@@ -81,6 +83,7 @@ impl Endpoint {
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(120),
             sort_tool_keys: false,
+            neutralize_tool_markers: false,
         }
     }
 

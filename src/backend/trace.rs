@@ -41,6 +41,10 @@ pub struct Trace {
     pub dropped_chunks: u64,
     #[serde(default)]
     pub dropped_bytes: u64,
+    /// Raw mode: byte ranges (start, end) in `prompt` of special-token strings that came from
+    /// user messages or tool results, not from the template.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompt_text_markers: Vec<(usize, usize)>,
 }
 
 /// Most chunk bytes kept per request. A raw-mode answer of 100,000 tokens is about 0.7 MB; the

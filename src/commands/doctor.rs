@@ -306,6 +306,7 @@ pub fn raw_probe_prompt(sort_tool_keys: bool) -> String {
         RenderOptions {
             add_generation_prompt: true,
             sort_tool_keys,
+            ..Default::default()
         },
     );
     prompt.push_str(TOOL_CALLS_SECTION_BEGIN);

@@ -10,7 +10,7 @@ use crate::backend::{Backend, StreamEvent};
 use crate::cli::ExecArgs;
 use crate::config;
 use crate::engine::{Agent, EngineEvent, FixedPolicy};
-use crate::protocol::Message;
+use crate::protocol::{Message, special};
 use crate::sanitize;
 use crate::tools::Toolbox;
 
@@ -47,7 +47,8 @@ pub fn run(args: &ExecArgs) -> Result<()> {
             toolbox: &toolbox,
             max_rounds: resolved.profile.max_rounds,
         };
-        let mut printer = Printer::new(json);
+        let mut printer = Printer::new(json, resolved.profile.neutralize_markers_in_tool_results);
+        printer.special_tokens("your message", &args.prompt);
         let mut approver = FixedPolicy { yes: args.yes };
         agent
             .run_turn(&mut conversation, &mut approver, &cancel, &mut |e| {
@@ -85,14 +86,39 @@ pub fn run(args: &ExecArgs) -> Result<()> {
 struct Printer {
     json: bool,
     stdout: std::io::Stdout,
+    /// The profile breaks special-token strings in tool results before sending them.
+    neutralized: bool,
+    /// Special-token strings were already reported (once per turn; `exec` runs one).
+    warned: bool,
 }
 
 impl Printer {
-    fn new(json: bool) -> Self {
+    fn new(json: bool, neutralized: bool) -> Self {
         Printer {
             json,
             stdout: std::io::stdout(),
+            neutralized,
+            warned: false,
         }
+    }
+
+    /// Warn, once, that `text` (from `source`) holds special-token strings.
+    fn special_tokens(&mut self, source: &str, text: &str) {
+        let found = special::find(text);
+        if self.warned || found.is_empty() {
+            return;
+        }
+        self.warned = true;
+        let consequence = if self.neutralized && source != "your message" {
+            "they are sent broken up, as neutralize_markers_in_tool_results asks"
+        } else {
+            "the server may read them as real turn boundaries"
+        };
+        let note = format!(
+            "kimi-tui: warning: {source} contains {}; {consequence}",
+            special::describe(text, &found)
+        );
+        eprintln!("{}", sanitize::for_terminal(&note));
     }
 
     fn event(&mut self, e: EngineEvent) {
@@ -123,6 +149,10 @@ impl Printer {
                 outcome.duration.as_millis(),
                 outcome.stdout_total_bytes
             ),
+            EngineEvent::ToolResult { message, .. } => {
+                let name = message.name.as_deref().unwrap_or_default();
+                return self.special_tokens(&format!("the tool result of {name}"), &message.text());
+            }
             _ => return,
         };
         // Names, arguments and server text come from outside: no escape sequence gets through.

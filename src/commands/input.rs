@@ -6,23 +6,56 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 
-/// The input's display name and its text. `None` or `-` reads stdin.
+/// Largest input `render` and `parse` accept: 64 MiB. Both hold the whole input (and more) in
+/// memory, so an endless source such as `/dev/zero` must stop here rather than grow forever.
+pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The input's display name and its text, at most [`MAX_INPUT_BYTES`]. `None` or `-` reads
+/// stdin.
 pub fn read(file: Option<&Path>) -> Result<(String, String)> {
-    match file {
+    read_capped(file, MAX_INPUT_BYTES)
+}
+
+/// [`read`] with a given cap. The read streams and stops one byte past the cap, so the size of
+/// the source never matters.
+pub fn read_capped(file: Option<&Path>, cap: u64) -> Result<(String, String)> {
+    let (name, bytes) = match file {
         Some(p) if p != Path::new("-") => {
             let name = p.display().to_string();
-            let bytes = std::fs::read(p).with_context(|| format!("cannot read {name}"))?;
-            let text = String::from_utf8(bytes)
-                .map_err(|e| anyhow::anyhow!("{name}: not UTF-8 text ({})", e.utf8_error()))?;
-            Ok((name, text))
+            let f = std::fs::File::open(p).with_context(|| format!("cannot read {name}"))?;
+            let bytes = take(f, cap).with_context(|| format!("cannot read {name}"))?;
+            (name, bytes)
         }
         _ => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("cannot read stdin as UTF-8 text")?;
-            Ok(("<stdin>".to_owned(), text))
+            let bytes = take(std::io::stdin().lock(), cap).context("cannot read stdin")?;
+            ("<stdin>".to_owned(), bytes)
         }
+    };
+    if bytes.len() as u64 > cap {
+        anyhow::bail!(
+            "{name}: input is larger than {}; render and parse read at most that much",
+            size(cap)
+        );
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|e| anyhow::anyhow!("{name}: not UTF-8 text ({})", e.utf8_error()))?;
+    Ok((name, text))
+}
+
+/// Up to `cap + 1` bytes of `r`.
+fn take(r: impl Read, cap: u64) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    r.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// `64 MiB`, or the exact bytes when not a whole number of MiB.
+fn size(bytes: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{bytes} bytes")
     }
 }
 
@@ -40,4 +73,27 @@ pub fn json<T: DeserializeOwned>(name: &str, text: &str, expected: &str) -> Resu
             anyhow::anyhow!("{name}: {path}: {inner}")
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_is_exact() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("in.txt");
+        std::fs::write(&path, "abcd").expect("write");
+        let (_, text) = read_capped(Some(&path), 4).expect("at the cap");
+        assert_eq!(text, "abcd");
+        let e = read_capped(Some(&path), 3).expect_err("over the cap");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: input is larger than 3 bytes; render and parse read at most that much",
+                path.display()
+            )
+        );
+        assert_eq!(size(MAX_INPUT_BYTES), "64 MiB");
+    }
 }

@@ -41,6 +41,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         RenderOptions {
             add_generation_prompt: req.add_generation_prompt.unwrap_or(true),
             sort_tool_keys: args.sort_tool_keys,
+            ..Default::default()
         },
     );
     write_stdout(prompt.as_bytes())

@@ -6,6 +6,7 @@ pub mod event;
 pub mod json;
 pub mod message;
 pub mod parser;
+pub mod special;
 pub mod template;
 pub mod tokens;
 pub mod warning;
@@ -14,6 +15,6 @@ pub use completion::{Collector, FinishReason, ParsedCompletion, parse_chunks, pa
 pub use event::Event;
 pub use message::{Content, FunctionCall, Message, ToolCall};
 pub use parser::Parser;
-pub use template::{RenderOptions, render};
+pub use template::{RenderOptions, render, render_traced};
 pub use tokens::Marker;
 pub use warning::Warning;

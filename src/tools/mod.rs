@@ -7,6 +7,7 @@
 //! [`ToolOutcome::to_model_content`] is the `tool` message. A refused call's message is the
 //! problem's `Display`.
 
+pub mod env;
 pub mod runner;
 pub mod spec;
 pub mod toolbox;

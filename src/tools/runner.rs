@@ -11,6 +11,7 @@ use tokio::process::Command;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
+use super::env::child_env;
 use super::spec::ToolSpec;
 
 /// Bytes of stderr kept (the end of it).
@@ -138,8 +139,9 @@ impl ToolOutcome {
 /// - `arguments` (the JSON text) is written to the child's stdin, followed by a newline if it
 ///   does not end with one, and stdin is closed. The write runs in its own task and ignores a
 ///   child that never reads (EPIPE).
-/// - The child inherits this process's environment plus `spec.env`, then `KIMI_TOOL_NAME` and
-///   `KIMI_TOOL_CALL_ID` (which `spec.env` cannot override).
+/// - The child's environment is [`child_env`]: this process's (or only the variables
+///   `spec.inherit_env` lists) without any API key variable, plus `spec.env`, then
+///   `KIMI_TOOL_NAME` and `KIMI_TOOL_CALL_ID` (which `spec.env` cannot override).
 /// - The child leads its own process group. At the timeout or on `cancel`, the whole group gets
 ///   SIGKILL. When the child exits by itself but descendants still hold its stdout or stderr
 ///   after a second, the group is killed too, so a stray `sleep 30 &` cannot hold up the result.
@@ -188,17 +190,13 @@ pub async fn run(
 
     let mut cmd = Command::new(&resolved);
     cmd.args(&spec.command[1..])
-        .envs(&spec.env)
-        .env("KIMI_TOOL_NAME", &spec.name)
-        .env("KIMI_TOOL_CALL_ID", call_id)
+        .env_clear()
+        .envs(child_env(spec, call_id, std::env::vars_os()))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    for name in &spec.hidden_env {
-        cmd.env_remove(name);
-    }
     if let Some(dir) = &cwd {
         cmd.current_dir(dir);
     }

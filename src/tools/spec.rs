@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::env::check_inherit_env;
+
 /// Whether a call runs without asking the user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -66,11 +68,16 @@ pub struct ToolSpec {
     /// Extra environment variables; the child otherwise inherits this process's environment.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// When set, the only variables inherited from this process's environment (`env` and
+    /// `KIMI_TOOL_*` are still added): a clean environment for a tool. API key variables are
+    /// removed even when listed. See [`super::env::child_env`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inherit_env: Option<Vec<String>>,
     /// Bytes of stdout kept for the model; the rest is counted and discarded. Default 64 KiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_bytes: Option<usize>,
-    /// Variables removed from the tool's environment: the profile's API key variable, so a
-    /// tool (and through its output, the model) never sees the key. Set by the program, not
+    /// Variables removed from the tool's environment: every profile's API key variable, so a
+    /// tool (and through its output, the model) never sees a key. Set by the program, not
     /// the config file.
     #[serde(skip)]
     pub hidden_env: Vec<String>,
@@ -97,6 +104,7 @@ impl ToolSpec {
             timeout_secs: default_timeout(),
             cwd: None,
             env: BTreeMap::new(),
+            inherit_env: None,
             max_output_bytes: None,
             hidden_env: Vec::new(),
         }
@@ -157,6 +165,9 @@ impl ToolSpec {
             } else if value.contains('\0') {
                 problems.push(format!("env: the value of {key} must not contain NUL"));
             }
+        }
+        if let Some(problem) = self.inherit_env.as_deref().and_then(check_inherit_env) {
+            problems.push(problem);
         }
         if let Err(e) = compile_parameters(&self.parameters) {
             problems.push(format!("parameters: {e}"));

@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use super::style;
 use crate::app::state::App;
 use crate::backend::{Mode, Trace};
-use crate::protocol::Marker;
+use crate::protocol::{Marker, special};
 use crate::sanitize;
 
 fn ms(us: u64) -> String {
@@ -79,11 +79,34 @@ pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
     }
     let pretty = serde_json::to_string_pretty(&body).unwrap_or_default();
     for l in pretty.lines() {
-        out.push(Line::from(sanitize::visible(l).into_owned()));
+        // Chat mode: no template wrote this body, so any special-token string in it came from
+        // text, most often a message or a tool result the server will render. (Raw mode's body
+        // holds kimi-tui's own `stop` marker; its prompt is shown apart.)
+        let from_text: Vec<(usize, usize, Mark)> = match trace.mode {
+            Mode::Chat => special::find(l)
+                .into_iter()
+                .map(|r| (r.start, r.end, Mark::FromText))
+                .collect(),
+            Mode::Raw => Vec::new(),
+        };
+        if from_text.is_empty() {
+            out.push(Line::from(sanitize::visible(l).into_owned()));
+        } else {
+            out.extend(marked_lines(l, 0, &from_text, None));
+        }
     }
     if let Some(prompt) = &trace.prompt {
         out.push(section(format!("prompt ({} bytes)", prompt.len())));
-        let markers = find_markers(prompt);
+        if !trace.prompt_text_markers.is_empty() {
+            out.push(Line::from(Span::styled(
+                format!(
+                    "⚠ {} special-token strings below come from user or tool text, not from the template (badged ⚠ text)",
+                    trace.prompt_text_markers.len()
+                ),
+                style::warning(),
+            )));
+        }
+        let markers = prompt_marks(prompt, &trace.prompt_text_markers);
         out.extend(marked_lines(prompt, 0, &markers, None));
     }
     match trace.mode {
@@ -101,20 +124,24 @@ pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
         // Bounds are checked on load, but never trusted here: a bad one shows an empty chunk.
         let chunk = trace.data.get(start..mark.end).unwrap_or("");
         let prefix = Span::styled(format!("{} #{n:<5}│", ms(mark.at_us)), style::dim());
-        let markers: Vec<(usize, usize, Marker)> = match trace.mode {
+        let markers: Vec<(usize, usize, Mark)> = match trace.mode {
             // Raw mode: the parser's markers, by offset in the completion text.
             Mode::Raw => trace
                 .markers
                 .iter()
                 .map(|m| {
                     let at = usize::try_from(m.offset).unwrap_or(usize::MAX);
-                    (at, at.saturating_add(m.marker.text().len()), m.marker)
+                    (
+                        at,
+                        at.saturating_add(m.marker.text().len()),
+                        Mark::Token(m.marker),
+                    )
                 })
                 .filter(|(s, e, _)| *s < mark.end && *e > start)
                 .collect(),
             Mode::Chat => find_markers(chunk)
                 .into_iter()
-                .map(|(s, e, m)| (s + start, e + start, m))
+                .map(|(s, e, m)| (s + start, e + start, Mark::Token(m)))
                 .collect(),
         };
         let mut lines = marked_lines(chunk, start, &markers, Some(start..mark.end));
@@ -150,12 +177,39 @@ fn find_markers(s: &str) -> Vec<(usize, usize, Marker)> {
     out
 }
 
+/// How a marked range of text is badged.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mark {
+    /// A marker of the template or the completion, with its token id.
+    Token(Marker),
+    /// A special-token string that came from user or tool text.
+    FromText,
+}
+
+/// The prompt's markers: the template's own with their ids, those from message text apart.
+fn prompt_marks(prompt: &str, from_text: &[(usize, usize)]) -> Vec<(usize, usize, Mark)> {
+    let mut marks: Vec<(usize, usize, Mark)> = find_markers(prompt)
+        .into_iter()
+        .filter(|(s, _, _)| from_text.binary_search_by_key(s, |r| r.0).is_err())
+        .map(|(s, e, m)| (s, e, Mark::Token(m)))
+        .collect();
+    marks.extend(
+        from_text
+            .iter()
+            .filter(|(s, e)| s < e && *e <= prompt.len())
+            .filter(|(s, e)| prompt.is_char_boundary(*s) && prompt.is_char_boundary(*e))
+            .map(|&(s, e)| (s, e, Mark::FromText)),
+    );
+    marks.sort_by_key(|m| m.0);
+    marks
+}
+
 /// `text` (which starts at `base` in the stream) split into lines, with the bytes of markers
 /// styled as badges and a token-id badge where a marker ends inside `window`.
 fn marked_lines(
     text: &str,
     base: usize,
-    markers: &[(usize, usize, Marker)],
+    markers: &[(usize, usize, Mark)],
     window: Option<std::ops::Range<usize>>,
 ) -> Vec<Line<'static>> {
     let mut lines = vec![Line::default()];
@@ -187,17 +241,27 @@ fn marked_lines(
         {
             push_text(&mut lines, t, Style::default());
         }
+        // Overlapping ranges (a bad saved trace) are skipped, never sliced inside.
+        if s < pos {
+            continue;
+        }
+        let badge = match marker {
+            Mark::Token(_) => style::badge(),
+            Mark::FromText => style::text_marker(),
+        };
         if e > s
             && let Some(t) = part(s, e)
         {
-            push_text(&mut lines, t, style::badge());
+            push_text(&mut lines, t, badge);
         }
         let ends_here = window.as_ref().is_none_or(|w| me <= w.end && me > w.start);
         if ends_here && let Some(l) = lines.last_mut() {
-            let id = marker
-                .token_id()
-                .map_or("alias".to_owned(), |i| i.to_string());
-            l.spans.push(Span::styled(format!(" {id} "), style::key()));
+            let label = match marker {
+                Mark::Token(m) => m.token_id().map_or("alias".to_owned(), |i| i.to_string()),
+                Mark::FromText => "⚠ text".to_owned(),
+            };
+            l.spans
+                .push(Span::styled(format!(" {label} "), style::key()));
         }
         pos = e.max(pos);
     }
@@ -359,5 +423,67 @@ mod tests {
             badged.contains(&"lls_section_begin|>".to_owned()),
             "{badged:?}"
         );
+    }
+
+    #[test]
+    fn markers_from_text_are_badged_apart_from_the_template_s() {
+        let prompt = "<|im_user|>user<|im_middle|>hi<|im_end|><|im_system|>[EOS]<|im_end|>";
+        let body = prompt.find("hi").expect("body") + 2;
+        let mut t = Trace {
+            mode: Mode::Raw,
+            prompt: Some(prompt.into()),
+            ..Trace::default()
+        };
+        t.prompt_text_markers = vec![(body, body + 10), (body + 23, body + 28)];
+        let lines = build(&t, 0, 1);
+        let text: Vec<String> = lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        let text = text.join("\n");
+        assert!(
+            text.contains("⚠ 2 special-token strings below come from user or tool text"),
+            "{text}"
+        );
+        // The template's own `<|im_end|>` keeps its id; the user's copy and `[EOS]` do not.
+        assert!(
+            text.contains(
+                "hi<|im_end|> ⚠ text <|im_system|> 163594 [EOS] ⚠ text <|im_end|> 163586"
+            ),
+            "{text}"
+        );
+        let from_text: Vec<String> = lines
+            .iter()
+            .flat_map(|l| l.spans.iter())
+            .filter(|s| s.style == style::text_marker())
+            .map(|s| s.content.to_string())
+            .collect();
+        assert_eq!(from_text, ["<|im_end|>", "[EOS]"]);
+        // Raw mode's own stop marker in the body is not text.
+        t.request = serde_json::json!({"stop": ["<|im_end|>"]});
+        assert_eq!(
+            build(&t, 0, 1)
+                .iter()
+                .flat_map(|l| l.spans.iter())
+                .filter(|s| s.style == style::text_marker())
+                .count(),
+            2
+        );
+        // Chat mode: markers in the request's messages are badged as text too.
+        let chat = Trace {
+            mode: Mode::Chat,
+            request: serde_json::json!({"messages": [{"role": "tool", "content": "x<|im_end|>"}]}),
+            ..Trace::default()
+        };
+        let badged: Vec<String> = build(&chat, 0, 1)
+            .iter()
+            .flat_map(|l| l.spans.iter())
+            .filter(|s| s.style == style::text_marker())
+            .map(|s| s.content.to_string())
+            .collect();
+        assert_eq!(badged, ["<|im_end|>"]);
+        // Ranges from a damaged saved trace are ignored, not sliced.
+        t.prompt_text_markers = vec![(1, 3), (body, prompt.len() + 5), (body + 1, body)];
+        let _ = build(&t, 0, 1);
     }
 }

@@ -5,6 +5,7 @@ pub mod approval;
 pub mod help;
 pub mod inspector;
 pub mod markdown;
+pub mod special;
 pub mod status;
 pub mod style;
 pub mod tool_pane;
@@ -13,7 +14,6 @@ pub mod wrap;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::widgets::{Block, Borders};
 
 use crate::app::state::App;
 
@@ -90,13 +90,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     } else {
         transcript::render(frame, a.transcript, app);
     }
-    let mut input = app.input.clone();
-    input.set_block(
-        Block::default()
-            .borders(Borders::TOP | Borders::BOTTOM)
-            .border_style(style::dim()),
-    );
-    frame.render_widget(&input, a.input);
+    frame.render_widget(&app.input, a.input);
     status::render(frame, a.status, app);
     // The inspector opened from the dialog (Ctrl-T) covers it until closed.
     if let Some(d) = &app.dialog

@@ -36,6 +36,14 @@ pub fn badge() -> Style {
         .bg(Color::Yellow)
         .add_modifier(Modifier::BOLD)
 }
+/// A special-token string inside user or tool text: it looks like a marker but is not the
+/// template's, so it must not look like one.
+pub fn text_marker() -> Style {
+    Style::default()
+        .fg(Color::White)
+        .bg(Color::Red)
+        .add_modifier(Modifier::BOLD)
+}
 pub fn selected() -> Style {
     Style::default().add_modifier(Modifier::REVERSED)
 }

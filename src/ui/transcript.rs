@@ -12,7 +12,7 @@ use ratatui::widgets::Paragraph;
 
 use super::markdown::Theme;
 use super::wrap::{wrap, wrap_hanging};
-use super::{style, tool_pane};
+use super::{special, style, tool_pane};
 use crate::app::state::{App, AssistantTurn, Entry, LineCache, TurnState};
 use crate::sanitize;
 
@@ -68,13 +68,15 @@ fn refresh(entry: &mut Entry, width: u16, theme: &Theme, selected: Option<usize>
     match entry {
         Entry::User { text, cache } => {
             if !cache.valid(width, 1) {
-                let mut lines = vec![Line::from(Span::styled("▌ You", style::user_header()))];
-                lines.extend(wrap(
+                let mut head = Line::from(Span::styled("▌ You", style::user_header()));
+                head.spans.extend(special::note(text));
+                let mut lines = vec![head];
+                lines.extend(special::badge(wrap(
                     &sanitize::for_terminal(text),
                     width,
                     Span::styled("▌ ", style::user_header()),
                     Style::default(),
-                ));
+                )));
                 lines.push(Line::default());
                 set(cache, width, 1, lines);
             }
