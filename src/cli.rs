@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::backend::Mode;
-use crate::config::Overrides;
+use kimi_core::config::Overrides;
+use kimi_protocol::Mode;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -168,7 +168,7 @@ pub struct ConnectArgs {
     pub profile: Option<String>,
     /// raw: render the template and parse markers locally; chat: the server's tool parser.
     #[arg(long, value_enum)]
-    pub mode: Option<Mode>,
+    pub mode: Option<ModeArg>,
     /// Server URL up to /v1, e.g. http://127.0.0.1:8000/v1.
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
@@ -177,12 +177,30 @@ pub struct ConnectArgs {
     pub model: Option<String>,
 }
 
+/// `--mode`: clap's view of [`Mode`], which lives in the protocol crate and knows nothing of clap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    /// `/v1/completions`: the client renders the template and parses markers itself.
+    Raw,
+    /// `/v1/chat/completions` with `tools`: the server parses tool calls.
+    Chat,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::Raw => Mode::Raw,
+            ModeArg::Chat => Mode::Chat,
+        }
+    }
+}
+
 impl ConnectArgs {
     pub fn overrides(&self) -> Overrides {
         Overrides {
             config: self.config.clone(),
             profile: self.profile.clone(),
-            mode: self.mode,
+            mode: self.mode.map(Mode::from),
             base_url: self.base_url.clone(),
             model: self.model.clone(),
         }

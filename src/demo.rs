@@ -8,28 +8,25 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use crate::backend::Mode;
-use crate::config::{Profile, Resolved};
-use crate::mock::{MockOptions, MockServer};
-use crate::tools::{Approval, ToolSpec};
+use kimi_core::config::{Profile, Resolved};
+use kimi_core::tools::{Approval, ToolSpec};
+use kimi_mock::{MockOptions, MockServer};
+use kimi_protocol::Mode;
 
 /// The demo tool scripts, embedded so the binary works outside the source tree.
 const SCRIPTS: [(&str, &str); 3] = [
-    ("weather.sh", include_str!("../../assets/tools/weather.sh")),
-    ("time.sh", include_str!("../../assets/tools/time.sh")),
-    (
-        "list_dir.sh",
-        include_str!("../../assets/tools/list_dir.sh"),
-    ),
+    ("weather.sh", include_str!("../assets/tools/weather.sh")),
+    ("time.sh", include_str!("../assets/tools/time.sh")),
+    ("list_dir.sh", include_str!("../assets/tools/list_dir.sh")),
 ];
 
 /// Write the demo scripts into `dir` (executable) and describe them as tools.
 pub fn demo_tools(dir: &Path) -> Result<Vec<ToolSpec>> {
-    crate::private_fs::create_dir_all(dir)
+    kimi_core::private_fs::create_dir_all(dir)
         .with_context(|| format!("cannot create {}", dir.display()))?;
     for (name, text) in SCRIPTS {
         let path = dir.join(name);
-        crate::private_fs::write(&path, text.as_bytes())
+        kimi_core::private_fs::write(&path, text.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
         // Executable by the user only, like everything else kimi-tui writes.
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))?;
@@ -66,7 +63,7 @@ pub fn demo_tools(dir: &Path) -> Result<Vec<ToolSpec>> {
 
 /// Where the demo scripts go.
 pub fn tools_dir() -> PathBuf {
-    super::state_dir().join("demo-tools")
+    kimi_ui::app::state_dir().join("demo-tools")
 }
 
 /// Start the mock server (streaming at a visible pace) and the demo profile.

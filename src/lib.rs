@@ -1,22 +1,12 @@
-//! kimi-tui: a terminal chat client for Kimi K2 models.
-//!
-//! `protocol` holds the wire format (template, parser) and does no I/O; `backend` streams from a
-//! server in raw or chat mode; `mock` is the scripted server behind `--demo` and the tests;
-//! `tools` runs the tools declared in the config; `commands` holds the non-interactive
-//! subcommands.
+//! kimi-tui, the binary: the command line (`cli`), the non-interactive subcommands
+//! (`commands`), and the wiring of `--demo` and `mock-server`. The work happens in the crates
+//! under `crates/`: `kimi-protocol` (wire format, shared types; pure), `kimi-client` (HTTP +
+//! SSE), `kimi-core` (agent, tools, config, sessions), `kimi-mock` (the scripted server) and
+//! `kimi-ui` (the terminal UI).
 
-pub mod app;
-pub mod backend;
 pub mod cli;
 pub mod commands;
-pub mod config;
-pub mod engine;
-pub mod invisible;
-pub mod json_out;
-pub mod mock;
-pub mod private_fs;
-pub mod protocol;
-pub mod sanitize;
-pub mod session;
-pub mod tools;
-pub mod ui;
+#[cfg(feature = "demo")]
+pub mod demo;
+#[cfg(feature = "demo")]
+pub mod mock_cli;

@@ -4,15 +4,15 @@
 use std::os::unix::fs::PermissionsExt;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_tui::app::event::{AppEvent, Effect};
-use kimi_tui::app::saved;
-use kimi_tui::app::state::{App, Connection, Entry, PaneState, TurnState};
-use kimi_tui::app::update::update;
-use kimi_tui::backend::{Mode, StreamEvent, Trace};
-use kimi_tui::engine::{EngineEvent, TurnOutcome};
-use kimi_tui::protocol::{Message, ToolCall};
-use kimi_tui::session::{Session, SessionStore};
-use kimi_tui::tools::Toolbox;
+use kimi_core::engine::{EngineEvent, TurnOutcome};
+use kimi_core::session::{Session, SessionStore};
+use kimi_core::tools::Toolbox;
+use kimi_protocol::{Message, ToolCall};
+use kimi_protocol::{Mode, StreamEvent, Trace};
+use kimi_ui::app::event::{AppEvent, Effect};
+use kimi_ui::app::saved;
+use kimi_ui::app::state::{App, Connection, Entry, PaneState, TurnState};
+use kimi_ui::app::update::update;
 
 fn app() -> App {
     let connection = Connection {

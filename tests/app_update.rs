@@ -2,13 +2,13 @@
 //! with a reason, always-allow, editing arguments, cancelling mid-stream, retry.
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_tui::app::event::{AppEvent, Effect};
-use kimi_tui::app::state::{App, Connection, DialogStage, Entry, PaneState, TurnState};
-use kimi_tui::app::update::update;
-use kimi_tui::backend::{Mode, StreamEvent};
-use kimi_tui::engine::{ApprovalRequest, Decision, EngineEvent};
-use kimi_tui::protocol::{Message, ToolCall};
-use kimi_tui::tools::{Approval, CallProblem, ToolSpec, Toolbox};
+use kimi_core::engine::{ApprovalRequest, Decision, EngineEvent};
+use kimi_core::tools::{Approval, CallProblem, ToolSpec, Toolbox};
+use kimi_protocol::{Message, ToolCall};
+use kimi_protocol::{Mode, StreamEvent};
+use kimi_ui::app::event::{AppEvent, Effect};
+use kimi_ui::app::state::{App, Connection, DialogStage, Entry, PaneState, TurnState};
+use kimi_ui::app::update::update;
 use serde_json::json;
 use tokio::sync::oneshot;
 
@@ -396,7 +396,7 @@ fn approvals_after_a_cancel_are_answered_no() {
 #[test]
 fn inspector_search_never_indexes_past_the_end() {
     let mut a = app();
-    let mut t = kimi_tui::backend::Trace::default();
+    let mut t = kimi_protocol::Trace::default();
     t.push_chunk("hello", 1);
     a.traces.push(t);
     ctrl(&mut a, 't');
@@ -670,7 +670,7 @@ fn invalid_arguments_are_marked_in_the_pane_before_any_dialog() {
         panic!("turn");
     };
     let text: Vec<String> =
-        kimi_tui::ui::tool_pane::lines(&t.panes[0], 200, false, std::time::Instant::now())
+        kimi_ui::ui::tool_pane::lines(&t.panes[0], 200, false, std::time::Instant::now())
             .iter()
             .map(|l| l.to_string())
             .collect();
@@ -714,7 +714,7 @@ fn hostile_ids_still_match_their_pane_and_stay_on_one_line() {
     let Some(Entry::Assistant(t)) = a.entries.last() else {
         panic!("turn");
     };
-    let lines = kimi_tui::ui::tool_pane::lines(&t.panes[0], 200, false, std::time::Instant::now());
+    let lines = kimi_ui::ui::tool_pane::lines(&t.panes[0], 200, false, std::time::Instant::now());
     // The title row keeps its state in view; the id, escaped, has the next row.
     let title = lines[0].to_string();
     assert!(
@@ -777,7 +777,7 @@ fn last_notice(app: &App) -> Option<(String, bool)> {
 
 #[test]
 fn a_paste_over_the_cap_is_refused_with_a_notice_and_nothing_lost() {
-    use kimi_tui::app::paste::MAX_DRAFT_BYTES;
+    use kimi_ui::app::paste::MAX_DRAFT_BYTES;
     let mut a = app();
     typed(&mut a, "keep me");
     let huge = "0123456789abcdef\n".repeat(10_000_000 / 17);

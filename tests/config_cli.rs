@@ -49,7 +49,7 @@ fn config_init_writes_the_example_and_never_overwrites() {
     assert!(text(&o.stdout).contains(&path.display().to_string()));
     assert!(text(&o.stdout).contains("kimi-tui doctor"));
     // The written file is a working config.
-    kimi_tui::config::Config::load(&path).expect("loads");
+    kimi_core::config::Config::load(&path).expect("loads");
 
     std::fs::write(&path, "# mine\n").expect("edit");
     let o = run(dir.path(), &["config", "init"]);

@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use kimi_tui::backend::Mode;
-use kimi_tui::config::{Config, Profile};
-use kimi_tui::tools::{Approval, ToolSpec};
+use kimi_core::config::{Config, Profile};
+use kimi_core::tools::{Approval, ToolSpec};
+use kimi_protocol::Mode;
 use serde_json::Value;
 
 const EXAMPLE: &str = include_str!("../config.example.toml");

@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use kimi_tui::mock::{MockOptions, MockServer};
+use kimi_mock::{MockOptions, MockServer};
 use serde_json::Value;
 
 const KEY_VAR: &str = "KIMI_DOCTOR_TEST_KEY";

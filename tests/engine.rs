@@ -4,11 +4,13 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
-use kimi_tui::backend::{Backend, Endpoint, Mode, StreamEvent};
-use kimi_tui::engine::{Agent, ApprovalRequest, Approver, Decision, EngineEvent, TurnOutcome};
-use kimi_tui::mock::{MockOptions, MockServer};
-use kimi_tui::protocol::{Message, RenderOptions, render};
-use kimi_tui::tools::{Approval, CallProblem, ToolSpec, Toolbox};
+use kimi_protocol::{Mode, StreamEvent};
+
+use kimi_client::{Backend, Endpoint};
+use kimi_core::engine::{Agent, ApprovalRequest, Approver, Decision, EngineEvent, TurnOutcome};
+use kimi_core::tools::{Approval, CallProblem, ToolSpec, Toolbox};
+use kimi_mock::{MockOptions, MockServer};
+use kimi_protocol::{Message, RenderOptions, render};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -692,7 +694,7 @@ async fn forged_tool_run(mode: Mode, neutralize: bool) -> Run {
 }
 
 /// The trace of round `round` (from 1).
-fn round_trace(r: &Run, round: u32) -> &kimi_tui::backend::Trace {
+fn round_trace(r: &Run, round: u32) -> &kimi_protocol::Trace {
     r.events
         .iter()
         .find_map(|e| match e {

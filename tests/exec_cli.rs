@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use kimi_tui::mock::{MockOptions, MockServer};
+use kimi_mock::{MockOptions, MockServer};
 use serde_json::Value;
 
 fn bin() -> Command {
@@ -221,7 +221,7 @@ fn missing_and_broken_configs_are_explained() {
 #[tokio::test]
 async fn hostile_ids_and_arguments_stay_on_one_stderr_line() {
     let opts = MockOptions {
-        tool_calls: vec![kimi_tui::mock::ScriptedCall {
+        tool_calls: vec![kimi_mock::ScriptedCall {
             id: Some(format!(
                 "call_0\ncommand: ./safe.sh\n\u{1b}[2J{}",
                 "\n".repeat(40)

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use kimi_tui::backend::Mode;
-use kimi_tui::protocol::Message;
-use kimi_tui::session::{Session, SessionStore};
+use kimi_core::session::{Session, SessionStore};
+use kimi_protocol::Message;
+use kimi_protocol::Mode;
 
 const BIN: &str = env!("CARGO_BIN_EXE_kimi-tui");
 

@@ -3,8 +3,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use kimi_protocol::{RenderOptions, parse_chunks, render};
 use kimi_tui::commands::render::RenderRequest;
-use kimi_tui::protocol::{RenderOptions, parse_chunks, render};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
@@ -103,7 +103,7 @@ fn floats_match_python_repr_on_golden_vectors() {
     for (bits, want) in pairs {
         let f = f64::from_bits(u64::from_str_radix(&bits, 16).expect("hex bits"));
         let mut got = String::new();
-        kimi_tui::protocol::json::write_float(&mut got, f);
+        kimi_protocol::json::write_float(&mut got, f);
         assert_eq!(got, want, "bits {bits}");
     }
 }

@@ -8,10 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use kimi_tui::backend::{Backend, Endpoint, Mode, StreamEvent};
-use kimi_tui::mock::{MockOptions, MockServer};
-use kimi_tui::protocol::Message;
-use kimi_tui::session::{Session, SessionView};
+use kimi_protocol::{Mode, StreamEvent};
+
+use kimi_client::{Backend, Endpoint};
+use kimi_core::session::{Session, SessionView};
+use kimi_mock::{MockOptions, MockServer};
+use kimi_protocol::Message;
 use tokio_util::sync::CancellationToken;
 
 const KEY_VAR: &str = "KIMI_HOSTILE_TEST_KEY";

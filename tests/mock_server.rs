@@ -5,11 +5,9 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use kimi_tui::mock::{MockOptions, MockServer};
-use kimi_tui::protocol::tokens::Marker;
-use kimi_tui::protocol::{
-    FinishReason, Message, RenderOptions, ToolCall, parse_completion, render,
-};
+use kimi_mock::{MockOptions, MockServer};
+use kimi_protocol::tokens::Marker;
+use kimi_protocol::{FinishReason, Message, RenderOptions, ToolCall, parse_completion, render};
 use serde_json::{Value, json};
 
 fn client() -> reqwest::Client {

@@ -1,9 +1,9 @@
 //! Property tests of the stream parser: chunking never changes the result, marker bytes never
 //! leak into text, and no input makes it panic.
 
-use kimi_tui::protocol::event::Coalescer;
-use kimi_tui::protocol::parser::events_of;
-use kimi_tui::protocol::{Event, Marker, Parser, parse_chunks};
+use kimi_protocol::event::Coalescer;
+use kimi_protocol::parser::events_of;
+use kimi_protocol::{Event, Marker, Parser, parse_chunks};
 use proptest::prelude::*;
 
 /// Pieces a completion is built from: every marker, partial markers, ids, JSON, unicode text.

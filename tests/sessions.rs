@@ -6,10 +6,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use kimi_tui::backend::{Backend, Endpoint, Mode, Trace};
-use kimi_tui::mock::{MockOptions, MockServer};
-use kimi_tui::protocol::{Message, ToolCall};
-use kimi_tui::session::{Session, SessionStore};
+use kimi_protocol::{Mode, Trace};
+
+use kimi_client::{Backend, Endpoint};
+use kimi_core::session::{Session, SessionStore};
+use kimi_mock::{MockOptions, MockServer};
+use kimi_protocol::{Message, ToolCall};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use kimi_tui::tools::{ExitKind, ToolOutcome, ToolSpec, Toolbox, run};
+use kimi_core::tools::{ExitKind, ToolOutcome, ToolSpec, Toolbox, run};
 use tokio_util::sync::CancellationToken;
 
 fn root() -> &'static Path {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use kimi_tui::mock::{MockOptions, MockServer};
+use kimi_mock::{MockOptions, MockServer};
 
 struct Tmux {
     session: String,

@@ -2,14 +2,14 @@
 
 use std::time::{Duration, Instant};
 
-use kimi_tui::app::state::{
+use kimi_core::engine::ApprovalRequest;
+use kimi_core::tools::{Approval, CallProblem, ToolSpec, Toolbox};
+use kimi_protocol::{Marker, ToolCall};
+use kimi_protocol::{MarkerHit, Mode, Trace};
+use kimi_ui::app::state::{
     App, ApprovalDialog, AssistantTurn, Connection, Entry, PaneState, ToolPane, TurnState,
 };
-use kimi_tui::backend::{MarkerHit, Mode, Trace};
-use kimi_tui::engine::ApprovalRequest;
-use kimi_tui::protocol::{Marker, ToolCall};
-use kimi_tui::tools::{Approval, CallProblem, ToolSpec, Toolbox};
-use kimi_tui::ui;
+use kimi_ui::ui;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;

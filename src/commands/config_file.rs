@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::cli::{ConfigAction, ConfigArgs};
-use crate::config;
+use kimi_core::config;
 
 /// `config.example.toml`: every option, commented.
 pub const EXAMPLE: &str = include_str!("../../config.example.toml");
@@ -45,13 +45,13 @@ pub fn run(args: &ConfigArgs, outer: Option<&PathBuf>) -> Result<()> {
 /// Write the example to `path`, creating its directory; never replaces an existing file.
 fn init(path: &PathBuf) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        crate::private_fs::create_dir_all(parent)
+        kimi_core::private_fs::create_dir_all(parent)
             .with_context(|| format!("cannot create the directory {}", parent.display()))?;
     }
     let mut file = match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(crate::private_fs::FILE_MODE)
+        .mode(kimi_core::private_fs::FILE_MODE)
         .open(path)
     {
         Ok(f) => f,

@@ -16,14 +16,14 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
-use crate::backend::{Backend, BackendError, Endpoint, Mode, probe, redact_url};
+use kimi_protocol::Mode;
+
 use crate::cli::{ConnectArgs, DoctorArgs};
-use crate::config::{self, ConfigError, Resolved};
-use crate::protocol::tokens::{
-    TOOL_CALL_ARGUMENT_BEGIN, TOOL_CALL_BEGIN, TOOL_CALLS_SECTION_BEGIN,
-};
-use crate::protocol::{Message, RenderOptions, render};
-use crate::tools::ToolSpec;
+use kimi_client::{Backend, BackendError, Endpoint, probe, redact_url};
+use kimi_core::config::{self, ResolveError, Resolved};
+use kimi_core::tools::ToolSpec;
+use kimi_protocol::tokens::{TOOL_CALL_ARGUMENT_BEGIN, TOOL_CALL_BEGIN, TOOL_CALLS_SECTION_BEGIN};
+use kimi_protocol::{Message, RenderOptions, render};
 
 /// The vLLM command line that serves Kimi K2 with its tool parser.
 pub const VLLM_COMMAND: &str = "vllm serve moonshotai/Kimi-K2-Instruct --trust-remote-code --enable-auto-tool-choice --tool-call-parser kimi_k2";
@@ -149,17 +149,19 @@ fn check_config(args: &DoctorArgs, report: &mut Report) -> Option<Resolved> {
         }
         Err(e) => {
             let text = format!("{e:#}");
-            let config_error = e.downcast_ref::<ConfigError>();
-            let fix = if config_error.is_some_and(|c| c.message.starts_with("cannot read")) {
-                "check the path, or create the file with `kimi-tui config init --config PATH`"
-            } else if config_error.is_some() {
-                "correct the file at the place named above; config.example.toml (`kimi-tui config init` writes it) documents every key"
-            } else if text.contains("no config file") {
-                "run `kimi-tui config init` to write an example config there and edit it, or pass --config PATH or --base-url URL"
-            } else if text.contains("profile") {
-                "choose a profile with --profile NAME, or set default_profile in the config"
-            } else {
-                "correct the config file"
+            let fix = match &e {
+                ResolveError::Config(c) if c.message.starts_with("cannot read") => {
+                    "check the path, or create the file with `kimi-tui config init --config PATH`"
+                }
+                ResolveError::Config(_) => {
+                    "correct the file at the place named above; config.example.toml (`kimi-tui config init` writes it) documents every key"
+                }
+                ResolveError::NoConfig { .. } => {
+                    "run `kimi-tui config init` to write an example config there and edit it, or pass --config PATH or --base-url URL"
+                }
+                ResolveError::Profile { .. } => {
+                    "choose a profile with --profile NAME, or set default_profile in the config"
+                }
             };
             report.fail("config", &one_line(&text), fix);
             report.warn("other checks", "not run (they need a working config)", None);
@@ -547,11 +549,11 @@ fn check_tools(tools: &[ToolSpec], report: &mut Report) {
     }
 }
 
-fn approval_name(a: crate::tools::Approval) -> &'static str {
+fn approval_name(a: kimi_core::tools::Approval) -> &'static str {
     match a {
-        crate::tools::Approval::Ask => "ask",
-        crate::tools::Approval::Auto => "auto",
-        crate::tools::Approval::Deny => "deny",
+        kimi_core::tools::Approval::Ask => "ask",
+        kimi_core::tools::Approval::Auto => "auto",
+        kimi_core::tools::Approval::Deny => "deny",
     }
 }
 
@@ -639,7 +641,7 @@ fn is_executable_file(p: &Path) -> bool {
 /// Server or model text on one terminal-safe line, at most 200 characters.
 fn one_line(text: &str) -> String {
     const MAX: usize = 200;
-    let clean = crate::sanitize::for_terminal(text);
+    let clean = kimi_protocol::sanitize::for_terminal(text);
     let joined = clean.split_whitespace().collect::<Vec<_>>().join(" ");
     match joined.char_indices().nth(MAX) {
         Some((i, _)) => format!("{}…", &joined[..i]),
@@ -669,7 +671,7 @@ mod tests {
         assert!(p.ends_with(
             "<|im_assistant|>assistant<|im_middle|><|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Beijing\"}"
         ));
-        assert!(crate::mock::prompt::ends_inside_call(&p));
+        assert!(kimi_mock::prompt::ends_inside_call(&p));
     }
 
     #[test]

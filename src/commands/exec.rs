@@ -6,13 +6,15 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::{Backend, StreamEvent};
+use kimi_protocol::StreamEvent;
+
 use crate::cli::ExecArgs;
-use crate::config;
-use crate::engine::{Agent, EngineEvent, FixedPolicy};
-use crate::protocol::{Message, special};
-use crate::sanitize;
-use crate::tools::Toolbox;
+use kimi_client::Backend;
+use kimi_core::config;
+use kimi_core::engine::{Agent, EngineEvent, FixedPolicy};
+use kimi_core::tools::Toolbox;
+use kimi_protocol::sanitize;
+use kimi_protocol::{Message, special};
 
 pub fn run(args: &ExecArgs) -> Result<()> {
     let resolved = config::resolve(&args.connect.overrides())?;
@@ -58,7 +60,7 @@ pub fn run(args: &ExecArgs) -> Result<()> {
     });
     let mut out = std::io::stdout().lock();
     if json {
-        let text = crate::json_out::to_string_pretty(&conversation)?;
+        let text = kimi_core::json_out::to_string_pretty(&conversation)?;
         writeln!(out, "{text}").ok();
     } else {
         writeln!(out).ok();
@@ -164,7 +166,7 @@ impl Printer {
 const ARGUMENT_CHARS: usize = 10_000;
 
 /// `NAME (ID)` of a call, each escaped on one line: a hostile id cannot fake more lines.
-fn call_label(call: &crate::protocol::ToolCall) -> String {
+fn call_label(call: &kimi_protocol::ToolCall) -> String {
     format!(
         "{} ({})",
         sanitize::one_line(&call.function.name, 64),

@@ -4,8 +4,8 @@ use anyhow::Result;
 
 use super::{input, write_stdout};
 use crate::cli::ParseArgs;
-use crate::protocol::event::Coalescer;
-use crate::protocol::{Collector, Event, Parser};
+use kimi_protocol::event::Coalescer;
+use kimi_protocol::{Collector, Event, Parser};
 
 pub fn run(args: &ParseArgs) -> Result<()> {
     let (name, text) = input::read(args.file.as_deref())?;
@@ -22,7 +22,7 @@ pub fn run(args: &ParseArgs) -> Result<()> {
         parser.finish(&mut sink);
         let mut out = String::new();
         for ev in events.into_events() {
-            out.push_str(&crate::json_out::to_string(&ev.to_json())?);
+            out.push_str(&kimi_core::json_out::to_string(&ev.to_json())?);
             out.push('\n');
         }
         out
@@ -31,7 +31,7 @@ pub fn run(args: &ParseArgs) -> Result<()> {
         let mut sink = |ev: Event<'_>| collector.push(&ev);
         chunks.iter().for_each(|c| parser.feed(c, &mut sink));
         parser.finish(&mut sink);
-        let mut out = crate::json_out::to_string_pretty(&collector.finish())?;
+        let mut out = kimi_core::json_out::to_string_pretty(&collector.finish())?;
         out.push('\n');
         out
     };

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::{input, write_stdout};
 use crate::cli::RenderArgs;
-use crate::protocol::{Message, RenderOptions, render};
+use kimi_protocol::{Message, RenderOptions, render};
 
 /// What `render` reads: the fields of a chat request the template uses.
 #[derive(Debug, Deserialize)]

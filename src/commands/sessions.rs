@@ -7,8 +7,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::cli::{ExportArgs, ExportFormat, SessionsArgs};
-use crate::sanitize::for_terminal;
-use crate::session::{self, Session, SessionStore, time::format_utc_minute};
+use kimi_core::session::{self, Session, SessionStore, time::format_utc_minute};
+use kimi_protocol::sanitize::for_terminal;
 
 fn store(dir: Option<&Path>) -> Result<SessionStore> {
     match dir {
@@ -155,9 +155,9 @@ pub fn export(args: &ExportArgs) -> Result<()> {
 /// Exports hold the whole conversation: mode 0600, in a 0700 directory when one is created.
 fn write_file(path: &Path, text: &str) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        crate::private_fs::create_dir_all(parent)
+        kimi_core::private_fs::create_dir_all(parent)
             .with_context(|| format!("cannot create the directory {}", parent.display()))?;
     }
-    crate::private_fs::write(path, text.as_bytes())
+    kimi_core::private_fs::write(path, text.as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))
 }

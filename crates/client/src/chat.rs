@@ -8,11 +8,12 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::TurnResult;
 use super::http::{self, Call, Progress, StreamChoice};
 use super::markers::LocalParse;
-use super::{StreamEvent, TurnResult, Usage};
-use crate::protocol::completion::check_arguments;
-use crate::protocol::{Message, ToolCall, call_id, special};
+use kimi_protocol::completion::check_arguments;
+use kimi_protocol::{Message, ToolCall, call_id, special};
+use kimi_protocol::{StreamEvent, Usage};
 
 #[derive(Deserialize)]
 struct Choice<'a> {

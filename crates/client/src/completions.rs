@@ -6,10 +6,11 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::TurnResult;
 use super::http::{self, Call, Progress, StreamChoice};
 use super::markers::LocalParse;
-use super::{StreamEvent, TurnResult, Usage};
-use crate::protocol::{Message, RenderOptions, render_traced, tokens::IM_END};
+use kimi_protocol::{Message, RenderOptions, render_traced, tokens::IM_END};
+use kimi_protocol::{StreamEvent, Usage};
 
 /// One choice of a streamed completion chunk, borrowed where it can be.
 #[derive(Deserialize)]

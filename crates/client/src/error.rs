@@ -79,7 +79,7 @@ impl BackendError {
 /// Escape sequences and control characters are removed: it is shown on a terminal.
 pub fn server_message(body: &str) -> String {
     let text = pick_message(body);
-    let clean = crate::sanitize::for_terminal(&text);
+    let clean = kimi_protocol::sanitize::for_terminal(&text);
     // One line: a message is printed as one error line, and a short one.
     const MAX: usize = 1000;
     let one_line = clean.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -13,9 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::server_message;
 use super::sse::{EventStream, SseError};
-use super::trace::REDACTED;
 use super::url::{CrossOrigin, redirect_policy};
-use super::{BackendError, Endpoint, StreamEvent, Trace, Usage};
+use super::{BackendError, Endpoint};
+use kimi_protocol::trace::REDACTED;
+use kimi_protocol::{StreamEvent, Trace, Usage};
 
 /// Most bytes read of an error body (or of a body that is not the expected stream): the
 /// server's message is at the start, and a 200 MB error page must not be held in memory.
@@ -237,7 +238,7 @@ where
             .take(200)
             .collect();
         return Err(BackendError::NotEventStream {
-            content_type: crate::sanitize::for_terminal(&ct).into_owned(),
+            content_type: kimi_protocol::sanitize::for_terminal(&ct).into_owned(),
             body: start,
         });
     }

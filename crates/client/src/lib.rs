@@ -10,40 +10,17 @@ mod http;
 mod markers;
 pub mod probe;
 pub mod sse;
-pub mod trace;
 mod url;
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use error::BackendError;
-pub use trace::{MarkerHit, Trace};
 pub use url::redact_url;
 
-use crate::protocol::{Message, ToolCall};
-
-/// How the client talks to the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// `/v1/completions`: the client renders the template and parses markers itself.
-    #[default]
-    Raw,
-    /// `/v1/chat/completions` with `tools`: the server parses tool calls.
-    Chat,
-}
-
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Raw => "raw",
-            Mode::Chat => "chat",
-        }
-    }
-}
+use kimi_protocol::{Message, Mode, StreamEvent, ToolCall, Trace, Usage};
 
 /// Everything needed to reach one model.
 #[derive(Clone)]
@@ -109,54 +86,6 @@ impl std::fmt::Debug for Endpoint {
             .field("idle_timeout", &self.idle_timeout)
             .finish_non_exhaustive()
     }
-}
-
-/// Token counts as the server reports them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    #[serde(default)]
-    pub prompt_tokens: u64,
-    #[serde(default)]
-    pub completion_tokens: u64,
-    #[serde(default)]
-    pub total_tokens: u64,
-}
-
-/// What a stream tells its listener as it happens.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StreamEvent {
-    /// The request is about to be sent: its URL, JSON body (never holding the key) and, in raw
-    /// mode, the rendered prompt.
-    Request {
-        url: String,
-        body: Value,
-        prompt: Option<String>,
-    },
-    /// A raw piece as received (completion text in raw mode, the SSE payload in chat mode).
-    Chunk {
-        data: String,
-        at_us: u64,
-    },
-    Marker(MarkerHit),
-    Text(String),
-    ToolCallBegin {
-        index: usize,
-        id: String,
-        name: String,
-    },
-    ToolCallArgs {
-        index: usize,
-        delta: String,
-    },
-    ToolCallEnd {
-        index: usize,
-    },
-    /// The call was cut off; it will not run.
-    ToolCallIncomplete {
-        index: usize,
-    },
-    Warning(String),
-    Usage(Usage),
 }
 
 /// How one request ended, with everything that arrived.

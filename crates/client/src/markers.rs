@@ -2,9 +2,9 @@
 //! carries Kimi markers because the server's tool parser is off. Wraps `protocol::Parser`,
 //! turning its events into [`StreamEvent`]s and recording markers for the inspector.
 
-use crate::protocol::{Collector, Event, Marker, ParsedCompletion, Parser, Warning};
+use kimi_protocol::{Collector, Event, Marker, ParsedCompletion, Parser, Warning};
 
-use super::{MarkerHit, StreamEvent};
+use kimi_protocol::{MarkerHit, StreamEvent};
 
 #[derive(Debug, Default)]
 pub(super) struct LocalParse {

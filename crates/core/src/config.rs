@@ -10,8 +10,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use toml::de::{DeTable, DeValue};
 
-use crate::backend::{Endpoint, Mode};
+use kimi_protocol::Mode;
+
 use crate::tools::{ToolSpec, Toolbox};
+use kimi_client::Endpoint;
 
 /// One way to reach a model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -261,7 +263,7 @@ impl Config {
                     key("base_url"),
                     format!(
                         "expected an http:// or https:// URL ending in /v1, got {:?}",
-                        crate::backend::redact_url(&p.base_url)
+                        kimi_client::redact_url(&p.base_url)
                     ),
                 ));
             }
@@ -629,9 +631,24 @@ pub struct Resolved {
     pub config_path: Option<PathBuf>,
 }
 
+/// Why no profile could be resolved.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The file has no such profile (or none at all).
+    #[error("{}: {message}", path.display())]
+    Profile { path: PathBuf, message: String },
+    #[error(
+        "no config file at {}; run `kimi-tui config init` to write an example there, pass --base-url, or try `kimi-tui --demo`",
+        path.as_deref().map_or_else(|| "(no config directory)".to_owned(), |p| p.display().to_string())
+    )]
+    NoConfig { path: Option<PathBuf> },
+}
+
 /// Load the config (from `--config` or the default path) and apply the overrides. With no
 /// config file, `--base-url` alone is enough (no tools then).
-pub fn resolve(o: &Overrides) -> anyhow::Result<Resolved> {
+pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
     let path = o.config.clone().or_else(default_path);
     let config = match &path {
         Some(p) if o.config.is_some() || p.exists() => Some(Config::load(p)?),
@@ -639,12 +656,12 @@ pub fn resolve(o: &Overrides) -> anyhow::Result<Resolved> {
     };
     let (profile_name, mut profile, tools) = match &config {
         Some(c) => {
-            let (name, p) = c.profile(o.profile.as_deref()).map_err(|e| {
-                anyhow::anyhow!(
-                    "{}: {e}",
-                    path.as_deref().unwrap_or(Path::new("?")).display()
-                )
-            })?;
+            let (name, p) =
+                c.profile(o.profile.as_deref())
+                    .map_err(|message| ResolveError::Profile {
+                        path: path.clone().unwrap_or_else(|| PathBuf::from("?")),
+                        message,
+                    })?;
             (name, p, c.tools.clone())
         }
         None => match &o.base_url {
@@ -653,13 +670,7 @@ pub fn resolve(o: &Overrides) -> anyhow::Result<Resolved> {
                 Profile::new(Mode::Raw, url),
                 Vec::new(),
             ),
-            None => anyhow::bail!(
-                "no config file at {}; run `kimi-tui config init` to write an example there, pass --base-url, or try `kimi-tui --demo`",
-                path.as_deref().map_or_else(
-                    || "(no config directory)".to_owned(),
-                    |p| p.display().to_string()
-                )
-            ),
+            None => return Err(ResolveError::NoConfig { path }),
         },
     };
     if let Some(m) = o.mode {

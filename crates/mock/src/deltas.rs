@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use super::tokens::{Kind, Token, Tokens, ceil_char_boundary};
-use crate::protocol::call_id;
+use kimi_protocol::call_id;
 
 /// How tokens map to events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -216,7 +216,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::mock::script::{Call, Reply, Text};
+    use crate::script::{Call, Reply, Text};
 
     fn reply() -> Arc<Reply> {
         Arc::new(Reply {

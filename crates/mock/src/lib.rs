@@ -17,17 +17,13 @@ pub mod script;
 pub mod sse;
 pub mod tokens;
 
-use std::io::Write as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use anyhow::Context as _;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-
-use crate::cli::MockArgs;
 
 /// How the mock streams and fails. `Default` is a well-behaved server.
 #[derive(Debug, Clone)]
@@ -87,46 +83,6 @@ pub struct ScriptedCall {
     pub arguments: String,
 }
 
-impl ScriptedCall {
-    /// The calls `args` asks for: the file's (one object or an array), then the one built from
-    /// `--tool-call-name` and friends.
-    pub fn from_args(args: &MockArgs) -> anyhow::Result<Vec<ScriptedCall>> {
-        let mut calls = Vec::new();
-        if let Some(path) = &args.tool_call_file {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            let value: Value = serde_json::from_str(&text)
-                .with_context(|| format!("{} is not JSON", path.display()))?;
-            let parsed = match value {
-                Value::Array(_) => serde_json::from_value(value),
-                other => serde_json::from_value(other).map(|c| vec![c]),
-            };
-            calls.extend(parsed.with_context(|| {
-                format!(
-                    "{}: expected {{\"id\", \"name\", \"arguments\"}} or an array of them",
-                    path.display()
-                )
-            })?);
-        }
-        match (
-            &args.tool_call_name,
-            &args.tool_call_id,
-            &args.tool_call_args,
-        ) {
-            (Some(name), id, arguments) => calls.push(ScriptedCall {
-                id: id.clone(),
-                name: name.clone(),
-                arguments: arguments.clone().unwrap_or_else(|| "{}".to_owned()),
-            }),
-            (None, None, None) => {}
-            (None, ..) => {
-                anyhow::bail!("--tool-call-id and --tool-call-args need --tool-call-name")
-            }
-        }
-        Ok(calls)
-    }
-}
-
 impl Default for MockOptions {
     fn default() -> Self {
         MockOptions {
@@ -152,39 +108,13 @@ impl Default for MockOptions {
     }
 }
 
-impl From<&MockArgs> for MockOptions {
-    fn from(a: &MockArgs) -> Self {
-        MockOptions {
-            // `MockArgs::default()` (not parsed by clap) has an empty model.
-            model: if a.model.is_empty() {
-                MockOptions::default().model
-            } else {
-                a.model.clone()
-            },
-            chunk_bytes: a.chunk_bytes,
-            delay_ms: a.delay_ms,
-            drop_after_bytes: a.drop_after_bytes,
-            fail_status: a.fail_status,
-            malformed_sse: a.malformed_sse,
-            error_event: a.error_event,
-            markers_in_content: a.markers_in_content,
-            api_key: a.api_key.clone(),
-            strip_special_tokens: a.strip_special_tokens,
-            bom: a.bom,
-            content_type: a.content_type.clone(),
-            error_body_bytes: a.error_body_bytes,
-            slow_body_bps: a.slow_body_bps,
-            long_line_bytes: a.long_line_bytes,
-            redirect_to: a.redirect_to.clone(),
-            // `MockArgs::default()` (not parsed by clap) has 0.
-            redirect_status: match a.redirect_status {
-                0 => 307,
-                s => s,
-            },
-            // Read by `run_cli` (a file can fail to load; `From` cannot fail).
-            tool_calls: Vec::new(),
-        }
-    }
+/// The mock could not listen on its port.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot listen on 127.0.0.1:{port}")]
+pub struct StartError {
+    pub port: u16,
+    #[source]
+    pub source: std::io::Error,
 }
 
 /// A running mock server. Dropping it stops the server task.
@@ -197,11 +127,12 @@ pub struct MockServer {
 
 impl MockServer {
     /// Bind 127.0.0.1:port (0 = any free port) and serve in a tokio task.
-    pub async fn start(opts: MockOptions, port: u16) -> anyhow::Result<MockServer> {
+    pub async fn start(opts: MockOptions, port: u16) -> Result<MockServer, StartError> {
+        let listen = |source| StartError { port, source };
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await
-            .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
-        let addr = listener.local_addr()?;
+            .map_err(listen)?;
+        let addr = listener.local_addr().map_err(listen)?;
         let requests = Arc::new(Mutex::new(Vec::new()));
         let app = routes::router(routes::AppState {
             opts: Arc::new(opts),
@@ -262,48 +193,5 @@ impl Drop for MockServer {
         if let Some(task) = self.task.take() {
             task.abort();
         }
-    }
-}
-
-/// `kimi-tui mock-server`: serve until Ctrl-C or SIGTERM.
-pub fn run_cli(args: &MockArgs) -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    rt.block_on(async {
-        let opts = MockOptions {
-            tool_calls: ScriptedCall::from_args(args)?,
-            ..MockOptions::from(args)
-        };
-        let server = MockServer::start(opts, args.port).await?;
-        let mut out = std::io::stdout();
-        writeln!(out, "listening on {}", server.base_url())?;
-        out.flush()?;
-        wait_for_signal().await;
-        server.shutdown().await;
-        Ok(())
-    })
-}
-
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
-use crate::protocol::message::Message;
-use crate::protocol::parse_completion;
-use crate::protocol::tokens::*;
+use kimi_protocol::message::Message;
+use kimi_protocol::parse_completion;
+use kimi_protocol::tokens::*;
 
 /// The conversation held by a prompt.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -115,8 +115,8 @@ fn named(mut m: Message, header: &str, role: &str) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::message::ToolCall;
-    use crate::protocol::{RenderOptions, render};
+    use kimi_protocol::message::ToolCall;
+    use kimi_protocol::{RenderOptions, render};
     use serde_json::json;
 
     fn weather_tool() -> Value {

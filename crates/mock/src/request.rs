@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::protocol::message::Message;
+use kimi_protocol::message::Message;
 
 /// Fields both endpoints share.
 #[derive(Debug, Clone, PartialEq)]

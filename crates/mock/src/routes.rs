@@ -23,7 +23,7 @@ use super::request::{self, Common};
 use super::script::{self, Reply};
 use super::sse::{self, Events, Header};
 use super::tokens::Tokens;
-use crate::protocol::message::Message;
+use kimi_protocol::message::Message;
 
 /// Requests carry whole conversations (file contents in tool results): allow large bodies.
 const MAX_BODY: usize = 64 * 1024 * 1024;

@@ -3,9 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::protocol::call_id;
-use crate::protocol::json as pyjson;
-use crate::protocol::message::Message;
+use kimi_protocol::call_id;
+use kimi_protocol::json as pyjson;
+use kimi_protocol::message::Message;
 
 /// `stream N tokens` is capped so a typo cannot make the server build gigabytes.
 pub const MAX_LOREM_TOKENS: u64 = 10_000_000;
@@ -358,7 +358,7 @@ fn markdown_answer(question: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::message::ToolCall;
+    use kimi_protocol::message::ToolCall;
 
     fn tools(names: &[&str]) -> Vec<String> {
         names.iter().map(|s| (*s).to_owned()).collect()

@@ -310,8 +310,8 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::mock::script::{Call, Reply, Text};
-    use crate::mock::tokens::Tokens;
+    use crate::script::{Call, Reply, Text};
+    use crate::tokens::Tokens;
 
     fn events(mode: Mode, usage: bool) -> Vec<Value> {
         let reply = Arc::new(Reply {

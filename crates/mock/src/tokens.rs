@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::script::{LOREM, Reply, Text};
-use crate::protocol::call_id;
-use crate::protocol::tokens::*;
+use kimi_protocol::call_id;
+use kimi_protocol::tokens::*;
 
 /// What a token is part of. Call indexes count the calls of the turn from 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -280,7 +280,7 @@ pub fn ceil_char_boundary(s: &str, n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mock::script::Call;
+    use crate::script::Call;
 
     fn split(s: &str) -> Vec<&str> {
         let mut out = Vec::new();

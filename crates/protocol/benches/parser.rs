@@ -5,8 +5,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use kimi_tui::protocol::tokens::*;
-use kimi_tui::protocol::{Event, Parser, parse_chunks};
+use kimi_protocol::tokens::*;
+use kimi_protocol::{Event, Parser, parse_chunks};
 
 /// About `size` bytes of completion text, deterministic.
 fn mixed_stream(size: usize) -> String {

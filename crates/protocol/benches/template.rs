@@ -3,7 +3,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use kimi_tui::protocol::{Message, RenderOptions, ToolCall, render};
+use kimi_protocol::{Message, RenderOptions, ToolCall, render};
 use serde_json::json;
 
 fn conversation(n: usize) -> Vec<Message> {

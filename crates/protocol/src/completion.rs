@@ -176,7 +176,7 @@ pub fn parse_completion(text: &str) -> ParsedCompletion {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::tokens::*;
+    use crate::tokens::*;
 
     fn call(id: &str, args: &str) -> String {
         format!("{TOOL_CALL_BEGIN}{id}{TOOL_CALL_ARGUMENT_BEGIN}{args}{TOOL_CALL_END}")

@@ -1,20 +1,28 @@
-//! The Kimi K2 wire format: tokens, the chat template, the stream parser. Pure: no I/O.
+//! The Kimi K2 wire format (tokens, the chat template, the stream parser) and the data types
+//! every layer shares (stream events, usage, mode, traces), plus the text sanitizers. Pure: no
+//! I/O anywhere in its dependencies.
 
 pub mod call_id;
 pub mod completion;
 pub mod event;
+pub mod invisible;
 pub mod json;
 pub mod message;
 pub mod parser;
+pub mod sanitize;
 pub mod special;
+pub mod stream;
 pub mod template;
 pub mod tokens;
+pub mod trace;
 pub mod warning;
 
 pub use completion::{Collector, FinishReason, ParsedCompletion, parse_chunks, parse_completion};
 pub use event::Event;
 pub use message::{Content, FunctionCall, Message, ToolCall};
 pub use parser::Parser;
+pub use stream::{Mode, StreamEvent, Usage};
 pub use template::{RenderOptions, render, render_traced};
 pub use tokens::Marker;
+pub use trace::{MarkerHit, Trace};
 pub use warning::Warning;

@@ -395,7 +395,7 @@ pub fn events_of<'c>(chunks: impl IntoIterator<Item = &'c str>) -> Vec<Event<'st
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::tokens::*;
+    use crate::tokens::*;
     use pretty_assertions::assert_eq;
 
     fn text(s: &str) -> Event<'static> {

@@ -203,7 +203,7 @@ fn estimate_len(messages: &[Message]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::message::ToolCall;
+    use crate::message::ToolCall;
     use serde_json::json;
 
     fn with_prompt() -> RenderOptions {

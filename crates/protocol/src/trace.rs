@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::Mode;
-use crate::protocol::Marker;
+use crate::Marker;
+use crate::Mode;
 
 /// The trace of one HTTP request/response.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -6,10 +6,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use kimi_tui::app::state::{App, AssistantTurn, Connection, Entry, TurnState};
-use kimi_tui::backend::Mode;
-use kimi_tui::tools::Toolbox;
-use kimi_tui::ui;
+use kimi_core::tools::Toolbox;
+use kimi_protocol::Mode;
+use kimi_ui::app::state::{App, AssistantTurn, Connection, Entry, TurnState};
+use kimi_ui::ui;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;

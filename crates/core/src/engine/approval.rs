@@ -4,8 +4,8 @@
 
 use std::future::Future;
 
-use crate::protocol::ToolCall;
 use crate::tools::{CallProblem, ToolSpec};
+use kimi_protocol::ToolCall;
 
 /// What the approver decided.
 #[derive(Debug, Clone, PartialEq, Eq)]

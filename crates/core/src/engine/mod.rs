@@ -8,9 +8,11 @@ use tokio_util::sync::CancellationToken;
 
 pub use approval::{ApprovalRequest, Approver, Decision, FixedPolicy};
 
-use crate::backend::{Backend, BackendError, StreamEvent, Trace, TurnResult, Usage};
-use crate::protocol::{Message, ToolCall};
+use kimi_protocol::{StreamEvent, Trace, Usage};
+
 use crate::tools::{self, Approval, CallProblem, ToolOutcome, Toolbox};
+use kimi_client::{Backend, BackendError, TurnResult};
+use kimi_protocol::{Message, ToolCall};
 
 /// What the loop reports as it goes. Listeners render these; the loop owns the conversation.
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::time::format_utc_minute;
 use super::{PartialAnswer, Session};
-use crate::protocol::{Content, Message, ToolCall, call_id};
+use kimi_protocol::{Content, Message, ToolCall, call_id};
 
 /// The conversation as Markdown: a title with the date, profile and model, then one `###`
 /// section per message in order (the system prompt first when there is one). Tool calls are
@@ -192,8 +192,8 @@ fn fenced(out: &mut String, lang: &str, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Mode;
-    use crate::protocol::ToolCall;
+    use kimi_protocol::Mode;
+    use kimi_protocol::ToolCall;
 
     fn session() -> Session {
         let mut s = Session::new("local", Mode::Raw, "kimi-k2", "http://h/v1");

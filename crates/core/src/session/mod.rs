@@ -26,9 +26,10 @@ use serde::{Deserialize, Serialize};
 pub use export::{to_markdown, to_openai_json};
 pub use lock::SessionLock;
 
-use crate::backend::trace::REDACTED;
-use crate::backend::{Endpoint, Mode, Trace};
-use crate::protocol::{Message, ToolCall};
+use kimi_client::Endpoint;
+use kimi_protocol::trace::REDACTED;
+use kimi_protocol::{Message, ToolCall};
+use kimi_protocol::{Mode, Trace};
 
 /// The session file format this build writes, and the newest it reads.
 pub const SESSION_VERSION: u32 = 1;
@@ -149,7 +150,7 @@ impl Serialize for SessionView<'_> {
         st.serialize_field("mode", &m.mode)?;
         st.serialize_field("model", &m.model)?;
         // Sessions written before userinfo was stripped at the source lose it on the next save.
-        st.serialize_field("base_url", &crate::backend::redact_url(&m.base_url))?;
+        st.serialize_field("base_url", &kimi_client::redact_url(&m.base_url))?;
         st.serialize_field("messages", self.messages)?;
         st.serialize_field("traces", &Traces(&self.traces))?;
         if self.partial.is_empty() {
@@ -180,7 +181,7 @@ impl Session {
             profile: profile.to_owned(),
             mode,
             model: model.to_owned(),
-            base_url: crate::backend::redact_url(base_url),
+            base_url: kimi_client::redact_url(base_url),
             messages: Vec::new(),
             traces: Vec::new(),
             partial: Vec::new(),
@@ -636,7 +637,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;
-    use crate::protocol::ToolCall;
+    use kimi_protocol::ToolCall;
 
     fn sample() -> Session {
         let mut s = Session::new("local", Mode::Raw, "kimi", "http://127.0.0.1:8000/v1");

@@ -2,7 +2,7 @@
 //! range, on a character boundary and in order, so that no later slice can panic. A file that
 //! fails is reported as corrupt (and, like any corrupt file, never overwritten).
 
-use crate::backend::{Mode, Trace};
+use kimi_protocol::{Mode, Trace};
 
 use super::Session;
 
@@ -65,9 +65,9 @@ pub fn check_trace(trace: &Trace) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::MarkerHit;
-    use crate::backend::trace::ChunkMark;
-    use crate::protocol::Marker;
+    use kimi_protocol::Marker;
+    use kimi_protocol::MarkerHit;
+    use kimi_protocol::trace::ChunkMark;
 
     fn good() -> Trace {
         let mut t = Trace::default();

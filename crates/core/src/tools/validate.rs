@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::protocol::completion::{ArgumentsError, parse_arguments};
+use kimi_protocol::completion::{ArgumentsError, parse_arguments};
 
 use super::spec::one_line;
 

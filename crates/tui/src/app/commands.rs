@@ -1,6 +1,6 @@
 //! Slash commands typed in the input box.
 
-use crate::backend::Mode;
+use kimi_protocol::Mode;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SlashCommand {

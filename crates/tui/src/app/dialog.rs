@@ -6,9 +6,9 @@ use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Position, Rect};
 
 use super::state::{App, ApprovalDialog, DialogStage, DialogView};
-use crate::invisible;
-use crate::sanitize;
 use crate::ui::approval;
+use kimi_protocol::invisible;
+use kimi_protocol::sanitize;
 
 fn screen_rect(screen: (u16, u16)) -> Rect {
     Rect::new(0, 0, screen.0, screen.1)

@@ -3,8 +3,8 @@
 
 use tokio::sync::oneshot;
 
-use crate::engine::{ApprovalRequest, Decision, EngineEvent, TurnOutcome};
-use crate::protocol::Message;
+use kimi_core::engine::{ApprovalRequest, Decision, EngineEvent, TurnOutcome};
+use kimi_protocol::Message;
 
 #[derive(Debug)]
 pub enum AppEvent {
@@ -37,7 +37,7 @@ pub enum Effect {
     /// Cancel the running turn.
     Cancel,
     /// Reconnect in this mode.
-    SwitchMode(crate::backend::Mode),
+    SwitchMode(kimi_protocol::Mode),
     /// Write the inspector's text to a file.
     SaveInspector(String),
     /// Write the session file (after each message).
@@ -61,7 +61,7 @@ mod tests {
         let sizes = (
             std::mem::size_of::<AppEvent>(),
             std::mem::size_of::<EngineEvent>(),
-            std::mem::size_of::<crate::backend::StreamEvent>(),
+            std::mem::size_of::<kimi_protocol::StreamEvent>(),
         );
         eprintln!("AppEvent, EngineEvent, StreamEvent: {sizes:?}");
         assert!(sizes.0 <= 256 && sizes.2 <= 128, "{sizes:?}");

@@ -4,7 +4,6 @@
 //! a second, so a burst of tokens costs one redraw.
 
 pub mod commands;
-pub mod demo;
 pub mod dialog;
 pub mod event;
 pub mod partial;
@@ -23,14 +22,13 @@ use futures_util::StreamExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::Backend;
-use crate::cli::ConnectArgs;
-use crate::config::{self, Resolved};
-use crate::engine::{Agent, ApprovalRequest, Approver, Decision};
-use crate::session::{Session, SessionStore};
-use crate::tools::Toolbox;
 use crate::ui;
 use event::{AppEvent, Effect};
+use kimi_client::Backend;
+use kimi_core::config::Resolved;
+use kimi_core::engine::{Agent, ApprovalRequest, Approver, Decision};
+use kimi_core::session::{Session, SessionStore};
+use kimi_core::tools::Toolbox;
 use state::{App, Connection};
 
 const FRAME: Duration = Duration::from_millis(16);
@@ -46,7 +44,7 @@ pub fn state_dir() -> PathBuf {
 
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     // Opened here rather than by tracing-appender, which would create it with the umask's mode.
-    let file = crate::private_fs::append(&state_dir().join("kimi-tui.log")).ok()?;
+    let file = kimi_core::private_fs::append(&state_dir().join("kimi-tui.log")).ok()?;
     let (writer, guard) = tracing_appender::non_blocking(file);
     let filter = tracing_subscriber::EnvFilter::try_from_env("KIMI_TUI_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
@@ -69,26 +67,30 @@ pub struct Start {
     pub session: Option<String>,
 }
 
-/// Run the TUI until the user quits.
-pub fn run(connect: &ConnectArgs, start: Start) -> Result<()> {
+/// Run the TUI until the user quits. `setup` resolves the profile before the terminal is taken
+/// (so a bad config stops with a message, not a blank screen); it runs on the TUI's runtime and
+/// may start servers there (`--demo`): what it returns beside the profile is kept alive until
+/// the terminal is restored, then dropped.
+pub fn run<S, F>(start: Start, setup: F) -> Result<()>
+where
+    F: Future<Output = Result<(Resolved, S)>>,
+{
     let _log = init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async_main(connect, start))
+    runtime.block_on(async_main(start, setup))
 }
 
-async fn async_main(connect: &ConnectArgs, start: Start) -> Result<()> {
+async fn async_main<S, F>(start: Start, setup: F) -> Result<()>
+where
+    F: Future<Output = Result<(Resolved, S)>>,
+{
     let demo = start.demo;
     // Everything that can fail on configuration fails here, before the terminal is taken.
-    let (demo_server, resolved) = if demo {
-        let (server, resolved) = demo::start(connect.mode).await?;
-        (Some(server), resolved)
-    } else {
-        (None, config::resolve(&connect.overrides())?)
-    };
+    let (resolved, keep_alive) = setup.await?;
     let Resolved {
         profile_name,
         profile,
@@ -150,9 +152,7 @@ async fn async_main(connect: &ConnectArgs, start: Start) -> Result<()> {
     // last timed save is written too.
     saved::save(&mut app, store.as_ref());
     drop(guard);
-    if let Some(server) = demo_server {
-        server.shutdown().await;
-    }
+    drop(keep_alive);
     result
 }
 
@@ -381,7 +381,7 @@ fn save_inspector(app: &mut App, text: &str) {
         .map_or(0, |d| d.as_secs());
     // The raw stream can hold anything the user or the model wrote: private. Two dumps in the
     // same second get two files: an earlier one is never replaced.
-    let result = crate::private_fs::create_numbered(
+    let result = kimi_core::private_fs::create_numbered(
         &dir,
         &format!("inspector-{stamp}"),
         "txt",

@@ -1,8 +1,8 @@
 //! The answer being streamed, kept as the model sent it (not as sanitized for the screen) so
 //! that a timed save can record it: a `kill -9` mid-answer loses at most the last second.
 
-use crate::protocol::ToolCall;
-use crate::session::PartialAnswer;
+use kimi_core::session::PartialAnswer;
+use kimi_protocol::ToolCall;
 
 /// Everything that has arrived of the current round's answer.
 #[derive(Debug, Default)]

@@ -1,7 +1,7 @@
 //! Pasted text: line endings made `\n`, escape sequences dropped, and a cap on how large a draft
 //! a paste may make.
 
-use crate::sanitize;
+use kimi_protocol::sanitize;
 
 /// Largest draft (input box or argument editor) a paste may produce: 1 MiB. Far more than a
 /// Kimi K2 context holds (128K tokens is about 0.5 MB of text), and small enough that the input

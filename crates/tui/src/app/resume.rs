@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::Start;
-use crate::sanitize::for_terminal;
-use crate::session::{Session, SessionLock, SessionStore, is_valid_id, new_id, time};
+use kimi_core::session::{Session, SessionLock, SessionStore, is_valid_id, new_id, time};
+use kimi_protocol::sanitize::for_terminal;
 
 /// A saved session to continue, locked for this instance.
 pub struct Resumed {

@@ -5,10 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::sanitize;
-use crate::session::{
+use kimi_core::session::{
     PartialAnswer, Session, SessionStore, SessionTrace, SessionView, to_markdown, to_openai_json,
 };
+use kimi_protocol::sanitize;
 
 use super::state::{App, AssistantTurn, Entry, PaneState, ToolPane, TurnState};
 
@@ -86,7 +86,7 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
             }
         }
     }
-    let now = crate::session::time::now_unix_ms();
+    let now = kimi_core::session::time::now_unix_ms();
     if let Some(s) = app.streaming.as_mut() {
         s.answer.saved_unix_ms = now;
     }
@@ -139,7 +139,7 @@ pub fn export_to(app: &mut App, markdown: bool, path: &str) {
         to_openai_json(&session)
     };
     // The whole conversation: private, like the session file itself.
-    match crate::private_fs::write(std::path::Path::new(path), text.as_bytes()) {
+    match kimi_core::private_fs::write(std::path::Path::new(path), text.as_bytes()) {
         Ok(()) => app.notice(format!("Exported to {path}."), false),
         Err(e) => app.notice(format!("Cannot write {path}: {e}"), true),
     }
@@ -243,7 +243,7 @@ pub fn restore(app: &mut App, mut session: Session) {
     let note = format!(
         "Resumed session {} ({turns} turns, saved {}).",
         session.id,
-        crate::session::time::format_utc_minute(session.updated_unix_ms)
+        kimi_core::session::time::format_utc_minute(session.updated_unix_ms)
     );
     app.session = Some(session);
     // Loading checked the file: it is ours to replace from now on.

@@ -5,11 +5,11 @@ use std::time::{Duration, Instant};
 use ratatui::text::Line;
 use ratatui_textarea::TextArea;
 
-use crate::backend::{Mode, Trace, Usage};
-use crate::engine::{ApprovalRequest, Decision};
-use crate::protocol::Message;
-use crate::tools::Toolbox;
 use crate::ui::markdown::MarkdownCache;
+use kimi_core::engine::{ApprovalRequest, Decision};
+use kimi_core::tools::Toolbox;
+use kimi_protocol::Message;
+use kimi_protocol::{Mode, Trace, Usage};
 
 /// One block of the transcript.
 #[derive(Debug)]
@@ -315,7 +315,7 @@ pub struct App {
     pub inspector_lines: Option<Vec<ratatui::text::Line<'static>>>,
     pub inspector_key: Option<(usize, usize, bool, usize)>,
     /// The saved-session record this conversation is written to; `None` when saving is off.
-    pub session: Option<crate::session::Session>,
+    pub session: Option<kimi_core::session::Session>,
     /// For each trace, the index of the message it produced (see `SessionTrace`).
     pub trace_messages: Vec<usize>,
     /// (messages, traces) at the last save, and whether this run has written the file.
@@ -327,7 +327,7 @@ pub struct App {
     /// The terminal's size (columns, rows), kept by `update` from resize events.
     pub screen: (u16, u16),
     /// Interrupted answers restored from the session file, kept in it (never sent).
-    pub partial: Vec<crate::session::PartialAnswer>,
+    pub partial: Vec<kimi_core::session::PartialAnswer>,
     /// The answer streaming now, as the model sent it, for the timed save.
     pub streaming: Option<super::partial::Streaming>,
     /// Bumped on a change to save that adds no message (the streaming answer, a new system
@@ -337,7 +337,7 @@ pub struct App {
     /// When the session file was last written.
     pub last_save: Option<Instant>,
     /// This instance's lock on the session it writes.
-    pub lock: Option<crate::session::SessionLock>,
+    pub lock: Option<kimi_core::session::SessionLock>,
     /// Special-token strings in user or tool text were already reported in this turn.
     pub special_tokens_warned: bool,
     /// The profile breaks special-token strings in tool results before sending them.

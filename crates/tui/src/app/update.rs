@@ -11,11 +11,11 @@ use super::partial::Streaming;
 use super::paste;
 use super::saved;
 use super::state::*;
-use crate::backend::{StreamEvent, Trace};
-use crate::engine::{Decision, EngineEvent};
-use crate::protocol::{Message, special};
-use crate::sanitize;
-use crate::tools::{ExitKind, ToolOutcome};
+use kimi_core::engine::{Decision, EngineEvent};
+use kimi_core::tools::{ExitKind, ToolOutcome};
+use kimi_protocol::sanitize;
+use kimi_protocol::{Message, special};
+use kimi_protocol::{StreamEvent, Trace};
 
 /// Error texts from the server are shown up to this many characters.
 const ERROR_CHARS: usize = 2000;
@@ -703,7 +703,7 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             app.turn_entry = None;
             // A cleared conversation is a new session; the old file stays as it was.
             if let Some(s) = &app.session {
-                app.session = Some(crate::session::Session::new(
+                app.session = Some(kimi_core::session::Session::new(
                     &s.profile,
                     s.mode,
                     &s.model,

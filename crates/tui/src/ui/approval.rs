@@ -12,7 +12,7 @@ use super::style;
 use super::tool_pane::display_arguments;
 use super::wrap::wrap;
 use crate::app::state::{ApprovalDialog, DialogStage};
-use crate::sanitize;
+use kimi_protocol::sanitize;
 
 /// Tool names are shown up to this many characters.
 const NAME_CHARS: usize = 64;

@@ -9,9 +9,9 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::style;
 use crate::app::state::App;
-use crate::backend::{Mode, Trace};
-use crate::protocol::{Marker, special};
-use crate::sanitize;
+use kimi_protocol::sanitize;
+use kimi_protocol::{Marker, special};
+use kimi_protocol::{Mode, Trace};
 
 fn ms(us: u64) -> String {
     format!("{:>9.1} ms", us as f64 / 1000.0)
@@ -53,7 +53,7 @@ pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
                 "! {} later chunks ({} bytes) not kept: a request keeps its first {} MiB",
                 trace.dropped_chunks,
                 trace.dropped_bytes,
-                crate::backend::trace::DATA_CAP >> 20
+                kimi_protocol::trace::DATA_CAP >> 20
             ),
             style::warning(),
         )));
@@ -343,7 +343,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::MarkerHit;
+    use kimi_protocol::MarkerHit;
 
     fn raw_trace() -> Trace {
         let mut t = Trace {
@@ -391,7 +391,7 @@ mod tests {
         t.chunks[0].end = 1;
         t.chunks[1].end = 99;
         t.chunks
-            .push(crate::backend::trace::ChunkMark { end: 0, at_us: 3 });
+            .push(kimi_protocol::trace::ChunkMark { end: 0, at_us: 3 });
         t.markers.push(MarkerHit {
             marker: Marker::CallBegin,
             offset: 3,

@@ -4,7 +4,7 @@
 use ratatui::text::{Line, Span};
 
 use super::style;
-use crate::protocol::special;
+use kimi_protocol::special;
 
 /// `  ⚠ 2 special-token strings`, for the heading of a text that holds any.
 pub fn note(text: &str) -> Option<Span<'static>> {

@@ -24,7 +24,7 @@ pub fn activity_label(app: &App, now: Instant) -> String {
         }
         Activity::WaitingApproval => "waiting for approval".into(),
         Activity::RunningTool { name } => {
-            format!("running {}", crate::sanitize::one_line(name, 40))
+            format!("running {}", kimi_protocol::sanitize::one_line(name, 40))
         }
     }
 }

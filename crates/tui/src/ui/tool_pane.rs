@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use super::wrap::wrap;
 use super::{special, style};
 use crate::app::state::{PaneState, ToolPane};
-use crate::sanitize;
+use kimi_protocol::sanitize;
 
 /// Result lines shown while collapsed.
 const COLLAPSED_RESULT_LINES: usize = 4;

@@ -14,7 +14,7 @@ use super::markdown::Theme;
 use super::wrap::{wrap, wrap_hanging};
 use super::{special, style, tool_pane};
 use crate::app::state::{App, AssistantTurn, Entry, LineCache, TurnState};
-use crate::sanitize;
+use kimi_protocol::sanitize;
 
 /// Lines of one block, in order, borrowed from its caches.
 fn segments(entry: &Entry) -> [&[Line<'static>]; 3] {

@@ -1,0 +1,10 @@
+//! What kimi-tui does, without a screen: the agent loop (`engine`), the tools declared in the
+//! config and how they run (`tools`), the config file (`config`), saved sessions (`session`),
+//! and the file helpers they share.
+
+pub mod config;
+pub mod engine;
+pub mod json_out;
+pub mod private_fs;
+pub mod session;
+pub mod tools;

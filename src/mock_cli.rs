@@ -1,0 +1,126 @@
+//! `kimi-tui mock-server`: the command-line options turned into the mock's, and the server run
+//! until a signal.
+
+use std::io::Write as _;
+
+use anyhow::Context as _;
+use kimi_mock::{MockOptions, MockServer, ScriptedCall};
+use serde_json::Value;
+
+use crate::cli::MockArgs;
+
+/// `kimi-tui mock-server`: serve until Ctrl-C or SIGTERM.
+pub fn run(args: &MockArgs) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(async {
+        let opts = MockOptions {
+            tool_calls: scripted_calls(args)?,
+            ..options(args)
+        };
+        let server = MockServer::start(opts, args.port).await?;
+        let mut out = std::io::stdout();
+        writeln!(out, "listening on {}", server.base_url())?;
+        out.flush()?;
+        wait_for_signal().await;
+        server.shutdown().await;
+        Ok(())
+    })
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// The calls `args` asks for: the file's (one object or an array), then the one built from
+/// `--tool-call-name` and friends.
+fn scripted_calls(args: &MockArgs) -> anyhow::Result<Vec<ScriptedCall>> {
+    let mut calls = Vec::new();
+    if let Some(path) = &args.tool_call_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let value: Value = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not JSON", path.display()))?;
+        let parsed = match value {
+            Value::Array(_) => serde_json::from_value(value),
+            other => serde_json::from_value(other).map(|c| vec![c]),
+        };
+        calls.extend(parsed.with_context(|| {
+            format!(
+                "{}: expected {{\"id\", \"name\", \"arguments\"}} or an array of them",
+                path.display()
+            )
+        })?);
+    }
+    match (
+        &args.tool_call_name,
+        &args.tool_call_id,
+        &args.tool_call_args,
+    ) {
+        (Some(name), id, arguments) => calls.push(ScriptedCall {
+            id: id.clone(),
+            name: name.clone(),
+            arguments: arguments.clone().unwrap_or_else(|| "{}".to_owned()),
+        }),
+        (None, None, None) => {}
+        (None, ..) => {
+            anyhow::bail!("--tool-call-id and --tool-call-args need --tool-call-name")
+        }
+    }
+    Ok(calls)
+}
+
+/// The server options `kimi-tui mock-server` was given (the scripted calls come apart: reading a
+/// file can fail).
+pub fn options(a: &MockArgs) -> MockOptions {
+    MockOptions {
+        // `MockArgs::default()` (not parsed by clap) has an empty model.
+        model: if a.model.is_empty() {
+            MockOptions::default().model
+        } else {
+            a.model.clone()
+        },
+        chunk_bytes: a.chunk_bytes,
+        delay_ms: a.delay_ms,
+        drop_after_bytes: a.drop_after_bytes,
+        fail_status: a.fail_status,
+        malformed_sse: a.malformed_sse,
+        error_event: a.error_event,
+        markers_in_content: a.markers_in_content,
+        api_key: a.api_key.clone(),
+        strip_special_tokens: a.strip_special_tokens,
+        bom: a.bom,
+        content_type: a.content_type.clone(),
+        error_body_bytes: a.error_body_bytes,
+        slow_body_bps: a.slow_body_bps,
+        long_line_bytes: a.long_line_bytes,
+        redirect_to: a.redirect_to.clone(),
+        // `MockArgs::default()` (not parsed by clap) has 0.
+        redirect_status: match a.redirect_status {
+            0 => 307,
+            s => s,
+        },
+        // Filled by `run` from `scripted_calls`, which can fail.
+        tool_calls: Vec::new(),
+    }
+}
