@@ -1,6 +1,9 @@
 //! `config.example.toml` is valid, documents the three profiles and the demo tools, and every
 //! optional key it shows commented out is a key the program knows, with its real default.
 
+// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeSet;
 use std::path::Path;
 

@@ -1,6 +1,9 @@
 //! The engine end to end: the agent loop against the real mock server over loopback, in both
 //! modes, with real child processes for tools.
 
+// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::VecDeque;
 use std::path::Path;
 

@@ -1,6 +1,9 @@
 //! `kimi-tui exec` as a user runs it: the real binary, a real config file, the mock server on
 //! loopback, real tool scripts.
 
+// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

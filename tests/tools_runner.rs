@@ -2,6 +2,9 @@
 //! timeouts and cancellation that kill the whole process group, capped output, start failures,
 //! and arguments that must stay data.
 
+// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

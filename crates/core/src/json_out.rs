@@ -50,14 +50,20 @@ pub fn to_string_pretty<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<
     let mut out = Vec::new();
     let mut ser = Serializer::with_formatter(&mut out, Escaping(PrettyFormatter::new()));
     value.serialize(&mut ser)?;
-    Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+    utf8(out)
 }
 
 /// `value` as compact JSON with the escapes above.
 pub fn to_string<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
     let mut out = Vec::new();
     to_writer(&mut out, value)?;
-    Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+    utf8(out)
+}
+
+/// serde_json writes UTF-8; should that ever break, the caller gets an error, not a panic.
+fn utf8(out: Vec<u8>) -> serde_json::Result<String> {
+    String::from_utf8(out)
+        .map_err(|e| serde_json::Error::io(io::Error::new(io::ErrorKind::InvalidData, e)))
 }
 
 /// Compact JSON with the escapes above, to a writer.

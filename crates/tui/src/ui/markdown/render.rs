@@ -205,7 +205,8 @@ fn cow_str<'a>(s: pulldown_cmark::CowStr<'a>) -> Cow<'a, str> {
 
 impl<'a> Renderer<'a, '_> {
     fn style(&self) -> Style {
-        *self.styles.last().expect("base style")
+        // The base style is pushed first and never popped; the default is only a fallback.
+        self.styles.last().copied().unwrap_or_default()
     }
 
     fn push_style(&mut self, s: Style) {

@@ -55,7 +55,10 @@ pub(crate) fn cluster(s: &str, i: usize) -> (usize, usize) {
         return (i + 1, w);
     }
     let mut chars = s[i..].chars();
-    let first = chars.next().expect("cluster at a char boundary");
+    let Some(first) = chars.next() else {
+        // Only at the end of `s` (`bytes[i]` above rules that out): nothing left to measure.
+        return (s.len(), 0);
+    };
     let mut end = i + first.len_utf8();
     let mut prev = first;
     let mut flag_open = is_regional_indicator(first);
