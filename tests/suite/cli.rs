@@ -1,9 +1,6 @@
 //! The `render` and `parse` commands as other programs call them: the real binary, real files,
 //! stdin, exit codes and one-line errors.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

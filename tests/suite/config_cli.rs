@@ -1,13 +1,10 @@
 //! `kimi-tui config path` and `kimi-tui config init` through the real binary, with the config
 //! directory pointed at a temp dir.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-const EXAMPLE: &str = include_str!("../config.example.toml");
+const EXAMPLE: &str = include_str!("../../config.example.toml");
 
 fn run(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kimi-tui"))

@@ -2,9 +2,6 @@
 //! mock server (or a closed port, or a tiny stub server) on loopback. Every branch of every
 //! check, asserted on the printed lines and the exit code.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;

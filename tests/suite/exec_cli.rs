@@ -1,9 +1,6 @@
 //! `kimi-tui exec` as a user runs it: the real binary, a real config file, the mock server on
 //! loopback, real tool scripts.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -15,11 +12,7 @@ fn bin() -> Command {
 }
 
 fn script(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/tools")
-        .join(name)
-        .display()
-        .to_string()
+    kimi_test_support::tool_script(name)
 }
 
 /// A config file for `base_url` in `mode`, with the weather tool at `approval`.

@@ -3,9 +3,6 @@
 //! the same session is refused, an older copy given with `--session PATH` never replaces the
 //! stored session, and every file and directory written is private.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,8 +1,5 @@
 //! Golden vectors from `tests/fixtures/`: templates byte for byte, parser cases whole and chunked.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::fs;
 use std::path::{Path, PathBuf};
 

@@ -2,9 +2,6 @@
 //! of the Cargo.toml files) must show protocol <- client <- core <- ui <- binary, with the mock
 //! on the protocol only, and no I/O crate under the protocol.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;

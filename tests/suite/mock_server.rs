@@ -1,9 +1,6 @@
 //! The mock Kimi server over real HTTP on loopback: endpoint shapes, the scripted model in both
 //! modes, and every fault knob.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::sync::Once;
 use std::time::{Duration, Instant};
 

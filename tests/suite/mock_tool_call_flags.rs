@@ -2,9 +2,6 @@
 //! name and argument text verbatim, in chat mode (`tool_calls`) and raw mode (markers); bad
 //! flags fail with one clear line.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 

@@ -2,9 +2,6 @@
 //! `kimi-tui sessions` / `kimi-tui export` through the real binary with the data directory in a
 //! temp dir.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

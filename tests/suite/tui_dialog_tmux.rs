@@ -3,9 +3,6 @@
 //! with a tool that is a real script recording its stdin. Each test reads the screen with
 //! capture-pane and checks, from the record file, whether (and with what) the tool ran.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

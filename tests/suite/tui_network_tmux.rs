@@ -2,9 +2,6 @@
 //! event used to panic the turn task, leaving the screen restored under a running app stuck in
 //! "streaming"; a proxy's login page was "dropped mid-stream after 0 bytes".
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -1,9 +1,6 @@
 //! A huge paste through a real terminal: the real binary with `--demo` inside tmux, the text
 //! delivered by `tmux paste-buffer -p` as a terminal delivers a paste (bracketed).
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -1,9 +1,6 @@
 //! End to end through a real terminal: the real binary with `--demo` inside tmux, driven with
 //! send-keys and read with capture-pane, as a person would use it.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};

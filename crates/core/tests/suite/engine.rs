@@ -1,11 +1,7 @@
 //! The engine end to end: the agent loop against the real mock server over loopback, in both
 //! modes, with real child processes for tools.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::collections::VecDeque;
-use std::path::Path;
 
 use kimi_protocol::{Mode, StreamEvent};
 
@@ -20,11 +16,7 @@ use tokio_util::sync::CancellationToken;
 const MODES: [Mode; 2] = [Mode::Raw, Mode::Chat];
 
 fn script(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/tools")
-        .join(name)
-        .display()
-        .to_string()
+    kimi_test_support::tool_script(name)
 }
 
 fn tool(name: &str, script_name: &str, approval: Approval, timeout_secs: u64) -> ToolSpec {

@@ -2,9 +2,6 @@
 //! timeouts and cancellation that kill the whole process group, capped output, start failures,
 //! and arguments that must stay data.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -12,12 +9,8 @@ use std::time::{Duration, Instant};
 use kimi_core::tools::{ExitKind, ToolOutcome, ToolSpec, Toolbox, run};
 use tokio_util::sync::CancellationToken;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn script(name: &str) -> String {
-    root().join("tests/tools").join(name).display().to_string()
+    kimi_test_support::tool_script(name)
 }
 
 fn spec(name: &str, command: &[&str]) -> ToolSpec {
@@ -114,16 +107,16 @@ async fn weather_tool_answers_for_the_city() {
 
 #[tokio::test]
 async fn relative_command_resolves_against_cwd_then_current_dir() {
-    // With cwd: "./echo_env.sh" is found in tests/tools, and the child runs there.
+    // With cwd: "./echo_env.sh" is found in the tools dir, and the child runs there.
     let mut s = spec("echo_env", &["./echo_env.sh"]);
-    s.cwd = Some(root().join("tests/tools"));
+    s.cwd = Some(kimi_test_support::tools_dir());
     let out = run_now(&s, "{}").await;
     assert!(out.success(), "{out:?}");
-    let expected_pwd = format!("pwd={}\n", root().join("tests/tools").display());
+    let expected_pwd = format!("pwd={}\n", kimi_test_support::tools_dir().display());
     assert!(out.stdout.contains(&expected_pwd), "{}", out.stdout);
 
     // Without cwd: relative to this process's current directory (the crate root under cargo).
-    let s = spec("echo_env", &["./tests/tools/echo_env.sh"]);
+    let s = spec("echo_env", &["../test-support/tools/echo_env.sh"]);
     let out = run_now(&s, "{}").await;
     assert!(out.success(), "{out:?}");
     assert!(out.stdout.contains("name=echo_env\n"), "{}", out.stdout);
@@ -421,7 +414,10 @@ async fn arguments_are_data_never_shell() {
             out.stdout
         );
     }
-    let demo = root().join("assets/tools/weather.sh").display().to_string();
+    let demo = kimi_test_support::demo_tools_dir()
+        .join("weather.sh")
+        .display()
+        .to_string();
     let out = run_now(&spec("get_weather", &[&demo]), &args).await;
     assert!(out.success(), "{out:?}");
     assert!(!marker.exists(), "an argument was executed");
@@ -457,7 +453,7 @@ mod demo_tools {
     use super::*;
 
     fn demo(name: &str) -> ToolSpec {
-        let path = root().join("assets/tools").join(name);
+        let path = kimi_test_support::demo_tools_dir().join(name);
         spec(name, &[path.to_str().expect("utf-8 path")])
     }
 

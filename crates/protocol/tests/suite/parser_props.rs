@@ -1,9 +1,6 @@
 //! Property tests of the stream parser: chunking never changes the result, marker bytes never
 //! leak into text, and no input makes it panic.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use kimi_protocol::event::Coalescer;
 use kimi_protocol::parser::events_of;
 use kimi_protocol::{Event, Marker, Parser, parse_chunks};

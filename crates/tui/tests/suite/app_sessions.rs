@@ -1,9 +1,6 @@
 //! The TUI's sessions: saved after every message as the events arrive, restored with panes,
 //! results and inspector traces, exported.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::os::unix::fs::PermissionsExt;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};

@@ -1,9 +1,6 @@
 //! The app's `update` driven by key events, as the event loop drives it: approvals, denial
 //! with a reason, always-allow, editing arguments, cancelling mid-stream, retry.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{ApprovalRequest, Decision, EngineEvent};
 use kimi_core::tools::{Approval, CallProblem, ToolSpec, Toolbox};

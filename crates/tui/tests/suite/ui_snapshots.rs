@@ -1,8 +1,5 @@
 //! Screens as a person sees them, drawn with ratatui's TestBackend and kept as insta snapshots.
 
-// A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::time::{Duration, Instant};
 
 use kimi_core::engine::ApprovalRequest;

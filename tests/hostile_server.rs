@@ -3,6 +3,10 @@
 //! 200 MB error page, a proxy's login page, a body trickled a byte a second, a redirect to
 //! another server, a password in base_url, a key with a newline in it. Nothing panics, hangs
 //! or grows without bound, and every failure is one clear line that leaks no secret.
+//!
+//! A test binary of its own, not a module of `all.rs`: it reads the peak RSS of the children it
+//! runs, which on Linux starts from the parent's at fork time, so the parent must not be the
+//! one process that also runs every other suite (and their mock servers).
 
 // A test binary: a failed unwrap in a helper is a failed test, as in the tests themselves.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,0 +1,1 @@
+mod parser_props;

@@ -1,0 +1,3 @@
+mod app_sessions;
+mod app_update;
+mod ui_snapshots;

@@ -1,0 +1,15 @@
+mod cli;
+mod config_cli;
+mod config_example;
+mod doctor;
+mod exec_cli;
+mod files_tmux;
+mod golden;
+mod layering;
+mod mock_server;
+mod mock_tool_call_flags;
+mod sessions;
+mod tui_dialog_tmux;
+mod tui_network_tmux;
+mod tui_paste;
+mod tui_tmux;
