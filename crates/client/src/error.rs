@@ -77,7 +77,7 @@ impl BackendError {
 /// The server's message in an error body: `{"error": {"message"}}`, `{"error": "..."}`,
 /// `{"message": ...}` (vLLM's `{"object": "error", ...}`), `{"detail": ...}`, or the text itself.
 /// Escape sequences and control characters are removed: it is shown on a terminal.
-pub fn server_message(body: &str) -> String {
+pub(crate) fn server_message(body: &str) -> String {
     let text = pick_message(body);
     let clean = kimi_protocol::sanitize::for_terminal(&text);
     // One line: a message is printed as one error line, and a short one.

@@ -65,7 +65,7 @@ impl Endpoint {
     }
 
     /// `{base_url}/{path}` as shown: in errors, the inspector, saved sessions.
-    pub fn shown_url(&self, path: &str) -> String {
+    pub(crate) fn shown_url(&self, path: &str) -> String {
         format!("{}/{path}", self.base_url)
     }
 

@@ -46,11 +46,11 @@ impl LocalParse {
         self.seen.incomplete
     }
 
-    pub fn take_markers(&mut self) -> Vec<MarkerHit> {
+    pub(crate) fn take_markers(&mut self) -> Vec<MarkerHit> {
         std::mem::take(&mut self.seen.markers)
     }
 
-    pub fn into_parsed(self) -> ParsedCompletion {
+    pub(crate) fn into_parsed(self) -> ParsedCompletion {
         self.seen.collector.finish()
     }
 }

@@ -15,7 +15,7 @@ use futures_util::Stream;
 /// The largest event accepted: its `data` plus the line being read. Huge tool arguments sent
 /// in one event (hosted APIs do that) fit; a server that never ends an event does not grow
 /// memory without bound.
-pub const MAX_EVENT_BYTES: usize = 32 << 20;
+pub(crate) const MAX_EVENT_BYTES: usize = 32 << 20;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -55,7 +55,7 @@ impl<E: std::fmt::Display> std::fmt::Display for SseError<E> {
 
 /// The incremental decoder: bytes in with [`Decoder::feed`], events out of [`Decoder::next_event`].
 #[derive(Debug, Default)]
-pub struct Decoder {
+pub(crate) struct Decoder {
     /// Unconsumed input; `buf[pos..]` is the start of a line not yet complete.
     buf: Vec<u8>,
     pos: usize,
@@ -82,7 +82,7 @@ impl Decoder {
     }
 
     /// The next complete event in what was fed, if any.
-    pub fn next_event(&mut self) -> Result<Option<Event>, SseError<std::convert::Infallible>> {
+    pub(crate) fn next_event(&mut self) -> Result<Option<Event>, SseError<std::convert::Infallible>> {
         if !self.bom_checked {
             let head = &self.buf[self.pos..];
             if head.len() < BOM.len() && BOM.starts_with(head) && !self.ended {

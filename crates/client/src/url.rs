@@ -25,7 +25,7 @@ pub fn origin(url: &reqwest::Url) -> String {
 
 /// A redirect refused because it leads to another origin.
 #[derive(Debug)]
-pub struct CrossOrigin {
+pub(crate) struct CrossOrigin {
     pub from: String,
     pub to: String,
 }
@@ -41,7 +41,7 @@ impl std::error::Error for CrossOrigin {}
 /// Follow redirects within the origin of the first request (a server moving its routes), at
 /// most 10; refuse any to another origin, so that neither the key nor the conversation
 /// reaches a server the user did not configure.
-pub fn redirect_policy() -> reqwest::redirect::Policy {
+pub(crate) fn redirect_policy() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         let Some(first) = attempt.previous().first() else {
             return attempt.follow();

@@ -50,7 +50,7 @@ pub struct Profile {
     pub neutralize_markers_in_tool_results: bool,
 }
 
-pub const DEFAULT_MODEL: &str = "moonshotai/Kimi-K2-Instruct";
+pub(crate) const DEFAULT_MODEL: &str = "moonshotai/Kimi-K2-Instruct";
 
 fn default_model() -> String {
     DEFAULT_MODEL.to_owned()
@@ -188,7 +188,7 @@ pub fn default_path() -> Option<PathBuf> {
 }
 
 /// Largest config file read: 1 MiB, far above any real one, so `--config /dev/zero` stops.
-pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
@@ -331,7 +331,7 @@ impl Config {
     }
 
     /// Every profile's `api_key_env`, once each.
-    pub fn api_key_vars(&self) -> BTreeSet<String> {
+    pub(crate) fn api_key_vars(&self) -> BTreeSet<String> {
         self.profiles
             .values()
             .filter_map(|p| p.api_key_env.clone())

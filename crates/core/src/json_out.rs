@@ -34,7 +34,7 @@ const FORMAT_CHARS: &[(u32, u32)] = &[
 ];
 
 /// Whether `c` is written as `\uXXXX` (on top of what serde_json escapes).
-pub fn needs_escape(c: char) -> bool {
+pub(crate) fn needs_escape(c: char) -> bool {
     let u = c as u32;
     if u < 0x7F {
         return u < 0x20;
@@ -67,7 +67,7 @@ fn utf8(out: Vec<u8>) -> serde_json::Result<String> {
 }
 
 /// Compact JSON with the escapes above, to a writer.
-pub fn to_writer<W: io::Write, T: Serialize + ?Sized>(w: W, value: &T) -> serde_json::Result<()> {
+pub(crate) fn to_writer<W: io::Write, T: Serialize + ?Sized>(w: W, value: &T) -> serde_json::Result<()> {
     let mut ser = Serializer::with_formatter(w, Escaping(CompactFormatter));
     value.serialize(&mut ser)
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// Mode of every file kimi-tui writes.
 pub const FILE_MODE: u32 = 0o600;
 /// Mode of every directory kimi-tui creates.
-pub const DIR_MODE: u32 = 0o700;
+pub(crate) const DIR_MODE: u32 = 0o700;
 
 /// Create `dir` and its missing parents with mode 0700; existing ones are left as they are
 /// (they may be the user's own, such as `~/.config`).
@@ -22,7 +22,7 @@ pub fn create_dir_all(dir: &Path) -> io::Result<()> {
 }
 
 /// Create the parent directory of `path` (0700) when it is missing.
-pub fn create_parent(path: &Path) -> io::Result<()> {
+pub(crate) fn create_parent(path: &Path) -> io::Result<()> {
     match path.parent() {
         Some(p) => create_dir_all(p),
         None => Ok(()),

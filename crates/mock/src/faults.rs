@@ -10,19 +10,19 @@ use futures_util::stream::{self, BoxStream, StreamExt};
 use serde_json::json;
 
 /// The broken event of `malformed_sse`: a `data:` line whose JSON never ends.
-pub const MALFORMED_EVENT: &str = "data: {\"choices\": [{\"text\": \n\n";
+pub(crate) const MALFORMED_EVENT: &str = "data: {\"choices\": [{\"text\": \n\n";
 /// The event of `error_event`, after which the stream ends without `[DONE]`.
-pub const ERROR_EVENT: &str = "data: {\"error\":{\"message\":\"mock: model overloaded mid-stream\",\"type\":\"server_error\",\"code\":500}}\n\n";
+pub(crate) const ERROR_EVENT: &str = "data: {\"error\":{\"message\":\"mock: model overloaded mid-stream\",\"type\":\"server_error\",\"code\":500}}\n\n";
 
 /// A JSON error response in the OpenAI shape.
-pub fn error_response(status: StatusCode, kind: &str, message: &str) -> Response {
+pub(crate) fn error_response(status: StatusCode, kind: &str, message: &str) -> Response {
     let body = json!({"error": {"message": message, "type": kind, "code": status.as_u16()}});
     (status, axum::Json(body)).into_response()
 }
 
 /// The answer of `fail_status`: that status, the matching error type, and for 429 a
 /// `Retry-After` header.
-pub fn fail_response(code: u16) -> Response {
+pub(crate) fn fail_response(code: u16) -> Response {
     let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let kind = match status.as_u16() {
         429 => "rate_limit_error",
@@ -41,7 +41,7 @@ pub fn fail_response(code: u16) -> Response {
 
 /// Inserts the malformed and/or error event after `at` events. After an error event the stream
 /// ends, as a server that gave up would.
-pub struct Inject<I> {
+pub(crate) struct Inject<I> {
     inner: I,
     at: usize,
     seen: usize,
@@ -97,13 +97,13 @@ impl<I: Iterator<Item = Bytes>> Iterator for Inject<I> {
 }
 
 /// Where a fault goes: after about a third of `total` events.
-pub fn inject_point(total: usize) -> usize {
+pub(crate) fn inject_point(total: usize) -> usize {
     (total / 3).max(1)
 }
 
 /// Pass the first `limit` bytes of `body`, then fail, so hyper aborts the connection and the
 /// client sees a truncated body instead of a clean end.
-pub fn drop_after(
+pub(crate) fn drop_after(
     body: BoxStream<'static, Bytes>,
     limit: usize,
 ) -> BoxStream<'static, Result<Bytes, std::io::Error>> {
@@ -141,11 +141,11 @@ pub fn drop_after(
 pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// What a proxy answers in place of the model: `200 text/html`, a login page.
-pub const LOGIN_PAGE: &str = "<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n<body><h1>Corporate proxy: sign in to continue</h1></body></html>\n";
+pub(crate) const LOGIN_PAGE: &str = "<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n<body><h1>Corporate proxy: sign in to continue</h1></body></html>\n";
 
 /// One event whose `data:` line carries `n` bytes of text (`x`), sent whole: completion text
 /// in raw mode, `delta.content` in chat mode.
-pub fn long_event(chat: bool, n: usize) -> Bytes {
+pub(crate) fn long_event(chat: bool, n: usize) -> Bytes {
     let text = "x".repeat(n);
     let payload = if chat {
         json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]})
@@ -157,7 +157,7 @@ pub fn long_event(chat: bool, n: usize) -> Bytes {
 
 /// `fail_response(code)` with its body padded to `total` bytes (still valid JSON when whole),
 /// produced lazily: a 200 MB error page costs the mock nothing.
-pub fn huge_error(code: u16, total: usize) -> Response {
+pub(crate) fn huge_error(code: u16, total: usize) -> Response {
     let resp = fail_response(code);
     let status = resp.status();
     let kind = match status.as_u16() {
@@ -189,7 +189,7 @@ pub fn huge_error(code: u16, total: usize) -> Response {
 }
 
 /// `body` at about `bps` bytes per second, in pieces of a tenth of that (at least one byte).
-pub fn throttle(
+pub(crate) fn throttle(
     body: BoxStream<'static, Result<Bytes, axum::Error>>,
     bps: u64,
 ) -> BoxStream<'static, Result<Bytes, axum::Error>> {
@@ -214,7 +214,7 @@ pub fn throttle(
 }
 
 /// A redirect of `path` (`/v1/...`) to the same path under `base` (another server's `.../v1`).
-pub fn redirect_response(base: &str, path: &str, code: u16) -> Response {
+pub(crate) fn redirect_response(base: &str, path: &str, code: u16) -> Response {
     let status = StatusCode::from_u16(code)
         .ok()
         .filter(StatusCode::is_redirection)

@@ -8,7 +8,7 @@ use kimi_protocol::json as pyjson;
 use kimi_protocol::message::Message;
 
 /// `stream N tokens` is capped so a typo cannot make the server build gigabytes.
-pub const MAX_LOREM_TOKENS: u64 = 10_000_000;
+pub(crate) const MAX_LOREM_TOKENS: u64 = 10_000_000;
 
 /// What the model says: content text, then tool calls.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub struct Call {
 }
 
 /// Filler words for `stream N tokens`; each is one token (a word with its leading space).
-pub const LOREM: [&str; 12] = [
+pub(crate) const LOREM: [&str; 12] = [
     " lorem",
     " ipsum",
     " dolor",
@@ -98,7 +98,7 @@ impl Reply {
 
     /// The answer to a raw prompt that ends inside an open tool call: close the call and the
     /// section (see [`Text::CloseCall`]).
-    pub fn close_open_call() -> Self {
+    pub(crate) fn close_open_call() -> Self {
         Reply {
             content: Text::CloseCall,
             calls: Vec::new(),
@@ -108,7 +108,7 @@ impl Reply {
 
 /// The names of OpenAI-style tool objects (`{"type":"function","function":{"name":..}}`, or a flat
 /// `{"name":..}`).
-pub fn declared_names(tools: &[Value]) -> Vec<String> {
+pub(crate) fn declared_names(tools: &[Value]) -> Vec<String> {
     tools
         .iter()
         .filter_map(|t| {
@@ -182,7 +182,7 @@ pub fn reply(messages: &[Message], tools: &[String]) -> Reply {
 
 /// The reply when the mock was told to emit `calls` (`--tool-call-*`): those calls, unless the
 /// conversation ends with tool results, which are quoted back as always.
-pub fn forced_reply(messages: &[Message], calls: &[Call]) -> Option<Reply> {
+pub(crate) fn forced_reply(messages: &[Message], calls: &[Call]) -> Option<Reply> {
     if calls.is_empty() {
         return None;
     }

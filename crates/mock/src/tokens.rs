@@ -24,7 +24,7 @@ pub enum Kind {
 
 impl Kind {
     /// Special tokens, which servers strip unless `skip_special_tokens` is false.
-    pub fn is_special(self) -> bool {
+    pub(crate) fn is_special(self) -> bool {
         matches!(
             self,
             Kind::SectionBegin
@@ -79,7 +79,7 @@ impl Tokens {
 
     /// Like [`Tokens::new`], with the ids of the first calls given (verbatim, whatever they
     /// hold); the others get `functions.NAME:IDX`.
-    pub fn with_ids(reply: Arc<Reply>, given: &[Option<String>]) -> Self {
+    pub(crate) fn with_ids(reply: Arc<Reply>, given: &[Option<String>]) -> Self {
         let ids: Arc<[String]> = reply
             .calls
             .iter()
@@ -224,7 +224,7 @@ impl Iterator for Tokens {
 
 /// Length of the next word-ish token of non-empty `s`: a run of newlines; or optional spaces
 /// followed by a word (letters, digits, `_`), a single CJK character or a single other character.
-pub fn text_token_len(s: &str) -> usize {
+pub(crate) fn text_token_len(s: &str) -> usize {
     let b = s.as_bytes();
     if b.first() == Some(&b'\n') {
         return b.iter().take_while(|&&c| c == b'\n').count();
@@ -266,7 +266,7 @@ fn is_cjk(c: char) -> bool {
 }
 
 /// `n` (at least 1) moved forward to a char boundary of `s`, at most `s.len()`.
-pub fn ceil_char_boundary(s: &str, n: usize) -> usize {
+pub(crate) fn ceil_char_boundary(s: &str, n: usize) -> usize {
     let mut n = n.max(1);
     if n >= s.len() {
         return s.len();

@@ -29,7 +29,7 @@ fn variation_selector(c: char) -> bool {
 /// Reads a text character by character and says which ones would not print visibly; marks
 /// depend on what came before them, hence the state.
 #[derive(Debug, Default, Clone)]
-pub struct Scanner {
+pub(crate) struct Scanner {
     /// The previous character is a visible base a combining mark can sit on.
     base: bool,
     /// Marks already on that base.

@@ -16,7 +16,7 @@ pub struct Separators {
 }
 
 /// `separators=(',', ':')`, what the template uses for the tool declaration.
-pub const COMPACT: Separators = Separators {
+pub(crate) const COMPACT: Separators = Separators {
     item: ",",
     key: ":",
 };
@@ -34,7 +34,7 @@ pub fn to_string(value: &Value, seps: Separators) -> String {
 }
 
 /// Append `value` to `out` as Python would serialize it.
-pub fn write_value(out: &mut String, value: &Value, seps: Separators) {
+pub(crate) fn write_value(out: &mut String, value: &Value, seps: Separators) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
@@ -165,7 +165,7 @@ pub fn write_float(out: &mut String, f: f64) {
 
 /// A copy of `value` with every object's keys sorted, recursively (Python's `sort_keys=True`:
 /// code point order, which is byte order for UTF-8).
-pub fn sorted_keys(value: &Value) -> Value {
+pub(crate) fn sorted_keys(value: &Value) -> Value {
     match value {
         Value::Array(items) => Value::Array(items.iter().map(sorted_keys).collect()),
         Value::Object(map) => {

@@ -112,7 +112,7 @@ pub fn one_line(s: &str, max_chars: usize) -> String {
 }
 
 /// Longest call id shown as plain.
-pub const MAX_PLAIN_ID: usize = 64;
+pub(crate) const MAX_PLAIN_ID: usize = 64;
 
 /// Ids as servers and Kimi write them (`functions.get_weather:0`, `call_abc123`): anything
 /// else is shown escaped and marked as unusual.
@@ -135,7 +135,7 @@ pub fn display_id(id: &str) -> String {
 
 /// Runs of spaces (or tabs) longer than this are shown counted (`␠×6000`), never as blank
 /// space that pushes what follows out of sight.
-pub const MAX_BLANK_RUN: usize = 8;
+pub(crate) const MAX_BLANK_RUN: usize = 8;
 /// Indentation may be deeper (nested JSON) before it counts as a run.
 const MAX_INDENT: usize = 32;
 /// Consecutive blank lines kept before the rest are counted.

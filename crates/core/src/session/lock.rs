@@ -24,7 +24,7 @@ pub struct SessionLock {
 
 impl SessionStore {
     /// Where the lock of session `id` lives.
-    pub fn lock_path(&self, id: &str) -> PathBuf {
+    pub(crate) fn lock_path(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.lock"))
     }
 

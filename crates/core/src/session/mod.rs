@@ -32,7 +32,7 @@ use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, Trace};
 
 /// The session file format this build writes, and the newest it reads.
-pub const SESSION_VERSION: u32 = 1;
+pub(crate) const SESSION_VERSION: u32 = 1;
 
 /// One conversation as saved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -224,7 +224,7 @@ fn count_turns(messages: &[Message]) -> usize {
 }
 
 /// Longest `first_line`, in characters.
-pub const FIRST_LINE_CHARS: usize = 60;
+pub(crate) const FIRST_LINE_CHARS: usize = 60;
 
 fn first_line(messages: &[Message]) -> String {
     let Some(m) = messages.iter().find(|m| m.role == "user") else {
@@ -368,7 +368,7 @@ struct SummaryProbe {
 impl SessionStore {
     /// `<data dir>/kimi-tui/sessions` (`$XDG_DATA_HOME/kimi-tui/sessions` on Linux); `None`
     /// without a home directory.
-    pub fn default_dir() -> Option<PathBuf> {
+    pub(crate) fn default_dir() -> Option<PathBuf> {
         directories::ProjectDirs::from("", "", "kimi-tui").map(|d| d.data_dir().join("sessions"))
     }
 

@@ -12,7 +12,7 @@ pub fn now_unix_ms() -> u64 {
 
 /// A UTC date and time of day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Utc {
+pub(crate) struct Utc {
     pub year: i64,
     pub month: u32,
     pub day: u32,
@@ -22,7 +22,7 @@ pub struct Utc {
 }
 
 impl Utc {
-    pub fn from_unix_ms(ms: u64) -> Utc {
+    pub(crate) fn from_unix_ms(ms: u64) -> Utc {
         let secs = ms / 1000;
         let days = (secs / 86_400) as i64;
         let rem = secs % 86_400;
@@ -38,7 +38,7 @@ impl Utc {
     }
 
     /// `2026-11-30 12:01`
-    pub fn minute_text(&self) -> String {
+    pub(crate) fn minute_text(&self) -> String {
         format!(
             "{:04}-{:02}-{:02} {:02}:{:02}",
             self.year, self.month, self.day, self.hour, self.minute

@@ -15,7 +15,7 @@ pub fn check(session: &Session) -> Result<(), String> {
 }
 
 /// One trace; the error names the field.
-pub fn check_trace(trace: &Trace) -> Result<(), String> {
+pub(crate) fn check_trace(trace: &Trace) -> Result<(), String> {
     let data = &trace.data;
     let mut prev = 0usize;
     for (k, c) in trace.chunks.iter().enumerate() {

@@ -9,12 +9,12 @@ use super::spec::ToolSpec;
 /// Variables removed from every tool's environment whatever the config says: the key variables
 /// of the hosted Kimi endpoints, so a key exported for another program (or a profile this config
 /// does not have) still does not reach a tool.
-pub const ALWAYS_HIDDEN: [&str; 3] = ["MOONSHOT_API_KEY", "KIMI_API_KEY", "OPENAI_API_KEY"];
+pub(crate) const ALWAYS_HIDDEN: [&str; 3] = ["MOONSHOT_API_KEY", "KIMI_API_KEY", "OPENAI_API_KEY"];
 
 /// The variables kimi-tui sets for the tool itself; neither `env` nor the allow-list can change
 /// them.
-pub const TOOL_NAME_VAR: &str = "KIMI_TOOL_NAME";
-pub const TOOL_CALL_ID_VAR: &str = "KIMI_TOOL_CALL_ID";
+pub(crate) const TOOL_NAME_VAR: &str = "KIMI_TOOL_NAME";
+pub(crate) const TOOL_CALL_ID_VAR: &str = "KIMI_TOOL_CALL_ID";
 
 /// The child's whole environment, in order of application:
 /// 1. the parent's environment, or with `inherit_env` set only the variables it lists;
@@ -25,7 +25,7 @@ pub const TOOL_CALL_ID_VAR: &str = "KIMI_TOOL_CALL_ID";
 ///
 /// `parent` is the caller's environment (`std::env::vars_os()` in the runner), a parameter so
 /// the rules can be checked without touching the process environment.
-pub fn child_env(
+pub(crate) fn child_env(
     spec: &ToolSpec,
     call_id: &str,
     parent: impl IntoIterator<Item = (OsString, OsString)>,
@@ -71,7 +71,7 @@ pub fn child_env(
 
 /// Problems with an `inherit_env` list, for [`ToolSpec::check`]: names that are empty or hold
 /// `=` or NUL.
-pub fn check_inherit_env(names: &[String]) -> Option<String> {
+pub(crate) fn check_inherit_env(names: &[String]) -> Option<String> {
     let bad: Vec<String> = names
         .iter()
         .filter(|n| n.is_empty() || n.contains('=') || n.contains('\0'))

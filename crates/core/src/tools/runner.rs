@@ -15,7 +15,7 @@ use super::env::child_env;
 use super::spec::ToolSpec;
 
 /// Bytes of stderr kept (the end of it).
-pub const STDERR_TAIL_BYTES: usize = 2048;
+pub(crate) const STDERR_TAIL_BYTES: usize = 2048;
 
 /// After the child exits, how long its descendants may keep stdout or stderr open before the
 /// process group is killed.

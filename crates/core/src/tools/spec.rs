@@ -25,7 +25,7 @@ pub enum Approval {
 pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64 * 1024;
 
 /// Longest accepted tool name (the OpenAI API's limit for function names).
-pub const MAX_NAME_LEN: usize = 64;
+pub(crate) const MAX_NAME_LEN: usize = 64;
 
 /// One `[[tools]]` entry of the TOML config.
 ///
@@ -84,7 +84,7 @@ pub struct ToolSpec {
 }
 
 /// `{"type": "object", "properties": {}}`: a tool without parameters.
-pub fn empty_object_schema() -> Value {
+pub(crate) fn empty_object_schema() -> Value {
     json!({"type": "object", "properties": {}})
 }
 
@@ -182,7 +182,7 @@ impl ToolSpec {
     /// The OpenAI tool declaration:
     /// `{"type": "function", "function": {"name", "description", "parameters"}}`, keys in that
     /// order, `parameters` exactly as written.
-    pub fn to_openai(&self) -> Value {
+    pub(crate) fn to_openai(&self) -> Value {
         let mut function = Map::new();
         function.insert("name".to_owned(), Value::String(self.name.clone()));
         function.insert(

@@ -10,7 +10,7 @@ use kimi_protocol::completion::{ArgumentsError, parse_arguments};
 use super::spec::one_line;
 
 /// At most this many schema errors are listed; the rest are counted.
-pub const MAX_SCHEMA_ERRORS: usize = 10;
+pub(crate) const MAX_SCHEMA_ERRORS: usize = 10;
 
 /// Why a call must not run as it is. `Display` gives one line the user and the model can read;
 /// it is what the model receives as the tool result when the call is refused.
@@ -41,7 +41,7 @@ pub enum CallProblem {
 
 impl CallProblem {
     /// The user declined in the approval dialog; an empty reason counts as none.
-    pub fn declined_by_user(reason: Option<String>) -> CallProblem {
+    pub(crate) fn declined_by_user(reason: Option<String>) -> CallProblem {
         CallProblem::Denied {
             reason: reason
                 .map(|r| r.trim().to_owned())
@@ -50,7 +50,7 @@ impl CallProblem {
     }
 
     /// The config sets `approval = "deny"` for the tool `name`.
-    pub fn denied_by_config(name: &str) -> CallProblem {
+    pub(crate) fn denied_by_config(name: &str) -> CallProblem {
         CallProblem::Denied {
             reason: Some(format!(
                 "the configuration sets approval = \"deny\" for `{name}`"

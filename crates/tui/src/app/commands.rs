@@ -22,7 +22,7 @@ pub enum SlashCommand {
     Unknown(String),
 }
 
-pub const HELP: &[(&str, &str)] = &[
+pub(crate) const HELP: &[(&str, &str)] = &[
     (
         "/mode raw|chat",
         "switch between raw completions and the chat endpoint",

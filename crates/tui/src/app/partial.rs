@@ -28,12 +28,12 @@ impl Streaming {
         self.answer.content.push_str(t);
     }
 
-    pub fn call_begin(&mut self, index: usize, id: &str, name: &str) {
+    pub(crate) fn call_begin(&mut self, index: usize, id: &str, name: &str) {
         self.indices.push(index);
         self.answer.tool_calls.push(ToolCall::new(id, name, ""));
     }
 
-    pub fn call_args(&mut self, index: usize, delta: &str) {
+    pub(crate) fn call_args(&mut self, index: usize, delta: &str) {
         if let Some(k) = self.indices.iter().rposition(|&i| i == index)
             && let Some(call) = self.answer.tool_calls.get_mut(k)
         {

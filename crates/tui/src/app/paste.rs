@@ -18,7 +18,7 @@ pub fn clean(text: &str) -> String {
 /// `Err(notice)` when a paste of `pasted` bytes into a draft of `draft` bytes would pass
 /// [`MAX_DRAFT_BYTES`]; the notice says both sizes and the cap. Checked before any work on the
 /// text, so a huge paste costs only its length.
-pub fn check_size(pasted: usize, draft: usize) -> Result<(), String> {
+pub(crate) fn check_size(pasted: usize, draft: usize) -> Result<(), String> {
     if pasted.saturating_add(draft) <= MAX_DRAFT_BYTES {
         return Ok(());
     }

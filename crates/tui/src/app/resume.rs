@@ -23,7 +23,7 @@ pub struct Resumed {
 /// A second instance on a session is refused (the lock's error names the pid holding it). A
 /// session file given by path that differs from the stored session with the same id continues
 /// under a new id, so that neither file is replaced; so does one whose id cannot name a file.
-pub fn open_sessions(
+pub(crate) fn open_sessions(
     start: &Start,
 ) -> Result<(Option<SessionStore>, Option<Resumed>, Option<String>)> {
     let store = match SessionStore::open_default() {

@@ -14,10 +14,10 @@ use super::state::{App, AssistantTurn, Entry, PaneState, ToolPane, TurnState};
 
 /// Least time between two saves of a streaming answer: the timed save rewrites and fsyncs the
 /// whole file, so it runs at most this often (the 100 ms ticker makes the gap at most ~1.1 s).
-pub const PARTIAL_SAVE_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const PARTIAL_SAVE_EVERY: Duration = Duration::from_secs(1);
 
 /// Whether the streaming answer has changed since the last save and that save is old enough.
-pub fn partial_due(app: &App, now: Instant) -> bool {
+pub(crate) fn partial_due(app: &App, now: Instant) -> bool {
     app.streaming.as_ref().is_some_and(|s| !s.is_empty())
         && app.change_rev != app.saved_rev
         && app
@@ -39,7 +39,7 @@ fn partials(app: &App) -> Vec<&PartialAnswer> {
 }
 
 /// The session as it stands: the saved metadata plus the current conversation and traces.
-pub fn snapshot(app: &App) -> Option<Session> {
+pub(crate) fn snapshot(app: &App) -> Option<Session> {
     let meta = app.session.as_ref()?;
     let mut s = meta.clone();
     s.messages = app.conversation.clone();

@@ -84,7 +84,7 @@ impl AssistantTurn {
         }
     }
 
-    pub fn pane_mut(&mut self, index: usize) -> Option<&mut ToolPane> {
+    pub(crate) fn pane_mut(&mut self, index: usize) -> Option<&mut ToolPane> {
         self.rev += 1;
         self.panes.iter_mut().find(|p| p.index == index)
     }
@@ -213,7 +213,7 @@ impl ApprovalDialog {
     }
 
     /// The argument rows the last `view` showed are now on screen.
-    pub fn mark_drawn(&mut self) {
+    pub(crate) fn mark_drawn(&mut self) {
         let v = self.view;
         if self.seen.len() != v.total || v.width != self.seen_width {
             self.seen = vec![false; v.total];
@@ -401,7 +401,7 @@ impl App {
     }
 
     /// The assistant turn being streamed, if the last entry is one.
-    pub fn current_turn(&mut self) -> Option<&mut AssistantTurn> {
+    pub(crate) fn current_turn(&mut self) -> Option<&mut AssistantTurn> {
         // Notices may be pushed while a turn streams: the turn is found by index, not position.
         match self.turn_entry.and_then(|i| self.entries.get_mut(i)) {
             Some(Entry::Assistant(t)) => Some(t),
@@ -411,7 +411,7 @@ impl App {
 
     /// The pane of the call `id` in the current turn: the engine numbers calls by position
     /// among complete calls, the stream by order of appearance, so engine events match by id.
-    pub fn pane_for_call(&mut self, id: &str) -> Option<&mut ToolPane> {
+    pub(crate) fn pane_for_call(&mut self, id: &str) -> Option<&mut ToolPane> {
         let turn = self.current_turn()?;
         turn.rev += 1;
         let k = turn
@@ -433,7 +433,7 @@ impl App {
     }
 
     /// The trace the inspector shows.
-    pub fn inspected_trace(&self) -> Option<(usize, &Trace)> {
+    pub(crate) fn inspected_trace(&self) -> Option<(usize, &Trace)> {
         let i = self
             .inspector
             .selected
@@ -443,7 +443,7 @@ impl App {
 }
 
 /// A fresh multi-line input box.
-pub fn new_input() -> TextArea<'static> {
+pub(crate) fn new_input() -> TextArea<'static> {
     let mut t = TextArea::default();
     t.set_placeholder_text("Message Kimi  (Enter send · Shift-Enter newline · /help)");
     t.set_wrap_mode(ratatui_textarea::WrapMode::Glyph);

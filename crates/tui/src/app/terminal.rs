@@ -13,10 +13,10 @@ use crossterm::terminal::{
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-pub type Term = Terminal<CrosstermBackend<Stdout>>;
+pub(crate) type Term = Terminal<CrosstermBackend<Stdout>>;
 
 /// Restores the terminal when dropped.
-pub struct TerminalGuard {
+pub(crate) struct TerminalGuard {
     pub terminal: Term,
 }
 

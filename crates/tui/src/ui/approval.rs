@@ -27,7 +27,7 @@ fn key(k: &'static str, what: String) -> Vec<Span<'static>> {
 }
 
 /// The lines above the arguments: the call, the command, the working directory.
-pub fn head_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
+pub(crate) fn head_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
     let r = &d.request;
     let name = sanitize::one_line(&r.call.function.name, NAME_CHARS);
     let id = sanitize::display_id(&r.call.id);
@@ -64,7 +64,7 @@ pub fn head_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
 
 /// Every row of the arguments: pretty JSON when valid, hidden characters escaped, long blank
 /// runs counted, wrapped to `width`.
-pub fn argument_rows(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
+pub(crate) fn argument_rows(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
     let r = &d.request;
     let args_style = if r.problems.is_empty() {
         Style::default()
@@ -88,7 +88,7 @@ fn problem_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
 }
 
 /// The key hints, laid out in as many rows of `width` columns as they need.
-pub fn key_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
+pub(crate) fn key_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
     let name = sanitize::one_line(&d.request.call.function.name, 40);
     let mut keys = Vec::new();
     if d.request.problems.is_empty() {
@@ -144,7 +144,7 @@ fn dialog_width(screen_width: u16) -> u16 {
 }
 
 /// The width the arguments are wrapped to on a screen `screen_width` columns wide.
-pub fn text_width(screen_width: u16) -> u16 {
+pub(crate) fn text_width(screen_width: u16) -> u16 {
     dialog_width(screen_width).saturating_sub(2)
 }
 

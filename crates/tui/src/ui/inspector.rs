@@ -274,19 +274,19 @@ fn marked_lines(
 }
 
 /// The lines as plain text (search, saving).
-pub fn plain_lines(trace: &Trace, index: usize) -> Vec<String> {
+pub(crate) fn plain_lines(trace: &Trace, index: usize) -> Vec<String> {
     build(trace, index, index + 1)
         .iter()
         .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
         .collect()
 }
 
-pub fn plain_text(trace: &Trace, index: usize) -> String {
+pub(crate) fn plain_text(trace: &Trace, index: usize) -> String {
     plain_lines(trace, index).join("\n") + "\n"
 }
 
 /// The line where call `call` first shows up: its first marker (raw) or id (chat).
-pub fn line_of_call(trace: &Trace, lines: &[Line<'static>], call: usize) -> Option<usize> {
+pub(crate) fn line_of_call(trace: &Trace, lines: &[Line<'static>], call: usize) -> Option<usize> {
     let needle = match trace.mode {
         Mode::Raw => {
             let hit = trace.markers.iter().find(|m| m.call == Some(call))?;

@@ -18,13 +18,13 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use crate::app::state::App;
 
 /// The areas of one frame.
-pub struct Areas {
+pub(crate) struct Areas {
     pub transcript: Rect,
     pub input: Rect,
     pub status: Rect,
 }
 
-pub fn areas(app: &App, size: Rect) -> Areas {
+pub(crate) fn areas(app: &App, size: Rect) -> Areas {
     let input_rows = (app.input.lines().len() as u16).clamp(1, 8) + 2;
     let [transcript, input, status] = Layout::vertical([
         Constraint::Min(1),

@@ -22,7 +22,7 @@ pub fn note(text: &str) -> Option<Span<'static>> {
 
 /// `lines` with each special-token string in a span of its own, styled as a warning badge. A
 /// string cut by wrapping is not badged; the heading's note still counts it.
-pub fn badge(lines: Vec<Line<'static>>) -> Vec<Line<'static>> {
+pub(crate) fn badge(lines: Vec<Line<'static>>) -> Vec<Line<'static>> {
     lines
         .into_iter()
         .map(|line| {

@@ -10,7 +10,7 @@ use ratatui::widgets::Paragraph;
 
 use crate::app::state::{Activity, App};
 
-pub fn activity_label(app: &App, now: Instant) -> String {
+pub(crate) fn activity_label(app: &App, now: Instant) -> String {
     match &app.activity {
         Activity::Idle if app.busy => "working".into(),
         Activity::Idle => "idle".into(),

@@ -2,17 +2,17 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-pub fn user_header() -> Style {
+pub(crate) fn user_header() -> Style {
     Style::default()
         .fg(Color::Cyan)
         .add_modifier(Modifier::BOLD)
 }
-pub fn assistant_header() -> Style {
+pub(crate) fn assistant_header() -> Style {
     Style::default()
         .fg(Color::Magenta)
         .add_modifier(Modifier::BOLD)
 }
-pub fn dim() -> Style {
+pub(crate) fn dim() -> Style {
     Style::default().fg(Color::DarkGray)
 }
 pub fn error() -> Style {
@@ -24,13 +24,13 @@ pub fn warning() -> Style {
 pub fn ok() -> Style {
     Style::default().fg(Color::Green)
 }
-pub fn accent() -> Style {
+pub(crate) fn accent() -> Style {
     Style::default().fg(Color::Cyan)
 }
 pub fn key() -> Style {
     Style::default().fg(Color::Black).bg(Color::Gray)
 }
-pub fn badge() -> Style {
+pub(crate) fn badge() -> Style {
     Style::default()
         .fg(Color::Black)
         .bg(Color::Yellow)
@@ -38,7 +38,7 @@ pub fn badge() -> Style {
 }
 /// A special-token string inside user or tool text: it looks like a marker but is not the
 /// template's, so it must not look like one.
-pub fn text_marker() -> Style {
+pub(crate) fn text_marker() -> Style {
     Style::default()
         .fg(Color::White)
         .bg(Color::Red)

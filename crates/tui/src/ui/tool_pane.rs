@@ -23,7 +23,7 @@ fn secs(d: Duration) -> String {
 }
 
 /// The state as a short label and its style.
-pub fn state_label(state: &PaneState, now: Instant) -> (String, Style) {
+pub(crate) fn state_label(state: &PaneState, now: Instant) -> (String, Style) {
     match state {
         PaneState::Streaming => ("… receiving arguments".into(), style::accent()),
         PaneState::Incomplete => ("✗ incomplete: cut off, not run".into(), style::error()),
@@ -60,7 +60,7 @@ pub fn state_label(state: &PaneState, now: Instant) -> (String, Style) {
 }
 
 /// The arguments for display: pretty JSON once complete and valid, as received otherwise.
-pub fn display_arguments(args: &str, complete: bool) -> String {
+pub(crate) fn display_arguments(args: &str, complete: bool) -> String {
     if complete
         && let Ok(v) = serde_json::from_str::<serde_json::Value>(args)
         && let Ok(pretty) = serde_json::to_string_pretty(&v)

@@ -13,7 +13,7 @@ pub fn wrap(text: &str, width: u16, prefix: Span<'static>, style: Style) -> Vec<
 
 /// [`wrap`] with `first` before the first line and `rest` before the others (a marker such as
 /// `✗ ` once, then an indent). Both prefixes should have the same width.
-pub fn wrap_hanging(
+pub(crate) fn wrap_hanging(
     text: &str,
     width: u16,
     first: Span<'static>,
@@ -33,7 +33,7 @@ pub fn wrap_hanging(
 }
 
 /// One paragraph broken into pieces of at most `width` columns.
-pub fn wrap_line(line: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap_line(line: &str, width: usize) -> Vec<String> {
     let mut pieces = Vec::new();
     let mut cur = String::new();
     let mut cur_w = 0usize;

@@ -47,7 +47,7 @@ impl MarkdownCache {
     }
 
     /// Replace the whole text (e.g. on load).
-    pub fn set_text(&mut self, text: &str) {
+    pub(crate) fn set_text(&mut self, text: &str) {
         self.text.clear();
         self.text.push_str(text);
         self.splitter = Splitter::default();
