@@ -82,7 +82,9 @@ impl Decoder {
     }
 
     /// The next complete event in what was fed, if any.
-    pub(crate) fn next_event(&mut self) -> Result<Option<Event>, SseError<std::convert::Infallible>> {
+    pub(crate) fn next_event(
+        &mut self,
+    ) -> Result<Option<Event>, SseError<std::convert::Infallible>> {
         if !self.bom_checked {
             let head = &self.buf[self.pos..];
             if head.len() < BOM.len() && BOM.starts_with(head) && !self.ended {

@@ -67,7 +67,10 @@ fn utf8(out: Vec<u8>) -> serde_json::Result<String> {
 }
 
 /// Compact JSON with the escapes above, to a writer.
-pub(crate) fn to_writer<W: io::Write, T: Serialize + ?Sized>(w: W, value: &T) -> serde_json::Result<()> {
+pub(crate) fn to_writer<W: io::Write, T: Serialize + ?Sized>(
+    w: W,
+    value: &T,
+) -> serde_json::Result<()> {
     let mut ser = Serializer::with_formatter(w, Escaping(CompactFormatter));
     value.serialize(&mut ser)
 }

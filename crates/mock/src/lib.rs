@@ -9,7 +9,7 @@
 //! - `sse`: event and response shapes; `faults`: deliberate failures.
 
 pub mod deltas;
-pub mod faults;
+pub(crate) mod faults;
 pub mod prompt;
 pub mod request;
 mod routes;

@@ -12,7 +12,7 @@ pub mod parser;
 pub mod sanitize;
 pub mod special;
 pub mod stream;
-pub mod template;
+pub(crate) mod template;
 pub mod tokens;
 pub mod trace;
 pub mod warning;

@@ -35,7 +35,8 @@ pub const IM_ASSISTANT: &str = "<|im_assistant|>";
 pub const IM_MIDDLE: &str = "<|im_middle|>";
 
 /// Image placeholder emitted by the template. Not a registered token: it tokenizes as text.
-pub(crate) const MEDIA_IMAGE: &str = "<|media_start|>image<|media_content|><|media_pad|><|media_end|>";
+pub(crate) const MEDIA_IMAGE: &str =
+    "<|media_start|>image<|media_content|><|media_pad|><|media_end|>";
 
 /// The system prompt the template injects when the conversation does not start with one.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are Kimi, an AI assistant created by Moonshot AI.";

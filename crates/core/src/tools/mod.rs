@@ -8,10 +8,10 @@
 //! problem's `Display`.
 
 pub mod env;
-pub mod runner;
+pub(crate) mod runner;
 pub mod spec;
 pub mod toolbox;
-pub mod validate;
+pub(crate) mod validate;
 
 pub use runner::{ExitKind, ToolOutcome, run};
 pub use spec::{Approval, DEFAULT_MAX_OUTPUT_BYTES, ToolSpec};

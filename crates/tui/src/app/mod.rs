@@ -11,7 +11,7 @@ pub mod paste;
 mod resume;
 pub mod saved;
 pub mod state;
-pub mod terminal;
+pub(crate) mod terminal;
 pub mod update;
 
 use std::path::PathBuf;

@@ -2,15 +2,15 @@
 //! app, called by the event loop before each frame); `draw` renders from `&App` only.
 
 pub mod approval;
-pub mod help;
+pub(crate) mod help;
 pub mod inspector;
 pub mod markdown;
 pub mod special;
 pub mod status;
-pub mod style;
+pub(crate) mod style;
 pub mod tool_pane;
-pub mod transcript;
-pub mod wrap;
+pub(crate) mod transcript;
+pub(crate) mod wrap;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};

@@ -44,6 +44,3 @@ pub(crate) fn text_marker() -> Style {
         .bg(Color::Red)
         .add_modifier(Modifier::BOLD)
 }
-pub fn selected() -> Style {
-    Style::default().add_modifier(Modifier::REVERSED)
-}
