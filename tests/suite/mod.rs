@@ -6,7 +6,7 @@ mod exec_cli;
 mod files_tmux;
 mod golden;
 mod layering;
-mod mock_server;
+mod mock_cli;
 mod mock_tool_call_flags;
 mod sessions;
 mod tui_dialog_tmux;
