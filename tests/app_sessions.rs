@@ -9,7 +9,7 @@ use kimi_tui::app::saved;
 use kimi_tui::app::state::{App, Connection, Entry, PaneState, TurnState};
 use kimi_tui::app::update::update;
 use kimi_tui::backend::{Mode, StreamEvent, Trace};
-use kimi_tui::engine::{EngineEvent, TurnOutcome};
+use kimi_tui::engine::{EngineEvent, Op, TurnOutcome, set_system};
 use kimi_tui::protocol::{Message, ToolCall};
 use kimi_tui::session::{Session, SessionStore};
 use kimi_tui::tools::Toolbox;
@@ -26,16 +26,65 @@ fn app() -> App {
     a
 }
 
-/// Apply an event and carry out its save effects, as the event loop does.
+/// Apply an event and carry out its save effects, as the event loop does. Operations for the
+/// agent come back as the events the agent reports for them before any request is made.
 fn apply(a: &mut App, store: &SessionStore, e: AppEvent) -> usize {
     let mut saves = 0;
     for fx in update(a, e) {
-        if fx == Effect::SaveSession {
-            saved::save(a, Some(store));
-            saves += 1;
+        match fx {
+            Effect::SaveSession => {
+                saved::save(a, Some(store));
+                saves += 1;
+            }
+            Effect::Agent(Op::UserTurn { text }) => {
+                let index = a.conversation.len();
+                saves += appended(a, store, index, Message::user(text));
+            }
+            Effect::Agent(Op::SetSystem { prompt }) => {
+                let change = set_system(&mut a.conversation.clone(), &prompt);
+                let e = EngineEvent::SystemSet { prompt, change };
+                saves += apply(a, store, AppEvent::Engine(e));
+            }
+            _ => {}
         }
     }
     saves
+}
+
+fn appended(a: &mut App, store: &SessionStore, index: usize, message: Message) -> usize {
+    let message = Box::new(message);
+    apply(
+        a,
+        store,
+        AppEvent::Engine(EngineEvent::MessageAppended { index, message }),
+    )
+}
+
+/// A round's end as the agent reports it: its message, its trace, the end.
+fn round_end(round: u32, index: usize, message: Message, trace: Box<Trace>) -> [EngineEvent; 3] {
+    [
+        EngineEvent::MessageAppended {
+            index,
+            message: Box::new(message),
+        },
+        EngineEvent::TraceAdded {
+            index: round as usize - 1,
+            message_index: index,
+            trace,
+        },
+        EngineEvent::RoundFinished {
+            round,
+            finish: "stop".into(),
+            error: None,
+            cancelled: false,
+        },
+    ]
+}
+
+fn turn_done() -> AppEvent {
+    AppEvent::Engine(EngineEvent::TurnDone {
+        outcome: Box::new(TurnOutcome::default()),
+    })
 }
 
 fn trace(text: &str) -> Box<Trace> {
@@ -56,22 +105,7 @@ fn a_turn_is_saved_message_by_message_and_restores_whole() {
     let dir = tempfile::tempdir().expect("tmp");
     let store = SessionStore::new(dir.path());
     let mut a = app();
-    for c in "Weather?".chars() {
-        update(
-            &mut a,
-            AppEvent::Terminal(Event::Key(KeyEvent::new(
-                KeyCode::Char(c),
-                KeyModifiers::NONE,
-            ))),
-        );
-    }
-    update(
-        &mut a,
-        AppEvent::Terminal(Event::Key(KeyEvent::new(
-            KeyCode::Enter,
-            KeyModifiers::NONE,
-        ))),
-    );
+    enter(&mut a, &store, "Weather?");
     let call = ToolCall::new(
         "functions.get_weather:0",
         "get_weather",
@@ -81,7 +115,14 @@ fn a_turn_is_saved_message_by_message_and_restores_whole() {
     let result = Message::tool_result(&call.id, "get_weather", "Sunny");
     let answer = Message::assistant("It is sunny.");
     let mut saves = 0;
-    for e in [
+    let round1_end = round_end(
+        1,
+        1,
+        round1.clone(),
+        trace("Checking.<|tool_calls_section_begin|>"),
+    );
+    let round2_end = round_end(2, 3, answer.clone(), trace("It is sunny."));
+    let events = [
         EngineEvent::RoundStarted { round: 1 },
         EngineEvent::Stream(StreamEvent::Text("Checking.".into())),
         EngineEvent::Stream(StreamEvent::ToolCallBegin {
@@ -90,47 +131,34 @@ fn a_turn_is_saved_message_by_message_and_restores_whole() {
             name: "get_weather".into(),
         }),
         EngineEvent::Stream(StreamEvent::ToolCallEnd { index: 0 }),
-        EngineEvent::RoundFinished {
-            round: 1,
-            message: Some(Box::new(round1.clone())),
-            finish: "tool_calls".into(),
-            error: None,
-            cancelled: false,
-            trace: trace("Checking.<|tool_calls_section_begin|>"),
-        },
-        EngineEvent::ToolResult {
-            index: 0,
-            message: result.clone(),
+    ]
+    .into_iter()
+    .chain(round1_end)
+    .chain([
+        EngineEvent::MessageAppended {
+            index: 2,
+            message: Box::new(result.clone()),
         },
         EngineEvent::RoundStarted { round: 2 },
         EngineEvent::Stream(StreamEvent::Text("It is sunny.".into())),
-        EngineEvent::RoundFinished {
-            round: 2,
-            message: Some(Box::new(answer.clone())),
-            finish: "stop".into(),
-            error: None,
-            cancelled: false,
-            trace: trace("It is sunny."),
-        },
-    ] {
+    ])
+    .chain(round2_end);
+    for e in events {
+        let before = a.conversation.len();
         saves += apply(&mut a, &store, AppEvent::Engine(e));
-        if saves == 1 {
-            // After the first message the file already holds it.
+        if a.conversation.len() > before {
+            // After each message the file already holds it.
             let s = store.latest().expect("readable").expect("saved");
-            assert_eq!(s.messages.len(), 2);
+            assert_eq!(s.messages, a.conversation);
         }
     }
-    assert_eq!(saves, 3, "saved after each message");
+    assert_eq!(
+        saves, 7,
+        "saved after each message, each trace and each round's end"
+    );
     let want = vec![Message::user("Weather?"), round1, result, answer];
     assert_eq!(a.conversation, want);
-    apply(
-        &mut a,
-        &store,
-        AppEvent::TurnDone {
-            conversation: want.clone(),
-            outcome: Box::new(TurnOutcome::default()),
-        },
-    );
+    apply(&mut a, &store, turn_done());
 
     let id = a.session.as_ref().expect("session").id.clone();
     let path = store.path_of(&id);
@@ -321,18 +349,14 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
     drop(b);
 
     // The round ends: its message replaces the partial record.
-    apply(
-        &mut a,
-        &store,
-        AppEvent::Engine(EngineEvent::RoundFinished {
-            round: 1,
-            message: Some(Box::new(Message::assistant("Once upon a time."))),
-            finish: "stop".into(),
-            error: None,
-            cancelled: false,
-            trace: trace("Once upon a time."),
-        }),
-    );
+    for e in round_end(
+        1,
+        1,
+        Message::assistant("Once upon a time."),
+        trace("Once upon a time."),
+    ) {
+        apply(&mut a, &store, AppEvent::Engine(e));
+    }
     let s = store.load(&id).expect("loads");
     assert!(s.partial.is_empty(), "{:?}", s.partial);
     assert_eq!(s.messages.len(), 2);
@@ -395,14 +419,8 @@ fn a_new_system_prompt_is_saved_at_once() {
     let mut a = app();
     let id = a.session.as_ref().expect("session").id.clone();
     enter(&mut a, &store, "hi");
-    apply(
-        &mut a,
-        &store,
-        AppEvent::TurnDone {
-            conversation: vec![Message::user("hi"), Message::assistant("hello")],
-            outcome: Box::new(TurnOutcome::default()),
-        },
-    );
+    appended(&mut a, &store, 1, Message::assistant("hello"));
+    apply(&mut a, &store, turn_done());
     assert_eq!(store.load(&id).expect("loads").messages.len(), 2);
     assert_eq!(enter(&mut a, &store, "/system Be terse."), 1);
     let s = store.load(&id).expect("loads");

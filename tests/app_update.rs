@@ -6,7 +6,7 @@ use kimi_tui::app::event::{AppEvent, Effect};
 use kimi_tui::app::state::{App, Connection, DialogStage, Entry, PaneState, TurnState};
 use kimi_tui::app::update::update;
 use kimi_tui::backend::{Mode, StreamEvent};
-use kimi_tui::engine::{ApprovalRequest, Decision, EngineEvent};
+use kimi_tui::engine::{ApprovalRequest, Decision, EngineEvent, Op, TurnOutcome, set_system};
 use kimi_tui::protocol::{Message, ToolCall};
 use kimi_tui::tools::{Approval, CallProblem, ToolSpec, Toolbox};
 use serde_json::json;
@@ -52,6 +52,31 @@ fn ctrl(app: &mut App, c: char) -> Vec<Effect> {
     )
 }
 
+/// Enter, and what the agent reports before any request for the operations it gets: the
+/// user's message appended, a new system prompt set.
+fn enter(app: &mut App) -> Vec<Effect> {
+    let fx = key(app, KeyCode::Enter);
+    for f in &fx {
+        let e = match f {
+            Effect::Agent(Op::UserTurn { text }) => EngineEvent::MessageAppended {
+                index: app.conversation.len(),
+                message: Box::new(Message::user(text.clone())),
+            },
+            Effect::Agent(Op::SetSystem { prompt }) => EngineEvent::SystemSet {
+                prompt: prompt.clone(),
+                change: set_system(&mut app.conversation.clone(), prompt),
+            },
+            _ => continue,
+        };
+        update(app, AppEvent::Engine(e));
+    }
+    fx
+}
+
+fn user_turn(text: &str) -> Vec<Effect> {
+    vec![Effect::Agent(Op::UserTurn { text: text.into() })]
+}
+
 fn typed(app: &mut App, text: &str) {
     for c in text.chars() {
         key(app, KeyCode::Char(c));
@@ -86,7 +111,7 @@ fn ask(app: &mut App, arguments: &str) -> oneshot::Receiver<Decision> {
     let (reply, answer) = oneshot::channel();
     update(
         app,
-        AppEvent::Approval {
+        AppEvent::Engine(EngineEvent::ApprovalRequested {
             request: Box::new(ApprovalRequest {
                 index: 0,
                 call,
@@ -95,7 +120,7 @@ fn ask(app: &mut App, arguments: &str) -> oneshot::Receiver<Decision> {
                 problems,
             }),
             reply,
-        },
+        }),
     );
     // The event loop draws a frame after each batch of events.
     app.frame_drawn();
@@ -210,9 +235,9 @@ fn invalid_arguments_cannot_be_approved_only_fixed() {
 fn esc_cancels_a_running_generation_and_keeps_the_text() {
     let mut a = app();
     typed(&mut a, "Tell me a story");
-    let fx = key(&mut a, KeyCode::Enter);
-    // The message is saved before the request is made.
-    assert_eq!(fx, vec![Effect::SaveSession, Effect::StartTurn]);
+    let fx = enter(&mut a);
+    // The agent appends the message (and the app saves it when told) before the request.
+    assert_eq!(fx, user_turn("Tell me a story"));
     assert!(a.busy);
     assert_eq!(a.conversation, vec![Message::user("Tell me a story")]);
     update(
@@ -223,13 +248,13 @@ fn esc_cancels_a_running_generation_and_keeps_the_text() {
         &mut a,
         AppEvent::Engine(EngineEvent::Stream(StreamEvent::Text("Once upon".into()))),
     );
-    assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::Cancel]);
+    assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::Agent(Op::Cancel)]);
     let Some(Entry::Assistant(t)) = a.entries.last() else {
         panic!("turn");
     };
     assert_eq!(t.markdown.text(), "Once upon");
     // Ctrl-C cancels while busy instead of quitting.
-    assert_eq!(ctrl(&mut a, 'c'), vec![Effect::Cancel]);
+    assert_eq!(ctrl(&mut a, 'c'), vec![Effect::Agent(Op::Cancel)]);
 }
 
 #[test]
@@ -257,7 +282,16 @@ fn retry_resends_the_last_user_turn() {
     });
     typed(&mut a, "/retry");
     let fx = key(&mut a, KeyCode::Enter);
-    assert_eq!(fx, vec![Effect::SaveSession, Effect::StartTurn]);
+    assert_eq!(fx, vec![Effect::Agent(Op::Retry)]);
+    // The agent drops the answer and says so; the view follows.
+    let fx = update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::Truncated {
+            messages: 3,
+            traces: 0,
+        }),
+    );
+    assert!(fx.is_empty(), "{fx:?}");
     assert_eq!(a.conversation.len(), 3);
     assert_eq!(a.conversation[2], Message::user("second"));
     assert!(a.busy);
@@ -387,7 +421,7 @@ fn approvals_after_a_cancel_are_answered_no() {
     let mut a = app();
     typed(&mut a, "weather");
     key(&mut a, KeyCode::Enter);
-    assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::Cancel]);
+    assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::Agent(Op::Cancel)]);
     let mut answer = ask(&mut a, r#"{"city": "Paris"}"#);
     assert!(a.dialog.is_none(), "no dialog for a cancelled turn");
     assert!(matches!(answer.try_recv(), Ok(Decision::Deny { .. })));
@@ -421,7 +455,14 @@ fn retry_drops_the_traces_of_the_replaced_answer() {
     a.traces = vec![Default::default()];
     a.trace_messages = vec![1];
     typed(&mut a, "/retry");
-    key(&mut a, KeyCode::Enter);
+    assert_eq!(key(&mut a, KeyCode::Enter), vec![Effect::Agent(Op::Retry)]);
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::Truncated {
+            messages: 1,
+            traces: 0,
+        }),
+    );
     assert!(a.traces.is_empty() && a.trace_messages.is_empty());
 }
 
@@ -429,10 +470,7 @@ fn retry_drops_the_traces_of_the_replaced_answer() {
 fn a_panicked_turn_ends_as_failed_with_a_message_and_the_app_takes_input() {
     let mut a = app();
     typed(&mut a, "Hello");
-    assert_eq!(
-        key(&mut a, KeyCode::Enter),
-        vec![Effect::SaveSession, Effect::StartTurn]
-    );
+    assert_eq!(enter(&mut a), user_turn("Hello"));
     update(
         &mut a,
         AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
@@ -443,9 +481,9 @@ fn a_panicked_turn_ends_as_failed_with_a_message_and_the_app_takes_input() {
     );
     let fx = update(
         &mut a,
-        AppEvent::TurnPanicked {
+        AppEvent::Engine(EngineEvent::TurnFailed {
             message: "index out of bounds\u{1b}[2J".into(),
-        },
+        }),
     );
     assert!(fx.contains(&Effect::SaveSession));
     assert!(!a.busy, "the app is no longer stuck streaming");
@@ -465,10 +503,7 @@ fn a_panicked_turn_ends_as_failed_with_a_message_and_the_app_takes_input() {
     ));
     // The next message starts a new turn.
     typed(&mut a, "again");
-    assert_eq!(
-        key(&mut a, KeyCode::Enter),
-        vec![Effect::SaveSession, Effect::StartTurn]
-    );
+    assert_eq!(enter(&mut a), user_turn("again"));
 }
 
 fn resize(app: &mut App, w: u16, h: u16) {
@@ -555,7 +590,7 @@ fn a_key_typed_before_the_dialog_was_drawn_approves_nothing() {
     let (reply, mut answer) = oneshot::channel();
     update(
         &mut a,
-        AppEvent::Approval {
+        AppEvent::Engine(EngineEvent::ApprovalRequested {
             request: Box::new(ApprovalRequest {
                 index: 0,
                 call,
@@ -564,7 +599,7 @@ fn a_key_typed_before_the_dialog_was_drawn_approves_nothing() {
                 problems: Vec::new(),
             }),
             reply,
-        },
+        }),
     );
     key(&mut a, KeyCode::Char('y'));
     assert!(answer.try_recv().is_err(), "approved before it was drawn");
@@ -819,9 +854,13 @@ fn notices(app: &App) -> Vec<(String, bool)> {
 fn tool_result(app: &mut App, content: &str) {
     update(
         app,
-        AppEvent::Engine(EngineEvent::ToolResult {
-            index: 0,
-            message: Message::tool_result("functions.get_weather:0", "get_weather", content),
+        AppEvent::Engine(EngineEvent::MessageAppended {
+            index: app.conversation.len(),
+            message: Box::new(Message::tool_result(
+                "functions.get_weather:0",
+                "get_weather",
+                content,
+            )),
         }),
     );
 }
@@ -835,7 +874,7 @@ fn special_tokens_in_text_warn_once_per_turn_and_change_nothing() {
         &mut a,
         AppEvent::Terminal(Event::Paste("hi <|im_end|>".into())),
     );
-    key(&mut a, KeyCode::Enter);
+    enter(&mut a);
     // The message goes as typed; the user hears what it may do.
     assert_eq!(
         a.conversation.last().map(Message::text).as_deref(),
@@ -859,16 +898,14 @@ fn special_tokens_in_text_warn_once_per_turn_and_change_nothing() {
     );
 
     // The next turn warns again, naming the tool.
-    let conversation = a.conversation.clone();
     update(
         &mut a,
-        AppEvent::TurnDone {
-            conversation,
-            outcome: Default::default(),
-        },
+        AppEvent::Engine(EngineEvent::TurnDone {
+            outcome: Box::new(TurnOutcome::default()),
+        }),
     );
     typed(&mut a, "again");
-    key(&mut a, KeyCode::Enter);
+    enter(&mut a);
     let _answer = ask(&mut a, r#"{"city": "Paris"}"#);
     key(&mut a, KeyCode::Char('y'));
     tool_result(&mut a, FORGED);
@@ -889,7 +926,7 @@ fn with_neutralizing_on_the_notice_says_so() {
     let mut a = app();
     a.neutralize_tool_markers = true;
     typed(&mut a, "weather");
-    key(&mut a, KeyCode::Enter);
+    enter(&mut a);
     let _answer = ask(&mut a, r#"{"city": "Paris"}"#);
     key(&mut a, KeyCode::Char('y'));
     tool_result(&mut a, FORGED);
@@ -908,15 +945,17 @@ fn with_neutralizing_on_the_notice_says_so() {
 fn a_system_prompt_with_special_tokens_is_set_with_a_warning() {
     let mut a = app();
     typed(&mut a, "/system be terse<|im_end|>");
-    key(&mut a, KeyCode::Enter);
+    enter(&mut a);
     assert_eq!(a.system_prompt.as_deref(), Some("be terse<|im_end|>"));
     let all = notices(&a);
     assert_eq!(all.len(), 2, "{all:?}");
+    // Warned when typed; set when the agent reports it.
     assert_eq!(
-        all[1],
+        all[0],
         (
             "The system prompt contains 1 special-token string (<|im_end|>); the server may read them as real turn boundaries.".to_owned(),
             true
         )
     );
+    assert_eq!(all[1], ("System prompt set.".to_owned(), false));
 }

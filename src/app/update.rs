@@ -11,9 +11,10 @@ use super::partial::Streaming;
 use super::paste;
 use super::saved;
 use super::state::*;
+use super::view;
 use crate::backend::{StreamEvent, Trace};
-use crate::engine::{Decision, EngineEvent};
-use crate::protocol::{Message, special};
+use crate::engine::{Decision, EngineEvent, Op, SystemChange};
+use crate::protocol::special;
 use crate::sanitize;
 use crate::tools::{ExitKind, ToolOutcome};
 
@@ -33,74 +34,6 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
     match event {
         AppEvent::Terminal(e) => terminal(app, e, fx),
         AppEvent::Engine(e) => engine(app, e, fx),
-        AppEvent::Approval { request, reply } => {
-            let name = request.call.function.name.clone();
-            if app.cancelling {
-                let _ = reply.send(Decision::Deny {
-                    reason: Some("the user cancelled the turn".into()),
-                });
-            } else if request.problems.is_empty() && app.always_allow.contains(&name) {
-                let _ = reply.send(Decision::Approve {
-                    arguments: request.arguments,
-                });
-            } else {
-                let request = *request;
-                if let Some(p) = app.pane_for_call(&request.call.id) {
-                    p.state = PaneState::WaitingApproval;
-                }
-                app.dialog = Some(ApprovalDialog::new(request, Some(reply)));
-                // The dialog takes the keys: nothing else may sit over it.
-                app.inspector.open = false;
-                app.help_open = false;
-                app.activity = Activity::WaitingApproval;
-            }
-            app.dirty = true;
-        }
-        AppEvent::TurnDone {
-            conversation,
-            outcome,
-        } => {
-            app.conversation = conversation;
-            fx.push(Effect::SaveSession);
-            app.busy = false;
-            app.cancelling = false;
-            app.activity = Activity::Idle;
-            app.dialog = None;
-            if outcome.hit_max_rounds {
-                app.notice(
-                    format!(
-                        "Stopped after {} rounds with the model still calling tools (max_rounds).",
-                        outcome.rounds
-                    ),
-                    true,
-                );
-            }
-            if outcome.truncated {
-                app.notice("The answer was cut off at max_tokens.", true);
-            }
-            app.dirty = true;
-        }
-        AppEvent::TurnPanicked { message } => {
-            let text = format!(
-                "internal error, the turn was stopped: {}",
-                sanitize::for_terminal(&message)
-            );
-            if let Some(t) = app.current_turn()
-                && t.state == TurnState::Streaming
-            {
-                t.state = TurnState::Failed(text.clone());
-                t.rev += 1;
-            }
-            fx.push(Effect::SaveSession);
-            app.busy = false;
-            app.cancelling = false;
-            app.activity = Activity::Idle;
-            app.dialog = None;
-            app.notice(
-                format!("{text}. The conversation so far is kept; please report this."),
-                true,
-            );
-        }
         AppEvent::Tick => {
             if saved::partial_due(app, Instant::now()) {
                 fx.push(Effect::SaveSession);
@@ -264,7 +197,7 @@ fn cancel(app: &mut App, fx: &mut Vec<Effect>) {
         });
     }
     app.cancelling = true;
-    fx.push(Effect::Cancel);
+    fx.push(Effect::Agent(Op::Cancel));
 }
 
 /// Lines scrolled; `up` moves toward older text.
@@ -624,19 +557,15 @@ fn submit(app: &mut App, fx: &mut Vec<Effect>) {
 }
 
 fn send_user(app: &mut App, text: String, fx: &mut Vec<Effect>) {
-    if app.conversation.is_empty()
-        && let Some(sys) = &app.system_prompt
-    {
-        app.conversation.push(Message::system(sys.clone()));
-    }
-    app.conversation.push(Message::user(text.clone()));
+    // The agent appends the message (after the system prompt in a new conversation) and
+    // reports it; the view shows it at once.
     let found = special::find(&text);
     app.entries.push(Entry::User {
         text: text.clone(),
         cache: LineCache::default(),
     });
     app.scroll_from_bottom = 0;
-    start_turn(app, fx);
+    start_turn(app, fx, Op::UserTurn { text: text.clone() });
     if !found.is_empty() {
         warn_special_tokens(
             app,
@@ -648,7 +577,7 @@ fn send_user(app: &mut App, text: String, fx: &mut Vec<Effect>) {
 
 /// The one warning of a turn about special-token strings in text the template renders as is.
 /// `neutralized`: the text is a tool result and the profile breaks its markers before sending.
-fn warn_special_tokens(app: &mut App, what: String, neutralized: bool) {
+pub(super) fn warn_special_tokens(app: &mut App, what: String, neutralized: bool) {
     if app.special_tokens_warned {
         return;
     }
@@ -661,9 +590,8 @@ fn warn_special_tokens(app: &mut App, what: String, neutralized: bool) {
     app.notice(format!("{what}; {consequence}."), !neutralized);
 }
 
-fn start_turn(app: &mut App, fx: &mut Vec<Effect>) {
-    // The user's message is on disk before the request is made: a crash loses nothing typed.
-    fx.push(Effect::SaveSession);
+fn start_turn(app: &mut App, fx: &mut Vec<Effect>, op: Op) {
+    // The user's message is saved when the agent reports it, before the request is made.
     app.busy = true;
     app.cancelling = false;
     app.special_tokens_warned = false;
@@ -671,7 +599,7 @@ fn start_turn(app: &mut App, fx: &mut Vec<Effect>) {
         since: Instant::now(),
         chunks: 0,
     };
-    fx.push(Effect::StartTurn);
+    fx.push(Effect::Agent(op));
 }
 
 fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
@@ -680,42 +608,23 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
         SlashCommand::Quit => fx.push(Effect::Quit),
         SlashCommand::Inspector => toggle_inspector(app),
         SlashCommand::Mode(m) => {
+            // The agent switches before its next request; the status bar follows its report.
             if app.busy {
-                return app.notice("Cannot switch modes during a turn.", true);
+                app.notice(
+                    format!("Mode {} applies from the next request.", m.as_str()),
+                    false,
+                );
             }
-            app.connection.mode = m;
-            fx.push(Effect::SwitchMode(m));
-            app.notice(
-                format!("Mode: {} (takes effect on the next message).", m.as_str()),
-                false,
-            );
+            fx.push(Effect::Agent(Op::SetMode(m)));
         }
         SlashCommand::Clear => {
             if app.busy {
-                return app.notice("Cannot clear during a turn; press Esc first.", true);
+                app.notice(
+                    "The conversation will be cleared when this answer ends.",
+                    false,
+                );
             }
-            app.conversation.clear();
-            app.partial.clear();
-            app.entries.clear();
-            app.traces.clear();
-            app.trace_messages.clear();
-            app.saved = None;
-            app.turn_entry = None;
-            // A cleared conversation is a new session; the old file stays as it was.
-            if let Some(s) = &app.session {
-                app.session = Some(crate::session::Session::new(
-                    &s.profile,
-                    s.mode,
-                    &s.model,
-                    &s.base_url,
-                ));
-            }
-            app.selected_pane = None;
-            app.scroll_from_bottom = 0;
-            app.notice("Conversation cleared.", false);
-        }
-        SlashCommand::System(Some(_)) if app.busy => {
-            app.notice("Cannot change the system prompt during a turn.", true)
+            fx.push(Effect::Agent(Op::Clear));
         }
         SlashCommand::System(text) => match text {
             None => {
@@ -734,16 +643,13 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                         special::describe(&t, &found)
                     )
                 });
-                app.system_prompt = Some(t.clone());
-                match app.conversation.first_mut() {
-                    Some(m) if m.role == "system" => *m = Message::system(t),
-                    Some(_) => app.conversation.insert(0, Message::system(t)),
-                    None => {}
+                if app.busy {
+                    app.notice(
+                        "The new system prompt applies from the next request.",
+                        false,
+                    );
                 }
-                // A replaced system prompt adds no message: marked as a change to save now.
-                app.change_rev += 1;
-                fx.push(Effect::SaveSession);
-                app.notice("System prompt set.", false);
+                fx.push(Effect::Agent(Op::SetSystem { prompt: t }));
                 if let Some(w) = warning {
                     app.notice(w, true);
                 }
@@ -774,17 +680,9 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             let Some(last_user) = app.conversation.iter().rposition(|m| m.role == "user") else {
                 return app.notice("Nothing to retry yet.", true);
             };
-            app.conversation.truncate(last_user + 1);
+            // The agent drops the answers (and their traces) and reports it (`Truncated`).
             // Interrupted answers to the message being retried go with the answers replaced.
             app.partial.retain(|p| p.after_message <= last_user);
-            // Traces of the answers being replaced go too.
-            let keep = app
-                .trace_messages
-                .iter()
-                .position(|&m| m > last_user)
-                .unwrap_or(app.trace_messages.len());
-            app.traces.truncate(keep);
-            app.trace_messages.truncate(keep);
             app.selected_pane = None;
             app.turn_entry = None;
             if let Some(e) = app
@@ -795,7 +693,7 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                 app.entries.truncate(e + 1);
             }
             app.scroll_from_bottom = 0;
-            start_turn(app, fx);
+            start_turn(app, fx, Op::Retry);
         }
         SlashCommand::Export { markdown, path } => fx.push(Effect::Export { markdown, path }),
         SlashCommand::Unknown(msg) => app.notice(msg, true),
@@ -818,35 +716,11 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         }
         EngineEvent::Stream(s) => stream(app, s),
         EngineEvent::RoundFinished {
-            message,
-            error,
-            cancelled,
-            trace,
-            ..
+            error, cancelled, ..
         } => {
-            // Mirror the engine's conversation message by message, so it can be saved now.
-            let message_index = app.conversation.len();
             // The round's message (or its failure) replaces what was saved of it as it streamed.
             app.streaming = None;
             app.change_rev += 1;
-            if let Some(m) = message {
-                app.conversation.push(*m);
-            }
-            let trace_slot = app.current_turn().and_then(|t| t.trace);
-            match trace_slot {
-                Some(i) if i < app.traces.len() => app.traces[i] = *trace,
-                _ => {
-                    app.traces.push(*trace);
-                    let i = app.traces.len() - 1;
-                    if let Some(t) = app.current_turn() {
-                        t.trace = Some(i);
-                    }
-                }
-            }
-            app.trace_messages.resize(app.traces.len(), message_index);
-            if let Some(i) = app.current_turn().and_then(|t| t.trace) {
-                app.trace_messages[i] = message_index;
-            }
             fx.push(Effect::SaveSession);
             if let Some(t) = app.current_turn() {
                 t.state = match (&error, cancelled) {
@@ -861,6 +735,62 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             }
             app.activity = Activity::Idle;
         }
+        EngineEvent::MessageAppended { index, message } => view::appended(app, index, *message, fx),
+        EngineEvent::TraceAdded {
+            index,
+            message_index,
+            trace,
+        } => {
+            // The agent's trace replaces the live one shown while it streamed.
+            if index < app.traces.len() {
+                app.traces[index] = *trace;
+            } else {
+                app.traces.push(*trace);
+            }
+            let index = index.min(app.traces.len() - 1);
+            app.trace_messages.resize(app.traces.len(), message_index);
+            app.trace_messages[index] = message_index;
+            if let Some(t) = app.current_turn() {
+                t.trace = Some(index);
+            }
+            fx.push(Effect::SaveSession);
+        }
+        EngineEvent::ApprovalRequested { request, reply } => view::approval(app, *request, reply),
+        EngineEvent::TurnDone { outcome } => view::turn_done(app, &outcome, fx),
+        EngineEvent::TurnFailed { message } => view::turn_failed(app, &message, fx),
+        EngineEvent::SystemSet { prompt, change } => {
+            app.system_prompt = Some(prompt.clone());
+            crate::engine::set_system(&mut app.conversation, &prompt);
+            if change == SystemChange::Inserted {
+                // Every message moved up by one: what points at messages moves with them.
+                app.trace_messages.iter_mut().for_each(|m| *m += 1);
+                app.partial.iter_mut().for_each(|p| p.after_message += 1);
+                if let Some(s) = app.streaming.as_mut() {
+                    s.answer.after_message += 1;
+                }
+            }
+            // A replaced system prompt adds no message: marked as a change to save now.
+            app.change_rev += 1;
+            fx.push(Effect::SaveSession);
+            app.notice("System prompt set.", false);
+        }
+        EngineEvent::Cleared => view::cleared(app),
+        EngineEvent::Truncated { messages, traces } => {
+            app.conversation.truncate(messages);
+            app.traces.truncate(traces);
+            app.trace_messages.truncate(traces);
+            app.change_rev += 1;
+        }
+        EngineEvent::ModeSet(m) => {
+            app.connection.mode = m;
+            app.notice(
+                format!("Mode: {} (takes effect on the next message).", m.as_str()),
+                false,
+            );
+        }
+        EngineEvent::Notice { text, error } => app.notice(text, error),
+        // Only `exec` and tests ask for snapshots; the app holds its view.
+        EngineEvent::Snapshot { .. } => {}
         EngineEvent::ToolRefused { call, problem, .. } => {
             if let Some(p) = app.pane_for_call(&call.id) {
                 p.state = PaneState::Refused {
@@ -889,28 +819,6 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             if let Some(p) = app.pane_for_call(&call.id) {
                 p.state = finished_state(&outcome);
             }
-        }
-        EngineEvent::ToolResult { message, .. } => {
-            let id = message.tool_call_id.clone().unwrap_or_default();
-            let text = message.text();
-            let found = special::find(&text);
-            if !found.is_empty() {
-                let name = message.name.clone().unwrap_or_default();
-                let neutralized = app.neutralize_tool_markers;
-                warn_special_tokens(
-                    app,
-                    format!(
-                        "The tool result of {name} contains {}",
-                        special::describe(&text, &found)
-                    ),
-                    neutralized,
-                );
-            }
-            if let Some(p) = app.pane_for_call(&id) {
-                p.result = Some(text);
-            }
-            app.conversation.push(message);
-            fx.push(Effect::SaveSession);
         }
     }
 }

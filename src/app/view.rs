@@ -1,0 +1,145 @@
+//! How the agent's reports change the app's view of the conversation. The agent owns the
+//! conversation and the traces; the app keeps a copy to draw and save, changed only here, in
+//! the order the agent reports its changes.
+
+use tokio::sync::oneshot;
+
+use super::event::Effect;
+use super::state::*;
+use crate::engine::{ApprovalRequest, Decision, TurnOutcome};
+use crate::protocol::{Message, special};
+use crate::sanitize;
+
+/// A message the agent appended: the view follows, and the file is written.
+pub(super) fn appended(app: &mut App, index: usize, message: Message, fx: &mut Vec<Effect>) {
+    if index != app.conversation.len() {
+        // Never expected: the view missed or doubled a message. The agent's index wins.
+        tracing::warn!(
+            index,
+            view = app.conversation.len(),
+            "the conversation view is out of step"
+        );
+        app.conversation.truncate(index);
+    }
+    match message.role.as_str() {
+        // The finished answer replaces the partial one being saved as it streamed.
+        "assistant" => app.streaming = None,
+        "tool" => tool_result(app, &message),
+        _ => {}
+    }
+    app.conversation.push(message);
+    fx.push(Effect::SaveSession);
+}
+
+fn tool_result(app: &mut App, message: &Message) {
+    let id = message.tool_call_id.clone().unwrap_or_default();
+    let text = message.text();
+    let found = special::find(&text);
+    if !found.is_empty() {
+        let name = message.name.clone().unwrap_or_default();
+        let neutralized = app.neutralize_tool_markers;
+        super::update::warn_special_tokens(
+            app,
+            format!(
+                "The tool result of {name} contains {}",
+                special::describe(&text, &found)
+            ),
+            neutralized,
+        );
+    }
+    if let Some(p) = app.pane_for_call(&id) {
+        p.result = Some(text);
+    }
+}
+
+/// `/clear` as the agent applied it: a new conversation, and a new session file.
+pub(super) fn cleared(app: &mut App) {
+    app.conversation.clear();
+    app.partial.clear();
+    app.entries.clear();
+    app.traces.clear();
+    app.trace_messages.clear();
+    app.saved = None;
+    app.turn_entry = None;
+    // A cleared conversation is a new session; the old file stays as it was.
+    if let Some(s) = &app.session {
+        app.session = Some(crate::session::Session::new(
+            &s.profile,
+            s.mode,
+            &s.model,
+            &s.base_url,
+        ));
+    }
+    app.selected_pane = None;
+    app.scroll_from_bottom = 0;
+    app.notice("Conversation cleared.", false);
+}
+
+/// The agent asks about a call: answered at once when the user already decided, else the
+/// dialog opens and holds the reply.
+pub(super) fn approval(app: &mut App, request: ApprovalRequest, reply: oneshot::Sender<Decision>) {
+    let name = request.call.function.name.clone();
+    if app.cancelling {
+        let _ = reply.send(Decision::Deny {
+            reason: Some("the user cancelled the turn".into()),
+        });
+    } else if request.problems.is_empty() && app.always_allow.contains(&name) {
+        let _ = reply.send(Decision::Approve {
+            arguments: request.arguments,
+        });
+    } else {
+        if let Some(p) = app.pane_for_call(&request.call.id) {
+            p.state = PaneState::WaitingApproval;
+        }
+        app.dialog = Some(ApprovalDialog::new(request, Some(reply)));
+        // The dialog takes the keys: nothing else may sit over it.
+        app.inspector.open = false;
+        app.help_open = false;
+        app.activity = Activity::WaitingApproval;
+    }
+    app.dirty = true;
+}
+
+fn turn_over(app: &mut App, fx: &mut Vec<Effect>) {
+    fx.push(Effect::SaveSession);
+    app.busy = false;
+    app.cancelling = false;
+    app.activity = Activity::Idle;
+    app.dialog = None;
+    app.dirty = true;
+}
+
+pub(super) fn turn_done(app: &mut App, outcome: &TurnOutcome, fx: &mut Vec<Effect>) {
+    turn_over(app, fx);
+    if outcome.hit_max_rounds {
+        app.notice(
+            format!(
+                "Stopped after {} rounds with the model still calling tools (max_rounds).",
+                outcome.rounds
+            ),
+            true,
+        );
+    }
+    if outcome.truncated {
+        app.notice("The answer was cut off at max_tokens.", true);
+    }
+}
+
+/// The turn stopped on an internal error: it ends as failed, with the message.
+pub(super) fn turn_failed(app: &mut App, message: &str, fx: &mut Vec<Effect>) {
+    let text = format!(
+        "internal error, the turn was stopped: {}",
+        sanitize::for_terminal(message)
+    );
+    if let Some(t) = app.current_turn()
+        && t.state == TurnState::Streaming
+    {
+        t.state = TurnState::Failed(text.clone());
+        t.rev += 1;
+    }
+    turn_over(app, fx);
+    app.notice(
+        format!("{text}. The conversation so far is kept; please report this."),
+        true,
+    );
+}
