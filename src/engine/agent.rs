@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::event::{EngineEvent, Op, SystemChange, set_system};
+use super::event::{EngineEvent, Op, SystemChange, TurnOutcome, set_system};
 use super::inbox::Io;
 use super::turn;
 use crate::backend::{Backend, Mode, Trace};
@@ -91,6 +91,11 @@ impl Agent {
     /// Take operations until `Shutdown`, or until the senders are gone and the queue is empty.
     pub async fn run(mut self) {
         while let Some(op) = self.io.next_op().await {
+            if matches!(op, Op::UserTurn { .. } | Op::Retry) {
+                // A fresh token before anything is sent: a cancel taken in from here on
+                // (even while the user's message is reported) is for this turn.
+                self.io.cancel = CancellationToken::new();
+            }
             match op {
                 Op::Shutdown => break,
                 Op::UserTurn { text } => {
@@ -147,23 +152,10 @@ impl Agent {
         self.io.cancel.cancel();
     }
 
-    /// Run a turn with a fresh token. A panic inside it (a bug) ends the turn as failed with a
+    /// Run a turn. A panic inside it (a bug) ends the turn as failed with a
     /// message; the agent and what it appended before the panic stay.
     async fn turn(&mut self) {
-        self.io.cancel = CancellationToken::new();
-        let result = AssertUnwindSafe(turn::run(&mut self.state, &mut self.io))
-            .catch_unwind()
-            .await;
-        let event = match result {
-            Ok(outcome) => EngineEvent::TurnDone {
-                outcome: Box::new(outcome),
-            },
-            Err(payload) => {
-                let message = panic_message(payload);
-                tracing::error!(%message, "the turn panicked");
-                EngineEvent::TurnFailed { message }
-            }
-        };
+        let event = guarded(turn::run(&mut self.state, &mut self.io)).await;
         self.io.emit(event).await;
         // What was queued for a round boundary but met the turn's end instead.
         self.state.apply_between_rounds(&mut self.io).await;
@@ -243,6 +235,20 @@ impl State {
     }
 }
 
+/// Await a turn: its outcome, or the message of a panic inside it.
+async fn guarded(turn: impl std::future::Future<Output = TurnOutcome>) -> EngineEvent {
+    match AssertUnwindSafe(turn).catch_unwind().await {
+        Ok(outcome) => EngineEvent::TurnDone {
+            outcome: Box::new(outcome),
+        },
+        Err(payload) => {
+            let message = panic_message(payload);
+            tracing::error!(%message, "the turn panicked");
+            EngineEvent::TurnFailed { message }
+        }
+    }
+}
+
 /// The message of a panic's payload.
 pub fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     payload
@@ -250,4 +256,35 @@ pub fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_panic_in_the_turn_is_reported_as_a_failed_turn() {
+        let turn = async {
+            let v: Vec<u8> = Vec::new();
+            // A bug of the kind eventsource-stream 0.2.3 had on a BOM.
+            let _ = v[usize::from(v.is_empty())];
+            TurnOutcome::default()
+        };
+        match guarded(turn).await {
+            EngineEvent::TurnFailed { message } => {
+                assert!(message.contains("index out of bounds"), "{message}");
+            }
+            other => panic!("expected a failed turn, got {other:?}"),
+        }
+        let ok = async {
+            TurnOutcome {
+                rounds: 3,
+                ..TurnOutcome::default()
+            }
+        };
+        assert!(matches!(
+            guarded(ok).await,
+            EngineEvent::TurnDone { outcome } if outcome.rounds == 3
+        ));
+    }
 }
