@@ -959,3 +959,73 @@ fn a_system_prompt_with_special_tokens_is_set_with_a_warning() {
     );
     assert_eq!(all[1], ("System prompt set.".to_owned(), false));
 }
+
+#[test]
+fn system_clear_and_mode_mid_turn_go_to_the_agent_with_a_note() {
+    let mut a = app();
+    typed(&mut a, "Tell me a story");
+    enter(&mut a);
+    assert!(a.busy);
+    for (cmd, op, note) in [
+        (
+            "/system Be terse.",
+            Op::SetSystem {
+                prompt: "Be terse.".into(),
+            },
+            "The new system prompt applies from the next request.",
+        ),
+        (
+            "/mode chat",
+            Op::SetMode(Mode::Chat),
+            "Mode chat applies from the next request.",
+        ),
+        (
+            "/clear",
+            Op::Clear,
+            "The conversation will be cleared when this answer ends.",
+        ),
+    ] {
+        typed(&mut a, cmd);
+        assert_eq!(
+            key(&mut a, KeyCode::Enter),
+            vec![Effect::Agent(op)],
+            "{cmd}"
+        );
+        assert_eq!(notices(&a).last(), Some(&(note.to_owned(), false)), "{cmd}");
+        assert!(a.busy, "{cmd}: the turn goes on");
+    }
+    // Nothing changes in the view until the agent reports it.
+    assert_eq!(a.conversation, vec![Message::user("Tell me a story")]);
+    assert_eq!(a.connection.mode, Mode::Raw);
+    update(&mut a, AppEvent::Engine(EngineEvent::ModeSet(Mode::Chat)));
+    assert_eq!(a.connection.mode, Mode::Chat);
+    update(&mut a, AppEvent::Engine(EngineEvent::Cleared));
+    assert!(
+        a.conversation.is_empty() && a.entries.len() == 1,
+        "only the notice"
+    );
+}
+
+#[test]
+fn a_system_prompt_inserted_before_the_history_moves_what_points_at_messages() {
+    let mut a = app();
+    a.conversation = vec![Message::user("q"), Message::assistant("a")];
+    a.traces = vec![Default::default()];
+    a.trace_messages = vec![1];
+    let fx = update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::SystemSet {
+            prompt: "Be terse.".into(),
+            change: kimi_tui::engine::SystemChange::Inserted,
+        }),
+    );
+    assert_eq!(fx, vec![Effect::SaveSession]);
+    assert_eq!(a.conversation[0], Message::system("Be terse."));
+    assert_eq!(a.conversation.len(), 3);
+    assert_eq!(
+        a.trace_messages,
+        vec![2],
+        "the trace still names the answer"
+    );
+    assert_eq!(a.system_prompt.as_deref(), Some("Be terse."));
+}

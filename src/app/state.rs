@@ -278,10 +278,14 @@ pub struct Connection {
 /// The whole app.
 pub struct App {
     pub connection: Connection,
+    /// The agent's conversation as it reported it (the agent owns it; `view.rs` follows it).
     pub conversation: Vec<Message>,
+    /// The system prompt as the agent last reported it (shown by `/system`).
     pub system_prompt: Option<String>,
     pub toolbox: Toolbox,
     pub entries: Vec<Entry>,
+    /// The agent's traces as reported; the one of the request streaming now is built live from
+    /// its events for the inspector and replaced by the agent's when the round ends.
     pub traces: Vec<Trace>,
     pub input: TextArea<'static>,
     /// Earlier prompts, oldest first, and where Up/Down recall is.

@@ -13,7 +13,7 @@ use super::saved;
 use super::state::*;
 use super::view;
 use crate::backend::{StreamEvent, Trace};
-use crate::engine::{Decision, EngineEvent, Op, SystemChange};
+use crate::engine::{Decision, EngineEvent, Op};
 use crate::protocol::special;
 use crate::sanitize;
 use crate::tools::{ExitKind, ToolOutcome};
@@ -740,47 +740,13 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             index,
             message_index,
             trace,
-        } => {
-            // The agent's trace replaces the live one shown while it streamed.
-            if index < app.traces.len() {
-                app.traces[index] = *trace;
-            } else {
-                app.traces.push(*trace);
-            }
-            let index = index.min(app.traces.len() - 1);
-            app.trace_messages.resize(app.traces.len(), message_index);
-            app.trace_messages[index] = message_index;
-            if let Some(t) = app.current_turn() {
-                t.trace = Some(index);
-            }
-            fx.push(Effect::SaveSession);
-        }
+        } => view::trace_added(app, index, message_index, *trace, fx),
         EngineEvent::ApprovalRequested { request, reply } => view::approval(app, *request, reply),
         EngineEvent::TurnDone { outcome } => view::turn_done(app, &outcome, fx),
         EngineEvent::TurnFailed { message } => view::turn_failed(app, &message, fx),
-        EngineEvent::SystemSet { prompt, change } => {
-            app.system_prompt = Some(prompt.clone());
-            crate::engine::set_system(&mut app.conversation, &prompt);
-            if change == SystemChange::Inserted {
-                // Every message moved up by one: what points at messages moves with them.
-                app.trace_messages.iter_mut().for_each(|m| *m += 1);
-                app.partial.iter_mut().for_each(|p| p.after_message += 1);
-                if let Some(s) = app.streaming.as_mut() {
-                    s.answer.after_message += 1;
-                }
-            }
-            // A replaced system prompt adds no message: marked as a change to save now.
-            app.change_rev += 1;
-            fx.push(Effect::SaveSession);
-            app.notice("System prompt set.", false);
-        }
+        EngineEvent::SystemSet { prompt, change } => view::system_set(app, prompt, change, fx),
         EngineEvent::Cleared => view::cleared(app),
-        EngineEvent::Truncated { messages, traces } => {
-            app.conversation.truncate(messages);
-            app.traces.truncate(traces);
-            app.trace_messages.truncate(traces);
-            app.change_rev += 1;
-        }
+        EngineEvent::Truncated { messages, traces } => view::truncated(app, messages, traces),
         EngineEvent::ModeSet(m) => {
             app.connection.mode = m;
             app.notice(

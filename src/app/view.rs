@@ -6,7 +6,8 @@ use tokio::sync::oneshot;
 
 use super::event::Effect;
 use super::state::*;
-use crate::engine::{ApprovalRequest, Decision, TurnOutcome};
+use crate::backend::Trace;
+use crate::engine::{ApprovalRequest, Decision, SystemChange, TurnOutcome};
 use crate::protocol::{Message, special};
 use crate::sanitize;
 
@@ -142,4 +143,56 @@ pub(super) fn turn_failed(app: &mut App, message: &str, fx: &mut Vec<Effect>) {
         format!("{text}. The conversation so far is kept; please report this."),
         true,
     );
+}
+
+/// The agent's trace of a finished request replaces the live one shown while it streamed.
+pub(super) fn trace_added(
+    app: &mut App,
+    index: usize,
+    message_index: usize,
+    trace: Trace,
+    fx: &mut Vec<Effect>,
+) {
+    if index < app.traces.len() {
+        app.traces[index] = trace;
+    } else {
+        app.traces.push(trace);
+    }
+    let index = index.min(app.traces.len() - 1);
+    app.trace_messages.resize(app.traces.len(), message_index);
+    app.trace_messages[index] = message_index;
+    if let Some(t) = app.current_turn() {
+        t.trace = Some(index);
+    }
+    fx.push(Effect::SaveSession);
+}
+
+pub(super) fn system_set(
+    app: &mut App,
+    prompt: String,
+    change: SystemChange,
+    fx: &mut Vec<Effect>,
+) {
+    crate::engine::set_system(&mut app.conversation, &prompt);
+    app.system_prompt = Some(prompt);
+    if change == SystemChange::Inserted {
+        // Every message moved up by one: what points at messages moves with them.
+        app.trace_messages.iter_mut().for_each(|m| *m += 1);
+        app.partial.iter_mut().for_each(|p| p.after_message += 1);
+        if let Some(s) = app.streaming.as_mut() {
+            s.answer.after_message += 1;
+        }
+    }
+    // A replaced system prompt adds no message: marked as a change to save now.
+    app.change_rev += 1;
+    fx.push(Effect::SaveSession);
+    app.notice("System prompt set.", false);
+}
+
+/// `/retry`: the agent dropped the answers to the last user message and their traces.
+pub(super) fn truncated(app: &mut App, messages: usize, traces: usize) {
+    app.conversation.truncate(messages);
+    app.traces.truncate(traces);
+    app.trace_messages.truncate(traces);
+    app.change_rev += 1;
 }
