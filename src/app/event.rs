@@ -1,5 +1,5 @@
-//! The one channel into the app: every producer (terminal reader, the agent task, the ticker)
-//! sends an [`AppEvent`]; `update` is the only consumer.
+//! What the app reacts to: every source (terminal reader, the agent, the ticker) becomes an
+//! [`AppEvent`]; `update` is the only consumer.
 
 use crate::engine::{EngineEvent, Op};
 

@@ -1,6 +1,7 @@
 //! The interactive app: state, the `update` function, and the event loop that owns the
-//! terminal. Producers (terminal reader, agent task, ticker) send `AppEvent`s into one channel;
-//! `update` changes the state; a frame is drawn only when something changed, at most ~60 times
+//! terminal. The terminal reader, the agent (its bounded event channel) and the ticker become
+//! `AppEvent`s; `update` changes the state and returns effects (operations for the agent among
+//! them); a frame is drawn only when something changed, at most ~60 times
 //! a second, so a burst of tokens costs one redraw.
 
 pub mod commands;
