@@ -5,7 +5,6 @@
 
 use std::time::{Duration, Instant};
 
-use crate::sanitize;
 use crate::session::{
     PartialAnswer, Session, SessionStore, SessionTrace, SessionView, to_markdown, to_openai_json,
 };
@@ -180,7 +179,7 @@ pub fn restore(app: &mut App, mut session: Session) {
             "assistant" => {
                 let trace = app.trace_messages.iter().position(|&k| k == i);
                 let mut turn = AssistantTurn::new(trace);
-                turn.markdown.set_text(&sanitize::for_terminal(&m.text()));
+                turn.set_text(&m.text());
                 turn.state = TurnState::Done;
                 for (k, call) in m.tool_calls.iter().enumerate() {
                     let mut pane = ToolPane::new(
@@ -254,7 +253,7 @@ pub fn restore(app: &mut App, mut session: Session) {
 /// A restored interrupted answer: its text and the calls seen so far (which never run).
 fn interrupted_entry(p: &PartialAnswer, trace: Option<usize>) -> Entry {
     let mut turn = AssistantTurn::new(trace);
-    turn.markdown.set_text(&sanitize::for_terminal(&p.content));
+    turn.set_text(&p.content);
     turn.state = TurnState::Interrupted;
     for (k, call) in p.tool_calls.iter().enumerate() {
         let mut pane = ToolPane::new(k, call.id.clone(), call.function.name.clone());

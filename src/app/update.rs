@@ -983,7 +983,7 @@ fn stream(app: &mut App, s: StreamEvent) {
                 app.change_rev += 1;
             }
             if let Some(turn) = app.current_turn() {
-                turn.markdown.push_str(&sanitize::for_terminal(&t));
+                turn.push_text(&t);
             }
         }
         StreamEvent::ToolCallBegin { index, id, name } => {
