@@ -105,6 +105,18 @@ impl Drop for Tmux {
 /// The TUI pointed at a mock started with `opts`, one question asked; the screen once it
 /// shows every one of `needles`.
 fn ask(name: &str, opts: MockOptions, mode: &str, needles: &[&str]) -> String {
+    ask_with_key(name, opts, mode, needles, None).0
+}
+
+/// [`ask`] with an API key in the environment (`KIMI_T_TUI_KEY`) and debug logging; also
+/// returns the log file the app left behind.
+fn ask_with_key(
+    name: &str,
+    opts: MockOptions,
+    mode: &str,
+    needles: &[&str],
+    key: Option<&str>,
+) -> (String, String) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let server = rt.block_on(MockServer::start(opts, 0)).expect("mock");
     let home = tempfile::tempdir().expect("tmp home");
@@ -112,15 +124,23 @@ fn ask(name: &str, opts: MockOptions, mode: &str, needles: &[&str]) -> String {
     std::fs::write(
         &cfg,
         format!(
-            "[profiles.test]\nmode = \"{mode}\"\nbase_url = \"{}\"\n",
-            server.base_url()
+            "[profiles.test]\nmode = \"{mode}\"\nbase_url = \"{}\"\n{}",
+            server.base_url(),
+            if key.is_some() {
+                "api_key_env = \"KIMI_T_TUI_KEY\"\n"
+            } else {
+                ""
+            }
         ),
     )
     .expect("config");
+    let env = key
+        .map(|k| format!("env KIMI_T_TUI_KEY={k} KIMI_TUI_LOG=debug "))
+        .unwrap_or_default();
     let t = Tmux::start(
         name,
         &format!(
-            "{} --config {}",
+            "{env}{} --config {}",
             env!("CARGO_BIN_EXE_kimi-tui"),
             cfg.display()
         ),
@@ -133,7 +153,10 @@ fn ask(name: &str, opts: MockOptions, mode: &str, needles: &[&str]) -> String {
     // The app still owns the terminal and takes keys: Ctrl-C quits it.
     t.quit();
     rt.block_on(server.shutdown());
-    screen
+    // Written by the app's log thread, flushed when it exited.
+    let log = std::fs::read_to_string(home.path().join("state/kimi-tui/kimi-tui.log"))
+        .unwrap_or_default();
+    (screen, log)
 }
 
 #[test]
@@ -163,4 +186,34 @@ fn a_proxy_login_page_ends_the_turn_with_what_arrived() {
     );
     assert!(screen.contains("Corporate proxy"), "{screen}");
     assert!(!screen.contains("dropped"), "{screen}");
+}
+
+#[test]
+fn a_failed_stream_is_logged_with_its_cause_off_screen_and_without_the_key() {
+    let key = "sk-tui-log-secret-4242";
+    let opts = MockOptions {
+        error_event: true,
+        api_key: Some(key.into()),
+        ..MockOptions::default()
+    };
+    let (screen, log) = ask_with_key(
+        "log",
+        opts,
+        "raw",
+        &["model overloaded mid-stream", "│ idle │"],
+        Some(key),
+    );
+    assert!(log.contains("request started"), "{log}");
+    assert!(log.contains("/v1/completions"), "{log}");
+    let failed = log
+        .lines()
+        .find(|l| l.contains("stream failed"))
+        .unwrap_or_else(|| panic!("no failure line in:\n{log}"));
+    assert!(failed.contains("ERROR"), "{failed}");
+    assert!(failed.contains("server_event"), "{failed}");
+    assert!(failed.contains("model overloaded mid-stream"), "{failed}");
+    assert!(!log.contains(key), "the key is in the log:\n{log}");
+    // Logging never draws over the TUI.
+    assert!(!screen.contains("stream failed"), "{screen}");
+    assert!(!screen.contains("request started"), "{screen}");
 }

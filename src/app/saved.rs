@@ -76,6 +76,7 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
         match store.lock(&id) {
             Ok(l) => app.lock = Some(l),
             Err(e) => {
+                crate::logging::save_failed("lock", &e);
                 app.notice(
                     format!("Session not saved: {e}. Saving is off for this run."),
                     true,
@@ -120,6 +121,7 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
             app.last_save = Some(Instant::now());
         }
         Err(e) => {
+            crate::logging::save_failed("write", &e);
             let text = format!("Session not saved: {e}. Saving is off for this run.");
             app.notice(text, true);
             app.session = None;

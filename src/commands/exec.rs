@@ -15,6 +15,8 @@ use crate::sanitize;
 use crate::tools::Toolbox;
 
 pub fn run(args: &ExecArgs) -> Result<()> {
+    // Requests, tool runs and failures go to the log file, as in the TUI.
+    let _log = crate::app::init_logging();
     let resolved = config::resolve(&args.connect.overrides())?;
     let endpoint = resolved
         .profile

@@ -85,6 +85,11 @@ impl Agent<'_> {
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(EngineEvent) + Send),
     ) -> TurnOutcome {
+        // Whoever listens (the TUI, exec), tool outcomes reach the log file.
+        let on_event = &mut |e: EngineEvent| {
+            crate::logging::engine_event(&e);
+            on_event(e)
+        };
         let tools: Vec<Value> = self.toolbox.openai_tools();
         let mut outcome = TurnOutcome::default();
         for round in 1..=self.max_rounds {
@@ -198,7 +203,14 @@ impl Agent<'_> {
                 arguments: arguments.clone(),
                 problems: problems.clone(),
             };
-            match approver.decide(request).await {
+            let decision = approver.decide(request).await;
+            crate::logging::approval(
+                name,
+                &call.id,
+                &decision,
+                arguments != call.function.arguments,
+            );
+            match decision {
                 Decision::Deny { reason } => {
                     // Bad arguments are what the model needs to hear about, with any reason.
                     let problem = match problems.into_iter().next() {
