@@ -7,6 +7,7 @@ pub mod commands;
 pub mod demo;
 pub mod dialog;
 pub mod event;
+pub mod keys;
 pub mod partial;
 pub mod paste;
 mod resume;

@@ -309,6 +309,8 @@ pub struct App {
     pub always_allow: Vec<String>,
     pub inspector: InspectorState,
     pub help_open: bool,
+    /// Lines of the help scrolled off its top.
+    pub help_scroll: usize,
     pub activity: Activity,
     pub usage: Usage,
     /// Lines scrolled up from the bottom; 0 = pinned to the bottom, following the stream.
@@ -377,6 +379,7 @@ impl App {
             always_allow: Vec::new(),
             inspector: InspectorState::default(),
             help_open: false,
+            help_scroll: 0,
             activity: Activity::Idle,
             usage: Usage::default(),
             scroll_from_bottom: 0,
