@@ -6,9 +6,20 @@ use vte::{Params, Parser, Perform};
 
 /// One per stream of model text (an assistant turn's answer): the parser remembers a sequence
 /// left open at the end of a push and drops its tail from the next one.
-#[derive(Default)]
 pub struct StreamSanitizer {
     parser: Parser,
+    /// The parser is surely in its ground state (not inside a sequence): text without any
+    /// control can then be copied as is. False when unsure.
+    ground: bool,
+}
+
+impl Default for StreamSanitizer {
+    fn default() -> Self {
+        StreamSanitizer {
+            parser: Parser::new(),
+            ground: true,
+        }
+    }
 }
 
 impl std::fmt::Debug for StreamSanitizer {
@@ -31,33 +42,54 @@ impl StreamSanitizer {
 
     /// Appends the printable part of `text` to `out`.
     pub fn push_into(&mut self, text: &str, out: &mut String) {
-        let mut sink = Sink { out };
+        // Most tokens: in ground state, text without controls prints exactly as it is.
+        if self.ground && !text.chars().any(super::is_unsafe) {
+            out.push_str(text);
+            return;
+        }
+        let mut sink = Sink {
+            out,
+            printed_last: false,
+        };
         let bytes = text.as_bytes();
         let mut from = 0;
         // vte reads C1 controls (U+0080..U+009F) as single controls; a terminal may read
         // U+009B as CSI and U+009D as OSC, so each is fed as its 7-bit form (ESC + byte - 0x40)
         // and what follows it is removed with it.
-        for at in memchr::memchr_iter(0xC2, bytes) {
+        for at in memchr::memchr2_iter(0x1B, 0xC2, bytes) {
+            if bytes[at] == 0x1B {
+                self.parser.advance(&mut sink, &bytes[from..=at]);
+                // ESC leaves the ground state without telling the sink.
+                sink.printed_last = false;
+                from = at + 1;
+                continue;
+            }
             let Some(&next) = bytes.get(at + 1) else {
                 break;
             };
             if (0x80..=0x9F).contains(&next) {
                 self.parser.advance(&mut sink, &bytes[from..at]);
                 self.parser.advance(&mut sink, &[0x1B, next - 0x40]);
+                sink.printed_last = false;
                 from = at + 2;
             }
         }
         self.parser.advance(&mut sink, &bytes[from..]);
+        // vte prints only in ground state: a print as the last event means it is there now.
+        self.ground = sink.printed_last;
     }
 }
 
 /// Receives what the parser recognized: text is kept, everything else dropped.
 struct Sink<'a> {
     out: &'a mut String,
+    /// The last event was a print (so the parser is in ground state).
+    printed_last: bool,
 }
 
 impl Perform for Sink<'_> {
     fn print(&mut self, c: char) {
+        self.printed_last = true;
         // vte prints DEL and bidi controls like letters.
         if !super::is_unsafe(c) {
             self.out.push(c);
@@ -65,6 +97,8 @@ impl Perform for Sink<'_> {
     }
 
     fn execute(&mut self, byte: u8) {
+        // Also called inside a CSI: no proof of the ground state.
+        self.printed_last = false;
         if matches!(byte, b'\n' | b'\t') {
             self.out.push(byte as char);
         }
@@ -72,12 +106,24 @@ impl Perform for Sink<'_> {
 
     // Sequences (CSI, OSC, DCS and its payload, ESC forms; SOS/PM/APC strings are swallowed
     // by the parser itself) are dropped whole.
-    fn csi_dispatch(&mut self, _: &Params, _: &[u8], _: bool, _: char) {}
-    fn osc_dispatch(&mut self, _: &[&[u8]], _: bool) {}
-    fn esc_dispatch(&mut self, _: &[u8], _: bool, _: u8) {}
-    fn hook(&mut self, _: &Params, _: &[u8], _: bool, _: char) {}
-    fn put(&mut self, _: u8) {}
-    fn unhook(&mut self) {}
+    fn csi_dispatch(&mut self, _: &Params, _: &[u8], _: bool, _: char) {
+        self.printed_last = false;
+    }
+    fn osc_dispatch(&mut self, _: &[&[u8]], _: bool) {
+        self.printed_last = false;
+    }
+    fn esc_dispatch(&mut self, _: &[u8], _: bool, _: u8) {
+        self.printed_last = false;
+    }
+    fn hook(&mut self, _: &Params, _: &[u8], _: bool, _: char) {
+        self.printed_last = false;
+    }
+    fn put(&mut self, _: u8) {
+        self.printed_last = false;
+    }
+    fn unhook(&mut self) {
+        self.printed_last = false;
+    }
 }
 
 #[cfg(test)]
