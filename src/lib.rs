@@ -13,6 +13,7 @@ pub mod config;
 pub mod engine;
 pub mod invisible;
 pub mod json_out;
+pub mod logging;
 pub mod mock;
 pub mod private_fs;
 pub mod protocol;

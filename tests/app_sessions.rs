@@ -445,3 +445,52 @@ fn a_failed_last_request_is_not_called_interrupted() {
     saved::restore(&mut b, s);
     assert_eq!(kinds(&b), ["user", "notice"], "only the resumed notice");
 }
+
+/// The text an app shows for its assistant answers, in order.
+fn shown_answers(a: &App) -> Vec<String> {
+    a.entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Assistant(t) => Some(t.markdown.text().to_owned()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_resumed_session_shows_exactly_what_was_shown_live_however_the_text_was_split() {
+    let hostile = "Hello \u{1b}[31mred\u{1b}[0m world \u{1b}]8;;http://evil\u{1b}\\link\u{1b}]8;;\u{7} \
+                   \u{9b}2J\u{202e}rev\u{2066} 北京\r\n```sh\nls\u{1b}[1A\n```\n";
+    let want = "Hello red world link rev 北京\n```sh\nls\n```\n";
+    for (cut, _) in hostile.char_indices() {
+        for finished in [true, false] {
+            let mut live = app();
+            update(
+                &mut live,
+                AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
+            );
+            for piece in [&hostile[..cut], &hostile[cut..]] {
+                update(
+                    &mut live,
+                    AppEvent::Engine(EngineEvent::Stream(StreamEvent::Text(piece.into()))),
+                );
+            }
+            if finished {
+                let index = live.conversation.len();
+                for e in round_end(1, index, Message::assistant(hostile), trace(hostile)) {
+                    update(&mut live, AppEvent::Engine(e));
+                }
+            }
+            assert_eq!(shown_answers(&live), vec![want], "live, split at {cut}");
+            // Saved (finished: as a message; not: as the partial answer) and restored.
+            let session = saved::snapshot(&live).expect("a session");
+            let mut resumed = app();
+            saved::restore(&mut resumed, session);
+            assert_eq!(
+                shown_answers(&resumed),
+                shown_answers(&live),
+                "resumed, split at {cut}, finished {finished}"
+            );
+        }
+    }
+}

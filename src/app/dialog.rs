@@ -2,7 +2,7 @@
 //! whether every row has been on screen before `y` or `a` counts. `update` owns all of it;
 //! the widget only draws what is recorded here.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use super::keys::Action;
 use ratatui::layout::{Position, Rect};
 
 use super::state::{App, ApprovalDialog, DialogStage, DialogView};
@@ -51,20 +51,20 @@ fn scroll_by(d: &mut ApprovalDialog, lines: usize, up: bool) {
     d.hint = None;
 }
 
-/// Scroll the arguments with `k` when they do not fit; false when `k` is not a scroll key
-/// here (then PgUp/PgDn scroll the transcript behind).
-pub fn scroll_key(d: &mut ApprovalDialog, k: &KeyEvent) -> bool {
+/// Scroll the arguments by `action` (a scroll action of the key table) when they do not fit;
+/// false when they fit (then PgUp/PgDn scroll the transcript behind).
+pub fn scroll(d: &mut ApprovalDialog, action: Action) -> bool {
     if !overflows(d) {
         return false;
     }
     let page = d.view.rows.saturating_sub(1).max(1);
-    match k.code {
-        KeyCode::Up | KeyCode::Char('k') => scroll_by(d, 1, true),
-        KeyCode::Down | KeyCode::Char('j') => scroll_by(d, 1, false),
-        KeyCode::PageUp => scroll_by(d, page, true),
-        KeyCode::PageDown | KeyCode::Char(' ') => scroll_by(d, page, false),
-        KeyCode::Home | KeyCode::Char('g') => scroll_by(d, usize::MAX, true),
-        KeyCode::End | KeyCode::Char('G') => scroll_by(d, usize::MAX, false),
+    match action {
+        Action::LineUp => scroll_by(d, 1, true),
+        Action::LineDown => scroll_by(d, 1, false),
+        Action::PageUp => scroll_by(d, page, true),
+        Action::PageDown => scroll_by(d, page, false),
+        Action::Top => scroll_by(d, usize::MAX, true),
+        Action::Bottom => scroll_by(d, usize::MAX, false),
         _ => return false,
     }
     true

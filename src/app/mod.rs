@@ -8,6 +8,7 @@ pub mod commands;
 pub mod demo;
 pub mod dialog;
 pub mod event;
+pub mod keys;
 pub mod partial;
 pub mod paste;
 mod resume;
@@ -43,19 +44,9 @@ pub fn state_dir() -> PathBuf {
         .unwrap_or_else(|| std::env::temp_dir().join("kimi-tui"))
 }
 
-fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
-    // Opened here rather than by tracing-appender, which would create it with the umask's mode.
-    let file = crate::private_fs::append(&state_dir().join("kimi-tui.log")).ok()?;
-    let (writer, guard) = tracing_appender::non_blocking(file);
-    let filter = tracing_subscriber::EnvFilter::try_from_env("KIMI_TUI_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_writer(writer)
-        .with_ansi(false)
-        .with_env_filter(filter)
-        .try_init()
-        .ok()?;
-    Some(guard)
+/// The log goes to a file under the state directory: the TUI owns the screen.
+pub fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    crate::logging::init(&state_dir())
 }
 
 /// How the app starts.

@@ -5,7 +5,6 @@
 
 use std::time::{Duration, Instant};
 
-use crate::sanitize;
 use crate::session::{
     PartialAnswer, Session, SessionStore, SessionTrace, SessionView, to_markdown, to_openai_json,
 };
@@ -77,6 +76,7 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
         match store.lock(&id) {
             Ok(l) => app.lock = Some(l),
             Err(e) => {
+                crate::logging::save_failed("lock", &e);
                 app.notice(
                     format!("Session not saved: {e}. Saving is off for this run."),
                     true,
@@ -121,6 +121,7 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
             app.last_save = Some(Instant::now());
         }
         Err(e) => {
+            crate::logging::save_failed("write", &e);
             let text = format!("Session not saved: {e}. Saving is off for this run.");
             app.notice(text, true);
             app.session = None;
@@ -180,7 +181,7 @@ pub fn restore(app: &mut App, mut session: Session) {
             "assistant" => {
                 let trace = app.trace_messages.iter().position(|&k| k == i);
                 let mut turn = AssistantTurn::new(trace);
-                turn.markdown.set_text(&sanitize::for_terminal(&m.text()));
+                turn.set_text(&m.text());
                 turn.state = TurnState::Done;
                 for (k, call) in m.tool_calls.iter().enumerate() {
                     let mut pane = ToolPane::new(
@@ -254,7 +255,7 @@ pub fn restore(app: &mut App, mut session: Session) {
 /// A restored interrupted answer: its text and the calls seen so far (which never run).
 fn interrupted_entry(p: &PartialAnswer, trace: Option<usize>) -> Entry {
     let mut turn = AssistantTurn::new(trace);
-    turn.markdown.set_text(&sanitize::for_terminal(&p.content));
+    turn.set_text(&p.content);
     turn.state = TurnState::Interrupted;
     for (k, call) in p.tool_calls.iter().enumerate() {
         let mut pane = ToolPane::new(k, call.id.clone(), call.function.name.clone());

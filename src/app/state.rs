@@ -68,6 +68,8 @@ pub struct AssistantTurn {
     /// Lines after the markdown: panes, warnings, the error.
     pub extra: LineCache,
     pub header: LineCache,
+    /// This answer's text stream: an escape sequence split across tokens is removed whole.
+    pub sanitizer: crate::sanitize::StreamSanitizer,
 }
 
 impl AssistantTurn {
@@ -81,7 +83,22 @@ impl AssistantTurn {
             rev: 1,
             extra: LineCache::default(),
             header: LineCache::default(),
+            sanitizer: Default::default(),
         }
+    }
+
+    /// Model text as it streams in: shown once the sanitizer has seen what came before it.
+    pub fn push_text(&mut self, text: &str) {
+        let clean = self.sanitizer.push(text);
+        self.markdown.push_str(&clean);
+    }
+
+    /// A saved answer's whole text, through the same sanitizer as the live stream, so a
+    /// resumed session shows exactly what was shown live.
+    pub fn set_text(&mut self, text: &str) {
+        self.sanitizer = Default::default();
+        let clean = self.sanitizer.push(text);
+        self.markdown.set_text(&clean);
     }
 
     pub fn pane_mut(&mut self, index: usize) -> Option<&mut ToolPane> {
@@ -296,6 +313,8 @@ pub struct App {
     pub always_allow: Vec<String>,
     pub inspector: InspectorState,
     pub help_open: bool,
+    /// Lines of the help scrolled off its top.
+    pub help_scroll: usize,
     pub activity: Activity,
     pub usage: Usage,
     /// Lines scrolled up from the bottom; 0 = pinned to the bottom, following the stream.
@@ -364,6 +383,7 @@ impl App {
             always_allow: Vec::new(),
             inspector: InspectorState::default(),
             help_open: false,
+            help_scroll: 0,
             activity: Activity::Idle,
             usage: Usage::default(),
             scroll_from_bottom: 0,

@@ -44,7 +44,7 @@ impl TerminalGuard {
                 restore();
                 previous(info);
             } else {
-                tracing::error!("panic in a task: {info}");
+                crate::logging::task_panicked(&info.to_string());
             }
         }));
         enable_raw_mode()?;

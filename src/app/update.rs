@@ -7,6 +7,7 @@ use ratatui_textarea::{CursorMove, TextArea};
 
 use super::commands::{self, SlashCommand};
 use super::event::{AppEvent, Effect};
+use super::keys::{Action, Context, lookup};
 use super::partial::Streaming;
 use super::paste;
 use super::saved;
@@ -103,12 +104,8 @@ fn paste(app: &mut App, text: &str) {
     }
 }
 
-fn ctrl(k: &KeyEvent, c: char) -> bool {
-    k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char(c)
-}
-
 fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
-    if ctrl(&k, 'c') {
+    if lookup(Context::Global, &k) == Some(Action::CancelOrQuit) {
         if app.busy {
             cancel(app, fx);
         } else {
@@ -117,74 +114,80 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         return;
     }
     if app.dialog.is_some() {
-        // Ctrl-T shows the call's raw markers; closing the inspector returns to the dialog,
-        // still pending.
+        // The inspector over the dialog (Ctrl-T shows the call's raw markers); closing it
+        // returns to the dialog, still pending.
         if app.inspector.open {
-            if ctrl(&k, 't') {
-                app.inspector.open = false;
-                return;
-            }
             return inspector_key(app, k, fx);
-        }
-        if ctrl(&k, 't') {
-            return inspect_dialog_call(app);
         }
         return dialog_key(app, k);
     }
     if app.help_open {
-        if matches!(
-            k.code,
-            KeyCode::Esc | KeyCode::F(1) | KeyCode::Char('?' | 'q')
-        ) {
-            app.help_open = false;
-        }
-        return;
-    }
-    if ctrl(&k, 't') {
-        toggle_inspector(app);
-        return;
+        return help_key(app, &k);
     }
     if app.inspector.open {
         return inspector_key(app, k, fx);
     }
-    match k.code {
-        KeyCode::Esc if app.busy => cancel(app, fx),
-        KeyCode::Esc => {
+    let empty = app.input.is_empty();
+    let page = app.page_height.saturating_sub(2).max(1);
+    match lookup(Context::Input, &k) {
+        Some(Action::Cancel) if app.busy => cancel(app, fx),
+        Some(Action::Cancel) => {
             if let Some((e, _)) = app.selected_pane.take() {
                 bump(app, e);
             }
         }
-        KeyCode::F(1) => app.help_open = true,
-        KeyCode::Char('?') if app.input.is_empty() => app.help_open = true,
-        KeyCode::Char('d') if ctrl(&k, 'd') && app.input.is_empty() => fx.push(Effect::Quit),
-        KeyCode::PageUp => scroll(app, app.page_height.saturating_sub(2).max(1), true),
-        KeyCode::PageDown => scroll(app, app.page_height.saturating_sub(2).max(1), false),
-        KeyCode::Home if app.input.is_empty() || k.modifiers.contains(KeyModifiers::CONTROL) => {
+        Some(Action::OpenHelp) if k.code != KeyCode::Char('?') || empty => open_help(app),
+        Some(Action::QuitIfEmpty) if empty => fx.push(Effect::Quit),
+        Some(Action::PageUp) => scroll(app, page, true),
+        Some(Action::PageDown) => scroll(app, page, false),
+        Some(Action::Top) if empty || k.modifiers.contains(KeyModifiers::CONTROL) => {
             app.scroll_from_bottom = usize::MAX / 2;
         }
-        KeyCode::End if app.input.is_empty() || k.modifiers.contains(KeyModifiers::CONTROL) => {
+        Some(Action::Bottom) if empty || k.modifiers.contains(KeyModifiers::CONTROL) => {
             app.scroll_from_bottom = 0;
         }
-        KeyCode::Tab => select_pane(app, true),
-        KeyCode::BackTab => select_pane(app, false),
-        KeyCode::Char('o') if k.modifiers.contains(KeyModifiers::CONTROL) => toggle_pane(app),
-        KeyCode::Enter
-            if k.modifiers
-                .intersects(KeyModifiers::SHIFT | KeyModifiers::ALT) =>
-        {
-            app.input.insert_newline()
+        Some(Action::SelectPrevCall) => select_pane(app, true),
+        Some(Action::SelectNextCall) => select_pane(app, false),
+        Some(Action::ToggleCall) => toggle_pane(app),
+        Some(Action::ToggleInspector) => toggle_inspector(app),
+        Some(Action::NewLine) => app.input.insert_newline(),
+        Some(Action::Send) => submit(app, fx),
+        Some(Action::HistoryPrev) if app.input.cursor().0 == 0 && !app.history.is_empty() => {
+            recall(app, true)
         }
-        KeyCode::Char('j') if ctrl(&k, 'j') => app.input.insert_newline(),
-        KeyCode::Enter => submit(app, fx),
-        KeyCode::Up if app.input.cursor().0 == 0 && !app.history.is_empty() => recall(app, true),
-        KeyCode::Down
+        Some(Action::HistoryNext)
             if app.history_pos.is_some() && app.input.cursor().0 + 1 >= app.input.lines().len() =>
         {
             recall(app, false)
         }
+        // Unbound, or bound but not applicable here (Up inside a multi-line draft): text.
         _ => {
             app.input.input(k);
         }
+    }
+}
+
+fn open_help(app: &mut App) {
+    app.help_open = true;
+    app.help_scroll = 0;
+}
+
+fn help_key(app: &mut App, k: &KeyEvent) {
+    // The help's lines and the rows the overlay shows of them (two go to its border).
+    let total = crate::ui::help::line_count();
+    let shown = usize::from(app.screen.1).saturating_sub(2).max(1);
+    let last = total.saturating_sub(shown);
+    let page = shown.saturating_sub(1).max(1);
+    let s = &mut app.help_scroll;
+    match lookup(Context::Help, k) {
+        Some(Action::CloseHelp) => app.help_open = false,
+        Some(Action::LineUp) => *s = s.saturating_sub(1),
+        Some(Action::LineDown) => *s = (*s + 1).min(last),
+        Some(Action::PageUp) => *s = s.saturating_sub(page),
+        Some(Action::PageDown) => *s = (*s + page).min(last),
+        Some(Action::Top) => *s = 0,
+        Some(Action::Bottom) => *s = last,
+        _ => {}
     }
 }
 
@@ -329,50 +332,64 @@ fn inspect_dialog_call(app: &mut App) {
 }
 
 fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
+    let over_dialog = app.dialog.is_some();
     let ins = &mut app.inspector;
     if let Some(q) = ins.searching.as_mut() {
-        match k.code {
-            KeyCode::Enter => {
+        match lookup(Context::Search, &k) {
+            Some(Action::RunSearch) => {
                 ins.query = Some(std::mem::take(q)).filter(|q| !q.is_empty());
                 ins.searching = None;
                 ins.message = Some("search: n next, N previous".into());
                 ins.jump_to_call = None;
                 search_step(app, true, true);
+                return;
             }
-            KeyCode::Esc => ins.searching = None,
-            KeyCode::Backspace => {
+            Some(Action::CancelSearch) => {
+                ins.searching = None;
+                return;
+            }
+            Some(Action::DeleteSearchChar) => {
                 q.pop();
+                return;
             }
-            KeyCode::Char(c) => q.push(c),
-            _ => {}
+            // Ctrl-T still closes the inspector (below); other keys are the query.
+            _ if lookup(Context::Inspector, &k) == Some(Action::ToggleInspector) => {}
+            _ => {
+                if let KeyCode::Char(c) = k.code {
+                    q.push(c);
+                }
+                return;
+            }
         }
-        return;
     }
     let page = app.page_height.saturating_sub(2).max(1);
     let traces = app.traces.len();
     let ins = &mut app.inspector;
-    match k.code {
-        KeyCode::Esc | KeyCode::Char('q') => ins.open = false,
-        KeyCode::Up | KeyCode::Char('k') => ins.scroll = ins.scroll.saturating_sub(1),
-        KeyCode::Down | KeyCode::Char('j') => ins.scroll = ins.scroll.saturating_add(1),
-        KeyCode::PageUp => ins.scroll = ins.scroll.saturating_sub(page),
-        KeyCode::PageDown | KeyCode::Char(' ') => ins.scroll = ins.scroll.saturating_add(page),
-        KeyCode::Home | KeyCode::Char('g') => ins.scroll = 0,
-        KeyCode::End | KeyCode::Char('G') => ins.scroll = usize::MAX / 2,
-        KeyCode::Char('/') => ins.searching = Some(String::new()),
-        KeyCode::Char('n') => search_step(app, true, false),
-        KeyCode::Char('N') => search_step(app, false, false),
-        KeyCode::Char('[') | KeyCode::Left if traces > 0 => {
+    match lookup(Context::Inspector, &k) {
+        // Over the dialog only the view closes: the dialog is still pending under it.
+        Some(Action::ToggleInspector) if over_dialog => ins.open = false,
+        Some(Action::ToggleInspector) => toggle_inspector(app),
+        Some(Action::CloseInspector) => ins.open = false,
+        Some(Action::LineUp) => ins.scroll = ins.scroll.saturating_sub(1),
+        Some(Action::LineDown) => ins.scroll = ins.scroll.saturating_add(1),
+        Some(Action::PageUp) => ins.scroll = ins.scroll.saturating_sub(page),
+        Some(Action::PageDown) => ins.scroll = ins.scroll.saturating_add(page),
+        Some(Action::Top) => ins.scroll = 0,
+        Some(Action::Bottom) => ins.scroll = usize::MAX / 2,
+        Some(Action::StartSearch) => ins.searching = Some(String::new()),
+        Some(Action::NextMatch) => search_step(app, true, false),
+        Some(Action::PrevMatch) => search_step(app, false, false),
+        Some(Action::PrevRequest) if traces > 0 => {
             let cur = ins.selected.unwrap_or(traces - 1);
             ins.selected = Some(cur.saturating_sub(1));
             ins.scroll = 0;
         }
-        KeyCode::Char(']') | KeyCode::Right if traces > 0 => {
+        Some(Action::NextRequest) if traces > 0 => {
             let cur = ins.selected.unwrap_or(traces - 1);
             ins.selected = Some((cur + 1).min(traces - 1));
             ins.scroll = 0;
         }
-        KeyCode::Char('s') => {
+        Some(Action::SaveTrace) => {
             if let Some((i, trace)) = app.inspected_trace() {
                 let text = crate::ui::inspector::plain_text(trace, i);
                 fx.push(Effect::SaveInspector(text));
@@ -411,34 +428,37 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
 }
 
 fn dialog_key(app: &mut App, k: KeyEvent) {
+    // Ctrl-T shows the call's raw markers, whatever the dialog is doing.
+    if lookup(Context::Dialog, &k) == Some(Action::InspectCall) {
+        return inspect_dialog_call(app);
+    }
     let Some(dialog) = app.dialog.as_mut() else {
         return;
     };
     let mut decision = None;
-    if matches!(dialog.stage, DialogStage::Asking) && super::dialog::scroll_key(dialog, &k) {
-        return;
-    }
     match &mut dialog.stage {
-        DialogStage::Asking => match k.code {
+        DialogStage::Asking => match lookup(Context::Dialog, &k) {
+            // Arguments too long for the dialog scroll first.
+            Some(a) if super::dialog::scroll(dialog, a) => {}
             // Invalid arguments cannot be approved as they are: only fixed (e) or denied.
-            KeyCode::Char('y' | 'a') if !dialog.request.problems.is_empty() => {
+            Some(Action::Approve | Action::AlwaysAllow) if !dialog.request.problems.is_empty() => {
                 dialog.hint = Some("invalid arguments: fix them with e, or deny with n/Esc".into());
             }
             // Nothing runs on arguments the user has not had on screen.
-            KeyCode::Char('y' | 'a') if !dialog.seen_all => {
+            Some(Action::Approve | Action::AlwaysAllow) if !dialog.seen_all => {
                 dialog.hint = Some(super::dialog::unseen_hint(dialog));
             }
             // The arguments fit: page keys scroll the transcript behind the dialog.
-            KeyCode::PageUp | KeyCode::PageDown => {
+            Some(a @ (Action::PageUp | Action::PageDown)) => {
                 let page = app.page_height.saturating_sub(2).max(1);
-                app.scroll_from_bottom = if k.code == KeyCode::PageUp {
+                app.scroll_from_bottom = if a == Action::PageUp {
                     app.scroll_from_bottom.saturating_add(page)
                 } else {
                     app.scroll_from_bottom.saturating_sub(page)
                 };
             }
-            KeyCode::Char('y' | 'a') => {
-                if k.code == KeyCode::Char('a') {
+            Some(a @ (Action::Approve | Action::AlwaysAllow)) => {
+                if a == Action::AlwaysAllow {
                     app.always_allow
                         .push(dialog.request.call.function.name.clone());
                 }
@@ -446,12 +466,12 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
                     arguments: dialog.request.arguments.clone(),
                 });
             }
-            KeyCode::Char('n') => {
+            Some(Action::DenyWithReason) => {
                 let mut t = TextArea::default();
                 t.set_placeholder_text("reason for the model (optional), Enter to deny");
                 dialog.stage = DialogStage::Reason(Box::new(t));
             }
-            KeyCode::Char('e') => {
+            Some(Action::Edit) => {
                 let mut editor = TextArea::new(pretty_lines(&dialog.request.arguments));
                 editor.move_cursor(CursorMove::Top);
                 dialog.stage = DialogStage::Editing {
@@ -459,23 +479,24 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
                     problems: Vec::new(),
                 };
             }
-            KeyCode::Esc => decision = Some(Decision::Deny { reason: None }),
+            Some(Action::Deny) => decision = Some(Decision::Deny { reason: None }),
             _ => {}
         },
-        DialogStage::Reason(t) => match k.code {
-            KeyCode::Enter => {
+        DialogStage::Reason(t) => match lookup(Context::DialogReason, &k) {
+            Some(Action::SubmitReason) => {
                 let reason = t.lines().join(" ").trim().to_owned();
                 decision = Some(Decision::Deny {
                     reason: (!reason.is_empty()).then_some(reason),
                 });
             }
-            KeyCode::Esc => dialog.stage = DialogStage::Asking,
+            Some(Action::BackToDialog) => dialog.stage = DialogStage::Asking,
             _ => {
                 t.input(k);
             }
         },
         DialogStage::Editing { editor, problems } => {
-            if ctrl(&k, 's') {
+            let action = lookup(Context::DialogEdit, &k);
+            if action == Some(Action::SaveEdit) {
                 let text = editor.lines().join("\n");
                 match app
                     .toolbox
@@ -504,7 +525,7 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
                     }
                     Err(p) => *problems = vec![p.to_string()],
                 }
-            } else if k.code == KeyCode::Esc {
+            } else if action == Some(Action::BackToDialog) {
                 dialog.stage = DialogStage::Asking;
             } else {
                 editor.input(k);
@@ -604,7 +625,7 @@ fn start_turn(app: &mut App, fx: &mut Vec<Effect>, op: Op) {
 
 fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
     match cmd {
-        SlashCommand::Help => app.help_open = true,
+        SlashCommand::Help => open_help(app),
         SlashCommand::Quit => fx.push(Effect::Quit),
         SlashCommand::Inspector => toggle_inspector(app),
         SlashCommand::Mode(m) => {
@@ -857,7 +878,7 @@ fn stream(app: &mut App, s: StreamEvent) {
                 app.change_rev += 1;
             }
             if let Some(turn) = app.current_turn() {
-                turn.markdown.push_str(&sanitize::for_terminal(&t));
+                turn.push_text(&t);
             }
         }
         StreamEvent::ToolCallBegin { index, id, name } => {

@@ -227,10 +227,14 @@ impl Backend {
             endpoint: &self.endpoint,
             cancel,
         };
-        match self.endpoint.mode {
+        crate::logging::request_started(&self.endpoint, messages.len());
+        let started = std::time::Instant::now();
+        let result = match self.endpoint.mode {
             Mode::Raw => completions::stream(call, messages, tools, on_event).await,
             Mode::Chat => chat::stream(call, messages, tools, on_event).await,
-        }
+        };
+        crate::logging::stream_ended(&result, started.elapsed());
+        result
     }
 
     /// GET `{base_url}/models`: the model ids the server lists.

@@ -14,6 +14,8 @@ use crate::sanitize;
 use crate::tools::Toolbox;
 
 pub fn run(args: &ExecArgs) -> Result<()> {
+    // Requests, tool runs and failures go to the log file, as in the TUI.
+    let _log = crate::app::init_logging();
     let resolved = config::resolve(&args.connect.overrides())?;
     let endpoint = resolved
         .profile
@@ -109,6 +111,8 @@ struct Printer {
     neutralized: bool,
     /// Special-token strings were already reported (once per turn; `exec` runs one).
     warned: bool,
+    /// The round's text stream: a sequence split across tokens is removed whole.
+    text: sanitize::StreamSanitizer,
 }
 
 impl Printer {
@@ -118,6 +122,7 @@ impl Printer {
             stdout: std::io::stdout(),
             neutralized,
             warned: false,
+            text: Default::default(),
         }
     }
 
@@ -142,9 +147,14 @@ impl Printer {
 
     fn event(&mut self, e: EngineEvent) {
         let note = match e {
+            EngineEvent::RoundStarted { .. } => {
+                self.text = Default::default();
+                return;
+            }
             EngineEvent::Stream(StreamEvent::Text(t)) if !self.json => {
+                let clean = self.text.push(&t);
                 let mut out = self.stdout.lock();
-                let _ = out.write_all(sanitize::for_terminal(&t).as_bytes());
+                let _ = out.write_all(clean.as_bytes());
                 let _ = out.flush();
                 return;
             }

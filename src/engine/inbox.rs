@@ -105,6 +105,8 @@ impl Io {
 
     /// Send one event, waiting for room. A reader gone cancels the turn: nobody would see it.
     pub async fn emit(&mut self, event: EngineEvent) {
+        // Whoever listens (the TUI, exec), tool outcomes reach the log file.
+        crate::logging::engine_event(&event);
         let events = self.events.clone();
         if self.run(events.send(event)).await.is_err() {
             self.closed = true;

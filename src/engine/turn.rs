@@ -154,7 +154,10 @@ async fn handle_call(state: &State, io: &mut Io, index: usize, call: &ToolCall) 
             arguments: arguments.clone(),
             problems: problems.clone(),
         };
-        match ask(io, request).await {
+        let decision = ask(io, request).await;
+        let edited = matches!(&decision, Decision::Approve { arguments: a } if *a != call.function.arguments);
+        crate::logging::approval(name, &call.id, &decision, edited);
+        match decision {
             Decision::Deny { reason } => {
                 // Bad arguments are what the model needs to hear about, with any reason.
                 let problem = match problems.into_iter().next() {

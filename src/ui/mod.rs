@@ -99,6 +99,6 @@ pub fn draw(frame: &mut Frame, app: &App) {
         approval::render(frame, frame.area(), d);
     }
     if app.help_open {
-        help::render(frame, frame.area());
+        help::render(frame, frame.area(), app.help_scroll);
     }
 }
