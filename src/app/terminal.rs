@@ -42,6 +42,8 @@ impl TerminalGuard {
         std::panic::set_hook(Box::new(move |info| {
             if std::thread::current().id() == owner {
                 restore();
+                // Also in the log: the screen's copy is gone once the shell scrolls.
+                tracing::error!(panic = %info, "panic: the app stops");
                 previous(info);
             } else {
                 crate::logging::task_panicked(&info.to_string());
