@@ -233,25 +233,18 @@ async fn event_loop(
             _ = stop.recv() => break,
             _ = tokio::time::sleep(wait) => continue,
         };
-        let mut effects = update::update(app, event);
-        // Drain what else is queued (a burst of tokens) before the next frame.
+        let effects = update::update(app, event);
+        run_effects(app, effects, &agent, store);
+        // Drain what else is queued (a burst of tokens) before the next frame. Effects run after
+        // each event, against the state that asked for them: a save asked for by the last
+        // message of a turn writes it even when `Cleared` follows in the same burst.
         for _ in 0..4096 {
             match agent.events.try_recv() {
-                Ok(e) => effects.extend(update::update(app, AppEvent::Engine(e))),
-                Err(_) => break,
-            }
-        }
-        for fx in effects {
-            match fx {
-                Effect::Agent(op) => {
-                    if !agent.send(op) {
-                        app.notice("The agent has stopped; the operation was not done.", true);
-                    }
+                Ok(e) => {
+                    let effects = update::update(app, AppEvent::Engine(e));
+                    run_effects(app, effects, &agent, store);
                 }
-                Effect::SaveInspector(text) => save_inspector(app, &text),
-                Effect::SaveSession => saved::save(app, store),
-                Effect::Export { markdown, path } => saved::export_to(app, markdown, &path),
-                Effect::Quit => app.should_quit = true,
+                Err(_) => break,
             }
         }
         if app.should_quit {
@@ -261,6 +254,27 @@ async fn event_loop(
         }
     }
     Ok(())
+}
+
+fn run_effects(
+    app: &mut App,
+    effects: Vec<Effect>,
+    agent: &AgentHandle,
+    store: Option<&SessionStore>,
+) {
+    for fx in effects {
+        match fx {
+            Effect::Agent(op) => {
+                if !agent.send(op) {
+                    app.notice("The agent has stopped; the operation was not done.", true);
+                }
+            }
+            Effect::SaveInspector(text) => save_inspector(app, &text),
+            Effect::SaveSession => saved::save(app, store),
+            Effect::Export { markdown, path } => saved::export_to(app, markdown, &path),
+            Effect::Quit => app.should_quit = true,
+        }
+    }
 }
 
 /// The backend in the mode the view shows (the agent may have switched it).

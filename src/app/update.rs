@@ -761,7 +761,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             index,
             message_index,
             trace,
-        } => view::trace_added(app, index, message_index, *trace, fx),
+        } => view::trace_added(app, index, message_index, *trace),
         EngineEvent::ApprovalRequested { request, reply } => view::approval(app, *request, reply),
         EngineEvent::TurnDone { outcome } => view::turn_done(app, &outcome, fx),
         EngineEvent::TurnFailed { message } => view::turn_failed(app, &message, fx),

@@ -11,7 +11,8 @@ use crate::engine::{ApprovalRequest, Decision, SystemChange, TurnOutcome};
 use crate::protocol::{Message, special};
 use crate::sanitize;
 
-/// A message the agent appended: the view follows, and the file is written.
+/// A message the agent appended: the view follows, and the file is written (an answer's with
+/// its trace when the round ends, one write per round).
 pub(super) fn appended(app: &mut App, index: usize, message: Message, fx: &mut Vec<Effect>) {
     if index != app.conversation.len() {
         // Never expected: the view missed or doubled a message. The agent's index wins.
@@ -22,6 +23,7 @@ pub(super) fn appended(app: &mut App, index: usize, message: Message, fx: &mut V
         );
         app.conversation.truncate(index);
     }
+    let answer = message.role == "assistant";
     match message.role.as_str() {
         // The finished answer replaces the partial one being saved as it streamed.
         "assistant" => app.streaming = None,
@@ -29,7 +31,9 @@ pub(super) fn appended(app: &mut App, index: usize, message: Message, fx: &mut V
         _ => {}
     }
     app.conversation.push(message);
-    fx.push(Effect::SaveSession);
+    if !answer {
+        fx.push(Effect::SaveSession);
+    }
 }
 
 fn tool_result(app: &mut App, message: &Message) {
@@ -146,13 +150,7 @@ pub(super) fn turn_failed(app: &mut App, message: &str, fx: &mut Vec<Effect>) {
 }
 
 /// The agent's trace of a finished request replaces the live one shown while it streamed.
-pub(super) fn trace_added(
-    app: &mut App,
-    index: usize,
-    message_index: usize,
-    trace: Trace,
-    fx: &mut Vec<Effect>,
-) {
+pub(super) fn trace_added(app: &mut App, index: usize, message_index: usize, trace: Trace) {
     if index < app.traces.len() {
         app.traces[index] = trace;
     } else {
@@ -164,7 +162,7 @@ pub(super) fn trace_added(
     if let Some(t) = app.current_turn() {
         t.trace = Some(index);
     }
-    fx.push(Effect::SaveSession);
+    // Written with the round's end, which the agent reports next.
 }
 
 pub(super) fn system_set(
