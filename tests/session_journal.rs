@@ -427,3 +427,121 @@ fn the_writer_appends_and_fsyncs_what_it_is_sent() {
         before
     );
 }
+
+/// The journal read back holds what the app holds: messages, partial answers, and the traces
+/// with the messages they belong to (a streaming request's trace is saved as it first was).
+fn assert_journal_matches(a: &mut App, store: &SessionStore, step: &str) {
+    assert!(saved::flush(a, WAIT), "{step}");
+    assert!(a.session.is_some(), "{step}: {:?}", a.entries.last());
+    let want = saved::snapshot(a).expect("snapshot");
+    let got = store
+        .load(&want.id)
+        .unwrap_or_else(|e| panic!("{step}: {e}"));
+    assert_eq!(got.messages, want.messages, "{step}");
+    assert_eq!(got.partial, want.partial, "{step}");
+    let at = |s: &Session| s.traces.iter().map(|t| t.message_index).collect::<Vec<_>>();
+    assert_eq!(at(&got), at(&want), "{step}");
+    let finals = a.trace_messages.len();
+    assert_eq!(got.traces[..finals], want.traces[..finals], "{step}");
+}
+
+fn engine(a: &mut App, store: &SessionStore, e: kimi_tui::engine::EngineEvent) {
+    let fx = update(a, AppEvent::Engine(e));
+    save_all(a, store, fx);
+}
+
+fn round(a: &mut App, store: &SessionStore, answer: &str, step: &str) {
+    use kimi_tui::backend::StreamEvent;
+    use kimi_tui::engine::EngineEvent;
+    engine(a, store, EngineEvent::RoundStarted { round: 1 });
+    engine(
+        a,
+        store,
+        EngineEvent::Stream(StreamEvent::Request {
+            url: "http://h/v1/completions".into(),
+            body: serde_json::json!({"prompt": "p"}),
+            prompt: Some("p".into()),
+        }),
+    );
+    engine(
+        a,
+        store,
+        EngineEvent::Stream(StreamEvent::Text(answer[..3].to_owned())),
+    );
+    // The timed save of the answer so far.
+    a.last_save = Some(Instant::now() - Duration::from_secs(2));
+    let fx = update(a, AppEvent::Tick);
+    assert!(fx.contains(&Effect::SaveSession), "{step}");
+    save_all(a, store, fx);
+    assert_journal_matches(a, store, &format!("{step}: streaming"));
+    let mut trace = Trace {
+        headers: vec![("Authorization".into(), format!("Bearer {SECRET}"))],
+        ..Trace::default()
+    };
+    trace.push_chunk(answer, 5);
+    engine(
+        a,
+        store,
+        EngineEvent::RoundFinished {
+            round: 1,
+            message: Some(Box::new(Message::assistant(answer))),
+            finish: "stop".into(),
+            error: None,
+            cancelled: false,
+            trace: Box::new(trace),
+        },
+    );
+    assert_journal_matches(a, store, &format!("{step}: finished"));
+    let conversation = a.conversation.clone();
+    let fx = update(
+        a,
+        AppEvent::TurnDone {
+            conversation,
+            outcome: Box::default(),
+        },
+    );
+    save_all(a, store, fx);
+}
+
+#[test]
+fn the_journal_follows_system_prompts_retries_and_streaming_answers() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app(None);
+    let fx = send(&mut a, "first");
+    save_all(&mut a, &store, fx);
+    assert_journal_matches(&mut a, &store, "sent");
+    round(&mut a, &store, "one, at length", "round 1");
+    // A system prompt put before the conversation, then replaced.
+    let fx = send(&mut a, "/system Be terse.");
+    save_all(&mut a, &store, fx);
+    assert_journal_matches(&mut a, &store, "system inserted");
+    assert_eq!(a.conversation[0], Message::system("Be terse."));
+    let fx = send(&mut a, "/system Be kind.");
+    save_all(&mut a, &store, fx);
+    assert_journal_matches(&mut a, &store, "system replaced");
+    let fx = send(&mut a, "second");
+    save_all(&mut a, &store, fx);
+    round(&mut a, &store, "two, at length", "round 2");
+    // /retry drops the last answer and its trace, and asks again.
+    let fx = send(&mut a, "/retry");
+    save_all(&mut a, &store, fx);
+    assert_journal_matches(&mut a, &store, "retried");
+    round(&mut a, &store, "two again", "round 2 again");
+    let s = store
+        .load(&a.session.as_ref().expect("s").id)
+        .expect("loads");
+    assert_eq!(
+        s.messages,
+        [
+            Message::system("Be kind."),
+            Message::user("first"),
+            Message::assistant("one, at length"),
+            Message::user("second"),
+            Message::assistant("two again"),
+        ]
+    );
+    let text = std::fs::read_to_string(store.journal_path(&s.id)).expect("read");
+    assert!(!text.contains(SECRET));
+    assert!(text.contains("\"type\":\"truncate\"") && text.contains("\"type\":\"system\""));
+}
