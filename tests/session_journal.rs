@@ -205,6 +205,20 @@ fn a_cut_off_last_record_loses_that_record_only_at_every_byte() {
     std::fs::write(&path, &bytes[..start + 7]).expect("write");
     let opened = store.open(&id).expect("opens");
     assert!(opened.notice.is_some());
+    // `export` says so too, on stderr, and exports the rest.
+    let o = Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
+        .args(["export", &id, "--format", "json", "--dir"])
+        .arg(&store.dir)
+        .output()
+        .expect("run");
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("kimi-tui: warning: ") && err.contains("the last record was cut off"),
+        "{err}"
+    );
+    let back: Vec<Message> = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(back, before.messages);
     let mut a = app(None);
     saved::restore(&mut a, opened.session);
     let fx = send(&mut a, "third");
