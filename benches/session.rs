@@ -107,7 +107,7 @@ fn bench(c: &mut Criterion) {
                     at: 1,
                     index: tindex,
                     message_index: index,
-                    trace: trace.clone(),
+                    trace: Box::new(trace.clone()),
                 },
             ]);
             index += 1;
@@ -132,7 +132,7 @@ fn bench(c: &mut Criterion) {
                     at: 1,
                     index: 20,
                     message_index: 40,
-                    trace: black_box(&trace).clone(),
+                    trace: Box::new(black_box(&trace).clone()),
                 },
             ])
         })
@@ -151,7 +151,7 @@ fn bench(c: &mut Criterion) {
                 at: 1,
                 index: 20,
                 message_index: 40,
-                trace: trace.clone(),
+                trace: Box::new(trace.clone()),
             };
             journal::encode(&mut m, &mut out).expect("encode");
             journal::encode(&mut t, &mut out).expect("encode");

@@ -129,15 +129,16 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
     }
     j.kept_partials = j.kept_partials.min(app.partial.len());
     // `/system` replaced the first message, or put one before the conversation.
-    if m > 0 && system != j.system {
-        if let Some(content) = &system {
-            out.push(Record::System {
-                at,
-                content: content.clone(),
-            });
-            if j.system.is_none() {
-                m += 1;
-            }
+    if m > 0
+        && system != j.system
+        && let Some(content) = &system
+    {
+        out.push(Record::System {
+            at,
+            content: content.clone(),
+        });
+        if j.system.is_none() {
+            m += 1;
         }
     }
     j.system = system;
@@ -153,7 +154,7 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
             at,
             index,
             message_index: app.trace_messages[index],
-            trace: app.traces[index].clone(),
+            trace: Box::new(app.traces[index].clone()),
         });
     }
     if j.streaming_trace.is_some_and(|k| k < finals) {
@@ -192,7 +193,7 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
                     at,
                     index: finals,
                     message_index: len,
-                    trace: app.traces[finals].clone(),
+                    trace: Box::new(app.traces[finals].clone()),
                 });
                 j.streaming_trace = Some(finals);
             }

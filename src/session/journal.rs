@@ -71,7 +71,7 @@ pub enum Record {
         at: u64,
         index: usize,
         message_index: usize,
-        trace: Trace,
+        trace: Box<Trace>,
     },
     /// `/system`: replaces the first message when it is a system prompt, else is inserted
     /// before the conversation (an empty one is left empty), as the TUI does.
@@ -156,7 +156,7 @@ pub fn records_of(session: &Session) -> Vec<Record> {
                 at,
                 index,
                 message_index: t.message_index,
-                trace: t.trace.clone(),
+                trace: Box::new(t.trace.clone()),
             }),
     );
     out.extend(session.partial.iter().map(|p| Record::Partial {
@@ -224,7 +224,7 @@ impl Replay {
             } => {
                 let t = super::SessionTrace {
                     message_index,
-                    trace,
+                    trace: *trace,
                 };
                 let len = s.traces.len();
                 match s.traces.get_mut(index) {
