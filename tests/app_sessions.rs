@@ -26,8 +26,9 @@ fn app() -> App {
     a
 }
 
-/// Apply an event and carry out its save effects, as the event loop does. Operations for the
-/// agent come back as the events the agent reports for them before any request is made.
+/// Apply an event and carry out its save effects, as the event loop does, then wait for the
+/// journal writer so that the file can be read. Operations for the agent come back as the events
+/// the agent reports for them before any request is made.
 fn apply(a: &mut App, store: &SessionStore, e: AppEvent) -> usize {
     let mut saves = 0;
     for fx in update(a, e) {
@@ -48,6 +49,7 @@ fn apply(a: &mut App, store: &SessionStore, e: AppEvent) -> usize {
             _ => {}
         }
     }
+    assert!(saved::flush(a, WAIT), "the writer finished");
     saves
 }
 
@@ -86,6 +88,8 @@ fn turn_done() -> AppEvent {
         outcome: Box::new(TurnOutcome::default()),
     })
 }
+
+const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn trace(text: &str) -> Box<Trace> {
     let mut t = Trace {
@@ -212,6 +216,7 @@ fn a_corrupt_session_file_is_reported_and_left_untouched() {
     std::fs::write(store.path_of(&id), "{ not json").expect("write");
     a.conversation.push(Message::user("hi"));
     saved::save(&mut a, Some(&store));
+    saved::flush(&mut a, WAIT);
     assert_eq!(
         std::fs::read_to_string(store.path_of(&id)).expect("read"),
         "{ not json"
@@ -320,9 +325,12 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
     a.last_save = Some(std::time::Instant::now() - std::time::Duration::from_secs(5));
     assert_eq!(apply(&mut a, &store, AppEvent::Tick), 0);
 
-    // Resumed after a kill (which releases the lock): the partial answer shows, marked
-    // interrupted, not in the conversation sent to the model.
-    a.lock = None;
+    // Resumed after a kill, from what the disk held then (a copy: `a` goes on below): the
+    // partial answer shows, marked interrupted, not in the conversation sent to the model.
+    let crashed = tempfile::tempdir().expect("tmp");
+    let image = SessionStore::new(crashed.path());
+    let journal = store.journal_path(&id);
+    std::fs::copy(&journal, image.journal_path(&id)).expect("copy");
     let mut b = app();
     saved::restore(&mut b, s.clone());
     assert_eq!(b.conversation, vec![Message::user("Tell me a story")]);
@@ -339,8 +347,8 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
     assert_eq!(t.panes[0].state, PaneState::Incomplete);
     assert_eq!(t.trace, Some(0));
     // It stays in the file when the resumed session is saved again, and in the export.
-    enter(&mut b, &store, "Go on");
-    let again = store.load(&id).expect("loads");
+    enter(&mut b, &image, "Go on");
+    let again = image.load(&id).expect("loads");
     assert_eq!(again.partial, s.partial);
     assert_eq!(again.messages.len(), 2);
     let out = dir.path().join("x/out.md");

@@ -8,6 +8,7 @@ pub mod commands;
 pub mod demo;
 pub mod dialog;
 pub mod event;
+mod journal_sync;
 pub mod keys;
 pub mod partial;
 pub mod paste;
@@ -36,6 +37,8 @@ use event::{AppEvent, Effect};
 use state::{App, Connection};
 
 const FRAME: Duration = Duration::from_millis(16);
+/// How long quitting waits for the session writer to write and fsync what it was sent.
+const FINAL_SAVE_WAIT: Duration = Duration::from_secs(10);
 
 /// Logs, saved inspector dumps and demo tools live here, never on the screen.
 pub fn state_dir() -> PathBuf {
@@ -118,6 +121,8 @@ async fn async_main(connect: &ConnectArgs, start: Start) -> Result<()> {
             if r.forked {
                 // A new id: its first write must create the file, never replace one.
                 app.saved = None;
+            } else if !r.journal {
+                saved::continue_old_file(&mut app);
             }
         }
         None => app.session = store.as_ref().map(|_| session),
@@ -137,8 +142,11 @@ async fn async_main(connect: &ConnectArgs, start: Start) -> Result<()> {
     )
     .await;
     // However the loop ended (quit, a signal, a terminal error), what has streamed since the
-    // last timed save is written too.
+    // last timed save is written too, and the writer is given time to finish.
     saved::save(&mut app, store.as_ref());
+    if !saved::flush(&mut app, FINAL_SAVE_WAIT) {
+        tracing::error!("the session writer did not finish within {FINAL_SAVE_WAIT:?}");
+    }
     drop(guard);
     if let Some(server) = demo_server {
         server.shutdown().await;
@@ -247,6 +255,8 @@ async fn event_loop(
                 Err(_) => break,
             }
         }
+        // A failure of the session writer becomes a notice.
+        saved::poll(app);
         if app.should_quit {
             // A running turn is cancelled; what arrived is already in the view.
             agent.send(Op::Shutdown);

@@ -361,6 +361,8 @@ pub struct App {
     pub last_save: Option<Instant>,
     /// This instance's lock on the session it writes.
     pub lock: Option<crate::session::SessionLock>,
+    /// What the session journal holds, and its writer thread.
+    pub journal: super::journal_sync::JournalState,
     /// Special-token strings in user or tool text were already reported in this turn.
     pub special_tokens_warned: bool,
     /// The profile breaks special-token strings in tool results before sending them.
@@ -410,6 +412,7 @@ impl App {
             saved_rev: 0,
             last_save: None,
             lock: None,
+            journal: Default::default(),
             special_tokens_warned: false,
             neutralize_tool_markers: false,
         }

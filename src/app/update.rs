@@ -767,7 +767,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         EngineEvent::TurnFailed { message } => view::turn_failed(app, &message, fx),
         EngineEvent::SystemSet { prompt, change } => view::system_set(app, prompt, change, fx),
         EngineEvent::Cleared => view::cleared(app),
-        EngineEvent::Truncated { messages, traces } => view::truncated(app, messages, traces),
+        EngineEvent::Truncated { messages, traces } => view::truncated(app, messages, traces, fx),
         EngineEvent::ModeSet(m) => {
             app.connection.mode = m;
             app.notice(

@@ -188,9 +188,12 @@ pub(super) fn system_set(
 }
 
 /// `/retry`: the agent dropped the answers to the last user message and their traces.
-pub(super) fn truncated(app: &mut App, messages: usize, traces: usize) {
+pub(super) fn truncated(app: &mut App, messages: usize, traces: usize, fx: &mut Vec<Effect>) {
     app.conversation.truncate(messages);
     app.traces.truncate(traces);
     app.trace_messages.truncate(traces);
     app.change_rev += 1;
+    // Saved now: the journal sees the conversation shrink before the new answer grows it
+    // back to the same length.
+    fx.push(Effect::SaveSession);
 }
