@@ -122,15 +122,13 @@ impl Drop for Tmux {
 
 /// The saved sessions, newest last by modification time.
 fn sessions(home: &Path) -> Vec<Value> {
-    let dir = home.join("data/kimi-tui/sessions");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
-    files.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
-    files
-        .iter()
-        .filter_map(|p| serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok())
+    // Read through the session store: journals (`ID.jsonl`) replayed into whole sessions.
+    let store = kimi_tui::session::SessionStore::new(home.join("data/kimi-tui/sessions"));
+    let mut list = store.list().sessions;
+    list.sort_by_key(|s| s.updated_unix_ms);
+    list.iter()
+        .filter_map(|s| store.load(&s.id).ok())
+        .filter_map(|s| serde_json::to_value(s).ok())
         .collect()
 }
 
