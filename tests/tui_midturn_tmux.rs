@@ -4,7 +4,7 @@
 //! conversation is consistent; the session file shows what was sent.
 
 use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
