@@ -38,9 +38,20 @@ fn new_app() -> App {
 }
 
 /// An app whose last answer is an open `rust` code block of `lines` complete lines and a
-/// started one, laid out once as in a running app.
-fn code_app(lines: usize, theme: &ui::markdown::Theme) -> App {
+/// started one, laid out once as in a running app. With `history`, an earlier answer of 60
+/// lines comes first, so the screen is full whatever the length of the block.
+fn code_app(lines: usize, history: bool, theme: &ui::markdown::Theme) -> App {
     let mut app = new_app();
+    if history {
+        let mut t = AssistantTurn::new(None);
+        for i in 0..60 {
+            t.markdown.push_str(&format!(
+                "Line {i} of an earlier answer, with some *styled* words.\n\n"
+            ));
+        }
+        t.state = kimi_tui::app::state::TurnState::Done;
+        app.entries.push(Entry::Assistant(Box::new(t)));
+    }
     let mut t = AssistantTurn::new(None);
     let mut text = String::from("Here it is:\n\n```rust\n");
     for i in 0..lines {
@@ -51,7 +62,7 @@ fn code_app(lines: usize, theme: &ui::markdown::Theme) -> App {
     text.push_str("    let last =");
     t.markdown.push_str(&text);
     app.entries.push(Entry::Assistant(Box::new(t)));
-    app.turn_entry = Some(0);
+    app.turn_entry = Some(app.entries.len() - 1);
     ui::prepare(&mut app, AREA, theme);
     app
 }
@@ -102,15 +113,20 @@ fn frames(c: &mut Criterion) {
     let theme = ui::markdown::Theme::default();
     let mut g = c.benchmark_group("code block frame");
     g.sample_size(20).measurement_time(Duration::from_secs(3));
-    for n in [10usize, 2_000] {
+    for (n, history) in [(10usize, false), (2_000, false), (10, true), (2_000, true)] {
         let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
-        g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, &n| {
+        let id = if history {
+            format!("{n} after history")
+        } else {
+            n.to_string()
+        };
+        g.bench_with_input(BenchmarkId::from_parameter(id), &n, |b, &n| {
             b.iter_custom(|iters| {
-                let mut app = code_app(n, &theme);
+                let mut app = code_app(n, history, &theme);
                 let mut took = Duration::ZERO;
                 for k in 0..iters {
                     if k > 0 && k % RESET == 0 {
-                        app = code_app(n, &theme);
+                        app = code_app(n, history, &theme);
                     }
                     let t0 = Instant::now();
                     push_token(&mut app, " x");
@@ -128,27 +144,23 @@ fn frames(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(3));
     let bytes = 2 << 20;
     let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    // Built once (criterion calls the routine several times); room is left for the chunks
+    // the iterations add (past 2 MiB a trace drops them).
+    let mut app = inspector_app(bytes - (256 << 10), &theme);
+    let mut k = 0u64;
     g.bench_function("frame/2MiB", |b| {
-        b.iter_custom(|iters| {
-            let mut app = inspector_app(bytes - 64 * 7, &theme);
-            let mut took = Duration::ZERO;
-            for k in 0..iters {
-                if k > 0 && k % 64 == 0 {
-                    app = inspector_app(bytes - 64 * 7, &theme);
-                }
-                let t0 = Instant::now();
-                if let Some(t) = app.traces.last_mut() {
-                    t.push_chunk(" token", 1_000_000 + k);
-                }
-                ui::prepare(&mut app, AREA, &theme);
-                term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
-                took += t0.elapsed();
+        b.iter(|| {
+            k += 1;
+            if let Some(t) = app.traces.last_mut() {
+                t.push_chunk(" token", 1_000_000 + k);
             }
-            took
+            ui::prepare(&mut app, AREA, &theme);
+            term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
         })
     });
+    drop(app);
+    let mut app = inspector_app(bytes, &theme);
     g.bench_function("search step/2MiB", |b| {
-        let mut app = inspector_app(bytes, &theme);
         for c in "/amet".chars() {
             update(&mut app, key(c));
         }
@@ -160,7 +172,6 @@ fn frames(c: &mut Criterion) {
             ))),
         );
         app.inspector.scroll = 0;
-        let mut k = 0u64;
         b.iter(|| {
             // Start over now and then, so every step finds a match close by.
             k += 1;
