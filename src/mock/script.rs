@@ -72,7 +72,11 @@ pub fn shaped_token(shape: Shape, i: u64, total: u64) -> std::borrow::Cow<'stati
         Shape::Prose => {
             let word = LOREM[(i % LOREM.len() as u64) as usize];
             // A paragraph starts in column 0 (after its blank line) and ends with a full stop.
-            let word = if i % 60 == 0 { word.trim_start() } else { word };
+            let word = if i.is_multiple_of(60) {
+                word.trim_start()
+            } else {
+                word
+            };
             if i % 60 == 59 && i + 1 < total {
                 Cow::Owned(format!("{word}.\n\n"))
             } else {
