@@ -334,9 +334,8 @@ pub struct App {
     pub page_height: usize,
     /// (entry count, width) at the last layout, to keep a scrolled-up view still.
     pub last_seen: (usize, u16),
-    /// The inspector's lines for the selected trace, and what they were built from.
-    pub inspector_lines: Option<Vec<ratatui::text::Line<'static>>>,
-    pub inspector_key: Option<(usize, usize, bool, usize)>,
+    /// The inspector's lines for the selected trace, kept up to date as it grows.
+    pub inspector_view: crate::ui::inspector_view::InspectorView,
     /// The saved-session record this conversation is written to; `None` when saving is off.
     pub session: Option<crate::session::Session>,
     /// For each trace, the index of the message it produced (see `SessionTrace`).
@@ -398,8 +397,7 @@ impl App {
             round_started: None,
             page_height: 20,
             last_seen: (0, 0),
-            inspector_lines: None,
-            inspector_key: None,
+            inspector_view: Default::default(),
             session: None,
             trace_messages: Vec::new(),
             saved: None,

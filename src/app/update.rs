@@ -404,20 +404,20 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
     let Some(query) = app.inspector.query.clone() else {
         return;
     };
-    let Some((i, trace)) = app.inspected_trace() else {
+    let Some((i, _)) = app.inspected_trace() else {
         return;
     };
-    let lines = crate::ui::inspector::plain_lines(trace, i);
-    let q = query.to_lowercase();
-    let start = app.inspector.scroll.min(lines.len());
-    let hit = if forward {
-        let from = if from_current { start } else { start + 1 };
-        (from..lines.len()).find(|&n| lines[n].to_lowercase().contains(&q))
+    // The view's kept lines, brought up to date (appending only): no rebuild per step.
+    let total = app.traces.len();
+    let view = &mut app.inspector_view;
+    view.refresh(&app.traces[i], i, total);
+    let start = app.inspector.scroll.min(view.len());
+    let from = if forward && !from_current {
+        start + 1
     } else {
-        (0..start)
-            .rev()
-            .find(|&n| lines[n].to_lowercase().contains(&q))
+        start
     };
+    let hit = view.find(&query, from, forward);
     match hit {
         Some(n) => {
             app.inspector.scroll = n;
