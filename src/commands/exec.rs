@@ -4,19 +4,20 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use tokio_util::sync::CancellationToken;
 
-use kimi_protocol::StreamEvent;
+use kimi_client::Backend;
 
 use crate::cli::ExecArgs;
-use kimi_client::Backend;
 use kimi_core::config;
-use kimi_core::engine::{Agent, EngineEvent, FixedPolicy};
+use kimi_core::engine::{Agent, AgentInit, Approver, EVENT_QUEUE, EngineEvent, FixedPolicy, Op};
 use kimi_core::tools::Toolbox;
+use kimi_protocol::StreamEvent;
 use kimi_protocol::sanitize;
-use kimi_protocol::{Message, special};
+use kimi_protocol::special;
 
 pub fn run(args: &ExecArgs) -> Result<()> {
+    // Requests, tool runs and failures go to the log file, as in the TUI.
+    let _log = kimi_ui::app::init_logging();
     let resolved = config::resolve(&args.connect.overrides())?;
     let endpoint = resolved
         .profile
@@ -24,39 +25,58 @@ pub fn run(args: &ExecArgs) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("profile `{}`: {e}", resolved.profile_name))?;
     let toolbox = Toolbox::new(resolved.tools).map_err(anyhow::Error::msg)?;
     let backend = Backend::new(endpoint)?;
-    let mut conversation = Vec::new();
-    if let Some(system) = &resolved.profile.system_prompt {
-        conversation.push(Message::system(system.clone()));
-    }
-    conversation.push(Message::user(args.prompt.clone()));
-
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One task is enough: the agent waits on the network, the printer on the agent.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let cancel = CancellationToken::new();
     let json = args.json;
-    let outcome = runtime.block_on(async {
-        let ctrl_c = cancel.clone();
+    let (outcome, conversation) = runtime.block_on(async {
+        let init = AgentInit {
+            backend,
+            toolbox,
+            max_rounds: resolved.profile.max_rounds,
+            system_prompt: resolved.profile.system_prompt.clone(),
+            conversation: Vec::new(),
+            traces: Vec::new(),
+        };
+        let mut agent = Agent::spawn(init, EVENT_QUEUE);
+        let ctrl_c = agent.ops.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                ctrl_c.cancel();
+                let _ = ctrl_c.send(Op::Cancel);
             }
         });
-        let agent = Agent {
-            backend: &backend,
-            toolbox: &toolbox,
-            max_rounds: resolved.profile.max_rounds,
-        };
         let mut printer = Printer::new(json, resolved.profile.neutralize_markers_in_tool_results);
         printer.special_tokens("your message", &args.prompt);
-        let mut approver = FixedPolicy { yes: args.yes };
-        agent
-            .run_turn(&mut conversation, &mut approver, &cancel, &mut |e| {
-                printer.event(e)
-            })
-            .await
+        let mut policy = FixedPolicy { yes: args.yes };
+        agent.send(Op::UserTurn {
+            text: args.prompt.clone(),
+        });
+        let mut outcome = None;
+        let mut conversation = Vec::new();
+        while let Some(e) = agent.events.recv().await {
+            match e {
+                EngineEvent::ApprovalRequested { request, reply } => {
+                    let _ = reply.send(policy.decide(*request).await);
+                }
+                EngineEvent::TurnDone { outcome: o } => {
+                    outcome = Some(Ok(*o));
+                    agent.send(Op::Snapshot);
+                }
+                EngineEvent::TurnFailed { message } => {
+                    outcome = Some(Err(message));
+                    agent.send(Op::Snapshot);
+                }
+                EngineEvent::Snapshot { messages, .. } => {
+                    conversation = messages;
+                    agent.send(Op::Shutdown);
+                }
+                e => printer.event(e),
+            }
+        }
+        let outcome = outcome.unwrap_or_else(|| Err("the agent stopped".to_owned()));
+        (outcome, conversation)
     });
     let mut out = std::io::stdout().lock();
     if json {
@@ -66,6 +86,7 @@ pub fn run(args: &ExecArgs) -> Result<()> {
         writeln!(out).ok();
     }
     out.flush().ok();
+    let outcome = outcome.map_err(|m| anyhow::anyhow!("internal error: {m}"))?;
     if let Some(e) = outcome.error {
         anyhow::bail!("{e}");
     }
@@ -92,6 +113,8 @@ struct Printer {
     neutralized: bool,
     /// Special-token strings were already reported (once per turn; `exec` runs one).
     warned: bool,
+    /// The round's text stream: a sequence split across tokens is removed whole.
+    text: sanitize::StreamSanitizer,
 }
 
 impl Printer {
@@ -101,6 +124,7 @@ impl Printer {
             stdout: std::io::stdout(),
             neutralized,
             warned: false,
+            text: Default::default(),
         }
     }
 
@@ -125,9 +149,14 @@ impl Printer {
 
     fn event(&mut self, e: EngineEvent) {
         let note = match e {
+            EngineEvent::RoundStarted { .. } => {
+                self.text = Default::default();
+                return;
+            }
             EngineEvent::Stream(StreamEvent::Text(t)) if !self.json => {
+                let clean = self.text.push(&t);
                 let mut out = self.stdout.lock();
-                let _ = out.write_all(sanitize::for_terminal(&t).as_bytes());
+                let _ = out.write_all(clean.as_bytes());
                 let _ = out.flush();
                 return;
             }
@@ -151,7 +180,7 @@ impl Printer {
                 outcome.duration.as_millis(),
                 outcome.stdout_total_bytes
             ),
-            EngineEvent::ToolResult { message, .. } => {
+            EngineEvent::MessageAppended { message, .. } if message.role == "tool" => {
                 let name = message.name.as_deref().unwrap_or_default();
                 return self.special_tokens(&format!("the tool result of {name}"), &message.text());
             }

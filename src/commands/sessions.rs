@@ -111,10 +111,17 @@ fn find(store: &SessionStore, arg: &str) -> Result<Session> {
             )
         });
     }
-    if session::is_valid_id(arg) && !arg.ends_with(".json") {
-        return Ok(store.load(arg)?);
+    let opened = if session::is_valid_id(arg) && !arg.ends_with(".json") && !arg.ends_with(".jsonl")
+    {
+        store.open(arg)?
+    } else {
+        SessionStore::open_path(Path::new(arg))?
+    };
+    // A journal whose last record was cut off (a crash mid-write): exported without it.
+    if let Some(n) = opened.notice {
+        eprintln!("kimi-tui: warning: {}", for_terminal(&n));
     }
-    Ok(SessionStore::load_path(Path::new(arg))?)
+    Ok(opened.session)
 }
 
 pub fn export(args: &ExportArgs) -> Result<()> {

@@ -408,3 +408,101 @@ parameters = {{ type = "object", properties = {{ city = {{ type = "string" }} }}
         "{err}"
     );
 }
+
+/// `exec` with an API key (the mock requires it) and `KIMI_TUI_LOG=debug` in a home of its own;
+/// the output and the log file it left.
+async fn exec_logged(opts: MockOptions, args: &[&str]) -> (Output, String) {
+    let key = "sk-exec-log-secret-777";
+    let opts = MockOptions {
+        api_key: Some(key.into()),
+        ..opts
+    };
+    let server = MockServer::start(opts, 0).await.expect("mock");
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = config(dir.path(), &server.base_url(), "raw", "ask");
+    let mut toml = std::fs::read_to_string(&cfg).expect("read config");
+    toml = toml.replace(
+        "max_tokens = 2048\n",
+        "max_tokens = 2048\napi_key_env = \"KIMI_T_LOG_KEY\"\n",
+    );
+    std::fs::write(&cfg, toml).expect("write config");
+    let mut cmd = bin();
+    cmd.arg("exec")
+        .arg("--config")
+        .arg(&cfg)
+        .args(args)
+        .env("HOME", dir.path())
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("KIMI_TUI_LOG", "debug")
+        .env("KIMI_T_LOG_KEY", key);
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
+        .await
+        .expect("join");
+    server.shutdown().await;
+    let path = dir.path().join("state/kimi-tui/kimi-tui.log");
+    let log = std::fs::read_to_string(&path).unwrap_or_default();
+    if !log.is_empty() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).expect("log").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the log is private");
+    }
+    for text in [&log, &text(&out.stdout), &text(&out.stderr)] {
+        assert!(!text.contains(key), "the key leaked:\n{text}");
+    }
+    (out, log)
+}
+
+#[tokio::test]
+async fn requests_tool_runs_and_approvals_are_logged_without_the_key() {
+    let (o, log) = exec_logged(
+        MockOptions::default(),
+        &["--yes", "What's the weather in Paris?"],
+    )
+    .await;
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let line = |needle: &str| {
+        log.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle:?} in:\n{log}"))
+            .to_owned()
+    };
+    let request = line("request started");
+    assert!(
+        request.contains("/v1/completions") && request.contains("mode=\"raw\""),
+        "{request}"
+    );
+    assert!(line("tool call approved").contains("get_weather"));
+    assert!(line("tool started").contains("get_weather"));
+    let finished = line("tool finished");
+    assert!(
+        finished.contains("exit_code=0") && finished.contains("ms="),
+        "{finished}"
+    );
+    assert!(line("stream ended").contains("tool_calls"));
+    // Two requests: the call, then the answer to its result.
+    assert_eq!(log.matches("request started").count(), 2, "{log}");
+    // Nothing of the log on the terminal.
+    assert!(!text(&o.stderr).contains("request started"));
+}
+
+#[tokio::test]
+async fn a_failed_stream_leaves_its_cause_in_the_log() {
+    let (o, log) = exec_logged(
+        MockOptions {
+            fail_status: Some(503),
+            ..MockOptions::default()
+        },
+        &["hello"],
+    )
+    .await;
+    assert!(!o.status.success());
+    let failed = log
+        .lines()
+        .find(|l| l.contains("stream failed"))
+        .unwrap_or_else(|| panic!("no failure line in:\n{log}"));
+    assert!(
+        failed.contains("ERROR") && failed.contains("status=503"),
+        "{failed}"
+    );
+    assert!(failed.contains("kind=\"http\""), "{failed}");
+}

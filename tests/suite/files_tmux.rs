@@ -18,6 +18,14 @@ struct Tmux {
     session: String,
 }
 
+/// tmux on a server of its own (`-L`, named after the session) started without any config
+/// (`-f /dev/null`): a user's tmux setup or running sessions cannot change what a test sees.
+fn tmux(socket: &str) -> Command {
+    let mut c = Command::new("tmux");
+    c.args(["-L", socket, "-f", "/dev/null"]);
+    c
+}
+
 /// `env` for a temp HOME with every XDG directory inside it.
 fn env_of(home: &Path) -> String {
     format!(
@@ -35,7 +43,7 @@ impl Tmux {
             h = home.display(),
             env = env_of(home)
         );
-        let status = Command::new("tmux")
+        let status = tmux(&session)
             .args(["new-session", "-d", "-s", &session, "-x", "120", "-y", "40"])
             .arg(cmd)
             .status()
@@ -45,7 +53,7 @@ impl Tmux {
     }
 
     fn keys(&self, keys: &[&str]) {
-        let ok = Command::new("tmux")
+        let ok = tmux(&self.session)
             .args(["send-keys", "-t", &self.session])
             .args(keys)
             .status()
@@ -54,7 +62,7 @@ impl Tmux {
     }
 
     fn literal(&self, text: &str) {
-        let ok = Command::new("tmux")
+        let ok = tmux(&self.session)
             .args(["send-keys", "-t", &self.session, "-l", text])
             .status()
             .expect("send-keys");
@@ -62,14 +70,14 @@ impl Tmux {
     }
 
     fn alive(&self) -> bool {
-        Command::new("tmux")
+        tmux(&self.session)
             .args(["has-session", "-t", &self.session])
             .output()
             .is_ok_and(|o| o.status.success())
     }
 
     fn capture(&self) -> String {
-        let out = Command::new("tmux")
+        let out = tmux(&self.session)
             .args(["capture-pane", "-p", "-t", &self.session])
             .output()
             .expect("capture-pane");
@@ -128,10 +136,8 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        // Usually gone already (the app quit or was killed): the error is expected.
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
-            .output();
+        // The server is this test's own: stopping it ends the session and its buffers.
+        let _ = tmux(&self.session).arg("kill-server").output();
     }
 }
 
@@ -239,7 +245,7 @@ fn a_closed_terminal_mid_answer_saves_everything_streamed() {
     let path = only_session(&store_of(home.path()));
     let pid = holder_pid(&path);
     // Closing the window: tmux sends SIGHUP to the program.
-    let _ = Command::new("tmux")
+    let _ = tmux(&t.session)
         .args(["kill-session", "-t", &t.session])
         .output();
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -12,10 +12,18 @@ struct Tmux {
     session: String,
 }
 
+/// tmux on a server of its own (`-L`, named after the session) started without any config
+/// (`-f /dev/null`): a user's tmux setup or running sessions cannot change what a test sees.
+fn tmux(socket: &str) -> Command {
+    let mut c = Command::new("tmux");
+    c.args(["-L", socket, "-f", "/dev/null"]);
+    c
+}
+
 impl Tmux {
     fn start(name: &str, cmd: &str, home: &Path) -> Tmux {
         let session = format!("kimi-tui-net-{name}-{}", std::process::id());
-        let status = Command::new("tmux")
+        let status = tmux(&session)
             .args(["new-session", "-d", "-s", &session, "-x", "120", "-y", "40"])
             .arg(format!(
                 "env HOME={h} XDG_CONFIG_HOME={h}/config XDG_DATA_HOME={h}/data XDG_STATE_HOME={h}/state TERM=xterm-256color {cmd}",
@@ -28,7 +36,7 @@ impl Tmux {
     }
 
     fn keys(&self, keys: &[&str]) {
-        let status = Command::new("tmux")
+        let status = tmux(&self.session)
             .args(["send-keys", "-t", &self.session])
             .args(keys)
             .status()
@@ -37,7 +45,7 @@ impl Tmux {
     }
 
     fn literal(&self, text: &str) {
-        let status = Command::new("tmux")
+        let status = tmux(&self.session)
             .args(["send-keys", "-t", &self.session, "-l", text])
             .status()
             .expect("send-keys");
@@ -45,14 +53,14 @@ impl Tmux {
     }
 
     fn alive(&self) -> bool {
-        Command::new("tmux")
+        tmux(&self.session)
             .args(["has-session", "-t", &self.session])
             .output()
             .is_ok_and(|o| o.status.success())
     }
 
     fn capture(&self) -> String {
-        let out = Command::new("tmux")
+        let out = tmux(&self.session)
             .args(["capture-pane", "-p", "-t", &self.session])
             .output()
             .expect("capture-pane");
@@ -89,15 +97,26 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
-            .status();
+        // The server is this test's own: stopping it ends the session and its buffers.
+        let _ = tmux(&self.session).arg("kill-server").output();
     }
 }
 
 /// The TUI pointed at a mock started with `opts`, one question asked; the screen once it
 /// shows every one of `needles`.
 fn ask(name: &str, opts: MockOptions, mode: &str, needles: &[&str]) -> String {
+    ask_with_key(name, opts, mode, needles, None).0
+}
+
+/// [`ask`] with an API key in the environment (`KIMI_T_TUI_KEY`) and debug logging; also
+/// returns the log file the app left behind.
+fn ask_with_key(
+    name: &str,
+    opts: MockOptions,
+    mode: &str,
+    needles: &[&str],
+    key: Option<&str>,
+) -> (String, String) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let server = rt.block_on(MockServer::start(opts, 0)).expect("mock");
     let home = tempfile::tempdir().expect("tmp home");
@@ -105,15 +124,23 @@ fn ask(name: &str, opts: MockOptions, mode: &str, needles: &[&str]) -> String {
     std::fs::write(
         &cfg,
         format!(
-            "[profiles.test]\nmode = \"{mode}\"\nbase_url = \"{}\"\n",
-            server.base_url()
+            "[profiles.test]\nmode = \"{mode}\"\nbase_url = \"{}\"\n{}",
+            server.base_url(),
+            if key.is_some() {
+                "api_key_env = \"KIMI_T_TUI_KEY\"\n"
+            } else {
+                ""
+            }
         ),
     )
     .expect("config");
+    let env = key
+        .map(|k| format!("env KIMI_T_TUI_KEY={k} KIMI_TUI_LOG=debug "))
+        .unwrap_or_default();
     let t = Tmux::start(
         name,
         &format!(
-            "{} --config {}",
+            "{env}{} --config {}",
             env!("CARGO_BIN_EXE_kimi-tui"),
             cfg.display()
         ),
@@ -126,7 +153,10 @@ fn ask(name: &str, opts: MockOptions, mode: &str, needles: &[&str]) -> String {
     // The app still owns the terminal and takes keys: Ctrl-C quits it.
     t.quit();
     rt.block_on(server.shutdown());
-    screen
+    // Written by the app's log thread, flushed when it exited.
+    let log = std::fs::read_to_string(home.path().join("state/kimi-tui/kimi-tui.log"))
+        .unwrap_or_default();
+    (screen, log)
 }
 
 #[test]
@@ -156,4 +186,34 @@ fn a_proxy_login_page_ends_the_turn_with_what_arrived() {
     );
     assert!(screen.contains("Corporate proxy"), "{screen}");
     assert!(!screen.contains("dropped"), "{screen}");
+}
+
+#[test]
+fn a_failed_stream_is_logged_with_its_cause_off_screen_and_without_the_key() {
+    let key = "sk-tui-log-secret-4242";
+    let opts = MockOptions {
+        error_event: true,
+        api_key: Some(key.into()),
+        ..MockOptions::default()
+    };
+    let (screen, log) = ask_with_key(
+        "log",
+        opts,
+        "raw",
+        &["model overloaded mid-stream", "│ idle │"],
+        Some(key),
+    );
+    assert!(log.contains("request started"), "{log}");
+    assert!(log.contains("/v1/completions"), "{log}");
+    let failed = log
+        .lines()
+        .find(|l| l.contains("stream failed"))
+        .unwrap_or_else(|| panic!("no failure line in:\n{log}"));
+    assert!(failed.contains("ERROR"), "{failed}");
+    assert!(failed.contains("server_event"), "{failed}");
+    assert!(failed.contains("model overloaded mid-stream"), "{failed}");
+    assert!(!log.contains(key), "the key is in the log:\n{log}");
+    // Logging never draws over the TUI.
+    assert!(!screen.contains("stream failed"), "{screen}");
+    assert!(!screen.contains("request started"), "{screen}");
 }

@@ -9,10 +9,18 @@ struct Tmux {
     session: String,
 }
 
+/// tmux on a server of its own (`-L`, named after the session) started without any config
+/// (`-f /dev/null`): a user's tmux setup or running sessions cannot change what a test sees.
+fn tmux(socket: &str) -> Command {
+    let mut c = Command::new("tmux");
+    c.args(["-L", socket, "-f", "/dev/null"]);
+    c
+}
+
 impl Tmux {
     fn start(cmd: &str, home: &Path) -> Tmux {
         let session = format!("kimi-tui-paste-{}", std::process::id());
-        let status = Command::new("tmux")
+        let status = tmux(&session)
             .args(["new-session", "-d", "-s", &session, "-x", "120", "-y", "40"])
             .arg(format!(
                 "env HOME={h} XDG_CONFIG_HOME={h}/config XDG_DATA_HOME={h}/data XDG_STATE_HOME={h}/state TERM=xterm-256color {cmd}",
@@ -25,12 +33,12 @@ impl Tmux {
     }
 
     fn tmux(&self, args: &[&str]) {
-        let status = Command::new("tmux").args(args).status().expect("tmux");
+        let status = tmux(&self.session).args(args).status().expect("tmux");
         assert!(status.success(), "tmux {args:?}");
     }
 
     fn capture(&self) -> String {
-        let out = Command::new("tmux")
+        let out = tmux(&self.session)
             .args(["capture-pane", "-p", "-t", &self.session])
             .output()
             .expect("capture-pane");
@@ -55,12 +63,8 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
-            .status();
-        let _ = Command::new("tmux")
-            .args(["delete-buffer", "-b", &self.session])
-            .status();
+        // The server is this test's own: stopping it ends the session and its buffers.
+        let _ = tmux(&self.session).arg("kill-server").output();
     }
 }
 

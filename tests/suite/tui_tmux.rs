@@ -9,10 +9,18 @@ struct Tmux {
     session: String,
 }
 
+/// tmux on a server of its own (`-L`, named after the session) started without any config
+/// (`-f /dev/null`): a user's tmux setup or running sessions cannot change what a test sees.
+fn tmux(socket: &str) -> Command {
+    let mut c = Command::new("tmux");
+    c.args(["-L", socket, "-f", "/dev/null"]);
+    c
+}
+
 impl Tmux {
     fn start(cmd: &str, home: &Path) -> Tmux {
         let session = format!("kimi-tui-e2e-{}", std::process::id());
-        let status = Command::new("tmux")
+        let status = tmux(&session)
             .args(["new-session", "-d", "-s", &session, "-x", "120", "-y", "40"])
             .arg(format!(
                 "env HOME={h} XDG_CONFIG_HOME={h}/config XDG_DATA_HOME={h}/data XDG_STATE_HOME={h}/state TERM=xterm-256color {cmd}",
@@ -25,7 +33,7 @@ impl Tmux {
     }
 
     fn keys(&self, keys: &[&str]) {
-        let status = Command::new("tmux")
+        let status = tmux(&self.session)
             .args(["send-keys", "-t", &self.session])
             .args(keys)
             .status()
@@ -34,7 +42,7 @@ impl Tmux {
     }
 
     fn literal(&self, text: &str) {
-        let status = Command::new("tmux")
+        let status = tmux(&self.session)
             .args(["send-keys", "-t", &self.session, "-l", text])
             .status()
             .expect("send-keys");
@@ -42,14 +50,14 @@ impl Tmux {
     }
 
     fn alive(&self) -> bool {
-        Command::new("tmux")
+        tmux(&self.session)
             .args(["has-session", "-t", &self.session])
             .output()
             .is_ok_and(|o| o.status.success())
     }
 
     fn capture(&self) -> String {
-        let out = Command::new("tmux")
+        let out = tmux(&self.session)
             .args(["capture-pane", "-p", "-t", &self.session])
             .output()
             .expect("capture-pane");
@@ -74,9 +82,8 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
-            .status();
+        // The server is this test's own: stopping it ends the session and its buffers.
+        let _ = tmux(&self.session).arg("kill-server").output();
     }
 }
 

@@ -7,6 +7,7 @@ mod chat;
 mod completions;
 mod error;
 mod http;
+pub mod log;
 mod markers;
 pub mod probe;
 pub mod sse;
@@ -156,10 +157,14 @@ impl Backend {
             endpoint: &self.endpoint,
             cancel,
         };
-        match self.endpoint.mode {
+        log::request_started(&self.endpoint, messages.len());
+        let started = std::time::Instant::now();
+        let result = match self.endpoint.mode {
             Mode::Raw => completions::stream(call, messages, tools, on_event).await,
             Mode::Chat => chat::stream(call, messages, tools, on_event).await,
-        }
+        };
+        log::stream_ended(&result, started.elapsed());
+        result
     }
 
     /// GET `{base_url}/models`: the model ids the server lists.

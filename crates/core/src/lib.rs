@@ -5,6 +5,7 @@
 pub mod config;
 pub mod engine;
 pub mod json_out;
+pub mod logging;
 pub mod private_fs;
 pub mod session;
 pub mod tools;

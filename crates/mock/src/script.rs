@@ -29,6 +29,61 @@ pub enum Text {
     /// a call), so the reply closes it with `<|tool_call_end|><|tool_calls_section_end|>`, as
     /// Kimi K2 does.
     CloseCall,
+    /// `stream N tokens of code` / `of prose`: N filler tokens laid out as one fenced code
+    /// block or as paragraphs (what long answers look like, to measure rendering end to end).
+    Shaped {
+        tokens: u64,
+        shape: Shape,
+    },
+}
+
+/// The layout of [`Text::Shaped`] filler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// One ```` ```rust ```` block of 12-token lines (the fences count as tokens).
+    Code,
+    /// Paragraphs of 60 tokens separated by blank lines.
+    Prose,
+}
+
+/// Tokens of one line of [`Shape::Code`].
+const CODE_LINE: [&str; 12] = [
+    "    let",
+    " value",
+    " =",
+    " compute",
+    "(",
+    "42",
+    ",",
+    " \"label\"",
+    ")",
+    ";",
+    " // step",
+    "\n",
+];
+
+/// Token `i` of `total` of shaped filler text.
+pub fn shaped_token(shape: Shape, i: u64, total: u64) -> std::borrow::Cow<'static, str> {
+    use std::borrow::Cow;
+    match shape {
+        Shape::Code if i == 0 => Cow::Borrowed("```rust\n"),
+        Shape::Code if i + 1 == total => Cow::Borrowed("```\n"),
+        Shape::Code => Cow::Borrowed(CODE_LINE[((i - 1) % CODE_LINE.len() as u64) as usize]),
+        Shape::Prose => {
+            let word = LOREM[(i % LOREM.len() as u64) as usize];
+            // A paragraph starts in column 0 (after its blank line) and ends with a full stop.
+            let word = if i.is_multiple_of(60) {
+                word.trim_start()
+            } else {
+                word
+            };
+            if i % 60 == 59 && i + 1 < total {
+                Cow::Owned(format!("{word}.\n\n"))
+            } else {
+                Cow::Borrowed(word)
+            }
+        }
+    }
 }
 
 /// One tool call: the function name and the raw argument text (not necessarily valid JSON).
@@ -68,6 +123,9 @@ impl Text {
                 s
             }
             Text::CloseCall => String::new(),
+            Text::Shaped { tokens, shape } => (0..*tokens)
+                .map(|i| shaped_token(*shape, i, *tokens))
+                .collect(),
         }
     }
 }
@@ -128,7 +186,8 @@ pub(crate) fn declared_names(tools: &[Value]) -> Vec<String> {
 /// 3. "parallel" with `get_weather`: two weather calls.
 /// 4. "weather" with `get_weather`: one call for the city after " in ".
 /// 5. "time" with `get_time`; "list"/"files" with `list_dir`.
-/// 6. `stream N tokens`: N filler tokens.
+/// 6. `stream N tokens`: N filler tokens (`... of code`: one fenced block; `... of prose`:
+///    paragraphs).
 /// 7. Otherwise a markdown answer exercising headings, lists, code, CJK.
 pub fn reply(messages: &[Message], tools: &[String]) -> Reply {
     if let Some(r) = answer_tool_results(messages) {
@@ -171,9 +230,13 @@ pub fn reply(messages: &[Message], tools: &[String]) -> Reply {
         let args = pyjson::to_string(&json!({"path": "."}), pyjson::PYTHON_DEFAULT);
         return Reply::calling("Let me list the files. ", vec![Call::new("list_dir", args)]);
     }
-    if let Some(n) = stream_tokens(&lower) {
+    if let Some((n, shape)) = stream_tokens(&lower) {
+        let content = match shape {
+            None => Text::Lorem { tokens: n },
+            Some(shape) => Text::Shaped { tokens: n, shape },
+        };
         return Reply {
-            content: Text::Lorem { tokens: n },
+            content,
             calls: Vec::new(),
         };
     }
@@ -309,8 +372,8 @@ fn has_word(text: &str, word: &str) -> bool {
         .any(|w| w == word)
 }
 
-/// Rule 6: `stream N tokens`.
-fn stream_tokens(lower: &str) -> Option<u64> {
+/// Rule 6: `stream N tokens`, optionally followed by ` of code` or ` of prose`.
+fn stream_tokens(lower: &str) -> Option<(u64, Option<Shape>)> {
     let mut from = 0;
     while let Some(off) = lower[from..].find("stream ") {
         let rest = &lower[from + off + 7..];
@@ -320,7 +383,15 @@ fn stream_tokens(lower: &str) -> Option<u64> {
             && rest[digits..].starts_with(" tokens")
             && let Ok(n) = rest[..digits].parse::<u64>()
         {
-            return Some(n.min(MAX_LOREM_TOKENS));
+            let after = &rest[digits + " tokens".len()..];
+            let shape = if after.starts_with(" of code") {
+                Some(Shape::Code)
+            } else if after.starts_with(" of prose") {
+                Some(Shape::Prose)
+            } else {
+                None
+            };
+            return Some((n.min(MAX_LOREM_TOKENS), shape));
         }
     }
     None
@@ -371,7 +442,7 @@ mod tests {
     fn plain(r: &Reply) -> &str {
         match &r.content {
             Text::Plain(s) => s,
-            Text::Lorem { .. } | Text::CloseCall => panic!("not plain"),
+            Text::Lorem { .. } | Text::Shaped { .. } | Text::CloseCall => panic!("not plain"),
         }
     }
 
@@ -488,6 +559,31 @@ mod tests {
         assert_eq!(
             ask("show me the files", &["list_dir"]).calls,
             vec![Call::new("list_dir", "{\"path\": \".\"}")]
+        );
+    }
+
+    #[test]
+    fn stream_n_tokens_of_code_or_prose() {
+        let code = ask("stream 26 tokens of code", &[]);
+        assert_eq!(
+            code.content,
+            Text::Shaped {
+                tokens: 26,
+                shape: Shape::Code
+            }
+        );
+        let text = code.content.to_text();
+        assert!(text.starts_with("```rust\n    let value = compute(42, \"label\"); // step\n"));
+        assert!(text.ends_with("\n```\n"), "{text}");
+        assert_eq!(text.matches('\n').count(), 4, "{text}");
+        let prose = ask("stream 121 tokens of prose", &[]).content.to_text();
+        let paragraphs: Vec<&str> = prose.split("\n\n").collect();
+        assert_eq!(paragraphs.len(), 3, "{prose}");
+        assert!(paragraphs.iter().all(|p| p.starts_with("lorem")), "{prose}");
+        assert!(paragraphs[0].ends_with("tempor."), "{prose}");
+        assert_eq!(
+            ask("stream 5 tokens", &[]).content,
+            Text::Lorem { tokens: 5 }
         );
     }
 

@@ -55,6 +55,7 @@ pub struct Tokens {
 enum Stage {
     Content(usize),
     Lorem(u64),
+    Shaped(u64),
     SectionBegin,
     CallBegin(usize),
     Id(usize, usize),
@@ -92,6 +93,7 @@ impl Tokens {
         let stage = match reply.content {
             Text::Plain(_) => Stage::Content(0),
             Text::Lorem { .. } => Stage::Lorem(0),
+            Text::Shaped { .. } => Stage::Shaped(0),
             // Close call 0 of the prompt's section; with no calls of its own, the section ends next.
             Text::CloseCall => Stage::CallEnd(0),
         };
@@ -138,7 +140,7 @@ impl Iterator for Tokens {
                 Stage::Content(pos) => {
                     let text = match &self.reply.content {
                         Text::Plain(t) => t.as_str(),
-                        Text::Lorem { .. } | Text::CloseCall => "",
+                        Text::Lorem { .. } | Text::Shaped { .. } | Text::CloseCall => "",
                     };
                     let rest = &text[pos..];
                     if rest.is_empty() {
@@ -154,7 +156,7 @@ impl Iterator for Tokens {
                 Stage::Lorem(done) => {
                     let total = match self.reply.content {
                         Text::Lorem { tokens } => tokens,
-                        Text::Plain(_) | Text::CloseCall => 0,
+                        Text::Plain(_) | Text::Shaped { .. } | Text::CloseCall => 0,
                     };
                     if done >= total {
                         (self.after_content(), None)
@@ -166,6 +168,16 @@ impl Iterator for Tokens {
                         )
                     }
                 }
+                Stage::Shaped(done) => match self.reply.content {
+                    Text::Shaped { tokens, shape } if done < tokens => (
+                        Stage::Shaped(done + 1),
+                        Some((
+                            super::script::shaped_token(shape, done, tokens),
+                            Kind::Content,
+                        )),
+                    ),
+                    _ => (self.after_content(), None),
+                },
                 Stage::SectionBegin => (
                     Stage::CallBegin(0),
                     Some((Cow::Borrowed(TOOL_CALLS_SECTION_BEGIN), Kind::SectionBegin)),

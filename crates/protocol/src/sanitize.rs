@@ -4,6 +4,9 @@
 
 use std::borrow::Cow;
 
+mod stream;
+pub use stream::StreamSanitizer;
+
 /// Characters that reorder text visually (Trojan Source): embeddings, overrides, isolates.
 fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
@@ -13,51 +16,14 @@ fn is_unsafe(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c)
 }
 
-/// `s` with escape sequences removed whole (CSI, OSC, and two-byte ESC forms), other control
-/// characters and bidi controls dropped; newlines and tabs kept.
+/// `s` with escape sequences removed whole (CSI, OSC, DCS, SOS/PM/APC, ESC forms, and their C1
+/// equivalents such as U+009B), other control characters and bidi controls dropped; newlines and
+/// tabs kept. The whole-string form of [`StreamSanitizer`]: the same machine, fed once.
 pub fn for_terminal(s: &str) -> Cow<'_, str> {
     if !s.chars().any(is_unsafe) {
         return Cow::Borrowed(s);
     }
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            match chars.peek() {
-                // CSI: parameters and intermediates up to a final byte in @..~.
-                Some('[') => {
-                    chars.next();
-                    for n in chars.by_ref() {
-                        if ('@'..='~').contains(&n) {
-                            break;
-                        }
-                    }
-                }
-                // OSC, DCS, SOS, PM, APC: up to BEL or ESC \.
-                Some(']' | 'P' | 'X' | '^' | '_') => {
-                    chars.next();
-                    while let Some(n) = chars.next() {
-                        if n == '\u{7}' {
-                            break;
-                        }
-                        if n == '\u{1b}' {
-                            if chars.peek() == Some(&'\\') {
-                                chars.next();
-                            }
-                            break;
-                        }
-                    }
-                }
-                Some(_) => {
-                    chars.next();
-                }
-                None => {}
-            }
-        } else if !is_unsafe(c) {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
+    Cow::Owned(StreamSanitizer::new().push(s))
 }
 
 /// `s` with every character that does not print visibly (controls, escapes, bidi and other
@@ -239,7 +205,8 @@ mod tests {
         );
         assert_eq!(for_terminal("cr\rover"), "crover");
         assert_eq!(for_terminal("\u{202e}evil\u{2066}"), "evil");
-        assert_eq!(for_terminal("c1\u{9b}31m"), "c131m");
+        // The C1 CSI goes with its parameters, like the 7-bit form.
+        assert_eq!(for_terminal("c1\u{9b}31mx"), "c1x");
         assert_eq!(
             for_terminal("keep\ttabs\nand lines 北京"),
             "keep\ttabs\nand lines 北京"

@@ -1,5 +1,8 @@
-//! Saved conversations: one JSON file per session in the data directory
-//! (`~/.local/share/kimi-tui/sessions/ID.json` on Linux), written atomically with mode 0600.
+//! Saved conversations: one journal per session in the data directory
+//! (`~/.local/share/kimi-tui/sessions/ID.jsonl` on Linux), mode 0600, appended to record by
+//! record by a writer thread (see [`journal`], [`writer`]). Sessions saved by earlier versions
+//! as one JSON document (`ID.json`) still load; continuing one writes `ID.jsonl` beside it and
+//! leaves the old file as it was.
 //!
 //! A file holds the messages in the OpenAI shape and the trace of every request (the inspector's
 //! view), never an API key. A file this version cannot read (corrupt, or written by a newer
@@ -9,9 +12,11 @@
 //! - [`to_markdown`], [`to_openai_json`]: exports.
 
 mod export;
+pub mod journal;
 mod lock;
 pub mod time;
 mod validate;
+pub mod writer;
 
 use std::collections::hash_map::RandomState;
 use std::fs::{self, DirBuilder, OpenOptions};
@@ -244,7 +249,7 @@ fn first_line(messages: &[Message]) -> String {
     }
 }
 
-fn redact(trace: &mut Trace) {
+pub(crate) fn redact(trace: &mut Trace) {
     for (name, value) in &mut trace.headers {
         if name.eq_ignore_ascii_case("authorization") && value != REDACTED {
             *value = REDACTED.to_owned();
@@ -320,10 +325,20 @@ fn io_error(action: &'static str, path: &Path, e: &io::Error) -> SessionError {
     }
 }
 
+/// A session read from its file, and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Opened {
+    pub session: Session,
+    /// Read from a journal (else an old `.json`, which is continued as a new journal).
+    pub journal: bool,
+    /// The journal's last record was cut off and dropped: say so.
+    pub notice: Option<String>,
+}
+
 /// One line of `kimi-tui sessions`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionSummary {
-    /// What [`SessionStore::load`] takes: the file name without `.json`.
+    /// What [`SessionStore::load`] takes: the file name without `.jsonl` or `.json`.
     pub id: String,
     pub updated_unix_ms: u64,
     pub profile: String,
@@ -387,29 +402,62 @@ impl SessionStore {
             })
     }
 
-    /// Where the session `id` is saved.
+    /// The file that holds session `id`: its journal, else an old `ID.json`, else where its
+    /// journal will go.
     pub fn path_of(&self, id: &str) -> PathBuf {
+        let journal = self.journal_path(id);
+        if fs::symlink_metadata(&journal).is_err() {
+            let legacy = self.legacy_path(id);
+            if fs::symlink_metadata(&legacy).is_ok() {
+                return legacy;
+            }
+        }
+        journal
+    }
+
+    /// `ID.jsonl`: the journal of session `id`.
+    pub fn journal_path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.jsonl"))
+    }
+
+    /// `ID.json`: where versions before the journal saved session `id`.
+    pub fn legacy_path(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.json"))
     }
 
-    /// Write `session` to `ID.json` atomically: a `ID.json.tmp` (mode 0600) in the same
-    /// directory, fsynced, renamed over the file. Creates the directory (mode 0700) if needed.
-    /// An existing file that cannot be read as a session, or that a newer kimi-tui wrote, is
-    /// not replaced ([`SessionError::WontOverwrite`]). Returns the file's path.
+    /// Write all of `session` as its journal `ID.jsonl`, atomically: a `ID.jsonl.tmp` (mode
+    /// 0600) in the same directory, fsynced, renamed over the file. Creates the directory
+    /// (mode 0700) if needed. An existing journal that cannot be read as a session, or that a
+    /// newer kimi-tui wrote, is not replaced ([`SessionError::WontOverwrite`]); an old
+    /// `ID.json` is left as it is. Returns the journal's path.
     pub fn save(&self, session: &Session) -> Result<PathBuf, SessionError> {
-        self.save_view(&SessionView::of(session), true)
+        self.write_journal(session, true)
     }
 
-    /// [`SessionStore::save`] without the check of the file already there: for the writer
-    /// that created (or loaded and checked) this session's file itself, so that saving after
-    /// every message does not re-read a file that can hold megabytes of traces.
+    /// [`SessionStore::save`] without the check of the file already there.
     pub fn replace(&self, session: &Session) -> Result<PathBuf, SessionError> {
-        self.save_view(&SessionView::of(session), false)
+        self.write_journal(session, false)
     }
 
-    /// Write a session whose conversation and traces are borrowed from their holder (the
-    /// TUI), streamed to the file: no copy of megabytes of traces is made to save them.
-    /// `check_existing` as in [`SessionStore::save`]; without it, as [`SessionStore::replace`].
+    fn write_journal(&self, session: &Session, check: bool) -> Result<PathBuf, SessionError> {
+        if !is_valid_id(&session.id) {
+            return Err(SessionError::BadId(session.id.clone()));
+        }
+        let path = self.journal_path(&session.id);
+        if check && fs::symlink_metadata(&path).is_ok() {
+            self.check_file(&path)?;
+        }
+        let mut bytes = Vec::new();
+        for mut r in journal::records_of(session) {
+            journal::encode(&mut r, &mut bytes).map_err(|e| io_error("write", &path, &e))?;
+        }
+        self.write_atomic(&path, &bytes)
+    }
+
+    /// Write a session in the format of versions before the journal (`ID.json`, one JSON
+    /// document), its conversation and traces borrowed from their holder. For tools and tests
+    /// that need such a file; kimi-tui itself writes journals.
+    /// `check_existing`: a file there that is not a readable session is not replaced.
     pub fn save_view(
         &self,
         view: &SessionView<'_>,
@@ -424,13 +472,13 @@ impl SessionStore {
         self.write_view(view)
     }
 
-    /// Write the first version of a new session: a file already at its path, whatever it
+    /// [`SessionStore::save_view`] of a new session: a file already at its path, whatever it
     /// holds, is a different session or someone else's file, and is never replaced.
     pub fn create_view(&self, view: &SessionView<'_>) -> Result<PathBuf, SessionError> {
         if !is_valid_id(&view.meta.id) {
             return Err(SessionError::BadId(view.meta.id.clone()));
         }
-        let path = self.path_of(&view.meta.id);
+        let path = self.legacy_path(&view.meta.id);
         if fs::symlink_metadata(&path).is_ok() {
             self.check_existing(&view.meta.id)?;
             return Err(SessionError::WontOverwrite {
@@ -443,10 +491,15 @@ impl SessionStore {
 
     /// A file already there may be replaced only if it is a session this version can read.
     fn check_existing(&self, id: &str) -> Result<(), SessionError> {
-        let path = self.path_of(id);
+        let path = self.legacy_path(id);
         if fs::symlink_metadata(&path).is_err() {
             return Ok(());
         }
+        self.check_file(&path)
+    }
+
+    fn check_file(&self, path: &Path) -> Result<(), SessionError> {
+        let path = path.to_owned();
         match Self::load_path(&path) {
             Ok(_) => Ok(()),
             Err(SessionError::Newer { version, .. }) => Err(SessionError::WontOverwrite {
@@ -462,14 +515,25 @@ impl SessionStore {
     }
 
     fn write_view(&self, view: &SessionView<'_>) -> Result<PathBuf, SessionError> {
-        let session = view.meta;
-        let path = self.path_of(&session.id);
+        let path = self.legacy_path(&view.meta.id);
+        // Escaped so that `cat`ting a session file cannot drive the terminal.
+        let mut bytes = crate::json_out::to_string(view)
+            .map_err(|e| io_error("write", &path, &io::Error::other(e)))?
+            .into_bytes();
+        bytes.push(b'\n');
+        self.write_atomic(&path, &bytes)
+    }
+
+    /// Replace `path` (in the store) with `bytes`: a `.tmp` beside it (0600), fsynced, renamed.
+    fn write_atomic(&self, path: &Path, bytes: &[u8]) -> Result<PathBuf, SessionError> {
         DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(&self.dir)
             .map_err(|e| io_error("create the directory", &self.dir, &e))?;
-        let tmp = self.dir.join(format!("{}.json.tmp", session.id));
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
         match fs::remove_file(&tmp) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => {
                 return Err(io_error("remove the stale", &tmp, &e));
@@ -482,31 +546,31 @@ impl SessionStore {
                 .create_new(true)
                 .mode(0o600)
                 .open(&tmp)?;
-            let mut w = io::BufWriter::new(&mut f);
-            // Escaped so that `cat`ting a session file cannot drive the terminal.
-            crate::json_out::to_writer(&mut w, view).map_err(io::Error::other)?;
-            w.write_all(b"\n")?;
-            w.flush()?;
-            drop(w);
+            f.write_all(bytes)?;
             f.sync_all()
         };
         if let Err(e) = write() {
             let _ = fs::remove_file(&tmp);
             return Err(io_error("write", &tmp, &e));
         }
-        if let Err(e) = fs::rename(&tmp, &path) {
+        if let Err(e) = fs::rename(&tmp, path) {
             let _ = fs::remove_file(&tmp);
-            return Err(io_error("replace", &path, &e));
+            return Err(io_error("replace", path, &e));
         }
         // Make the rename itself durable; a failure here loses nothing already written.
         if let Ok(d) = fs::File::open(&self.dir) {
             let _ = d.sync_all();
         }
-        Ok(path)
+        Ok(path.to_owned())
     }
 
-    /// The session `id` (the name of a file in the directory, without `.json`).
+    /// The session `id` (the name of a file in the directory, without `.jsonl` or `.json`).
     pub fn load(&self, id: &str) -> Result<Session, SessionError> {
+        self.open(id).map(|o| o.session)
+    }
+
+    /// The session `id`, with what [`SessionStore::open_path`] says of it.
+    pub fn open(&self, id: &str) -> Result<Opened, SessionError> {
         if !is_valid_id(id) {
             return Err(SessionError::BadId(id.to_owned()));
         }
@@ -517,11 +581,33 @@ impl SessionStore {
                 dir: self.dir.clone(),
             });
         }
-        Self::load_path(&path)
+        Self::open_path(&path)
     }
 
-    /// The session in the file at `path` (anywhere).
+    /// The session in the file at `path` (anywhere), a journal or an old `.json`; a journal's
+    /// cut-off last record is dropped with a notice.
+    pub fn open_path(path: &Path) -> Result<Opened, SessionError> {
+        if journal::is_journal(path)? {
+            let l = journal::read(path)?;
+            return Ok(Opened {
+                session: l.session,
+                journal: true,
+                notice: l.notice,
+            });
+        }
+        Ok(Opened {
+            session: Self::load_json(path)?,
+            journal: false,
+            notice: None,
+        })
+    }
+
+    /// The session in the file at `path` (anywhere); see [`SessionStore::open_path`].
     pub fn load_path(path: &Path) -> Result<Session, SessionError> {
+        Self::open_path(path).map(|o| o.session)
+    }
+
+    fn load_json(path: &Path) -> Result<Session, SessionError> {
         let bytes = fs::read(path).map_err(|e| io_error("read", path, &e))?;
         check_version(path, &bytes)?;
         let session: Session = decode(path, &bytes)?;
@@ -555,15 +641,20 @@ impl SessionStore {
                 }
             };
             let path = entry.path();
-            let Some(id) = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".json"))
+            let name = path.file_name().and_then(|n| n.to_str());
+            let Some(id) = name
+                .and_then(|n| n.strip_suffix(".jsonl").or_else(|| n.strip_suffix(".json")))
                 .filter(|id| is_valid_id(id))
                 .map(str::to_owned)
             else {
                 continue;
             };
+            // An old `ID.json` continued as `ID.jsonl`: the journal is the session.
+            if path.extension().is_some_and(|e| e == "json")
+                && fs::symlink_metadata(self.journal_path(&id)).is_ok()
+            {
+                continue;
+            }
             match summarize(&path, id) {
                 Ok(s) => list.sessions.push(s),
                 Err(e) => list.problems.push(e.to_string()),
@@ -588,6 +679,18 @@ impl SessionStore {
 }
 
 fn summarize(path: &Path, id: String) -> Result<SessionSummary, SessionError> {
+    if journal::is_journal(path)? {
+        let s = journal::read(path)?.session;
+        return Ok(SessionSummary {
+            id,
+            updated_unix_ms: s.updated_unix_ms,
+            profile: s.profile.clone(),
+            mode: s.mode,
+            first_line: s.first_line(),
+            turns: s.turns(),
+            path: path.to_owned(),
+        });
+    }
     let bytes = fs::read(path).map_err(|e| io_error("read", path, &e))?;
     check_version(path, &bytes)?;
     let p: SummaryProbe = decode(path, &bytes)?;

@@ -2,21 +2,28 @@
 //! modes, with real child processes for tools.
 
 use std::collections::VecDeque;
-
-use kimi_protocol::{Mode, StreamEvent};
+use std::path::Path;
 
 use kimi_client::{Backend, Endpoint};
-use kimi_core::engine::{Agent, ApprovalRequest, Approver, Decision, EngineEvent, TurnOutcome};
+
+use kimi_core::engine::{
+    Agent, AgentHandle, AgentInit, ApprovalRequest, Approver, Decision, EVENT_QUEUE, EngineEvent,
+    Op, TurnOutcome,
+};
 use kimi_core::tools::{Approval, CallProblem, ToolSpec, Toolbox};
 use kimi_mock::{MockOptions, MockServer};
 use kimi_protocol::{Message, RenderOptions, render};
+use kimi_protocol::{Mode, StreamEvent, Trace};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 const MODES: [Mode; 2] = [Mode::Raw, Mode::Chat];
 
 fn script(name: &str) -> String {
-    kimi_test_support::tool_script(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/tools")
+        .join(name)
+        .display()
+        .to_string()
 }
 
 fn tool(name: &str, script_name: &str, approval: Approval, timeout_secs: u64) -> ToolSpec {
@@ -100,6 +107,54 @@ impl Run {
     }
 }
 
+fn agent(backend: Backend, toolbox: Toolbox, max_rounds: u32) -> AgentHandle {
+    Agent::spawn(
+        AgentInit {
+            backend,
+            toolbox,
+            max_rounds,
+            system_prompt: Some("You are Kimi.".into()),
+            conversation: Vec::new(),
+            traces: Vec::new(),
+        },
+        EVENT_QUEUE,
+    )
+}
+
+/// Read the agent's events to the end of the turn, answering approvals with `approver`; then
+/// the agent's own conversation, asked for with a snapshot.
+async fn drive(
+    agent: &mut AgentHandle,
+    approver: &mut impl Approver,
+    mut on_event: impl FnMut(&EngineEvent, &AgentHandle),
+) -> (TurnOutcome, Vec<EngineEvent>, Vec<Message>) {
+    let mut events = Vec::new();
+    let outcome = loop {
+        let e = agent.events.recv().await.expect("the agent reports");
+        on_event(&e, agent);
+        match e {
+            EngineEvent::ApprovalRequested { request, reply } => {
+                let _ = reply.send(approver.decide(*request).await);
+            }
+            EngineEvent::TurnDone { outcome } => break *outcome,
+            EngineEvent::TurnFailed { message } => panic!("the turn failed: {message}"),
+            e => events.push(e),
+        }
+    };
+    (outcome, events, snapshot(agent).await.0)
+}
+
+async fn snapshot(agent: &mut AgentHandle) -> (Vec<Message>, Vec<(usize, Trace)>) {
+    assert!(agent.send(Op::Snapshot));
+    loop {
+        match agent.events.recv().await.expect("a snapshot") {
+            EngineEvent::Snapshot { messages, traces } => return (messages, traces),
+            EngineEvent::ApprovalRequested { .. } => panic!("no approval expected"),
+            _ => {}
+        }
+    }
+}
+
 async fn run_with(
     opts: MockOptions,
     mode: Mode,
@@ -122,25 +177,15 @@ async fn run_with_tools(
     let mut ep = Endpoint::new(mode, &server.base_url(), "moonshotai/Kimi-K2-Instruct");
     tweak(&mut ep);
     let backend = Backend::new(ep).expect("client");
-    let agent = Agent {
-        backend: &backend,
-        toolbox: &toolbox,
-        max_rounds: 4,
-    };
-    let mut conversation = vec![Message::system("You are Kimi."), Message::user(prompt)];
+    let mut agent = agent(backend, toolbox, 4);
     let mut approver = Scripted {
         decisions: decisions.into(),
         ..Default::default()
     };
-    let mut events = Vec::new();
-    let outcome = agent
-        .run_turn(
-            &mut conversation,
-            &mut approver,
-            &CancellationToken::new(),
-            &mut |e| events.push(e),
-        )
-        .await;
+    assert!(agent.send(Op::UserTurn {
+        text: prompt.into()
+    }));
+    let (outcome, events, conversation) = drive(&mut agent, &mut approver, |_, _| {}).await;
     let requests = server.requests();
     server.shutdown().await;
     Run {
@@ -604,7 +649,7 @@ async fn the_api_key_is_sent_and_never_recorded() {
         .events
         .iter()
         .filter_map(|e| match e {
-            EngineEvent::RoundFinished { trace, .. } => {
+            EngineEvent::TraceAdded { trace, .. } => {
                 Some(serde_json::to_string(trace).expect("json"))
             }
             _ => None,
@@ -636,35 +681,28 @@ async fn cancelling_keeps_what_arrived() {
     .await
     .expect("mock");
     let backend = Backend::new(Endpoint::new(Mode::Raw, &server.base_url(), "m")).expect("client");
-    let toolbox = toolbox();
-    let agent = Agent {
-        backend: &backend,
-        toolbox: &toolbox,
-        max_rounds: 2,
-    };
-    let cancel = CancellationToken::new();
-    let mut conversation = vec![Message::user("Tell me about Rust.")];
+    let mut agent = agent(backend, toolbox(), 2);
+    assert!(agent.send(Op::UserTurn {
+        text: "Tell me about Rust.".into()
+    }));
     let mut texts = 0;
-    let c = cancel.clone();
-    let outcome = agent
-        .run_turn(
-            &mut conversation,
-            &mut Scripted::default(),
-            &cancel,
-            &mut |e| {
-                if matches!(e, EngineEvent::Stream(StreamEvent::Text(_))) {
-                    texts += 1;
-                    if texts == 5 {
-                        c.cancel();
-                    }
-                }
-            },
-        )
-        .await;
+    let (outcome, _, conversation) = drive(&mut agent, &mut Scripted::default(), |e, agent| {
+        if matches!(e, EngineEvent::Stream(StreamEvent::Text(_))) {
+            texts += 1;
+            if texts == 5 {
+                agent.send(Op::Cancel);
+            }
+        }
+    })
+    .await;
     assert!(outcome.cancelled);
     assert!(outcome.error.is_none());
-    assert_eq!(conversation.len(), 2, "partial answer kept");
-    assert!(!conversation[1].text().is_empty());
+    assert_eq!(
+        conversation.len(),
+        3,
+        "system, user, and the partial answer kept"
+    );
+    assert!(!conversation[2].text().is_empty());
     server.shutdown().await;
 }
 
@@ -693,9 +731,9 @@ fn round_trace(r: &Run, round: u32) -> &kimi_protocol::Trace {
     r.events
         .iter()
         .find_map(|e| match e {
-            EngineEvent::RoundFinished {
-                trace, round: n, ..
-            } if *n == round => Some(&**trace),
+            EngineEvent::TraceAdded { trace, index, .. } if *index + 1 == round as usize => {
+                Some(&**trace)
+            }
             _ => None,
         })
         .expect("the round")

@@ -1,2 +1,3 @@
+mod agent;
 mod engine;
 mod tools_runner;

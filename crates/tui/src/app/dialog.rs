@@ -2,7 +2,7 @@
 //! whether every row has been on screen before `y` or `a` counts. `update` owns all of it;
 //! the widget only draws what is recorded here.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use super::keys::Action;
 use ratatui::layout::{Position, Rect};
 
 use super::state::{App, ApprovalDialog, DialogStage, DialogView};
@@ -16,7 +16,7 @@ fn screen_rect(screen: (u16, u16)) -> Rect {
 
 /// Recompute what the next frame shows of the dialog at the current screen size, keeping the
 /// scroll position inside the arguments.
-pub(crate) fn refresh(app: &mut App) {
+pub fn refresh(app: &mut App) {
     let screen = screen_rect(app.screen);
     let Some(d) = app.dialog.as_mut() else {
         return;
@@ -51,20 +51,20 @@ fn scroll_by(d: &mut ApprovalDialog, lines: usize, up: bool) {
     d.hint = None;
 }
 
-/// Scroll the arguments with `k` when they do not fit; false when `k` is not a scroll key
-/// here (then PgUp/PgDn scroll the transcript behind).
-pub(crate) fn scroll_key(d: &mut ApprovalDialog, k: &KeyEvent) -> bool {
+/// Scroll the arguments by `action` (a scroll action of the key table) when they do not fit;
+/// false when they fit (then PgUp/PgDn scroll the transcript behind).
+pub fn scroll(d: &mut ApprovalDialog, action: Action) -> bool {
     if !overflows(d) {
         return false;
     }
     let page = d.view.rows.saturating_sub(1).max(1);
-    match k.code {
-        KeyCode::Up | KeyCode::Char('k') => scroll_by(d, 1, true),
-        KeyCode::Down | KeyCode::Char('j') => scroll_by(d, 1, false),
-        KeyCode::PageUp => scroll_by(d, page, true),
-        KeyCode::PageDown | KeyCode::Char(' ') => scroll_by(d, page, false),
-        KeyCode::Home | KeyCode::Char('g') => scroll_by(d, usize::MAX, true),
-        KeyCode::End | KeyCode::Char('G') => scroll_by(d, usize::MAX, false),
+    match action {
+        Action::LineUp => scroll_by(d, 1, true),
+        Action::LineDown => scroll_by(d, 1, false),
+        Action::PageUp => scroll_by(d, page, true),
+        Action::PageDown => scroll_by(d, page, false),
+        Action::Top => scroll_by(d, usize::MAX, true),
+        Action::Bottom => scroll_by(d, usize::MAX, false),
         _ => return false,
     }
     true
@@ -85,7 +85,7 @@ pub fn wheel(app: &mut App, column: u16, row: u16, up: bool) -> bool {
 }
 
 /// Why `y` did nothing: part of the arguments has not been on screen.
-pub(crate) fn unseen_hint(d: &ApprovalDialog) -> String {
+pub fn unseen_hint(d: &ApprovalDialog) -> String {
     if d.view.rows == 0 {
         return "the terminal is too small to show the arguments: enlarge it to approve".into();
     }
@@ -99,7 +99,7 @@ pub(crate) fn unseen_hint(d: &ApprovalDialog) -> String {
 
 /// Whether the editor shows every character of its text: no line cut off at the bottom or the
 /// right, nothing invisible, no long blank run.
-pub(crate) fn editor_all_shown(d: &ApprovalDialog, screen: (u16, u16)) -> bool {
+pub fn editor_all_shown(d: &ApprovalDialog, screen: (u16, u16)) -> bool {
     let DialogStage::Editing { editor, problems } = &d.stage else {
         return false;
     };
@@ -120,7 +120,7 @@ pub(crate) fn editor_all_shown(d: &ApprovalDialog, screen: (u16, u16)) -> bool {
 }
 
 /// Back to the asking stage with `arguments` shown from the top, to be read before `y`.
-pub(crate) fn review(d: &mut ApprovalDialog, arguments: String, edited: bool) {
+pub fn review(d: &mut ApprovalDialog, arguments: String, edited: bool) {
     d.request.arguments = arguments;
     d.request.problems.clear();
     d.arg_cache = None;

@@ -1,11 +1,14 @@
 //! The interactive app: state, the `update` function, and the event loop that owns the
-//! terminal. Producers (terminal reader, agent task, ticker) send `AppEvent`s into one channel;
-//! `update` changes the state; a frame is drawn only when something changed, at most ~60 times
+//! terminal. The terminal reader, the agent (its bounded event channel) and the ticker become
+//! `AppEvent`s; `update` changes the state and returns effects (operations for the agent among
+//! them); a frame is drawn only when something changed, at most ~60 times
 //! a second, so a burst of tokens costs one redraw.
 
 pub mod commands;
 pub mod dialog;
 pub mod event;
+mod journal_sync;
+pub mod keys;
 pub mod partial;
 pub mod paste;
 mod resume;
@@ -13,27 +16,27 @@ pub mod saved;
 pub mod state;
 pub(crate) mod terminal;
 pub mod update;
+mod view;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use futures_util::StreamExt;
-use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
+use tokio::sync::mpsc;
 
 use crate::ui;
 use event::{AppEvent, Effect};
 use kimi_client::Backend;
 use kimi_core::config::Resolved;
-use kimi_core::engine::{Agent, ApprovalRequest, Approver, Decision};
+use kimi_core::engine::{Agent, AgentHandle, AgentInit, EVENT_QUEUE, EngineEvent, Op};
 use kimi_core::session::{Session, SessionStore};
 use kimi_core::tools::Toolbox;
 use state::{App, Connection};
 
 const FRAME: Duration = Duration::from_millis(16);
-/// Engine events buffered between the agent task and the screen.
-const EVENT_QUEUE: usize = 1024;
+/// How long quitting waits for the session writer to write and fsync what it was sent.
+const FINAL_SAVE_WAIT: Duration = Duration::from_secs(10);
 
 /// Logs, saved inspector dumps and demo tools live here, never on the screen.
 pub fn state_dir() -> PathBuf {
@@ -42,19 +45,9 @@ pub fn state_dir() -> PathBuf {
         .unwrap_or_else(|| std::env::temp_dir().join("kimi-tui"))
 }
 
-fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
-    // Opened here rather than by tracing-appender, which would create it with the umask's mode.
-    let file = kimi_core::private_fs::append(&state_dir().join("kimi-tui.log")).ok()?;
-    let (writer, guard) = tracing_appender::non_blocking(file);
-    let filter = tracing_subscriber::EnvFilter::try_from_env("KIMI_TUI_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_writer(writer)
-        .with_ansi(false)
-        .with_env_filter(filter)
-        .try_init()
-        .ok()?;
-    Some(guard)
+/// The log goes to a file under the state directory: the TUI owns the screen.
+pub fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    kimi_core::logging::init(&state_dir())
 }
 
 /// How the app starts.
@@ -130,6 +123,8 @@ where
             if r.forked {
                 // A new id: its first write must create the file, never replace one.
                 app.saved = None;
+            } else if !r.journal {
+                saved::continue_old_file(&mut app);
             }
         }
         None => app.session = store.as_ref().map(|_| session),
@@ -149,56 +144,49 @@ where
     )
     .await;
     // However the loop ended (quit, a signal, a terminal error), what has streamed since the
-    // last timed save is written too.
+    // last timed save is written too, and the writer is given time to finish.
     saved::save(&mut app, store.as_ref());
+    if !saved::flush(&mut app, FINAL_SAVE_WAIT) {
+        tracing::error!("the session writer did not finish within {FINAL_SAVE_WAIT:?}");
+    }
     drop(guard);
     drop(keep_alive);
     result
 }
 
-/// Asks the user through the app: sends the request into the event channel and waits.
-struct ChannelApprover {
-    tx: mpsc::Sender<AppEvent>,
-}
-
-impl Approver for ChannelApprover {
-    async fn decide(&mut self, request: ApprovalRequest) -> Decision {
-        let (reply, answer) = oneshot::channel();
-        let request = Box::new(request);
-        if self
-            .tx
-            .send(AppEvent::Approval { request, reply })
-            .await
-            .is_err()
-        {
-            return Decision::Deny { reason: None };
-        }
-        answer.await.unwrap_or(Decision::Deny { reason: None })
-    }
-}
-
-/// The running turn.
-struct Running {
-    cancel: CancellationToken,
-}
-
 async fn event_loop(
     terminal: &mut terminal::Term,
     app: &mut App,
-    mut backend: Backend,
+    backend: Backend,
     toolbox: Toolbox,
     max_rounds: u32,
     store: Option<&SessionStore>,
 ) -> Result<()> {
-    // Bounded: when the screen falls behind a fast stream, the stream waits instead of
-    // queueing every token in memory.
-    let (tx, mut rx) = mpsc::channel::<AppEvent>(EVENT_QUEUE);
+    // The agent owns the conversation from here on; the app keeps its view.
+    let spawn = |app: &App, backend: Backend| {
+        Agent::spawn(
+            AgentInit {
+                backend,
+                toolbox: toolbox.clone(),
+                max_rounds,
+                system_prompt: app.system_prompt.clone(),
+                conversation: app.conversation.clone(),
+                traces: app
+                    .trace_messages
+                    .iter()
+                    .copied()
+                    .zip(app.traces.iter().cloned())
+                    .collect(),
+            },
+            EVENT_QUEUE,
+        )
+    };
+    let mut agent: AgentHandle = spawn(app, backend.clone());
     let mut term_events = crossterm::event::EventStream::new();
     let mut stop = stop_signals().context("cannot watch for SIGHUP and SIGTERM")?;
     let mut ticker = tokio::time::interval(Duration::from_millis(100));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let theme = ui::markdown::Theme::default();
-    let mut running: Option<Running> = None;
     let mut last_draw = Instant::now() - FRAME;
     // At most ~60 frames a second, and fewer when a frame is expensive (a huge message being
     // re-wrapped): drawing never takes more than about a fifth of the time.
@@ -231,59 +219,79 @@ async fn event_loop(
                 Some(Err(e)) => return Err(e).context("reading the terminal"),
                 None => break,
             },
-            Some(e) = rx.recv() => e,
+            e = agent.events.recv() => match e {
+                Some(e) => AppEvent::Engine(e),
+                None => {
+                    // The agent stopped (a bug): a new one takes over from the view, so the
+                    // conversation goes on; a turn it was running ends as failed.
+                    let message = match (&mut agent.task).await {
+                        Err(e) if e.is_panic() => kimi_core::engine::panic_message(e.into_panic()),
+                        _ => "the agent stopped".to_owned(),
+                    };
+                    tracing::error!(%message, "the agent stopped; starting a new one");
+                    agent = spawn(app, backend_in(&backend, app.connection.mode));
+                    if !app.busy {
+                        continue;
+                    }
+                    AppEvent::Engine(EngineEvent::TurnFailed { message })
+                }
+            },
             _ = ticker.tick() => AppEvent::Tick,
             // A closed terminal window (SIGHUP) or a plain `kill`: leave through the final save.
             _ = stop.recv() => break,
             _ = tokio::time::sleep(wait) => continue,
         };
-        let mut effects = update::update(app, event);
-        // Drain what else is queued (a burst of tokens) before the next frame.
+        let effects = update::update(app, event);
+        run_effects(app, effects, &agent, store);
+        // Drain what else is queued (a burst of tokens) before the next frame. Effects run after
+        // each event, against the state that asked for them: a save asked for by the last
+        // message of a turn writes it even when `Cleared` follows in the same burst.
         for _ in 0..4096 {
-            match rx.try_recv() {
-                Ok(e) => effects.extend(update::update(app, e)),
+            match agent.events.try_recv() {
+                Ok(e) => {
+                    let effects = update::update(app, AppEvent::Engine(e));
+                    run_effects(app, effects, &agent, store);
+                }
                 Err(_) => break,
             }
         }
-        for fx in effects {
-            match fx {
-                Effect::StartTurn => {
-                    let cancel = CancellationToken::new();
-                    running = Some(Running {
-                        cancel: cancel.clone(),
-                    });
-                    spawn_turn(app, &backend, &toolbox, max_rounds, cancel, tx.clone());
-                }
-                Effect::Cancel => {
-                    if let Some(r) = &running {
-                        r.cancel.cancel();
-                    }
-                }
-                Effect::SwitchMode(mode) => {
-                    let mut ep = backend.endpoint().clone();
-                    ep.mode = mode;
-                    match Backend::new(ep) {
-                        Ok(b) => backend = b,
-                        Err(e) => app.notice(format!("cannot switch mode: {e}"), true),
-                    }
-                }
-                Effect::SaveInspector(text) => save_inspector(app, &text),
-                Effect::SaveSession => saved::save(app, store),
-                Effect::Export { markdown, path } => saved::export_to(app, markdown, &path),
-                Effect::Quit => app.should_quit = true,
-            }
-        }
-        if !app.busy {
-            running = None;
-        }
+        // A failure of the session writer becomes a notice.
+        saved::poll(app);
         if app.should_quit {
-            if let Some(r) = running.take() {
-                r.cancel.cancel();
-            }
+            // A running turn is cancelled; what arrived is already in the view.
+            agent.send(Op::Shutdown);
             break;
         }
     }
     Ok(())
+}
+
+fn run_effects(
+    app: &mut App,
+    effects: Vec<Effect>,
+    agent: &AgentHandle,
+    store: Option<&SessionStore>,
+) {
+    for fx in effects {
+        match fx {
+            Effect::Agent(op) => {
+                if !agent.send(op) {
+                    app.notice("The agent has stopped; the operation was not done.", true);
+                }
+            }
+            Effect::SaveInspector(text) => save_inspector(app, &text),
+            Effect::SaveSession => saved::save(app, store),
+            Effect::Export { markdown, path } => saved::export_to(app, markdown, &path),
+            Effect::Quit => app.should_quit = true,
+        }
+    }
+}
+
+/// The backend in the mode the view shows (the agent may have switched it).
+fn backend_in(backend: &Backend, mode: kimi_protocol::Mode) -> Backend {
+    let mut endpoint = backend.endpoint().clone();
+    endpoint.mode = mode;
+    Backend::new(endpoint).unwrap_or_else(|_| backend.clone())
 }
 
 /// SIGHUP and SIGTERM as one stream of "stop now".
@@ -300,78 +308,6 @@ fn stop_signals() -> std::io::Result<mpsc::Receiver<()>> {
         });
     }
     Ok(rx)
-}
-
-fn spawn_turn(
-    app: &App,
-    backend: &Backend,
-    toolbox: &Toolbox,
-    max_rounds: u32,
-    cancel: CancellationToken,
-    tx: mpsc::Sender<AppEvent>,
-) {
-    let mut conversation = app.conversation.clone();
-    let backend = backend.clone();
-    let toolbox = toolbox.clone();
-    let events = tx.clone();
-    let turn = async move {
-        let agent = Agent {
-            backend: &backend,
-            toolbox: &toolbox,
-            max_rounds,
-        };
-        let mut approver = ChannelApprover { tx: events.clone() };
-        let outcome = agent
-            .run_turn(&mut conversation, &mut approver, &cancel, &mut |e| {
-                send_blocking(&events, AppEvent::Engine(e))
-            })
-            .await;
-        AppEvent::TurnDone {
-            conversation,
-            outcome: Box::new(outcome),
-        }
-    };
-    tokio::spawn(watch_turn(turn, tx));
-}
-
-/// Run the turn in its own task and always report its end: a panic inside it (a bug) ends the
-/// turn as failed with a message instead of leaving the app "streaming" forever.
-async fn watch_turn<F>(turn: F, tx: mpsc::Sender<AppEvent>)
-where
-    F: std::future::Future<Output = AppEvent> + Send + 'static,
-{
-    let done = match tokio::spawn(turn).await {
-        Ok(done) => done,
-        Err(e) => AppEvent::TurnPanicked {
-            message: panic_message(e),
-        },
-    };
-    let _ = tx.send(done).await;
-}
-
-fn panic_message(e: tokio::task::JoinError) -> String {
-    if !e.is_panic() {
-        return "the turn's task was stopped".to_owned();
-    }
-    let payload = e.into_panic();
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_owned())
-}
-
-/// Send from the engine's synchronous callback; when the queue is full, wait for the screen
-/// (off the async worker, which `block_in_place` allows) rather than grow the queue.
-fn send_blocking(tx: &mpsc::Sender<AppEvent>, event: AppEvent) {
-    match tx.try_send(event) {
-        Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => {}
-        Err(mpsc::error::TrySendError::Full(event)) => {
-            tokio::task::block_in_place(|| {
-                let _ = tx.blocking_send(event);
-            });
-        }
-    }
 }
 
 fn save_inspector(app: &mut App, text: &str) {
@@ -392,31 +328,4 @@ fn save_inspector(app: &mut App, text: &str) {
         Err(e) => format!("cannot save in {}: {e}", dir.display()),
     });
     app.dirty = true;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_panic_in_the_turn_task_is_reported_as_a_failed_turn() {
-        let (tx, mut rx) = mpsc::channel(4);
-        let turn = async {
-            let v: Vec<u8> = Vec::new();
-            // A bug of the kind eventsource-stream 0.2.3 had on a BOM.
-            AppEvent::TurnPanicked {
-                message: format!("{}", v[usize::from(v.is_empty())]),
-            }
-        };
-        watch_turn(turn, tx).await;
-        match rx.recv().await {
-            Some(AppEvent::TurnPanicked { message }) => {
-                assert!(message.contains("index out of bounds"), "{message}");
-            }
-            other => panic!("expected a failed turn, got {other:?}"),
-        }
-        let (tx, mut rx) = mpsc::channel(4);
-        watch_turn(async { AppEvent::Tick }, tx).await;
-        assert!(matches!(rx.recv().await, Some(AppEvent::Tick)));
-    }
 }

@@ -16,6 +16,9 @@ pub struct Resumed {
     pub lock: SessionLock,
     /// Continued under a new id (see [`open_sessions`]): its first write creates a file.
     pub forked: bool,
+    /// Read from a journal, which this run appends to (else an old `.json`: its first write
+    /// creates the journal beside it).
+    pub journal: bool,
 }
 
 /// The session store, the saved session to continue, if asked for, and any notice for the user.
@@ -36,10 +39,14 @@ pub(crate) fn open_sessions(
         }
     };
     let path = match &start.session {
-        Some(arg) if arg.contains('/') || arg.ends_with(".json") => PathBuf::from(arg),
+        Some(arg) if arg.contains('/') || arg.ends_with(".json") || arg.ends_with(".jsonl") => {
+            PathBuf::from(arg)
+        }
         _ => return open_stored(store, start),
     };
-    let mut session = SessionStore::load_path(&path)?;
+    let opened = SessionStore::open_path(&path)?;
+    let (mut session, journal) = (opened.session, opened.journal);
+    let cut = opened.notice.map(|n| for_terminal(&n).into_owned());
     if !is_valid_id(&session.id) {
         let old = fork(&mut session);
         let lock = store.lock(&session.id)?;
@@ -48,12 +55,18 @@ pub(crate) fn open_sessions(
             for_terminal(&path.display().to_string()),
             session.id
         );
-        return Ok((Some(store), Some(resumed(session, lock, true)), Some(note)));
+        let r = resumed(session, lock, true, journal);
+        return Ok((Some(store), Some(r), Some(join(cut, note))));
     }
     // Locked before the stored file is compared: one instance per session.
     let mut lock = store.lock(&session.id)?;
     if !is_other_copy(&store, &path, &session.id) {
-        return Ok((Some(store), Some(resumed(session, lock, false)), None));
+        // The store's journal (this file, or one with the same bytes) is appended to; else
+        // (an old `.json`, or a journal kept elsewhere) the store gets a new journal, and the
+        // file given is never written.
+        let stored = std::fs::symlink_metadata(store.journal_path(&session.id)).is_ok();
+        let r = resumed(session, lock, false, journal && stored);
+        return Ok((Some(store), Some(r), cut));
     }
     let old = fork(&mut session);
     lock = store.lock(&session.id)?;
@@ -62,7 +75,16 @@ pub(crate) fn open_sessions(
         for_terminal(&path.display().to_string()),
         session.id
     );
-    Ok((Some(store), Some(resumed(session, lock, true)), Some(note)))
+    let r = resumed(session, lock, true, journal);
+    Ok((Some(store), Some(r), Some(join(cut, note))))
+}
+
+/// Two notices as one.
+fn join(first: Option<String>, second: String) -> String {
+    match first {
+        Some(f) => format!("{f}. {second}"),
+        None => second,
+    }
 }
 
 /// `--session ID` or `--resume`: locked by its file name, then read under the lock.
@@ -82,17 +104,23 @@ fn open_stored(
         return Ok((Some(store), None, note));
     };
     let lock = store.lock(&id)?;
-    let mut session = store.load(&id)?;
-    // The file is what is continued (and replaced), whatever id it holds inside.
+    let opened = store.open(&id)?;
+    let mut session = opened.session;
+    // The file is what is continued, whatever id it holds inside.
+    let same_id = session.id == id;
     session.id = id;
-    Ok((Some(store), Some(resumed(session, lock, false)), None))
+    let cut = opened.notice.map(|n| for_terminal(&n).into_owned());
+    // A journal holding another id is continued as a new journal only when its header agrees.
+    let r = resumed(session, lock, false, opened.journal && same_id);
+    Ok((Some(store), Some(r), cut))
 }
 
-fn resumed(session: Session, lock: SessionLock, forked: bool) -> Resumed {
+fn resumed(session: Session, lock: SessionLock, forked: bool, journal: bool) -> Resumed {
     Resumed {
         session,
         lock,
         forked,
+        journal,
     }
 }
 

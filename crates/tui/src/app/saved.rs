@@ -1,23 +1,23 @@
-//! The conversation's saved-session file: written when the user sends a message, after every
-//! message, and about every second while an answer streams (the partial answer, so that a
+//! The conversation's saved-session journal: appended to when the user sends a message, after
+//! every message, and about every second while an answer streams (the partial answer, so that a
 //! `kill -9` loses at most a second of it); restored on `--resume` or `--session`, exported
 //! with `/export`.
 
 use std::time::{Duration, Instant};
 
 use kimi_core::session::{
-    PartialAnswer, Session, SessionStore, SessionTrace, SessionView, to_markdown, to_openai_json,
+    PartialAnswer, Session, SessionStore, SessionTrace, to_markdown, to_openai_json,
 };
-use kimi_protocol::sanitize;
 
+use super::journal_sync::{self, JournalState};
 use super::state::{App, AssistantTurn, Entry, PaneState, ToolPane, TurnState};
 
-/// Least time between two saves of a streaming answer: the timed save rewrites and fsyncs the
-/// whole file, so it runs at most this often (the 100 ms ticker makes the gap at most ~1.1 s).
-pub(crate) const PARTIAL_SAVE_EVERY: Duration = Duration::from_secs(1);
+/// Least time between two saves of a streaming answer: each appends the answer so far to the
+/// journal, so it runs at most this often (the 100 ms ticker makes the gap at most ~1.1 s).
+pub const PARTIAL_SAVE_EVERY: Duration = Duration::from_secs(1);
 
 /// Whether the streaming answer has changed since the last save and that save is old enough.
-pub(crate) fn partial_due(app: &App, now: Instant) -> bool {
+pub fn partial_due(app: &App, now: Instant) -> bool {
     app.streaming.as_ref().is_some_and(|s| !s.is_empty())
         && app.change_rev != app.saved_rev
         && app
@@ -39,7 +39,7 @@ fn partials(app: &App) -> Vec<&PartialAnswer> {
 }
 
 /// The session as it stands: the saved metadata plus the current conversation and traces.
-pub(crate) fn snapshot(app: &App) -> Option<Session> {
+pub fn snapshot(app: &App) -> Option<Session> {
     let meta = app.session.as_ref()?;
     let mut s = meta.clone();
     s.messages = app.conversation.clone();
@@ -57,13 +57,16 @@ pub(crate) fn snapshot(app: &App) -> Option<Session> {
     Some(s)
 }
 
-/// Write the session file; a failure is reported once and saving stops (the file it refused
-/// to replace is left untouched).
+/// Send what changed since the last save to the session's journal writer (a thread: nothing
+/// here waits for the disk). A failure, reported by the writer (see [`poll`]) or found here,
+/// is reported once and saving stops (a file it refused to replace is left untouched).
 pub fn save(app: &mut App, store: Option<&SessionStore>) {
+    poll(app);
     let (Some(store), false) = (store, app.conversation.is_empty()) else {
         return;
     };
-    let state = (app.conversation.len(), app.traces.len());
+    let finals = app.trace_messages.len().min(app.traces.len());
+    let state = (app.conversation.len(), finals);
     if app.saved == Some(state) && app.saved_rev == app.change_rev {
         return;
     }
@@ -76,14 +79,7 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
         app.lock = None;
         match store.lock(&id) {
             Ok(l) => app.lock = Some(l),
-            Err(e) => {
-                app.notice(
-                    format!("Session not saved: {e}. Saving is off for this run."),
-                    true,
-                );
-                app.session = None;
-                return;
-            }
+            Err(e) => return stop_saving(app, &e.to_string()),
         }
     }
     let now = kimi_core::session::time::now_unix_ms();
@@ -93,39 +89,52 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
     if let Some(meta) = app.session.as_mut() {
         meta.touch();
     }
-    let Some(meta) = app.session.as_ref() else {
-        return;
-    };
-    let view = SessionView {
-        meta,
-        messages: &app.conversation,
-        traces: app
-            .traces
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (app.trace_messages.get(i).copied().unwrap_or(state.0), t))
-            .collect(),
-        partial: partials(app),
-    };
-    // The first write of a new session never replaces a file already there (another session
-    // with the same id, a corrupt or newer one); after that the file is this run's own.
-    let written = if app.saved.is_none() {
-        store.create_view(&view)
-    } else {
-        store.save_view(&view, false)
-    };
-    match written {
-        Ok(_) => {
-            app.saved = Some(state);
-            app.saved_rev = app.change_rev;
-            app.last_save = Some(Instant::now());
-        }
-        Err(e) => {
-            let text = format!("Session not saved: {e}. Saving is off for this run.");
-            app.notice(text, true);
-            app.session = None;
-        }
+    // The first write of a new session creates its journal and never replaces a file already
+    // there (another session with the same id, a corrupt or newer one); after that the
+    // journal is this run's own, appended to.
+    let creating = app.saved.is_none();
+    let (records, counts) = journal_sync::records(app, creating, now);
+    match journal_sync::writer_for(app, store, &id, creating) {
+        Ok(w) => w.send(records),
+        Err(e) => return stop_saving(app, &format!("cannot start the session writer: {e}")),
     }
+    app.saved = Some(counts);
+    app.saved_rev = app.change_rev;
+    app.last_save = Some(Instant::now());
+}
+
+/// The session restored was read from an old `ID.json` (or a file outside the store): its
+/// first write creates `ID.jsonl` holding all of it, beside the old file, which stays as it was.
+pub fn continue_old_file(app: &mut App) {
+    app.saved = None;
+    app.journal.beside_legacy = true;
+}
+
+/// Report a failure of the journal writer, if it reported one: once, and saving stops.
+pub fn poll(app: &mut App) {
+    let failed = app.journal.writer.as_ref().and_then(|w| w.error());
+    if let Some(e) = failed {
+        stop_saving(app, &e.to_string());
+    }
+}
+
+/// Wait (at most `timeout`) until the writer has written and fsynced all it was sent, then
+/// report any failure: on the way out, and in tests.
+pub fn flush(app: &mut App, timeout: Duration) -> bool {
+    let done = app.journal.flush(timeout);
+    poll(app);
+    done
+}
+
+fn stop_saving(app: &mut App, why: &str) {
+    tracing::error!("session not saved: {why}");
+    app.notice(
+        format!("Session not saved: {why}. Saving is off for this run."),
+        true,
+    );
+    app.session = None;
+    app.journal.writer = None;
+    app.dirty = true;
 }
 
 /// `/export md|json PATH`.
@@ -180,7 +189,7 @@ pub fn restore(app: &mut App, mut session: Session) {
             "assistant" => {
                 let trace = app.trace_messages.iter().position(|&k| k == i);
                 let mut turn = AssistantTurn::new(trace);
-                turn.markdown.set_text(&sanitize::for_terminal(&m.text()));
+                turn.set_text(&m.text());
                 turn.state = TurnState::Done;
                 for (k, call) in m.tool_calls.iter().enumerate() {
                     let mut pane = ToolPane::new(
@@ -246,15 +255,16 @@ pub fn restore(app: &mut App, mut session: Session) {
         kimi_core::session::time::format_utc_minute(session.updated_unix_ms)
     );
     app.session = Some(session);
-    // Loading checked the file: it is ours to replace from now on.
+    // Loading checked the journal: this run appends to it.
     app.saved = Some((app.conversation.len(), app.traces.len()));
+    app.journal = JournalState::restored(app);
     app.notice(note, false);
 }
 
 /// A restored interrupted answer: its text and the calls seen so far (which never run).
 fn interrupted_entry(p: &PartialAnswer, trace: Option<usize>) -> Entry {
     let mut turn = AssistantTurn::new(trace);
-    turn.markdown.set_text(&sanitize::for_terminal(&p.content));
+    turn.set_text(&p.content);
     turn.state = TurnState::Interrupted;
     for (k, call) in p.tool_calls.iter().enumerate() {
         let mut pane = ToolPane::new(k, call.id.clone(), call.function.name.clone());

@@ -68,6 +68,8 @@ pub struct AssistantTurn {
     /// Lines after the markdown: panes, warnings, the error.
     pub extra: LineCache,
     pub header: LineCache,
+    /// This answer's text stream: an escape sequence split across tokens is removed whole.
+    pub sanitizer: kimi_protocol::sanitize::StreamSanitizer,
 }
 
 impl AssistantTurn {
@@ -81,10 +83,25 @@ impl AssistantTurn {
             rev: 1,
             extra: LineCache::default(),
             header: LineCache::default(),
+            sanitizer: Default::default(),
         }
     }
 
-    pub(crate) fn pane_mut(&mut self, index: usize) -> Option<&mut ToolPane> {
+    /// Model text as it streams in: shown once the sanitizer has seen what came before it.
+    pub fn push_text(&mut self, text: &str) {
+        let clean = self.sanitizer.push(text);
+        self.markdown.push_str(&clean);
+    }
+
+    /// A saved answer's whole text, through the same sanitizer as the live stream, so a
+    /// resumed session shows exactly what was shown live.
+    pub fn set_text(&mut self, text: &str) {
+        self.sanitizer = Default::default();
+        let clean = self.sanitizer.push(text);
+        self.markdown.set_text(&clean);
+    }
+
+    pub fn pane_mut(&mut self, index: usize) -> Option<&mut ToolPane> {
         self.rev += 1;
         self.panes.iter_mut().find(|p| p.index == index)
     }
@@ -213,7 +230,7 @@ impl ApprovalDialog {
     }
 
     /// The argument rows the last `view` showed are now on screen.
-    pub(crate) fn mark_drawn(&mut self) {
+    pub fn mark_drawn(&mut self) {
         let v = self.view;
         if self.seen.len() != v.total || v.width != self.seen_width {
             self.seen = vec![false; v.total];
@@ -278,10 +295,14 @@ pub struct Connection {
 /// The whole app.
 pub struct App {
     pub connection: Connection,
+    /// The agent's conversation as it reported it (the agent owns it; `view.rs` follows it).
     pub conversation: Vec<Message>,
+    /// The system prompt as the agent last reported it (shown by `/system`).
     pub system_prompt: Option<String>,
     pub toolbox: Toolbox,
     pub entries: Vec<Entry>,
+    /// The agent's traces as reported; the one of the request streaming now is built live from
+    /// its events for the inspector and replaced by the agent's when the round ends.
     pub traces: Vec<Trace>,
     pub input: TextArea<'static>,
     /// Earlier prompts, oldest first, and where Up/Down recall is.
@@ -292,6 +313,8 @@ pub struct App {
     pub always_allow: Vec<String>,
     pub inspector: InspectorState,
     pub help_open: bool,
+    /// Lines of the help scrolled off its top.
+    pub help_scroll: usize,
     pub activity: Activity,
     pub usage: Usage,
     /// Lines scrolled up from the bottom; 0 = pinned to the bottom, following the stream.
@@ -311,9 +334,8 @@ pub struct App {
     pub page_height: usize,
     /// (entry count, width) at the last layout, to keep a scrolled-up view still.
     pub last_seen: (usize, u16),
-    /// The inspector's lines for the selected trace, and what they were built from.
-    pub inspector_lines: Option<Vec<ratatui::text::Line<'static>>>,
-    pub inspector_key: Option<(usize, usize, bool, usize)>,
+    /// The inspector's lines for the selected trace, kept up to date as it grows.
+    pub inspector_view: crate::ui::inspector_view::InspectorView,
     /// The saved-session record this conversation is written to; `None` when saving is off.
     pub session: Option<kimi_core::session::Session>,
     /// For each trace, the index of the message it produced (see `SessionTrace`).
@@ -338,6 +360,8 @@ pub struct App {
     pub last_save: Option<Instant>,
     /// This instance's lock on the session it writes.
     pub lock: Option<kimi_core::session::SessionLock>,
+    /// What the session journal holds, and its writer thread.
+    pub journal: super::journal_sync::JournalState,
     /// Special-token strings in user or tool text were already reported in this turn.
     pub special_tokens_warned: bool,
     /// The profile breaks special-token strings in tool results before sending them.
@@ -360,6 +384,7 @@ impl App {
             always_allow: Vec::new(),
             inspector: InspectorState::default(),
             help_open: false,
+            help_scroll: 0,
             activity: Activity::Idle,
             usage: Usage::default(),
             scroll_from_bottom: 0,
@@ -372,8 +397,7 @@ impl App {
             round_started: None,
             page_height: 20,
             last_seen: (0, 0),
-            inspector_lines: None,
-            inspector_key: None,
+            inspector_view: Default::default(),
             session: None,
             trace_messages: Vec::new(),
             saved: None,
@@ -386,6 +410,7 @@ impl App {
             saved_rev: 0,
             last_save: None,
             lock: None,
+            journal: Default::default(),
             special_tokens_warned: false,
             neutralize_tool_markers: false,
         }
@@ -401,7 +426,7 @@ impl App {
     }
 
     /// The assistant turn being streamed, if the last entry is one.
-    pub(crate) fn current_turn(&mut self) -> Option<&mut AssistantTurn> {
+    pub fn current_turn(&mut self) -> Option<&mut AssistantTurn> {
         // Notices may be pushed while a turn streams: the turn is found by index, not position.
         match self.turn_entry.and_then(|i| self.entries.get_mut(i)) {
             Some(Entry::Assistant(t)) => Some(t),
@@ -411,7 +436,7 @@ impl App {
 
     /// The pane of the call `id` in the current turn: the engine numbers calls by position
     /// among complete calls, the stream by order of appearance, so engine events match by id.
-    pub(crate) fn pane_for_call(&mut self, id: &str) -> Option<&mut ToolPane> {
+    pub fn pane_for_call(&mut self, id: &str) -> Option<&mut ToolPane> {
         let turn = self.current_turn()?;
         turn.rev += 1;
         let k = turn
@@ -433,7 +458,7 @@ impl App {
     }
 
     /// The trace the inspector shows.
-    pub(crate) fn inspected_trace(&self) -> Option<(usize, &Trace)> {
+    pub fn inspected_trace(&self) -> Option<(usize, &Trace)> {
         let i = self
             .inspector
             .selected
@@ -443,7 +468,7 @@ impl App {
 }
 
 /// A fresh multi-line input box.
-pub(crate) fn new_input() -> TextArea<'static> {
+pub fn new_input() -> TextArea<'static> {
     let mut t = TextArea::default();
     t.set_placeholder_text("Message Kimi  (Enter send · Shift-Enter newline · /help)");
     t.set_wrap_mode(ratatui_textarea::WrapMode::Glyph);

@@ -42,9 +42,11 @@ impl TerminalGuard {
         std::panic::set_hook(Box::new(move |info| {
             if std::thread::current().id() == owner {
                 restore();
+                // Also in the log: the screen's copy is gone once the shell scrolls.
+                tracing::error!(panic = %info, "panic: the app stops");
                 previous(info);
             } else {
-                tracing::error!("panic in a task: {info}");
+                kimi_core::logging::task_panicked(&info.to_string());
             }
         }));
         enable_raw_mode()?;

@@ -7,14 +7,16 @@ use ratatui_textarea::{CursorMove, TextArea};
 
 use super::commands::{self, SlashCommand};
 use super::event::{AppEvent, Effect};
+use super::keys::{Action, Context, lookup};
 use super::partial::Streaming;
 use super::paste;
 use super::saved;
 use super::state::*;
-use kimi_core::engine::{Decision, EngineEvent};
+use super::view;
+use kimi_core::engine::{Decision, EngineEvent, Op};
 use kimi_core::tools::{ExitKind, ToolOutcome};
 use kimi_protocol::sanitize;
-use kimi_protocol::{Message, special};
+use kimi_protocol::special;
 use kimi_protocol::{StreamEvent, Trace};
 
 /// Error texts from the server are shown up to this many characters.
@@ -33,74 +35,6 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
     match event {
         AppEvent::Terminal(e) => terminal(app, e, fx),
         AppEvent::Engine(e) => engine(app, e, fx),
-        AppEvent::Approval { request, reply } => {
-            let name = request.call.function.name.clone();
-            if app.cancelling {
-                let _ = reply.send(Decision::Deny {
-                    reason: Some("the user cancelled the turn".into()),
-                });
-            } else if request.problems.is_empty() && app.always_allow.contains(&name) {
-                let _ = reply.send(Decision::Approve {
-                    arguments: request.arguments,
-                });
-            } else {
-                let request = *request;
-                if let Some(p) = app.pane_for_call(&request.call.id) {
-                    p.state = PaneState::WaitingApproval;
-                }
-                app.dialog = Some(ApprovalDialog::new(request, Some(reply)));
-                // The dialog takes the keys: nothing else may sit over it.
-                app.inspector.open = false;
-                app.help_open = false;
-                app.activity = Activity::WaitingApproval;
-            }
-            app.dirty = true;
-        }
-        AppEvent::TurnDone {
-            conversation,
-            outcome,
-        } => {
-            app.conversation = conversation;
-            fx.push(Effect::SaveSession);
-            app.busy = false;
-            app.cancelling = false;
-            app.activity = Activity::Idle;
-            app.dialog = None;
-            if outcome.hit_max_rounds {
-                app.notice(
-                    format!(
-                        "Stopped after {} rounds with the model still calling tools (max_rounds).",
-                        outcome.rounds
-                    ),
-                    true,
-                );
-            }
-            if outcome.truncated {
-                app.notice("The answer was cut off at max_tokens.", true);
-            }
-            app.dirty = true;
-        }
-        AppEvent::TurnPanicked { message } => {
-            let text = format!(
-                "internal error, the turn was stopped: {}",
-                sanitize::for_terminal(&message)
-            );
-            if let Some(t) = app.current_turn()
-                && t.state == TurnState::Streaming
-            {
-                t.state = TurnState::Failed(text.clone());
-                t.rev += 1;
-            }
-            fx.push(Effect::SaveSession);
-            app.busy = false;
-            app.cancelling = false;
-            app.activity = Activity::Idle;
-            app.dialog = None;
-            app.notice(
-                format!("{text}. The conversation so far is kept; please report this."),
-                true,
-            );
-        }
         AppEvent::Tick => {
             if saved::partial_due(app, Instant::now()) {
                 fx.push(Effect::SaveSession);
@@ -170,12 +104,8 @@ fn paste(app: &mut App, text: &str) {
     }
 }
 
-fn ctrl(k: &KeyEvent, c: char) -> bool {
-    k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char(c)
-}
-
 fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
-    if ctrl(&k, 'c') {
+    if lookup(Context::Global, &k) == Some(Action::CancelOrQuit) {
         if app.busy {
             cancel(app, fx);
         } else {
@@ -184,74 +114,80 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         return;
     }
     if app.dialog.is_some() {
-        // Ctrl-T shows the call's raw markers; closing the inspector returns to the dialog,
-        // still pending.
+        // The inspector over the dialog (Ctrl-T shows the call's raw markers); closing it
+        // returns to the dialog, still pending.
         if app.inspector.open {
-            if ctrl(&k, 't') {
-                app.inspector.open = false;
-                return;
-            }
             return inspector_key(app, k, fx);
-        }
-        if ctrl(&k, 't') {
-            return inspect_dialog_call(app);
         }
         return dialog_key(app, k);
     }
     if app.help_open {
-        if matches!(
-            k.code,
-            KeyCode::Esc | KeyCode::F(1) | KeyCode::Char('?' | 'q')
-        ) {
-            app.help_open = false;
-        }
-        return;
-    }
-    if ctrl(&k, 't') {
-        toggle_inspector(app);
-        return;
+        return help_key(app, &k);
     }
     if app.inspector.open {
         return inspector_key(app, k, fx);
     }
-    match k.code {
-        KeyCode::Esc if app.busy => cancel(app, fx),
-        KeyCode::Esc => {
+    let empty = app.input.is_empty();
+    let page = app.page_height.saturating_sub(2).max(1);
+    match lookup(Context::Input, &k) {
+        Some(Action::Cancel) if app.busy => cancel(app, fx),
+        Some(Action::Cancel) => {
             if let Some((e, _)) = app.selected_pane.take() {
                 bump(app, e);
             }
         }
-        KeyCode::F(1) => app.help_open = true,
-        KeyCode::Char('?') if app.input.is_empty() => app.help_open = true,
-        KeyCode::Char('d') if ctrl(&k, 'd') && app.input.is_empty() => fx.push(Effect::Quit),
-        KeyCode::PageUp => scroll(app, app.page_height.saturating_sub(2).max(1), true),
-        KeyCode::PageDown => scroll(app, app.page_height.saturating_sub(2).max(1), false),
-        KeyCode::Home if app.input.is_empty() || k.modifiers.contains(KeyModifiers::CONTROL) => {
+        Some(Action::OpenHelp) if k.code != KeyCode::Char('?') || empty => open_help(app),
+        Some(Action::QuitIfEmpty) if empty => fx.push(Effect::Quit),
+        Some(Action::PageUp) => scroll(app, page, true),
+        Some(Action::PageDown) => scroll(app, page, false),
+        Some(Action::Top) if empty || k.modifiers.contains(KeyModifiers::CONTROL) => {
             app.scroll_from_bottom = usize::MAX / 2;
         }
-        KeyCode::End if app.input.is_empty() || k.modifiers.contains(KeyModifiers::CONTROL) => {
+        Some(Action::Bottom) if empty || k.modifiers.contains(KeyModifiers::CONTROL) => {
             app.scroll_from_bottom = 0;
         }
-        KeyCode::Tab => select_pane(app, true),
-        KeyCode::BackTab => select_pane(app, false),
-        KeyCode::Char('o') if k.modifiers.contains(KeyModifiers::CONTROL) => toggle_pane(app),
-        KeyCode::Enter
-            if k.modifiers
-                .intersects(KeyModifiers::SHIFT | KeyModifiers::ALT) =>
-        {
-            app.input.insert_newline()
+        Some(Action::SelectPrevCall) => select_pane(app, true),
+        Some(Action::SelectNextCall) => select_pane(app, false),
+        Some(Action::ToggleCall) => toggle_pane(app),
+        Some(Action::ToggleInspector) => toggle_inspector(app),
+        Some(Action::NewLine) => app.input.insert_newline(),
+        Some(Action::Send) => submit(app, fx),
+        Some(Action::HistoryPrev) if app.input.cursor().0 == 0 && !app.history.is_empty() => {
+            recall(app, true)
         }
-        KeyCode::Char('j') if ctrl(&k, 'j') => app.input.insert_newline(),
-        KeyCode::Enter => submit(app, fx),
-        KeyCode::Up if app.input.cursor().0 == 0 && !app.history.is_empty() => recall(app, true),
-        KeyCode::Down
+        Some(Action::HistoryNext)
             if app.history_pos.is_some() && app.input.cursor().0 + 1 >= app.input.lines().len() =>
         {
             recall(app, false)
         }
+        // Unbound, or bound but not applicable here (Up inside a multi-line draft): text.
         _ => {
             app.input.input(k);
         }
+    }
+}
+
+fn open_help(app: &mut App) {
+    app.help_open = true;
+    app.help_scroll = 0;
+}
+
+fn help_key(app: &mut App, k: &KeyEvent) {
+    // The help's lines and the rows the overlay shows of them (two go to its border).
+    let total = crate::ui::help::line_count();
+    let shown = usize::from(app.screen.1).saturating_sub(2).max(1);
+    let last = total.saturating_sub(shown);
+    let page = shown.saturating_sub(1).max(1);
+    let s = &mut app.help_scroll;
+    match lookup(Context::Help, k) {
+        Some(Action::CloseHelp) => app.help_open = false,
+        Some(Action::LineUp) => *s = s.saturating_sub(1),
+        Some(Action::LineDown) => *s = (*s + 1).min(last),
+        Some(Action::PageUp) => *s = s.saturating_sub(page),
+        Some(Action::PageDown) => *s = (*s + page).min(last),
+        Some(Action::Top) => *s = 0,
+        Some(Action::Bottom) => *s = last,
+        _ => {}
     }
 }
 
@@ -264,7 +200,7 @@ fn cancel(app: &mut App, fx: &mut Vec<Effect>) {
         });
     }
     app.cancelling = true;
-    fx.push(Effect::Cancel);
+    fx.push(Effect::Agent(Op::Cancel));
 }
 
 /// Lines scrolled; `up` moves toward older text.
@@ -396,50 +332,64 @@ fn inspect_dialog_call(app: &mut App) {
 }
 
 fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
+    let over_dialog = app.dialog.is_some();
     let ins = &mut app.inspector;
     if let Some(q) = ins.searching.as_mut() {
-        match k.code {
-            KeyCode::Enter => {
+        match lookup(Context::Search, &k) {
+            Some(Action::RunSearch) => {
                 ins.query = Some(std::mem::take(q)).filter(|q| !q.is_empty());
                 ins.searching = None;
                 ins.message = Some("search: n next, N previous".into());
                 ins.jump_to_call = None;
                 search_step(app, true, true);
+                return;
             }
-            KeyCode::Esc => ins.searching = None,
-            KeyCode::Backspace => {
+            Some(Action::CancelSearch) => {
+                ins.searching = None;
+                return;
+            }
+            Some(Action::DeleteSearchChar) => {
                 q.pop();
+                return;
             }
-            KeyCode::Char(c) => q.push(c),
-            _ => {}
+            // Ctrl-T still closes the inspector (below); other keys are the query.
+            _ if lookup(Context::Inspector, &k) == Some(Action::ToggleInspector) => {}
+            _ => {
+                if let KeyCode::Char(c) = k.code {
+                    q.push(c);
+                }
+                return;
+            }
         }
-        return;
     }
     let page = app.page_height.saturating_sub(2).max(1);
     let traces = app.traces.len();
     let ins = &mut app.inspector;
-    match k.code {
-        KeyCode::Esc | KeyCode::Char('q') => ins.open = false,
-        KeyCode::Up | KeyCode::Char('k') => ins.scroll = ins.scroll.saturating_sub(1),
-        KeyCode::Down | KeyCode::Char('j') => ins.scroll = ins.scroll.saturating_add(1),
-        KeyCode::PageUp => ins.scroll = ins.scroll.saturating_sub(page),
-        KeyCode::PageDown | KeyCode::Char(' ') => ins.scroll = ins.scroll.saturating_add(page),
-        KeyCode::Home | KeyCode::Char('g') => ins.scroll = 0,
-        KeyCode::End | KeyCode::Char('G') => ins.scroll = usize::MAX / 2,
-        KeyCode::Char('/') => ins.searching = Some(String::new()),
-        KeyCode::Char('n') => search_step(app, true, false),
-        KeyCode::Char('N') => search_step(app, false, false),
-        KeyCode::Char('[') | KeyCode::Left if traces > 0 => {
+    match lookup(Context::Inspector, &k) {
+        // Over the dialog only the view closes: the dialog is still pending under it.
+        Some(Action::ToggleInspector) if over_dialog => ins.open = false,
+        Some(Action::ToggleInspector) => toggle_inspector(app),
+        Some(Action::CloseInspector) => ins.open = false,
+        Some(Action::LineUp) => ins.scroll = ins.scroll.saturating_sub(1),
+        Some(Action::LineDown) => ins.scroll = ins.scroll.saturating_add(1),
+        Some(Action::PageUp) => ins.scroll = ins.scroll.saturating_sub(page),
+        Some(Action::PageDown) => ins.scroll = ins.scroll.saturating_add(page),
+        Some(Action::Top) => ins.scroll = 0,
+        Some(Action::Bottom) => ins.scroll = usize::MAX / 2,
+        Some(Action::StartSearch) => ins.searching = Some(String::new()),
+        Some(Action::NextMatch) => search_step(app, true, false),
+        Some(Action::PrevMatch) => search_step(app, false, false),
+        Some(Action::PrevRequest) if traces > 0 => {
             let cur = ins.selected.unwrap_or(traces - 1);
             ins.selected = Some(cur.saturating_sub(1));
             ins.scroll = 0;
         }
-        KeyCode::Char(']') | KeyCode::Right if traces > 0 => {
+        Some(Action::NextRequest) if traces > 0 => {
             let cur = ins.selected.unwrap_or(traces - 1);
             ins.selected = Some((cur + 1).min(traces - 1));
             ins.scroll = 0;
         }
-        KeyCode::Char('s') => {
+        Some(Action::SaveTrace) => {
             if let Some((i, trace)) = app.inspected_trace() {
                 let text = crate::ui::inspector::plain_text(trace, i);
                 fx.push(Effect::SaveInspector(text));
@@ -454,20 +404,20 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
     let Some(query) = app.inspector.query.clone() else {
         return;
     };
-    let Some((i, trace)) = app.inspected_trace() else {
+    let Some((i, _)) = app.inspected_trace() else {
         return;
     };
-    let lines = crate::ui::inspector::plain_lines(trace, i);
-    let q = query.to_lowercase();
-    let start = app.inspector.scroll.min(lines.len());
-    let hit = if forward {
-        let from = if from_current { start } else { start + 1 };
-        (from..lines.len()).find(|&n| lines[n].to_lowercase().contains(&q))
+    // The view's kept lines, brought up to date (appending only): no rebuild per step.
+    let total = app.traces.len();
+    let view = &mut app.inspector_view;
+    view.refresh(&app.traces[i], i, total);
+    let start = app.inspector.scroll.min(view.len());
+    let from = if forward && !from_current {
+        start + 1
     } else {
-        (0..start)
-            .rev()
-            .find(|&n| lines[n].to_lowercase().contains(&q))
+        start
     };
+    let hit = view.find(&query, from, forward);
     match hit {
         Some(n) => {
             app.inspector.scroll = n;
@@ -478,34 +428,37 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
 }
 
 fn dialog_key(app: &mut App, k: KeyEvent) {
+    // Ctrl-T shows the call's raw markers, whatever the dialog is doing.
+    if lookup(Context::Dialog, &k) == Some(Action::InspectCall) {
+        return inspect_dialog_call(app);
+    }
     let Some(dialog) = app.dialog.as_mut() else {
         return;
     };
     let mut decision = None;
-    if matches!(dialog.stage, DialogStage::Asking) && super::dialog::scroll_key(dialog, &k) {
-        return;
-    }
     match &mut dialog.stage {
-        DialogStage::Asking => match k.code {
+        DialogStage::Asking => match lookup(Context::Dialog, &k) {
+            // Arguments too long for the dialog scroll first.
+            Some(a) if super::dialog::scroll(dialog, a) => {}
             // Invalid arguments cannot be approved as they are: only fixed (e) or denied.
-            KeyCode::Char('y' | 'a') if !dialog.request.problems.is_empty() => {
+            Some(Action::Approve | Action::AlwaysAllow) if !dialog.request.problems.is_empty() => {
                 dialog.hint = Some("invalid arguments: fix them with e, or deny with n/Esc".into());
             }
             // Nothing runs on arguments the user has not had on screen.
-            KeyCode::Char('y' | 'a') if !dialog.seen_all => {
+            Some(Action::Approve | Action::AlwaysAllow) if !dialog.seen_all => {
                 dialog.hint = Some(super::dialog::unseen_hint(dialog));
             }
             // The arguments fit: page keys scroll the transcript behind the dialog.
-            KeyCode::PageUp | KeyCode::PageDown => {
+            Some(a @ (Action::PageUp | Action::PageDown)) => {
                 let page = app.page_height.saturating_sub(2).max(1);
-                app.scroll_from_bottom = if k.code == KeyCode::PageUp {
+                app.scroll_from_bottom = if a == Action::PageUp {
                     app.scroll_from_bottom.saturating_add(page)
                 } else {
                     app.scroll_from_bottom.saturating_sub(page)
                 };
             }
-            KeyCode::Char('y' | 'a') => {
-                if k.code == KeyCode::Char('a') {
+            Some(a @ (Action::Approve | Action::AlwaysAllow)) => {
+                if a == Action::AlwaysAllow {
                     app.always_allow
                         .push(dialog.request.call.function.name.clone());
                 }
@@ -513,12 +466,12 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
                     arguments: dialog.request.arguments.clone(),
                 });
             }
-            KeyCode::Char('n') => {
+            Some(Action::DenyWithReason) => {
                 let mut t = TextArea::default();
                 t.set_placeholder_text("reason for the model (optional), Enter to deny");
                 dialog.stage = DialogStage::Reason(Box::new(t));
             }
-            KeyCode::Char('e') => {
+            Some(Action::Edit) => {
                 let mut editor = TextArea::new(pretty_lines(&dialog.request.arguments));
                 editor.move_cursor(CursorMove::Top);
                 dialog.stage = DialogStage::Editing {
@@ -526,23 +479,24 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
                     problems: Vec::new(),
                 };
             }
-            KeyCode::Esc => decision = Some(Decision::Deny { reason: None }),
+            Some(Action::Deny) => decision = Some(Decision::Deny { reason: None }),
             _ => {}
         },
-        DialogStage::Reason(t) => match k.code {
-            KeyCode::Enter => {
+        DialogStage::Reason(t) => match lookup(Context::DialogReason, &k) {
+            Some(Action::SubmitReason) => {
                 let reason = t.lines().join(" ").trim().to_owned();
                 decision = Some(Decision::Deny {
                     reason: (!reason.is_empty()).then_some(reason),
                 });
             }
-            KeyCode::Esc => dialog.stage = DialogStage::Asking,
+            Some(Action::BackToDialog) => dialog.stage = DialogStage::Asking,
             _ => {
                 t.input(k);
             }
         },
         DialogStage::Editing { editor, problems } => {
-            if ctrl(&k, 's') {
+            let action = lookup(Context::DialogEdit, &k);
+            if action == Some(Action::SaveEdit) {
                 let text = editor.lines().join("\n");
                 match app
                     .toolbox
@@ -571,7 +525,7 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
                     }
                     Err(p) => *problems = vec![p.to_string()],
                 }
-            } else if k.code == KeyCode::Esc {
+            } else if action == Some(Action::BackToDialog) {
                 dialog.stage = DialogStage::Asking;
             } else {
                 editor.input(k);
@@ -592,7 +546,7 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
 }
 
 /// The arguments as pretty JSON lines for the editor; as typed when they are not JSON.
-pub(crate) fn pretty_lines(arguments: &str) -> Vec<String> {
+pub fn pretty_lines(arguments: &str) -> Vec<String> {
     let text = serde_json::from_str::<serde_json::Value>(arguments)
         .ok()
         .and_then(|v| serde_json::to_string_pretty(&v).ok())
@@ -624,19 +578,15 @@ fn submit(app: &mut App, fx: &mut Vec<Effect>) {
 }
 
 fn send_user(app: &mut App, text: String, fx: &mut Vec<Effect>) {
-    if app.conversation.is_empty()
-        && let Some(sys) = &app.system_prompt
-    {
-        app.conversation.push(Message::system(sys.clone()));
-    }
-    app.conversation.push(Message::user(text.clone()));
+    // The agent appends the message (after the system prompt in a new conversation) and
+    // reports it; the view shows it at once.
     let found = special::find(&text);
     app.entries.push(Entry::User {
         text: text.clone(),
         cache: LineCache::default(),
     });
     app.scroll_from_bottom = 0;
-    start_turn(app, fx);
+    start_turn(app, fx, Op::UserTurn { text: text.clone() });
     if !found.is_empty() {
         warn_special_tokens(
             app,
@@ -648,7 +598,7 @@ fn send_user(app: &mut App, text: String, fx: &mut Vec<Effect>) {
 
 /// The one warning of a turn about special-token strings in text the template renders as is.
 /// `neutralized`: the text is a tool result and the profile breaks its markers before sending.
-fn warn_special_tokens(app: &mut App, what: String, neutralized: bool) {
+pub(super) fn warn_special_tokens(app: &mut App, what: String, neutralized: bool) {
     if app.special_tokens_warned {
         return;
     }
@@ -661,9 +611,8 @@ fn warn_special_tokens(app: &mut App, what: String, neutralized: bool) {
     app.notice(format!("{what}; {consequence}."), !neutralized);
 }
 
-fn start_turn(app: &mut App, fx: &mut Vec<Effect>) {
-    // The user's message is on disk before the request is made: a crash loses nothing typed.
-    fx.push(Effect::SaveSession);
+fn start_turn(app: &mut App, fx: &mut Vec<Effect>, op: Op) {
+    // The user's message is saved when the agent reports it, before the request is made.
     app.busy = true;
     app.cancelling = false;
     app.special_tokens_warned = false;
@@ -671,51 +620,32 @@ fn start_turn(app: &mut App, fx: &mut Vec<Effect>) {
         since: Instant::now(),
         chunks: 0,
     };
-    fx.push(Effect::StartTurn);
+    fx.push(Effect::Agent(op));
 }
 
 fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
     match cmd {
-        SlashCommand::Help => app.help_open = true,
+        SlashCommand::Help => open_help(app),
         SlashCommand::Quit => fx.push(Effect::Quit),
         SlashCommand::Inspector => toggle_inspector(app),
         SlashCommand::Mode(m) => {
+            // The agent switches before its next request; the status bar follows its report.
             if app.busy {
-                return app.notice("Cannot switch modes during a turn.", true);
+                app.notice(
+                    format!("Mode {} applies from the next request.", m.as_str()),
+                    false,
+                );
             }
-            app.connection.mode = m;
-            fx.push(Effect::SwitchMode(m));
-            app.notice(
-                format!("Mode: {} (takes effect on the next message).", m.as_str()),
-                false,
-            );
+            fx.push(Effect::Agent(Op::SetMode(m)));
         }
         SlashCommand::Clear => {
             if app.busy {
-                return app.notice("Cannot clear during a turn; press Esc first.", true);
+                app.notice(
+                    "The conversation will be cleared when this answer ends.",
+                    false,
+                );
             }
-            app.conversation.clear();
-            app.partial.clear();
-            app.entries.clear();
-            app.traces.clear();
-            app.trace_messages.clear();
-            app.saved = None;
-            app.turn_entry = None;
-            // A cleared conversation is a new session; the old file stays as it was.
-            if let Some(s) = &app.session {
-                app.session = Some(kimi_core::session::Session::new(
-                    &s.profile,
-                    s.mode,
-                    &s.model,
-                    &s.base_url,
-                ));
-            }
-            app.selected_pane = None;
-            app.scroll_from_bottom = 0;
-            app.notice("Conversation cleared.", false);
-        }
-        SlashCommand::System(Some(_)) if app.busy => {
-            app.notice("Cannot change the system prompt during a turn.", true)
+            fx.push(Effect::Agent(Op::Clear));
         }
         SlashCommand::System(text) => match text {
             None => {
@@ -734,16 +664,13 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                         special::describe(&t, &found)
                     )
                 });
-                app.system_prompt = Some(t.clone());
-                match app.conversation.first_mut() {
-                    Some(m) if m.role == "system" => *m = Message::system(t),
-                    Some(_) => app.conversation.insert(0, Message::system(t)),
-                    None => {}
+                if app.busy {
+                    app.notice(
+                        "The new system prompt applies from the next request.",
+                        false,
+                    );
                 }
-                // A replaced system prompt adds no message: marked as a change to save now.
-                app.change_rev += 1;
-                fx.push(Effect::SaveSession);
-                app.notice("System prompt set.", false);
+                fx.push(Effect::Agent(Op::SetSystem { prompt: t }));
                 if let Some(w) = warning {
                     app.notice(w, true);
                 }
@@ -774,17 +701,9 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             let Some(last_user) = app.conversation.iter().rposition(|m| m.role == "user") else {
                 return app.notice("Nothing to retry yet.", true);
             };
-            app.conversation.truncate(last_user + 1);
+            // The agent drops the answers (and their traces) and reports it (`Truncated`).
             // Interrupted answers to the message being retried go with the answers replaced.
             app.partial.retain(|p| p.after_message <= last_user);
-            // Traces of the answers being replaced go too.
-            let keep = app
-                .trace_messages
-                .iter()
-                .position(|&m| m > last_user)
-                .unwrap_or(app.trace_messages.len());
-            app.traces.truncate(keep);
-            app.trace_messages.truncate(keep);
             app.selected_pane = None;
             app.turn_entry = None;
             if let Some(e) = app
@@ -795,7 +714,7 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                 app.entries.truncate(e + 1);
             }
             app.scroll_from_bottom = 0;
-            start_turn(app, fx);
+            start_turn(app, fx, Op::Retry);
         }
         SlashCommand::Export { markdown, path } => fx.push(Effect::Export { markdown, path }),
         SlashCommand::Unknown(msg) => app.notice(msg, true),
@@ -818,35 +737,11 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         }
         EngineEvent::Stream(s) => stream(app, s),
         EngineEvent::RoundFinished {
-            message,
-            error,
-            cancelled,
-            trace,
-            ..
+            error, cancelled, ..
         } => {
-            // Mirror the engine's conversation message by message, so it can be saved now.
-            let message_index = app.conversation.len();
             // The round's message (or its failure) replaces what was saved of it as it streamed.
             app.streaming = None;
             app.change_rev += 1;
-            if let Some(m) = message {
-                app.conversation.push(*m);
-            }
-            let trace_slot = app.current_turn().and_then(|t| t.trace);
-            match trace_slot {
-                Some(i) if i < app.traces.len() => app.traces[i] = *trace,
-                _ => {
-                    app.traces.push(*trace);
-                    let i = app.traces.len() - 1;
-                    if let Some(t) = app.current_turn() {
-                        t.trace = Some(i);
-                    }
-                }
-            }
-            app.trace_messages.resize(app.traces.len(), message_index);
-            if let Some(i) = app.current_turn().and_then(|t| t.trace) {
-                app.trace_messages[i] = message_index;
-            }
             fx.push(Effect::SaveSession);
             if let Some(t) = app.current_turn() {
                 t.state = match (&error, cancelled) {
@@ -861,6 +756,28 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             }
             app.activity = Activity::Idle;
         }
+        EngineEvent::MessageAppended { index, message } => view::appended(app, index, *message, fx),
+        EngineEvent::TraceAdded {
+            index,
+            message_index,
+            trace,
+        } => view::trace_added(app, index, message_index, *trace),
+        EngineEvent::ApprovalRequested { request, reply } => view::approval(app, *request, reply),
+        EngineEvent::TurnDone { outcome } => view::turn_done(app, &outcome, fx),
+        EngineEvent::TurnFailed { message } => view::turn_failed(app, &message, fx),
+        EngineEvent::SystemSet { prompt, change } => view::system_set(app, prompt, change, fx),
+        EngineEvent::Cleared => view::cleared(app),
+        EngineEvent::Truncated { messages, traces } => view::truncated(app, messages, traces, fx),
+        EngineEvent::ModeSet(m) => {
+            app.connection.mode = m;
+            app.notice(
+                format!("Mode: {} (takes effect on the next message).", m.as_str()),
+                false,
+            );
+        }
+        EngineEvent::Notice { text, error } => app.notice(text, error),
+        // Only `exec` and tests ask for snapshots; the app holds its view.
+        EngineEvent::Snapshot { .. } => {}
         EngineEvent::ToolRefused { call, problem, .. } => {
             if let Some(p) = app.pane_for_call(&call.id) {
                 p.state = PaneState::Refused {
@@ -889,28 +806,6 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             if let Some(p) = app.pane_for_call(&call.id) {
                 p.state = finished_state(&outcome);
             }
-        }
-        EngineEvent::ToolResult { message, .. } => {
-            let id = message.tool_call_id.clone().unwrap_or_default();
-            let text = message.text();
-            let found = special::find(&text);
-            if !found.is_empty() {
-                let name = message.name.clone().unwrap_or_default();
-                let neutralized = app.neutralize_tool_markers;
-                warn_special_tokens(
-                    app,
-                    format!(
-                        "The tool result of {name} contains {}",
-                        special::describe(&text, &found)
-                    ),
-                    neutralized,
-                );
-            }
-            if let Some(p) = app.pane_for_call(&id) {
-                p.result = Some(text);
-            }
-            app.conversation.push(message);
-            fx.push(Effect::SaveSession);
         }
     }
 }
@@ -983,7 +878,7 @@ fn stream(app: &mut App, s: StreamEvent) {
                 app.change_rev += 1;
             }
             if let Some(turn) = app.current_turn() {
-                turn.markdown.push_str(&sanitize::for_terminal(&t));
+                turn.push_text(&t);
             }
         }
         StreamEvent::ToolCallBegin { index, id, name } => {

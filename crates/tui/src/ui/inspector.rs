@@ -20,8 +20,24 @@ fn ms(us: u64) -> String {
 /// Every line of the inspector for `trace` (number `index`), unwrapped.
 pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
+    head_lines(trace, index, total, &mut out);
+    request_lines(trace, &mut out);
+    out.push(chunks_title(trace));
+    let mut start = 0usize;
+    for n in 0..trace.chunks.len() {
+        start = chunk_lines(trace, n, start, &mut out);
+    }
+    out
+}
+
+fn section(title: String) -> Line<'static> {
+    Line::from(Span::styled(format!("── {title} "), style::accent()))
+}
+
+/// The summary at the top: which request, its status, timings and counts, what went wrong.
+/// It changes while the answer streams; the lines below it do not.
+pub(crate) fn head_lines(trace: &Trace, index: usize, total: usize, out: &mut Vec<Line<'static>>) {
     let head = Style::default().add_modifier(Modifier::BOLD);
-    let section = |title: String| Line::from(Span::styled(format!("── {title} "), style::accent()));
     out.push(Line::from(vec![
         Span::styled(format!("Request {} of {total}", index + 1), head),
         Span::raw(format!(
@@ -62,6 +78,10 @@ pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
         let e = sanitize::one_line(e, 1000);
         out.push(Line::from(Span::styled(format!("✗ {e}"), style::error())));
     }
+}
+
+/// The request as sent: headers, body and (raw mode) the prompt.
+pub(crate) fn request_lines(trace: &Trace, out: &mut Vec<Line<'static>>) {
     if !trace.headers.is_empty() {
         out.push(section("headers".into()));
         for (k, v) in &trace.headers {
@@ -109,54 +129,63 @@ pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
         let markers = prompt_marks(prompt, &trace.prompt_text_markers);
         out.extend(marked_lines(prompt, 0, &markers, None));
     }
+}
+
+/// The title of the answer's section (it counts the chunks).
+pub(crate) fn chunks_title(trace: &Trace) -> Line<'static> {
     match trace.mode {
-        Mode::Raw => out.push(section(format!(
+        Mode::Raw => section(format!(
             "completion as received: {} chunks, each ⟨between bars⟩ with its arrival time",
             trace.chunks.len()
-        ))),
-        Mode::Chat => out.push(section(format!(
-            "SSE events as received: {}",
-            trace.chunks.len()
-        ))),
+        )),
+        Mode::Chat => section(format!("SSE events as received: {}", trace.chunks.len())),
     }
-    let mut start = 0usize;
-    for (n, mark) in trace.chunks.iter().enumerate() {
-        // Bounds are checked on load, but never trusted here: a bad one shows an empty chunk.
-        let chunk = trace.data.get(start..mark.end).unwrap_or("");
-        let prefix = Span::styled(format!("{} #{n:<5}│", ms(mark.at_us)), style::dim());
-        let markers: Vec<(usize, usize, Mark)> = match trace.mode {
-            // Raw mode: the parser's markers, by offset in the completion text.
-            Mode::Raw => trace
-                .markers
-                .iter()
-                .map(|m| {
-                    let at = usize::try_from(m.offset).unwrap_or(usize::MAX);
-                    (
-                        at,
-                        at.saturating_add(m.marker.text().len()),
-                        Mark::Token(m.marker),
-                    )
-                })
-                .filter(|(s, e, _)| *s < mark.end && *e > start)
-                .collect(),
-            Mode::Chat => find_markers(chunk)
-                .into_iter()
-                .map(|(s, e, m)| (s + start, e + start, Mark::Token(m)))
-                .collect(),
-        };
-        let mut lines = marked_lines(chunk, start, &markers, Some(start..mark.end));
-        if let Some(first) = lines.first_mut() {
-            first.spans.insert(0, prefix);
-            first.spans.push(Span::styled("│", style::dim()));
-        }
-        for l in lines.iter_mut().skip(1) {
-            l.spans
-                .insert(0, Span::styled(format!("{:>19}│", ""), style::dim()));
-        }
-        out.extend(lines);
-        start = mark.end;
+}
+
+/// The lines of chunk `n`, which starts at `start` in `trace.data`; returns where it ends.
+pub(crate) fn chunk_lines(
+    trace: &Trace,
+    n: usize,
+    start: usize,
+    out: &mut Vec<Line<'static>>,
+) -> usize {
+    let Some(mark) = trace.chunks.get(n) else {
+        return start;
+    };
+    // Bounds are checked on load, but never trusted here: a bad one shows an empty chunk.
+    let chunk = trace.data.get(start..mark.end).unwrap_or("");
+    let prefix = Span::styled(format!("{} #{n:<5}│", ms(mark.at_us)), style::dim());
+    let markers: Vec<(usize, usize, Mark)> = match trace.mode {
+        // Raw mode: the parser's markers, by offset in the completion text.
+        Mode::Raw => trace
+            .markers
+            .iter()
+            .map(|m| {
+                let at = usize::try_from(m.offset).unwrap_or(usize::MAX);
+                (
+                    at,
+                    at.saturating_add(m.marker.text().len()),
+                    Mark::Token(m.marker),
+                )
+            })
+            .filter(|(s, e, _)| *s < mark.end && *e > start)
+            .collect(),
+        Mode::Chat => find_markers(chunk)
+            .into_iter()
+            .map(|(s, e, m)| (s + start, e + start, Mark::Token(m)))
+            .collect(),
+    };
+    let mut lines = marked_lines(chunk, start, &markers, Some(start..mark.end));
+    if let Some(first) = lines.first_mut() {
+        first.spans.insert(0, prefix);
+        first.spans.push(Span::styled("│", style::dim()));
     }
-    out
+    for l in lines.iter_mut().skip(1) {
+        l.spans
+            .insert(0, Span::styled(format!("{:>19}│", ""), style::dim()));
+    }
+    out.extend(lines);
+    mark.end
 }
 
 /// Markers found by text in `s` (for prompts and chat payloads): (start, end, marker).
@@ -274,19 +303,23 @@ fn marked_lines(
 }
 
 /// The lines as plain text (search, saving).
-pub(crate) fn plain_lines(trace: &Trace, index: usize) -> Vec<String> {
+pub fn plain_lines(trace: &Trace, index: usize) -> Vec<String> {
     build(trace, index, index + 1)
         .iter()
         .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
         .collect()
 }
 
-pub(crate) fn plain_text(trace: &Trace, index: usize) -> String {
+pub fn plain_text(trace: &Trace, index: usize) -> String {
     plain_lines(trace, index).join("\n") + "\n"
 }
 
 /// The line where call `call` first shows up: its first marker (raw) or id (chat).
-pub(crate) fn line_of_call(trace: &Trace, lines: &[Line<'static>], call: usize) -> Option<usize> {
+pub fn line_of_call<'a>(
+    trace: &Trace,
+    lines: impl IntoIterator<Item = &'a Line<'static>>,
+    call: usize,
+) -> Option<usize> {
     let needle = match trace.mode {
         Mode::Raw => {
             let hit = trace.markers.iter().find(|m| m.call == Some(call))?;
@@ -298,10 +331,9 @@ pub(crate) fn line_of_call(trace: &Trace, lines: &[Line<'static>], call: usize) 
         }
         Mode::Chat => format!("\"index\":{call}"),
     };
-    lines.iter().position(|l| {
-        let s: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
-        s.contains(&needle)
-    })
+    lines
+        .into_iter()
+        .position(|l| super::inspector_view::plain(l).contains(&needle))
 }
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
@@ -313,7 +345,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
-    let Some(lines) = app.inspector_lines.as_ref() else {
+    let lines = &app.inspector_view;
+    if !lines.is_built() {
         frame.render_widget(
             Paragraph::new("No request yet: send a message, then come back here."),
             body,
@@ -321,12 +354,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         return;
     };
     let start = app.inspector.scroll.min(lines.len().saturating_sub(1));
-    let visible: Vec<Line<'static>> = lines
-        .iter()
-        .skip(start)
-        .take(body.height as usize)
-        .cloned()
-        .collect();
+    let visible: Vec<Line<'static>> = lines.window(start, body.height as usize).cloned().collect();
     frame.render_widget(Paragraph::new(visible).wrap(Wrap { trim: false }), body);
     let foot_text = if let Some(q) = &app.inspector.searching {
         format!("/{q}▏")

@@ -4,6 +4,7 @@
 pub mod approval;
 pub(crate) mod help;
 pub mod inspector;
+pub mod inspector_view;
 pub mod markdown;
 pub mod special;
 pub mod status;
@@ -46,30 +47,21 @@ pub fn prepare(app: &mut App, size: Rect, theme: &markdown::Theme) {
     if app.inspector.open {
         prepare_inspector(app, a.transcript);
     } else {
-        app.inspector_lines = None;
+        app.inspector_view.clear();
     }
 }
 
 fn prepare_inspector(app: &mut App, area: Rect) {
-    let Some((i, trace)) = app.inspected_trace() else {
-        app.inspector_lines = None;
+    let Some((i, _)) = app.inspected_trace() else {
+        app.inspector_view.clear();
         return;
     };
-    let key = (
-        i,
-        trace.chunks.len(),
-        trace.total_us.is_some(),
-        app.traces.len(),
-    );
-    if app.inspector_key != Some(key) || app.inspector_lines.is_none() {
-        app.inspector_lines = Some(inspector::build(trace, i, app.traces.len()));
-        app.inspector_key = Some(key);
-    }
-    let lines = app.inspector_lines.as_deref().unwrap_or_default();
-    if let Some(call) = app.inspector.jump_to_call.take()
-        && let Some((_, trace)) = app.inspected_trace()
-    {
-        match inspector::line_of_call(trace, lines, call) {
+    let total = app.traces.len();
+    // The view appends what arrived since the last frame; it never rebuilds a growing trace.
+    app.inspector_view.refresh(&app.traces[i], i, total);
+    let lines = &app.inspector_view;
+    if let Some(call) = app.inspector.jump_to_call.take() {
+        match inspector::line_of_call(&app.traces[i], lines.iter(), call) {
             Some(n) => app.inspector.scroll = n,
             None => {
                 app.inspector.message = Some(format!("no markers of call {call} in this request"))
@@ -78,6 +70,7 @@ fn prepare_inspector(app: &mut App, area: Rect) {
     }
     // Lines wrap when drawn, so any line may be the top one; past the end means "the end".
     let rows = area.height.saturating_sub(3) as usize;
+    let lines = &app.inspector_view;
     if app.inspector.scroll >= lines.len() {
         app.inspector.scroll = lines.len().saturating_sub(rows.max(1));
     }
@@ -99,6 +92,6 @@ pub fn draw(frame: &mut Frame, app: &App) {
         approval::render(frame, frame.area(), d);
     }
     if app.help_open {
-        help::render(frame, frame.area());
+        help::render(frame, frame.area(), app.help_scroll);
     }
 }

@@ -47,9 +47,18 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         Span::styled(format!("│ {state} "), Style::default().fg(Color::Yellow)),
         Span::styled(format!("│ {usage} "), Style::default().fg(Color::DarkGray)),
         Span::styled(
-            "│ F1 help · Ctrl-T inspector · Esc cancel",
+            format!("│ {}", hints()),
             Style::default().fg(Color::DarkGray),
         ),
     ]);
     frame.render_widget(Paragraph::new(line), area);
+}
+
+/// The key table's hints: `F1 help · Ctrl-T inspector · Esc cancel`.
+fn hints() -> String {
+    crate::app::keys::hints()
+        .iter()
+        .map(|(key, what)| format!("{key} {what}"))
+        .collect::<Vec<_>>()
+        .join(" · ")
 }

@@ -187,14 +187,22 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             skip_from_bottom -= h;
             continue;
         }
-        // Lines of this entry, bottom-up, after skipping what is below the view.
+        // Lines `from..take` of this entry are in view: only those are visited, so a frame
+        // costs the same at the end of a 10,000-line answer as of a 10-line one.
         let take = h - skip_from_bottom;
-        let lines = segments(entry).into_iter().flatten().take(take);
-        let lines: Vec<&Line<'static>> = lines.collect();
         let need = rows - window.len();
-        let from = lines.len().saturating_sub(need);
-        for l in lines[from..].iter().rev() {
-            window.push((*l).clone());
+        let from = take.saturating_sub(need);
+        let mut picked: Vec<&Line<'static>> = Vec::with_capacity(take - from);
+        let mut base = 0;
+        for seg in segments(entry) {
+            let (lo, hi) = (from.max(base), take.min(base + seg.len()));
+            if lo < hi {
+                picked.extend(&seg[lo - base..hi - base]);
+            }
+            base += seg.len();
+        }
+        for l in picked.into_iter().rev() {
+            window.push(l.clone());
         }
         skip_from_bottom = 0;
         if window.len() >= rows {

@@ -4,7 +4,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::engine::{EngineEvent, TurnOutcome};
+use kimi_core::engine::{EngineEvent, Op, TurnOutcome, set_system};
 use kimi_core::session::{Session, SessionStore};
 use kimi_core::tools::Toolbox;
 use kimi_protocol::{Message, ToolCall};
@@ -26,17 +26,70 @@ fn app() -> App {
     a
 }
 
-/// Apply an event and carry out its save effects, as the event loop does.
+/// Apply an event and carry out its save effects, as the event loop does, then wait for the
+/// journal writer so that the file can be read. Operations for the agent come back as the events
+/// the agent reports for them before any request is made.
 fn apply(a: &mut App, store: &SessionStore, e: AppEvent) -> usize {
     let mut saves = 0;
     for fx in update(a, e) {
-        if fx == Effect::SaveSession {
-            saved::save(a, Some(store));
-            saves += 1;
+        match fx {
+            Effect::SaveSession => {
+                saved::save(a, Some(store));
+                saves += 1;
+            }
+            Effect::Agent(Op::UserTurn { text }) => {
+                let index = a.conversation.len();
+                saves += appended(a, store, index, Message::user(text));
+            }
+            Effect::Agent(Op::SetSystem { prompt }) => {
+                let change = set_system(&mut a.conversation.clone(), &prompt);
+                let e = EngineEvent::SystemSet { prompt, change };
+                saves += apply(a, store, AppEvent::Engine(e));
+            }
+            _ => {}
         }
     }
+    assert!(saved::flush(a, WAIT), "the writer finished");
     saves
 }
+
+fn appended(a: &mut App, store: &SessionStore, index: usize, message: Message) -> usize {
+    let message = Box::new(message);
+    apply(
+        a,
+        store,
+        AppEvent::Engine(EngineEvent::MessageAppended { index, message }),
+    )
+}
+
+/// A round's end as the agent reports it: its message, its trace, the end.
+fn round_end(round: u32, index: usize, message: Message, trace: Box<Trace>) -> [EngineEvent; 3] {
+    [
+        EngineEvent::MessageAppended {
+            index,
+            message: Box::new(message),
+        },
+        EngineEvent::TraceAdded {
+            index: round as usize - 1,
+            message_index: index,
+            trace,
+        },
+        EngineEvent::RoundFinished {
+            round,
+            finish: "stop".into(),
+            error: None,
+            cancelled: false,
+        },
+    ]
+}
+
+fn turn_done() -> AppEvent {
+    AppEvent::Engine(EngineEvent::TurnDone {
+        outcome: Box::new(TurnOutcome::default()),
+    })
+}
+
+const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn trace(text: &str) -> Box<Trace> {
     let mut t = Trace {
@@ -56,22 +109,7 @@ fn a_turn_is_saved_message_by_message_and_restores_whole() {
     let dir = tempfile::tempdir().expect("tmp");
     let store = SessionStore::new(dir.path());
     let mut a = app();
-    for c in "Weather?".chars() {
-        update(
-            &mut a,
-            AppEvent::Terminal(Event::Key(KeyEvent::new(
-                KeyCode::Char(c),
-                KeyModifiers::NONE,
-            ))),
-        );
-    }
-    update(
-        &mut a,
-        AppEvent::Terminal(Event::Key(KeyEvent::new(
-            KeyCode::Enter,
-            KeyModifiers::NONE,
-        ))),
-    );
+    enter(&mut a, &store, "Weather?");
     let call = ToolCall::new(
         "functions.get_weather:0",
         "get_weather",
@@ -81,7 +119,14 @@ fn a_turn_is_saved_message_by_message_and_restores_whole() {
     let result = Message::tool_result(&call.id, "get_weather", "Sunny");
     let answer = Message::assistant("It is sunny.");
     let mut saves = 0;
-    for e in [
+    let round1_end = round_end(
+        1,
+        1,
+        round1.clone(),
+        trace("Checking.<|tool_calls_section_begin|>"),
+    );
+    let round2_end = round_end(2, 3, answer.clone(), trace("It is sunny."));
+    let events = [
         EngineEvent::RoundStarted { round: 1 },
         EngineEvent::Stream(StreamEvent::Text("Checking.".into())),
         EngineEvent::Stream(StreamEvent::ToolCallBegin {
@@ -90,47 +135,35 @@ fn a_turn_is_saved_message_by_message_and_restores_whole() {
             name: "get_weather".into(),
         }),
         EngineEvent::Stream(StreamEvent::ToolCallEnd { index: 0 }),
-        EngineEvent::RoundFinished {
-            round: 1,
-            message: Some(Box::new(round1.clone())),
-            finish: "tool_calls".into(),
-            error: None,
-            cancelled: false,
-            trace: trace("Checking.<|tool_calls_section_begin|>"),
-        },
-        EngineEvent::ToolResult {
-            index: 0,
-            message: result.clone(),
+    ]
+    .into_iter()
+    .chain(round1_end)
+    .chain([
+        EngineEvent::MessageAppended {
+            index: 2,
+            message: Box::new(result.clone()),
         },
         EngineEvent::RoundStarted { round: 2 },
         EngineEvent::Stream(StreamEvent::Text("It is sunny.".into())),
-        EngineEvent::RoundFinished {
-            round: 2,
-            message: Some(Box::new(answer.clone())),
-            finish: "stop".into(),
-            error: None,
-            cancelled: false,
-            trace: trace("It is sunny."),
-        },
-    ] {
+    ])
+    .chain(round2_end);
+    for e in events {
+        let round_end = matches!(e, EngineEvent::RoundFinished { .. });
+        let tool =
+            matches!(&e, EngineEvent::MessageAppended { message, .. } if message.role == "tool");
         saves += apply(&mut a, &store, AppEvent::Engine(e));
-        if saves == 1 {
-            // After the first message the file already holds it.
+        if round_end || tool {
+            // The file holds every message so far: an answer once its round ends (with its
+            // trace), a tool result at once.
             let s = store.latest().expect("readable").expect("saved");
-            assert_eq!(s.messages.len(), 2);
+            assert_eq!(s.messages, a.conversation);
+            assert_eq!(s.traces.len(), a.traces.len());
         }
     }
-    assert_eq!(saves, 3, "saved after each message");
+    assert_eq!(saves, 3, "one write per round, one per tool result");
     let want = vec![Message::user("Weather?"), round1, result, answer];
     assert_eq!(a.conversation, want);
-    apply(
-        &mut a,
-        &store,
-        AppEvent::TurnDone {
-            conversation: want.clone(),
-            outcome: Box::new(TurnOutcome::default()),
-        },
-    );
+    apply(&mut a, &store, turn_done());
 
     let id = a.session.as_ref().expect("session").id.clone();
     let path = store.path_of(&id);
@@ -183,6 +216,7 @@ fn a_corrupt_session_file_is_reported_and_left_untouched() {
     std::fs::write(store.path_of(&id), "{ not json").expect("write");
     a.conversation.push(Message::user("hi"));
     saved::save(&mut a, Some(&store));
+    saved::flush(&mut a, WAIT);
     assert_eq!(
         std::fs::read_to_string(store.path_of(&id)).expect("read"),
         "{ not json"
@@ -291,9 +325,12 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
     a.last_save = Some(std::time::Instant::now() - std::time::Duration::from_secs(5));
     assert_eq!(apply(&mut a, &store, AppEvent::Tick), 0);
 
-    // Resumed after a kill (which releases the lock): the partial answer shows, marked
-    // interrupted, not in the conversation sent to the model.
-    a.lock = None;
+    // Resumed after a kill, from what the disk held then (a copy: `a` goes on below): the
+    // partial answer shows, marked interrupted, not in the conversation sent to the model.
+    let crashed = tempfile::tempdir().expect("tmp");
+    let image = SessionStore::new(crashed.path());
+    let journal = store.journal_path(&id);
+    std::fs::copy(&journal, image.journal_path(&id)).expect("copy");
     let mut b = app();
     saved::restore(&mut b, s.clone());
     assert_eq!(b.conversation, vec![Message::user("Tell me a story")]);
@@ -310,8 +347,8 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
     assert_eq!(t.panes[0].state, PaneState::Incomplete);
     assert_eq!(t.trace, Some(0));
     // It stays in the file when the resumed session is saved again, and in the export.
-    enter(&mut b, &store, "Go on");
-    let again = store.load(&id).expect("loads");
+    enter(&mut b, &image, "Go on");
+    let again = image.load(&id).expect("loads");
     assert_eq!(again.partial, s.partial);
     assert_eq!(again.messages.len(), 2);
     let out = dir.path().join("x/out.md");
@@ -321,18 +358,14 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
     drop(b);
 
     // The round ends: its message replaces the partial record.
-    apply(
-        &mut a,
-        &store,
-        AppEvent::Engine(EngineEvent::RoundFinished {
-            round: 1,
-            message: Some(Box::new(Message::assistant("Once upon a time."))),
-            finish: "stop".into(),
-            error: None,
-            cancelled: false,
-            trace: trace("Once upon a time."),
-        }),
-    );
+    for e in round_end(
+        1,
+        1,
+        Message::assistant("Once upon a time."),
+        trace("Once upon a time."),
+    ) {
+        apply(&mut a, &store, AppEvent::Engine(e));
+    }
     let s = store.load(&id).expect("loads");
     assert!(s.partial.is_empty(), "{:?}", s.partial);
     assert_eq!(s.messages.len(), 2);
@@ -395,14 +428,8 @@ fn a_new_system_prompt_is_saved_at_once() {
     let mut a = app();
     let id = a.session.as_ref().expect("session").id.clone();
     enter(&mut a, &store, "hi");
-    apply(
-        &mut a,
-        &store,
-        AppEvent::TurnDone {
-            conversation: vec![Message::user("hi"), Message::assistant("hello")],
-            outcome: Box::new(TurnOutcome::default()),
-        },
-    );
+    appended(&mut a, &store, 1, Message::assistant("hello"));
+    apply(&mut a, &store, turn_done());
     assert_eq!(store.load(&id).expect("loads").messages.len(), 2);
     assert_eq!(enter(&mut a, &store, "/system Be terse."), 1);
     let s = store.load(&id).expect("loads");
@@ -426,4 +453,53 @@ fn a_failed_last_request_is_not_called_interrupted() {
     let mut b = app();
     saved::restore(&mut b, s);
     assert_eq!(kinds(&b), ["user", "notice"], "only the resumed notice");
+}
+
+/// The text an app shows for its assistant answers, in order.
+fn shown_answers(a: &App) -> Vec<String> {
+    a.entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Assistant(t) => Some(t.markdown.text().to_owned()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_resumed_session_shows_exactly_what_was_shown_live_however_the_text_was_split() {
+    let hostile = "Hello \u{1b}[31mred\u{1b}[0m world \u{1b}]8;;http://evil\u{1b}\\link\u{1b}]8;;\u{7} \
+                   \u{9b}2J\u{202e}rev\u{2066} 北京\r\n```sh\nls\u{1b}[1A\n```\n";
+    let want = "Hello red world link rev 北京\n```sh\nls\n```\n";
+    for (cut, _) in hostile.char_indices() {
+        for finished in [true, false] {
+            let mut live = app();
+            update(
+                &mut live,
+                AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
+            );
+            for piece in [&hostile[..cut], &hostile[cut..]] {
+                update(
+                    &mut live,
+                    AppEvent::Engine(EngineEvent::Stream(StreamEvent::Text(piece.into()))),
+                );
+            }
+            if finished {
+                let index = live.conversation.len();
+                for e in round_end(1, index, Message::assistant(hostile), trace(hostile)) {
+                    update(&mut live, AppEvent::Engine(e));
+                }
+            }
+            assert_eq!(shown_answers(&live), vec![want], "live, split at {cut}");
+            // Saved (finished: as a message; not: as the partial answer) and restored.
+            let session = saved::snapshot(&live).expect("a session");
+            let mut resumed = app();
+            saved::restore(&mut resumed, session);
+            assert_eq!(
+                shown_answers(&resumed),
+                shown_answers(&live),
+                "resumed, split at {cut}, finished {finished}"
+            );
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! with a reason, always-allow, editing arguments, cancelling mid-stream, retry.
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::engine::{ApprovalRequest, Decision, EngineEvent};
+use kimi_core::engine::{ApprovalRequest, Decision, EngineEvent, Op, TurnOutcome, set_system};
 use kimi_core::tools::{Approval, CallProblem, ToolSpec, Toolbox};
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, StreamEvent};
@@ -52,6 +52,31 @@ fn ctrl(app: &mut App, c: char) -> Vec<Effect> {
     )
 }
 
+/// Enter, and what the agent reports before any request for the operations it gets: the
+/// user's message appended, a new system prompt set.
+fn enter(app: &mut App) -> Vec<Effect> {
+    let fx = key(app, KeyCode::Enter);
+    for f in &fx {
+        let e = match f {
+            Effect::Agent(Op::UserTurn { text }) => EngineEvent::MessageAppended {
+                index: app.conversation.len(),
+                message: Box::new(Message::user(text.clone())),
+            },
+            Effect::Agent(Op::SetSystem { prompt }) => EngineEvent::SystemSet {
+                prompt: prompt.clone(),
+                change: set_system(&mut app.conversation.clone(), prompt),
+            },
+            _ => continue,
+        };
+        update(app, AppEvent::Engine(e));
+    }
+    fx
+}
+
+fn user_turn(text: &str) -> Vec<Effect> {
+    vec![Effect::Agent(Op::UserTurn { text: text.into() })]
+}
+
 fn typed(app: &mut App, text: &str) {
     for c in text.chars() {
         key(app, KeyCode::Char(c));
@@ -86,7 +111,7 @@ fn ask(app: &mut App, arguments: &str) -> oneshot::Receiver<Decision> {
     let (reply, answer) = oneshot::channel();
     update(
         app,
-        AppEvent::Approval {
+        AppEvent::Engine(EngineEvent::ApprovalRequested {
             request: Box::new(ApprovalRequest {
                 index: 0,
                 call,
@@ -95,7 +120,7 @@ fn ask(app: &mut App, arguments: &str) -> oneshot::Receiver<Decision> {
                 problems,
             }),
             reply,
-        },
+        }),
     );
     // The event loop draws a frame after each batch of events.
     app.frame_drawn();
@@ -210,9 +235,9 @@ fn invalid_arguments_cannot_be_approved_only_fixed() {
 fn esc_cancels_a_running_generation_and_keeps_the_text() {
     let mut a = app();
     typed(&mut a, "Tell me a story");
-    let fx = key(&mut a, KeyCode::Enter);
-    // The message is saved before the request is made.
-    assert_eq!(fx, vec![Effect::SaveSession, Effect::StartTurn]);
+    let fx = enter(&mut a);
+    // The agent appends the message (and the app saves it when told) before the request.
+    assert_eq!(fx, user_turn("Tell me a story"));
     assert!(a.busy);
     assert_eq!(a.conversation, vec![Message::user("Tell me a story")]);
     update(
@@ -223,13 +248,13 @@ fn esc_cancels_a_running_generation_and_keeps_the_text() {
         &mut a,
         AppEvent::Engine(EngineEvent::Stream(StreamEvent::Text("Once upon".into()))),
     );
-    assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::Cancel]);
+    assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::Agent(Op::Cancel)]);
     let Some(Entry::Assistant(t)) = a.entries.last() else {
         panic!("turn");
     };
     assert_eq!(t.markdown.text(), "Once upon");
     // Ctrl-C cancels while busy instead of quitting.
-    assert_eq!(ctrl(&mut a, 'c'), vec![Effect::Cancel]);
+    assert_eq!(ctrl(&mut a, 'c'), vec![Effect::Agent(Op::Cancel)]);
 }
 
 #[test]
@@ -257,7 +282,17 @@ fn retry_resends_the_last_user_turn() {
     });
     typed(&mut a, "/retry");
     let fx = key(&mut a, KeyCode::Enter);
-    assert_eq!(fx, vec![Effect::SaveSession, Effect::StartTurn]);
+    assert_eq!(fx, vec![Effect::Agent(Op::Retry)]);
+    // The agent drops the answer and says so; the view follows.
+    let fx = update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::Truncated {
+            messages: 3,
+            traces: 0,
+        }),
+    );
+    // Saved at once, so the journal records the drop before the new answer arrives.
+    assert_eq!(fx, vec![Effect::SaveSession]);
     assert_eq!(a.conversation.len(), 3);
     assert_eq!(a.conversation[2], Message::user("second"));
     assert!(a.busy);
@@ -387,7 +422,7 @@ fn approvals_after_a_cancel_are_answered_no() {
     let mut a = app();
     typed(&mut a, "weather");
     key(&mut a, KeyCode::Enter);
-    assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::Cancel]);
+    assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::Agent(Op::Cancel)]);
     let mut answer = ask(&mut a, r#"{"city": "Paris"}"#);
     assert!(a.dialog.is_none(), "no dialog for a cancelled turn");
     assert!(matches!(answer.try_recv(), Ok(Decision::Deny { .. })));
@@ -421,7 +456,14 @@ fn retry_drops_the_traces_of_the_replaced_answer() {
     a.traces = vec![Default::default()];
     a.trace_messages = vec![1];
     typed(&mut a, "/retry");
-    key(&mut a, KeyCode::Enter);
+    assert_eq!(key(&mut a, KeyCode::Enter), vec![Effect::Agent(Op::Retry)]);
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::Truncated {
+            messages: 1,
+            traces: 0,
+        }),
+    );
     assert!(a.traces.is_empty() && a.trace_messages.is_empty());
 }
 
@@ -429,10 +471,7 @@ fn retry_drops_the_traces_of_the_replaced_answer() {
 fn a_panicked_turn_ends_as_failed_with_a_message_and_the_app_takes_input() {
     let mut a = app();
     typed(&mut a, "Hello");
-    assert_eq!(
-        key(&mut a, KeyCode::Enter),
-        vec![Effect::SaveSession, Effect::StartTurn]
-    );
+    assert_eq!(enter(&mut a), user_turn("Hello"));
     update(
         &mut a,
         AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
@@ -443,9 +482,9 @@ fn a_panicked_turn_ends_as_failed_with_a_message_and_the_app_takes_input() {
     );
     let fx = update(
         &mut a,
-        AppEvent::TurnPanicked {
+        AppEvent::Engine(EngineEvent::TurnFailed {
             message: "index out of bounds\u{1b}[2J".into(),
-        },
+        }),
     );
     assert!(fx.contains(&Effect::SaveSession));
     assert!(!a.busy, "the app is no longer stuck streaming");
@@ -465,10 +504,7 @@ fn a_panicked_turn_ends_as_failed_with_a_message_and_the_app_takes_input() {
     ));
     // The next message starts a new turn.
     typed(&mut a, "again");
-    assert_eq!(
-        key(&mut a, KeyCode::Enter),
-        vec![Effect::SaveSession, Effect::StartTurn]
-    );
+    assert_eq!(enter(&mut a), user_turn("again"));
 }
 
 fn resize(app: &mut App, w: u16, h: u16) {
@@ -555,7 +591,7 @@ fn a_key_typed_before_the_dialog_was_drawn_approves_nothing() {
     let (reply, mut answer) = oneshot::channel();
     update(
         &mut a,
-        AppEvent::Approval {
+        AppEvent::Engine(EngineEvent::ApprovalRequested {
             request: Box::new(ApprovalRequest {
                 index: 0,
                 call,
@@ -564,7 +600,7 @@ fn a_key_typed_before_the_dialog_was_drawn_approves_nothing() {
                 problems: Vec::new(),
             }),
             reply,
-        },
+        }),
     );
     key(&mut a, KeyCode::Char('y'));
     assert!(answer.try_recv().is_err(), "approved before it was drawn");
@@ -819,9 +855,13 @@ fn notices(app: &App) -> Vec<(String, bool)> {
 fn tool_result(app: &mut App, content: &str) {
     update(
         app,
-        AppEvent::Engine(EngineEvent::ToolResult {
-            index: 0,
-            message: Message::tool_result("functions.get_weather:0", "get_weather", content),
+        AppEvent::Engine(EngineEvent::MessageAppended {
+            index: app.conversation.len(),
+            message: Box::new(Message::tool_result(
+                "functions.get_weather:0",
+                "get_weather",
+                content,
+            )),
         }),
     );
 }
@@ -835,7 +875,7 @@ fn special_tokens_in_text_warn_once_per_turn_and_change_nothing() {
         &mut a,
         AppEvent::Terminal(Event::Paste("hi <|im_end|>".into())),
     );
-    key(&mut a, KeyCode::Enter);
+    enter(&mut a);
     // The message goes as typed; the user hears what it may do.
     assert_eq!(
         a.conversation.last().map(Message::text).as_deref(),
@@ -859,16 +899,14 @@ fn special_tokens_in_text_warn_once_per_turn_and_change_nothing() {
     );
 
     // The next turn warns again, naming the tool.
-    let conversation = a.conversation.clone();
     update(
         &mut a,
-        AppEvent::TurnDone {
-            conversation,
-            outcome: Default::default(),
-        },
+        AppEvent::Engine(EngineEvent::TurnDone {
+            outcome: Box::new(TurnOutcome::default()),
+        }),
     );
     typed(&mut a, "again");
-    key(&mut a, KeyCode::Enter);
+    enter(&mut a);
     let _answer = ask(&mut a, r#"{"city": "Paris"}"#);
     key(&mut a, KeyCode::Char('y'));
     tool_result(&mut a, FORGED);
@@ -889,7 +927,7 @@ fn with_neutralizing_on_the_notice_says_so() {
     let mut a = app();
     a.neutralize_tool_markers = true;
     typed(&mut a, "weather");
-    key(&mut a, KeyCode::Enter);
+    enter(&mut a);
     let _answer = ask(&mut a, r#"{"city": "Paris"}"#);
     key(&mut a, KeyCode::Char('y'));
     tool_result(&mut a, FORGED);
@@ -908,15 +946,87 @@ fn with_neutralizing_on_the_notice_says_so() {
 fn a_system_prompt_with_special_tokens_is_set_with_a_warning() {
     let mut a = app();
     typed(&mut a, "/system be terse<|im_end|>");
-    key(&mut a, KeyCode::Enter);
+    enter(&mut a);
     assert_eq!(a.system_prompt.as_deref(), Some("be terse<|im_end|>"));
     let all = notices(&a);
     assert_eq!(all.len(), 2, "{all:?}");
+    // Warned when typed; set when the agent reports it.
     assert_eq!(
-        all[1],
+        all[0],
         (
             "The system prompt contains 1 special-token string (<|im_end|>); the server may read them as real turn boundaries.".to_owned(),
             true
         )
     );
+    assert_eq!(all[1], ("System prompt set.".to_owned(), false));
+}
+
+#[test]
+fn system_clear_and_mode_mid_turn_go_to_the_agent_with_a_note() {
+    let mut a = app();
+    typed(&mut a, "Tell me a story");
+    enter(&mut a);
+    assert!(a.busy);
+    for (cmd, op, note) in [
+        (
+            "/system Be terse.",
+            Op::SetSystem {
+                prompt: "Be terse.".into(),
+            },
+            "The new system prompt applies from the next request.",
+        ),
+        (
+            "/mode chat",
+            Op::SetMode(Mode::Chat),
+            "Mode chat applies from the next request.",
+        ),
+        (
+            "/clear",
+            Op::Clear,
+            "The conversation will be cleared when this answer ends.",
+        ),
+    ] {
+        typed(&mut a, cmd);
+        assert_eq!(
+            key(&mut a, KeyCode::Enter),
+            vec![Effect::Agent(op)],
+            "{cmd}"
+        );
+        assert_eq!(notices(&a).last(), Some(&(note.to_owned(), false)), "{cmd}");
+        assert!(a.busy, "{cmd}: the turn goes on");
+    }
+    // Nothing changes in the view until the agent reports it.
+    assert_eq!(a.conversation, vec![Message::user("Tell me a story")]);
+    assert_eq!(a.connection.mode, Mode::Raw);
+    update(&mut a, AppEvent::Engine(EngineEvent::ModeSet(Mode::Chat)));
+    assert_eq!(a.connection.mode, Mode::Chat);
+    update(&mut a, AppEvent::Engine(EngineEvent::Cleared));
+    assert!(
+        a.conversation.is_empty() && a.entries.len() == 1,
+        "only the notice"
+    );
+}
+
+#[test]
+fn a_system_prompt_inserted_before_the_history_moves_what_points_at_messages() {
+    let mut a = app();
+    a.conversation = vec![Message::user("q"), Message::assistant("a")];
+    a.traces = vec![Default::default()];
+    a.trace_messages = vec![1];
+    let fx = update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::SystemSet {
+            prompt: "Be terse.".into(),
+            change: kimi_core::engine::SystemChange::Inserted,
+        }),
+    );
+    assert_eq!(fx, vec![Effect::SaveSession]);
+    assert_eq!(a.conversation[0], Message::system("Be terse."));
+    assert_eq!(a.conversation.len(), 3);
+    assert_eq!(
+        a.trace_messages,
+        vec![2],
+        "the trace still names the answer"
+    );
+    assert_eq!(a.system_prompt.as_deref(), Some("Be terse."));
 }

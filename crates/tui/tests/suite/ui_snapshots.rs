@@ -300,6 +300,27 @@ fn help_overlay() {
 }
 
 #[test]
+fn help_overlay_scrolled_to_its_end() {
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    use kimi_ui::app::event::AppEvent;
+    let mut a = app(Mode::Raw);
+    let key = |code| AppEvent::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    kimi_ui::app::update::update(&mut a, AppEvent::Terminal(Event::Resize(100, 30)));
+    kimi_ui::app::update::update(&mut a, key(KeyCode::F(1)));
+    kimi_ui::app::update::update(&mut a, key(KeyCode::End));
+    let shown = screen(&mut a, 100, 30);
+    // The last lines are the commands and how to close the help; the title says where it is.
+    assert!(
+        shown.contains("/quit") && shown.contains("close this help"),
+        "{shown}"
+    );
+    assert!(shown.contains("of 45 ·"), "{shown}");
+    assert!(!shown.contains("send the message"), "{shown}");
+    kimi_ui::app::update::update(&mut a, key(KeyCode::Esc));
+    assert!(!a.help_open);
+}
+
+#[test]
 fn narrow_terminal_40_columns() {
     let mut a = app(Mode::Raw);
     user(&mut a, "What's the weather like in Paris today?");

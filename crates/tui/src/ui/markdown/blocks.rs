@@ -13,11 +13,23 @@
 //! itself, and the cache only trusts lines that are complete).
 
 /// Line-by-line state of the block splitter.
+///
+/// A fenced code block opened in column 0 (outside an HTML block) is a block of its own: such a
+/// fence cannot continue anything above it (it interrupts a paragraph and ends a list item or
+/// a quote), and the line after its closing fence cannot continue it. This keeps a long code
+/// block apart from the text around it, so the streaming cache renders it on its own.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Splitter {
     /// The open fence: its character, its length, and whether it was indented (an indented
     /// opener is most likely inside a list item, which ends at a column-0 line after a blank).
     fence: Option<(u8, usize, bool)>,
+    /// The open fence is a block of its own (column 0, not inside an HTML block).
+    fence_alone: bool,
+    /// A line since the last blank one starts with `<`: maybe an HTML block, which a fence
+    /// line does not end.
+    html: bool,
+    /// The last line closed a fence that was a block of its own: a block starts at the next.
+    split_next: bool,
     prev_blank: bool,
     started: bool,
 }
@@ -95,7 +107,9 @@ impl Splitter {
     pub(crate) fn feed(&mut self, line: &str) -> bool {
         let blank = is_blank(line);
         let mut split = false;
-        if self.started && self.prev_blank && can_start_block(line) {
+        if self.started && self.split_next {
+            split = true;
+        } else if self.started && self.prev_blank && can_start_block(line) {
             match self.fence {
                 None => split = true,
                 // A column-0 line after a blank ends a list item, and the fence inside it.
@@ -106,17 +120,47 @@ impl Splitter {
                 Some(_) => {}
             }
         }
-        self.started = true;
+        self.split_next = false;
         match self.fence {
-            None => self.fence = fence_open(line),
+            None => {
+                self.fence = fence_open(line);
+                self.fence_alone = matches!(self.fence, Some((_, _, false))) && !self.html;
+                if self.fence_alone && self.started {
+                    split = true;
+                }
+                if self.fence.is_none() {
+                    if blank {
+                        self.html = false;
+                    } else if indent(line).is_some_and(|i| i <= 3 && line[i..].starts_with('<')) {
+                        self.html = true;
+                    }
+                }
+            }
             Some((c, len, _)) => {
                 if fence_closes(line, c, len) {
                     self.fence = None;
+                    self.split_next = self.fence_alone;
+                    self.fence_alone = false;
                 }
             }
         }
+        self.started = true;
         self.prev_blank = blank;
         split
+    }
+
+    /// The open fence, if it is a block of its own (it started at the last block start):
+    /// its character and length.
+    pub(crate) fn open_fence_alone(&self) -> Option<(u8, usize)> {
+        match self.fence {
+            Some((c, len, _)) if self.fence_alone => Some((c, len)),
+            _ => None,
+        }
+    }
+
+    /// The last line ended a block: the next one, whatever it holds, starts a new block.
+    pub(crate) fn block_ended(&self) -> bool {
+        self.split_next
     }
 }
 
@@ -165,11 +209,37 @@ mod tests {
         );
         assert_eq!(blocks("    code\n\n    code"), ["    code\n\n    code"]);
         let fenced = "```\nx\n\ny\n```\n\nz";
-        assert_eq!(blocks(fenced), ["```\nx\n\ny\n```\n\n", "z"]);
+        // A column-0 fence is a block of its own, ended by its closing line.
+        assert_eq!(blocks(fenced), ["```\nx\n\ny\n```\n", "\n", "z"]);
         let tilde = "~~~~\nx\n\n~~~\ny\n~~~~\n\nz";
-        assert_eq!(blocks(tilde), ["~~~~\nx\n\n~~~\ny\n~~~~\n\n", "z"]);
+        assert_eq!(blocks(tilde), ["~~~~\nx\n\n~~~\ny\n~~~~\n", "\n", "z"]);
         // `---` is a rule, not a list item.
         assert_eq!(blocks("a\n\n---\n"), ["a\n\n", "---\n"]);
+    }
+
+    #[test]
+    fn a_column_zero_fence_is_a_block_of_its_own() {
+        assert_eq!(
+            blocks("para\n```rust\ncode\n\nmore\n```\nafter\n- x"),
+            ["para\n", "```rust\ncode\n\nmore\n```\n", "after\n- x"]
+        );
+        // Not inside an HTML block (the fence line belongs to it), nor when indented.
+        assert_eq!(blocks("<div>\n```\nx\n```\ny"), ["<div>\n```\nx\n```\ny"]);
+        assert_eq!(
+            blocks("- a\n  ```\n  x\n  ```\nb"),
+            ["- a\n  ```\n  x\n  ```\nb"]
+        );
+        // An HTML block ends at a blank line.
+        assert_eq!(blocks("<br>\n\n```\nx"), ["<br>\n\n", "```\nx"]);
+        let mut s = Splitter::default();
+        assert!(!s.feed("```rust"));
+        assert_eq!(s.open_fence_alone(), Some((b'`', 3)));
+        assert!(!s.feed("x"));
+        assert!(!s.block_ended());
+        assert!(!s.feed("```"));
+        assert!(s.block_ended());
+        assert_eq!(s.open_fence_alone(), None);
+        assert!(s.feed("next"));
     }
 
     #[test]
@@ -185,8 +255,9 @@ mod tests {
             .iter()
             .map(|b| b.as_ptr() as usize - text.as_ptr() as usize)
             .collect();
-        // A list item never starts a block: `para` and the list stay together.
-        assert_eq!(all.len(), 4);
+        // A list item never starts a block: `para` and the list stay together; the fence is
+        // a block of its own, and so is the blank line after it.
+        assert_eq!(all.len(), 5);
         let mut s = Splitter::default();
         let mut starts = vec![0];
         let mut pos = 0;

@@ -649,6 +649,39 @@ fn rust_char_end(b: &[u8], i: usize) -> Option<usize> {
     (b.get(after) == Some(&b'\'')).then_some(after + 1)
 }
 
+/// Bytes the lexer may read past the start of a token to decide what it is (a Rust char
+/// literal such as `'\u{1F600}'` is the longest look).
+const LOOKAHEAD: usize = 16;
+
+/// A line start in `code` (whole lines of a code block; the last may be incomplete) from which
+/// highlighting can start over and give what highlighting all of `code` gives, for lines from
+/// there on, however the code goes on; 0 if there is none yet. It is the start of a token, and
+/// at least one complete line and `LOOKAHEAD` bytes follow it, so no decision of the lexer
+/// before it depends on text that has not arrived (a token still open at the end, such as an
+/// unclosed comment, leaves no line start inside it).
+pub(crate) fn resume_point(code: &str, lang: Option<Lang>) -> usize {
+    let b = code.as_bytes();
+    // The start of the last complete line.
+    let Some(last_nl) = memchr::memrchr(b'\n', b) else {
+        return 0;
+    };
+    let last_line = memchr::memrchr(b'\n', &b[..last_nl]).map_or(0, |p| p + 1);
+    let limit = last_line.min(b.len().saturating_sub(LOOKAHEAD));
+    let line_start_before = |limit: usize| memchr::memrchr(b'\n', &b[..limit]).map_or(0, |p| p + 1);
+    match lang {
+        None | Some(Lang::Diff) => line_start_before(limit),
+        Some(lang) => {
+            let mut best = 0;
+            lex(code, syntax(lang), |s, _, _| {
+                if s > 0 && s <= limit && b[s - 1] == b'\n' {
+                    best = s;
+                }
+            });
+            best
+        }
+    }
+}
+
 /// Collects styled pieces into lines of spans borrowed from the code.
 struct Sink<'c, F: FnMut(&[Span<'c>])> {
     code: &'c str,

@@ -186,6 +186,74 @@ pub(crate) fn render_block(text: &str, width: usize, theme: &Theme, out: &mut Ve
     r.flush_inline();
 }
 
+/// The word of a fence's info string that names the language.
+fn info_word(info: &str) -> &str {
+    info.split(|c: char| c.is_whitespace() || c == ',' || c == '{')
+        .next()
+        .unwrap_or("")
+}
+
+/// The language of the fenced code block that `opener` (its first line) opens, read as
+/// [`render_block`] reads it (pulldown-cmark decodes escapes in the info string).
+pub(crate) fn fence_lang(opener: &str) -> Option<Lang> {
+    Parser::new_ext(opener, options()).find_map(|ev| match ev {
+        Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
+            Lang::from_info(info_word(&info))
+        }
+        _ => None,
+    })
+}
+
+/// What pulldown-cmark makes of the incomplete last line of an open fenced code block.
+pub(crate) enum LastLine {
+    /// Code, as it is.
+    Code,
+    /// Not code: empty, the closing fence, or spaces that may start one.
+    NotCode,
+    /// Code, but changed (not seen in practice; the caller renders the whole block).
+    Other,
+}
+
+/// How the incomplete last line `line` of the fenced block that `opener` opens is read: found
+/// by parsing the two lines alone, which is what the whole block gives for that line.
+pub(crate) fn last_line_code(opener: &str, line: &str) -> LastLine {
+    if line.is_empty() {
+        return LastLine::NotCode;
+    }
+    let mut probe = String::with_capacity(opener.len() + line.len());
+    probe.push_str(opener);
+    probe.push_str(line);
+    let mut code = String::new();
+    for ev in Parser::new_ext(&probe, options()) {
+        if let Event::Text(t) = ev {
+            code.push_str(&t);
+        }
+    }
+    if code == line {
+        LastLine::Code
+    } else if code.is_empty() {
+        LastLine::NotCode
+    } else {
+        LastLine::Other
+    }
+}
+
+/// Lines of code of a top-level fenced block, laid out as [`render_block`] lays them out;
+/// `code` is whole lines of it (the last may be incomplete).
+pub(crate) fn code_lines(
+    code: &str,
+    lang: Option<Lang>,
+    width: usize,
+    theme: &Theme,
+    out: &mut Vec<Line<'static>>,
+) {
+    let text = expand_code_tabs(code);
+    let bar = [Span::styled("▎ ", theme.code_bar)];
+    highlight(&text, lang, theme, |spans| {
+        wrap_into(&bar, &bar, spans, Kind::Code, width, out);
+    });
+}
+
 /// `<br>`, `<br/>` or `<br />`, which models use for line breaks (in tables too).
 fn is_br(html: &str) -> bool {
     let h = html.trim();
@@ -400,10 +468,7 @@ impl<'a> Renderer<'a, '_> {
                     CodeBlockKind::Fenced(info) => info.as_ref(),
                     CodeBlockKind::Indented => "",
                 };
-                let word = info
-                    .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
-                    .next()
-                    .unwrap_or("");
+                let word = info_word(info);
                 let label = if word.is_empty() { "text" } else { word };
                 let badge = [Span::styled(format!(" {label} "), self.theme.code_label)];
                 self.emit(&badge, Kind::Clip, None);

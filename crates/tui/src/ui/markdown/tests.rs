@@ -490,6 +490,138 @@ fn appending_to_a_large_message_renders_only_the_tail() {
     assert_eq!(cache.lines(100, &theme), &render(&whole, 100, &theme)[..]);
 }
 
+#[test]
+fn streaming_a_long_code_block_renders_only_its_open_line() {
+    let theme = Theme::default();
+    let mut cache = MarkdownCache::new();
+    let mut text = String::from("Intro:\n```rust\n");
+    cache.push_str(&text);
+    let mut worst_late = 0;
+    let mut worst_early = 0;
+    for i in 0..2_000 {
+        for t in [
+            "    let", " v", " =", " f(", "\"s\"", ");", " /* c */", "\n",
+        ] {
+            cache.push_str(t);
+            text.push_str(t);
+            let before = cache.rendered_bytes();
+            cache.lines(80, &theme);
+            let work = cache.rendered_bytes() - before;
+            if i < 10 {
+                worst_early = worst_early.max(work);
+            } else {
+                worst_late = worst_late.max(work);
+            }
+        }
+    }
+    // Two short lines at most, at line 2,000 as at line 10.
+    assert!(
+        worst_late <= 120,
+        "re-rendered {worst_late} bytes for one token"
+    );
+    assert!(
+        worst_late <= worst_early.max(60) * 2,
+        "{worst_late} vs {worst_early}"
+    );
+    assert_eq!(cache.lines(80, &theme), &render(&text, 80, &theme)[..]);
+    // The closing fence ends the block: the text after it is rendered alone.
+    for t in ["```", "\n", "After", " the", " code."] {
+        cache.push_str(t);
+        text.push_str(t);
+        cache.lines(80, &theme);
+    }
+    let before = cache.rendered_bytes();
+    cache.push_str(" More.");
+    text.push_str(" More.");
+    assert_eq!(cache.lines(80, &theme), &render(&text, 80, &theme)[..]);
+    assert!(cache.rendered_bytes() - before < 40);
+}
+
+#[test]
+fn a_fence_opened_in_column_zero_is_rendered_as_one_block_would_be() {
+    // The split at the fence must not change what the text looks like.
+    let cases = [
+        "para\n```rust\nlet x = 1;\n```\nafter",
+        "- item\n```\ncode\n```\n- next",
+        "> quote\n```\ncode\n```\n\n1. a\n2. b",
+        "| a | b |\n|---|---|\n| c | d |\n```\nx\n```",
+        "<div>\n```\nnot a fence here\n\nafter",
+        "```\nunclosed\n\n\nstill code",
+    ];
+    for text in cases {
+        for width in [10u16, 80] {
+            let mut whole = Vec::new();
+            super::render::render_block(text, width as usize, &Theme::default(), &mut whole);
+            assert_eq!(md(text, width), whole, "{text:?} at {width}");
+        }
+    }
+}
+
+fn code_fragment() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "let ",
+        "x",
+        " = ",
+        "1.5e+3",
+        "0x1F",
+        "\"str",
+        "\"",
+        "'",
+        "'a'",
+        "'\\u{1F600}'",
+        "\\",
+        "r#\"",
+        "\"#",
+        "/*",
+        "*/",
+        "//",
+        " c",
+        "#",
+        "$V",
+        "${x}",
+        "\"\"\"",
+        "'''",
+        "\n",
+        "\n",
+        "\n",
+        "\t",
+        "  ",
+        "```",
+        "~~~",
+        "+",
+        "-",
+        "@@",
+        "北京",
+        "key\": ",
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn streamed_code_blocks_match_render(
+        lang in prop::sample::select(vec!["rust", "python", "c", "bash", "json", "toml", "go", "diff", "", "js"]),
+        parts in prop::collection::vec(code_fragment(), 0..60),
+        width in 1u16..=40,
+    ) {
+        let theme = Theme::default();
+        let mut cache = MarkdownCache::new();
+        let mut text = format!("Some text\n```{lang}\n");
+        cache.push_str(&text);
+        for p in &parts {
+            // One character at a time.
+            for ch in p.chars() {
+                let mut buf = [0u8; 4];
+                let piece = ch.encode_utf8(&mut buf);
+                cache.push_str(piece);
+                text.push_str(piece);
+                prop_assert_eq!(cache.lines(width, &theme), &render(&text, width, &theme)[..], "{:?}", text);
+            }
+        }
+    }
+}
+
 fn fragment() -> impl Strategy<Value = &'static str> {
     prop::sample::select(vec![
         "word ",

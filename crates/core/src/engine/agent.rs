@@ -1,0 +1,291 @@
+//! The actor: a task that owns the conversation, the traces, the tools and the backend, takes
+//! [`Op`]s and reports [`EngineEvent`]s.
+
+use std::panic::AssertUnwindSafe;
+
+use futures_util::FutureExt;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::event::{EngineEvent, Op, SystemChange, TurnOutcome, set_system};
+use super::inbox::Io;
+use super::turn;
+use crate::tools::Toolbox;
+use kimi_client::Backend;
+use kimi_protocol::Message;
+use kimi_protocol::{Mode, Trace};
+
+/// Events buffered between the agent and its reader: when the reader falls behind a fast
+/// stream, the stream waits instead of queueing every token in memory.
+pub const EVENT_QUEUE: usize = 1024;
+
+/// What the agent starts from.
+pub struct AgentInit {
+    pub backend: Backend,
+    pub toolbox: Toolbox,
+    pub max_rounds: u32,
+    /// Goes first in a new conversation.
+    pub system_prompt: Option<String>,
+    /// A resumed conversation, and its traces with the index of the message each produced.
+    pub conversation: Vec<Message>,
+    pub traces: Vec<(usize, Trace)>,
+}
+
+/// The caller's side of a running agent.
+pub struct AgentHandle {
+    pub ops: mpsc::UnboundedSender<Op>,
+    pub events: mpsc::Receiver<EngineEvent>,
+    pub task: JoinHandle<()>,
+}
+
+impl AgentHandle {
+    /// Send an operation; `false` when the agent has stopped.
+    pub fn send(&self, op: Op) -> bool {
+        self.ops.send(op).is_ok()
+    }
+}
+
+/// What the agent owns.
+pub(crate) struct State {
+    pub backend: Backend,
+    pub toolbox: Toolbox,
+    pub max_rounds: u32,
+    pub system_prompt: Option<String>,
+    pub conversation: Vec<Message>,
+    pub traces: Vec<(usize, Trace)>,
+}
+
+pub struct Agent {
+    state: State,
+    io: Io,
+}
+
+impl Agent {
+    /// Start the agent on the current runtime; `queue` events may wait for the reader.
+    pub fn spawn(init: AgentInit, queue: usize) -> AgentHandle {
+        let (ops, ops_rx) = mpsc::unbounded_channel();
+        let (events_tx, events) = mpsc::channel(queue.max(1));
+        let agent = Agent::new(init, ops_rx, events_tx);
+        let task = tokio::spawn(agent.run());
+        AgentHandle { ops, events, task }
+    }
+
+    pub fn new(
+        init: AgentInit,
+        ops: mpsc::UnboundedReceiver<Op>,
+        events: mpsc::Sender<EngineEvent>,
+    ) -> Self {
+        Agent {
+            state: State {
+                backend: init.backend,
+                toolbox: init.toolbox,
+                max_rounds: init.max_rounds,
+                system_prompt: init.system_prompt,
+                conversation: init.conversation,
+                traces: init.traces,
+            },
+            io: Io::new(ops, events),
+        }
+    }
+
+    /// Take operations until `Shutdown`, or until the senders are gone and the queue is empty.
+    pub async fn run(mut self) {
+        while let Some(op) = self.io.next_op().await {
+            if matches!(op, Op::UserTurn { .. } | Op::Retry) {
+                // A fresh token before anything is sent: a cancel taken in from here on
+                // (even while the user's message is reported) is for this turn.
+                self.io.cancel = CancellationToken::new();
+            }
+            match op {
+                Op::Shutdown => break,
+                Op::UserTurn { text } => {
+                    if self.state.conversation.is_empty()
+                        && let Some(sys) = self.state.system_prompt.clone()
+                    {
+                        self.state.append(&mut self.io, Message::system(sys)).await;
+                    }
+                    self.state.append(&mut self.io, Message::user(text)).await;
+                    self.turn().await;
+                }
+                Op::Retry => {
+                    let Some(last_user) = self
+                        .state
+                        .conversation
+                        .iter()
+                        .rposition(|m| m.role == "user")
+                    else {
+                        let text = "Nothing to retry yet.".to_owned();
+                        self.io
+                            .emit(EngineEvent::Notice { text, error: true })
+                            .await;
+                        let outcome = Box::default();
+                        self.io.emit(EngineEvent::TurnDone { outcome }).await;
+                        continue;
+                    };
+                    let s = &mut self.state;
+                    s.conversation.truncate(last_user + 1);
+                    // Traces of the answers being replaced go too.
+                    let keep = s
+                        .traces
+                        .iter()
+                        .position(|(m, _)| *m > last_user)
+                        .unwrap_or(s.traces.len());
+                    s.traces.truncate(keep);
+                    let (messages, traces) = (s.conversation.len(), keep);
+                    self.io
+                        .emit(EngineEvent::Truncated { messages, traces })
+                        .await;
+                    self.turn().await;
+                }
+                Op::Cancel => {}
+                Op::Snapshot => {
+                    let messages = self.state.conversation.clone();
+                    let traces = self.state.traces.clone();
+                    self.io
+                        .emit(EngineEvent::Snapshot { messages, traces })
+                        .await;
+                }
+                other => self.state.apply(&mut self.io, other).await,
+            }
+        }
+        // Leave what was cancelled in the queue: nothing.
+        self.io.cancel.cancel();
+    }
+
+    /// Run a turn. A panic inside it (a bug) ends the turn as failed with a
+    /// message; the agent and what it appended before the panic stay.
+    async fn turn(&mut self) {
+        let event = guarded(turn::run(&mut self.state, &mut self.io)).await;
+        self.io.emit(event).await;
+        // What was queued for a round boundary but met the turn's end instead.
+        self.state.apply_between_rounds(&mut self.io).await;
+    }
+}
+
+impl State {
+    pub async fn append(&mut self, io: &mut Io, message: Message) {
+        let index = self.conversation.len();
+        self.conversation.push(message.clone());
+        let message = Box::new(message);
+        io.emit(EngineEvent::MessageAppended { index, message })
+            .await;
+    }
+
+    pub async fn add_trace(&mut self, io: &mut Io, message_index: usize, trace: Trace) {
+        let index = self.traces.len();
+        self.traces.push((message_index, trace.clone()));
+        let trace = Box::new(trace);
+        io.emit(EngineEvent::TraceAdded {
+            index,
+            message_index,
+            trace,
+        })
+        .await;
+    }
+
+    /// Apply the queued operations that may run between two rounds (system prompt, mode),
+    /// in order; the others stay queued for the turn's end.
+    pub async fn apply_between_rounds(&mut self, io: &mut Io) {
+        let queued = std::mem::take(&mut io.queued);
+        for op in queued {
+            if turn::waits_for_turn_end(&op) || matches!(op, Op::Snapshot) {
+                io.queued.push_back(op);
+            } else {
+                self.apply(io, op).await;
+            }
+        }
+    }
+
+    /// `SetSystem`, `SetMode`, `Clear`.
+    pub async fn apply(&mut self, io: &mut Io, op: Op) {
+        match op {
+            Op::SetSystem { prompt } => {
+                let change = set_system(&mut self.conversation, &prompt);
+                if change == SystemChange::Inserted {
+                    // Every message moved up by one, the traces' messages with them.
+                    self.traces.iter_mut().for_each(|(m, _)| *m += 1);
+                }
+                self.system_prompt = Some(prompt.clone());
+                io.emit(EngineEvent::SystemSet { prompt, change }).await;
+            }
+            Op::SetMode(mode) => self.set_mode(io, mode).await,
+            Op::Clear => {
+                self.conversation.clear();
+                self.traces.clear();
+                io.emit(EngineEvent::Cleared).await;
+            }
+            Op::UserTurn { .. } | Op::Retry | Op::Snapshot | Op::Cancel | Op::Shutdown => {}
+        }
+    }
+
+    async fn set_mode(&mut self, io: &mut Io, mode: Mode) {
+        let mut endpoint = self.backend.endpoint().clone();
+        endpoint.mode = mode;
+        match Backend::new(endpoint) {
+            Ok(b) => {
+                self.backend = b;
+                io.emit(EngineEvent::ModeSet(mode)).await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot switch mode");
+                let text = format!("cannot switch mode: {e}");
+                io.emit(EngineEvent::Notice { text, error: true }).await;
+            }
+        }
+    }
+}
+
+/// Await a turn: its outcome, or the message of a panic inside it.
+async fn guarded(turn: impl std::future::Future<Output = TurnOutcome>) -> EngineEvent {
+    match AssertUnwindSafe(turn).catch_unwind().await {
+        Ok(outcome) => EngineEvent::TurnDone {
+            outcome: Box::new(outcome),
+        },
+        Err(payload) => {
+            let message = panic_message(payload);
+            tracing::error!(%message, "the turn panicked");
+            EngineEvent::TurnFailed { message }
+        }
+    }
+}
+
+/// The message of a panic's payload.
+pub fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_panic_in_the_turn_is_reported_as_a_failed_turn() {
+        let turn = async {
+            let v: Vec<u8> = Vec::new();
+            // A bug of the kind eventsource-stream 0.2.3 had on a BOM.
+            let _ = v[usize::from(v.is_empty())];
+            TurnOutcome::default()
+        };
+        match guarded(turn).await {
+            EngineEvent::TurnFailed { message } => {
+                assert!(message.contains("index out of bounds"), "{message}");
+            }
+            other => panic!("expected a failed turn, got {other:?}"),
+        }
+        let ok = async {
+            TurnOutcome {
+                rounds: 3,
+                ..TurnOutcome::default()
+            }
+        };
+        assert!(matches!(
+            guarded(ok).await,
+            EngineEvent::TurnDone { outcome } if outcome.rounds == 3
+        ));
+    }
+}

@@ -1,0 +1,158 @@
+//! What goes into the agent ([`Op`]) and what comes out ([`EngineEvent`]).
+
+use tokio::sync::oneshot;
+
+use super::approval::{ApprovalRequest, Decision};
+use crate::tools::{CallProblem, ToolOutcome};
+use kimi_client::BackendError;
+use kimi_protocol::{Message, ToolCall};
+use kimi_protocol::{Mode, StreamEvent, Trace, Usage};
+
+/// An operation for the agent. Those that change the conversation while a turn runs are
+/// applied where the conversation is consistent: `SetSystem` and `SetMode` before the next
+/// request of the turn, `Clear`, `UserTurn` and `Retry` after the turn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// Append a user message and answer it (the system prompt goes first in a new conversation).
+    UserTurn { text: String },
+    /// Stop the running turn; what arrived is kept. Nothing to do when idle.
+    Cancel,
+    /// Replace the system prompt (kept for the next conversation when this one is empty).
+    SetSystem { prompt: String },
+    /// Forget the conversation and its traces.
+    Clear,
+    /// Talk to the server in this mode from the next request on.
+    SetMode(Mode),
+    /// Drop the answers to the last user message and ask again.
+    Retry,
+    /// Reply with [`EngineEvent::Snapshot`].
+    Snapshot,
+    /// Cancel the running turn and stop.
+    Shutdown,
+}
+
+/// How a new system prompt changed the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SystemChange {
+    /// The conversation is empty: the prompt is kept for its first message.
+    Stored,
+    /// The first message was the system prompt and was replaced.
+    Replaced,
+    /// The prompt was inserted as message 0: every later message moved up by one.
+    Inserted,
+}
+
+/// Apply a new system prompt to a conversation (the agent's, or a view of it).
+pub fn set_system(conversation: &mut Vec<Message>, prompt: &str) -> SystemChange {
+    match conversation.first_mut() {
+        Some(m) if m.role == "system" => {
+            *m = Message::system(prompt);
+            SystemChange::Replaced
+        }
+        Some(_) => {
+            conversation.insert(0, Message::system(prompt));
+            SystemChange::Inserted
+        }
+        None => SystemChange::Stored,
+    }
+}
+
+/// What the agent reports. The `MessageAppended`, `TraceAdded`, `SystemSet`, `Cleared` and
+/// `Truncated` events are every change to what it owns, in order: a view (the TUI) or a
+/// journal replaying them holds the same conversation and traces as the agent.
+#[derive(Debug)]
+pub enum EngineEvent {
+    /// A request to the model is about to be sent (`round` counts from 1 within the turn).
+    RoundStarted {
+        round: u32,
+    },
+    Stream(StreamEvent),
+    /// The model's answer for this round is complete (or failed). Its message and trace were
+    /// reported just before (`MessageAppended`, `TraceAdded`).
+    RoundFinished {
+        round: u32,
+        finish: String,
+        error: Option<Box<BackendError>>,
+        cancelled: bool,
+    },
+    /// A message was appended at `index` (user, assistant or tool).
+    MessageAppended {
+        index: usize,
+        message: Box<Message>,
+    },
+    /// The trace of a request was added at `index`; it belongs to the message at
+    /// `message_index` (the one its answer produced, or the next one when none was kept).
+    TraceAdded {
+        index: usize,
+        message_index: usize,
+        trace: Box<Trace>,
+    },
+    /// A call needs a decision: answer through `reply` (dropping it denies the call).
+    ApprovalRequested {
+        request: Box<ApprovalRequest>,
+        reply: oneshot::Sender<Decision>,
+    },
+    /// A call that will not run: unknown tool, bad arguments, denied by config or user.
+    ToolRefused {
+        index: usize,
+        call: ToolCall,
+        problem: CallProblem,
+    },
+    /// An approved call is starting, with the arguments it gets.
+    ToolStarted {
+        index: usize,
+        call: ToolCall,
+        arguments: String,
+    },
+    ToolFinished {
+        index: usize,
+        call: ToolCall,
+        outcome: Box<ToolOutcome>,
+    },
+    /// The system prompt is now `prompt`.
+    SystemSet {
+        prompt: String,
+        change: SystemChange,
+    },
+    /// The conversation and traces were emptied.
+    Cleared,
+    /// `/retry`: the conversation now has `messages` messages and `traces` traces.
+    Truncated {
+        messages: usize,
+        traces: usize,
+    },
+    /// Requests now go out in this mode.
+    ModeSet(Mode),
+    /// Something to tell the user that is not part of a turn (a failed mode switch).
+    Notice {
+        text: String,
+        error: bool,
+    },
+    /// The turn is over.
+    TurnDone {
+        outcome: Box<TurnOutcome>,
+    },
+    /// The turn stopped on an internal error (a panic); what was appended before it is kept.
+    TurnFailed {
+        message: String,
+    },
+    /// Answer to [`Op::Snapshot`].
+    Snapshot {
+        messages: Vec<Message>,
+        /// Each trace with the index of its message.
+        traces: Vec<(usize, Trace)>,
+    },
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, Default)]
+pub struct TurnOutcome {
+    pub rounds: u32,
+    pub error: Option<BackendError>,
+    pub cancelled: bool,
+    /// The loop stopped at `max_rounds` while the model still wanted tools.
+    pub hit_max_rounds: bool,
+    /// The last answer was cut off (max_tokens) rather than finished.
+    pub truncated: bool,
+    pub usage: Usage,
+}

@@ -1,0 +1,116 @@
+//! The agent's two channels while it works: operations keep arriving while a turn streams, waits
+//! for an approval or runs a tool, and are taken in (a cancel acts at once, the rest waits for
+//! its place); events go out with `send().await`, so the reader sets the pace.
+
+use std::collections::VecDeque;
+use std::future::{Future, poll_fn};
+use std::pin::pin;
+use std::task::Poll;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::event::{EngineEvent, Op};
+
+pub(crate) struct Io {
+    ops: mpsc::UnboundedReceiver<Op>,
+    events: mpsc::Sender<EngineEvent>,
+    /// Operations taken in during a turn, applied in order at their place.
+    pub queued: VecDeque<Op>,
+    /// The running turn's token.
+    pub cancel: CancellationToken,
+    /// Nobody can send operations any more, or nobody reads the events: finish and stop.
+    pub closed: bool,
+}
+
+impl Io {
+    pub fn new(ops: mpsc::UnboundedReceiver<Op>, events: mpsc::Sender<EngineEvent>) -> Self {
+        Io {
+            ops,
+            events,
+            queued: VecDeque::new(),
+            cancel: CancellationToken::new(),
+            closed: false,
+        }
+    }
+
+    /// The next operation when idle: a queued one first. `None` when the agent should stop.
+    pub async fn next_op(&mut self) -> Option<Op> {
+        if let Some(op) = self.queued.pop_front() {
+            return Some(op);
+        }
+        if self.closed {
+            return None;
+        }
+        let op = self.ops.recv().await;
+        if op.is_none() {
+            self.closed = true;
+        }
+        op
+    }
+
+    fn intake(&mut self, op: Op) {
+        match op {
+            Op::Cancel => self.cancel.cancel(),
+            Op::Shutdown => {
+                self.cancel.cancel();
+                self.queued.push_back(Op::Shutdown);
+            }
+            other => self.queued.push_back(other),
+        }
+    }
+
+    /// Take in every operation already sent; registers for a wake-up when there is none.
+    fn poll_ops(&mut self, cx: &mut std::task::Context<'_>) {
+        while !self.closed {
+            match self.ops.poll_recv(cx) {
+                Poll::Ready(Some(op)) => self.intake(op),
+                Poll::Ready(None) => {
+                    self.closed = true;
+                    self.cancel.cancel();
+                }
+                Poll::Pending => break,
+            }
+        }
+    }
+
+    /// Await `fut`, taking operations in meanwhile.
+    pub async fn run<F: Future>(&mut self, fut: F) -> F::Output {
+        let mut fut = pin!(fut);
+        poll_fn(|cx| {
+            self.poll_ops(cx);
+            fut.as_mut().poll(cx)
+        })
+        .await
+    }
+
+    /// Poll `fut` until it is done (`Some`) or until `ready()` says it produced something to
+    /// deliver (`None`): the caller delivers that, then calls again. Taking nothing more from
+    /// `fut` while its output waits is what carries the reader's pace back to the socket.
+    pub async fn step<F: Future + Unpin>(
+        &mut self,
+        fut: &mut F,
+        ready: impl Fn() -> bool,
+    ) -> Option<F::Output> {
+        poll_fn(|cx| {
+            self.poll_ops(cx);
+            match std::pin::Pin::new(&mut *fut).poll(cx) {
+                Poll::Ready(out) => Poll::Ready(Some(out)),
+                Poll::Pending if ready() => Poll::Ready(None),
+                Poll::Pending => Poll::Pending,
+            }
+        })
+        .await
+    }
+
+    /// Send one event, waiting for room. A reader gone cancels the turn: nobody would see it.
+    pub async fn emit(&mut self, event: EngineEvent) {
+        // Whoever listens (the TUI, exec), tool outcomes reach the log file.
+        crate::logging::engine_event(&event);
+        let events = self.events.clone();
+        if self.run(events.send(event)).await.is_err() {
+            self.closed = true;
+            self.cancel.cancel();
+        }
+    }
+}

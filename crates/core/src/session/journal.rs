@@ -1,0 +1,521 @@
+//! The session journal, `ID.jsonl`: one JSON record per line, appended, never rewritten. The
+//! first line is the header; each later line is one event (a message appended, a trace
+//! added, the system prompt changed, the conversation cut back by `/retry`, the streaming
+//! answer so far). Replaying the lines in order rebuilds the [`Session`].
+//!
+//! A crash mid-write can leave only the last line cut short: loading drops it with a notice.
+//! A bad line anywhere else is corruption, reported with its line number.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{PartialAnswer, SESSION_VERSION, Session, SessionError, io_error};
+use kimi_protocol::Message;
+use kimi_protocol::{Mode, Trace};
+
+/// The journal format this build writes, and the newest it reads.
+pub const JOURNAL_VERSION: u32 = 1;
+
+/// Longest line read or written. A trace holds at most 2 MiB of answer but its request holds
+/// the whole conversation; the bound keeps a hostile file from taking all memory.
+pub const MAX_LINE: usize = 256 << 20;
+
+/// What every journal starts with, byte for byte: how a journal is told from an old `.json`.
+pub const HEADER_START: &[u8] = br#"{"type":"header""#;
+
+/// The first line: what the session is, as [`Session`]'s metadata.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub version: u32,
+    pub id: String,
+    pub created_unix_ms: u64,
+    pub profile: String,
+    pub mode: Mode,
+    pub model: String,
+    /// Without userinfo (see [`kimi_client::redact_url`]).
+    pub base_url: String,
+}
+
+impl Header {
+    pub fn of(s: &Session) -> Header {
+        Header {
+            version: JOURNAL_VERSION,
+            id: s.id.clone(),
+            created_unix_ms: s.created_unix_ms,
+            profile: s.profile.clone(),
+            mode: s.mode,
+            model: s.model.clone(),
+            base_url: kimi_client::redact_url(&s.base_url),
+        }
+    }
+}
+
+/// One line. `at` is when it was written (Unix ms): the session's `updated_unix_ms` is the
+/// latest of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    Header(Header),
+    /// `messages[index]`, appended: `index` is always the current length.
+    Message {
+        at: u64,
+        index: usize,
+        message: Message,
+    },
+    /// `traces[index]`: appended when `index` is the current length, else replacing the one
+    /// saved while its answer streamed.
+    Trace {
+        at: u64,
+        index: usize,
+        message_index: usize,
+        trace: Box<Trace>,
+    },
+    /// `/system`: replaces the first message when it is a system prompt, else is inserted
+    /// before the conversation (an empty one is left empty), as the TUI does.
+    System {
+        at: u64,
+        content: String,
+    },
+    /// The answer streaming now, as far as it arrived: replaces the previous partial record
+    /// with the same `after_message`. Kept (shown as interrupted) unless a `partial_end` or a
+    /// `truncate` removes it.
+    Partial {
+        at: u64,
+        partial: PartialAnswer,
+    },
+    /// The streamed answer after `after_message` finished: its message and trace are saved.
+    PartialEnd {
+        at: u64,
+        after_message: usize,
+    },
+    /// `/retry`: keep the first `messages` messages and `traces` traces; partial answers to
+    /// the messages dropped go too.
+    Truncate {
+        at: u64,
+        messages: usize,
+        traces: usize,
+    },
+}
+
+impl Record {
+    /// Whether losing it in a crash would lose a finished message: fsynced at once.
+    pub fn is_durable(&self) -> bool {
+        !matches!(self, Record::Partial { .. })
+    }
+
+    /// Make it fit to write: no `Authorization` value, no userinfo in the URL.
+    pub fn scrub(&mut self) {
+        match self {
+            Record::Header(h) => h.base_url = kimi_client::redact_url(&h.base_url),
+            Record::Trace { trace, .. } => super::redact(trace),
+            _ => {}
+        }
+    }
+}
+
+/// `record` as one line, newline included, escaped so that `cat` cannot drive a terminal.
+pub fn encode(record: &mut Record, out: &mut Vec<u8>) -> io::Result<()> {
+    record.scrub();
+    let start = out.len();
+    crate::json_out::to_writer(&mut *out, record).map_err(io::Error::other)?;
+    out.push(b'\n');
+    if out.len() - start > MAX_LINE {
+        out.truncate(start);
+        return Err(io::Error::other(format!(
+            "a record of more than {} MiB cannot be saved",
+            MAX_LINE >> 20
+        )));
+    }
+    Ok(())
+}
+
+/// The whole of `session` as journal records, header first.
+pub fn records_of(session: &Session) -> Vec<Record> {
+    let at = session.updated_unix_ms;
+    let mut out = vec![Record::Header(Header::of(session))];
+    out.extend(
+        session
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(index, m)| Record::Message {
+                at,
+                index,
+                message: m.clone(),
+            }),
+    );
+    out.extend(
+        session
+            .traces
+            .iter()
+            .enumerate()
+            .map(|(index, t)| Record::Trace {
+                at,
+                index,
+                message_index: t.message_index,
+                trace: Box::new(t.trace.clone()),
+            }),
+    );
+    out.extend(session.partial.iter().map(|p| Record::Partial {
+        at,
+        partial: p.clone(),
+    }));
+    out
+}
+
+/// A journal read back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    pub session: Session,
+    /// Set when the last line was cut off and dropped.
+    pub notice: Option<String>,
+    /// Bytes of whole records: where the next record goes (a cut-off tail is cut away first).
+    pub valid_len: u64,
+    /// The last record lacks its newline (written whole, cut just before it).
+    pub needs_newline: bool,
+}
+
+/// The session a journal rebuilds, record by record.
+struct Replay {
+    session: Session,
+}
+
+impl Replay {
+    fn new(h: Header) -> Replay {
+        Replay {
+            session: Session {
+                version: SESSION_VERSION,
+                id: h.id,
+                created_unix_ms: h.created_unix_ms,
+                updated_unix_ms: h.created_unix_ms,
+                profile: h.profile,
+                mode: h.mode,
+                model: h.model,
+                base_url: h.base_url,
+                messages: Vec::new(),
+                traces: Vec::new(),
+                partial: Vec::new(),
+            },
+        }
+    }
+
+    fn apply(&mut self, r: Record) -> Result<(), String> {
+        let s = &mut self.session;
+        let at = match r {
+            Record::Header(_) => return Err("a second header record".to_owned()),
+            Record::Message { at, index, message } => {
+                if index != s.messages.len() {
+                    return Err(format!(
+                        "message {index} where message {} was expected",
+                        s.messages.len()
+                    ));
+                }
+                s.messages.push(message);
+                at
+            }
+            Record::Trace {
+                at,
+                index,
+                message_index,
+                trace,
+            } => {
+                let t = super::SessionTrace {
+                    message_index,
+                    trace: *trace,
+                };
+                let len = s.traces.len();
+                match s.traces.get_mut(index) {
+                    Some(slot) => *slot = t,
+                    None if index == len => s.traces.push(t),
+                    None => {
+                        return Err(format!(
+                            "trace {index} where at most trace {} was expected",
+                            s.traces.len()
+                        ));
+                    }
+                }
+                at
+            }
+            Record::System { at, content } => {
+                match s.messages.first_mut() {
+                    Some(m) if m.role == "system" => *m = Message::system(content),
+                    Some(_) => {
+                        s.messages.insert(0, Message::system(content));
+                        // Every message moved up by one: what points at messages moves too,
+                        // as in the agent and the app's view.
+                        s.traces.iter_mut().for_each(|t| t.message_index += 1);
+                        s.partial.iter_mut().for_each(|p| p.after_message += 1);
+                    }
+                    None => {}
+                }
+                at
+            }
+            Record::Partial { at, partial } => {
+                match s
+                    .partial
+                    .iter_mut()
+                    .find(|p| p.after_message == partial.after_message)
+                {
+                    Some(p) => *p = partial,
+                    None => s.partial.push(partial),
+                }
+                at
+            }
+            Record::PartialEnd { at, after_message } => {
+                s.partial.retain(|p| p.after_message != after_message);
+                at
+            }
+            Record::Truncate {
+                at,
+                messages,
+                traces,
+            } => {
+                s.messages.truncate(messages);
+                s.traces.truncate(traces);
+                s.partial.retain(|p| p.after_message < messages);
+                at
+            }
+        };
+        s.updated_unix_ms = s.updated_unix_ms.max(at);
+        Ok(())
+    }
+}
+
+/// Whether `path` holds a journal (else an old `.json` session): its first bytes say.
+pub fn is_journal(path: &Path) -> Result<bool, SessionError> {
+    let mut head = [0u8; HEADER_START.len()];
+    let mut f = File::open(path).map_err(|e| io_error("read", path, &e))?;
+    let mut got = 0;
+    while got < head.len() {
+        match f.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_error("read", path, &e)),
+        }
+    }
+    Ok(&head[..got] == HEADER_START)
+}
+
+/// Read the journal at `path`, line by line.
+pub fn read(path: &Path) -> Result<Loaded, SessionError> {
+    let f = File::open(path).map_err(|e| io_error("read", path, &e))?;
+    read_from(path, BufReader::with_capacity(1 << 16, f))
+}
+
+fn corrupt(path: &Path, line: usize, detail: impl std::fmt::Display) -> SessionError {
+    SessionError::Corrupt {
+        path: path.to_owned(),
+        detail: format!("line {line}: {detail}"),
+    }
+}
+
+fn read_from(path: &Path, mut r: impl BufRead) -> Result<Loaded, SessionError> {
+    let mut replay: Option<Replay> = None;
+    let mut line = Vec::new();
+    // A line that failed to parse: an error unless it turns out to be the last one.
+    let mut bad: Option<(usize, u64, String)> = None;
+    let mut offset: u64 = 0;
+    let mut valid_len: u64 = 0;
+    let mut needs_newline = false;
+    let mut n = 0;
+    loop {
+        line.clear();
+        let got = (&mut r)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| io_error("read", path, &e))?;
+        if got == 0 {
+            break;
+        }
+        n += 1;
+        if let Some((at, _, detail)) = bad.take() {
+            return Err(corrupt(path, at, detail));
+        }
+        let start = offset;
+        offset += got as u64;
+        let complete = line.last() == Some(&b'\n');
+        if !complete && got > MAX_LINE {
+            return Err(corrupt(
+                path,
+                n,
+                format!("longer than {} MiB", MAX_LINE >> 20),
+            ));
+        }
+        let parsed = match replay.as_mut() {
+            None => first_record(path, &line).map(|h| replay = Some(Replay::new(h))),
+            Some(rp) => serde_json::from_slice::<Record>(&line)
+                .map_err(|e| e.to_string())
+                .and_then(|rec| rp.apply(rec)),
+        };
+        match parsed {
+            Ok(()) => {
+                valid_len = offset;
+                needs_newline = !complete;
+            }
+            Err(detail) if replay.is_some() => bad = Some((n, start, detail)),
+            // The header itself: nothing to keep.
+            Err(detail) => return Err(header_error(path, detail)),
+        }
+    }
+    let Some(replay) = replay else {
+        return Err(SessionError::Corrupt {
+            path: path.to_owned(),
+            detail: "empty file".to_owned(),
+        });
+    };
+    let notice = bad.map(|(_, start, _)| {
+        format!(
+            "{}: the last record was cut off (crash mid-write?); {} bytes ignored",
+            path.display(),
+            offset - start
+        )
+    });
+    let session = replay.session;
+    super::validate::check(&session).map_err(|detail| SessionError::Corrupt {
+        path: path.to_owned(),
+        detail,
+    })?;
+    Ok(Loaded {
+        session,
+        notice,
+        valid_len,
+        needs_newline,
+    })
+}
+
+/// The header error says what it is: a newer version is refused before anything is read.
+fn header_error(path: &Path, detail: String) -> SessionError {
+    match detail.strip_prefix("newer:") {
+        Some(v) => SessionError::Newer {
+            path: path.to_owned(),
+            version: v.parse().unwrap_or(u64::MAX),
+        },
+        None => corrupt(path, 1, detail),
+    }
+}
+
+fn first_record(_path: &Path, line: &[u8]) -> Result<Header, String> {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(rename = "type")]
+        kind: String,
+        version: u64,
+    }
+    let p: Probe = serde_json::from_slice(line).map_err(|e| format!("header: {e}"))?;
+    if p.kind != "header" {
+        return Err(format!("the first record is `{}`, not the header", p.kind));
+    }
+    if p.version > u64::from(JOURNAL_VERSION) {
+        return Err(format!("newer:{}", p.version));
+    }
+    match serde_json::from_slice::<Record>(line).map_err(|e| format!("header: {e}"))? {
+        Record::Header(h) => Ok(h),
+        _ => Err("the first record is not the header".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> Vec<u8> {
+        let s = Session::new("p", Mode::Raw, "m", "http://u:pw@h/v1");
+        let mut out = Vec::new();
+        encode(&mut Record::Header(Header::of(&s)), &mut out).expect("encode");
+        out
+    }
+
+    #[test]
+    fn the_header_starts_as_sniffed_and_holds_no_userinfo() {
+        let h = header();
+        assert!(
+            h.starts_with(HEADER_START),
+            "{}",
+            String::from_utf8_lossy(&h)
+        );
+        assert!(!String::from_utf8_lossy(&h).contains("pw"));
+    }
+
+    #[test]
+    fn replay_follows_each_record_kind() {
+        let mut bytes = header();
+        let mut add = |mut r: Record| encode(&mut r, &mut bytes).expect("encode");
+        add(Record::Message {
+            at: 5,
+            index: 0,
+            message: Message::user("a"),
+        });
+        add(Record::System {
+            at: 6,
+            content: "sys".into(),
+        });
+        add(Record::Partial {
+            at: 7,
+            partial: PartialAnswer {
+                after_message: 2,
+                content: "x".into(),
+                ..PartialAnswer::default()
+            },
+        });
+        add(Record::Partial {
+            at: 8,
+            partial: PartialAnswer {
+                after_message: 2,
+                content: "xy".into(),
+                ..PartialAnswer::default()
+            },
+        });
+        add(Record::Message {
+            at: 9,
+            index: 2,
+            message: Message::assistant("xyz"),
+        });
+        add(Record::PartialEnd {
+            at: 9,
+            after_message: 2,
+        });
+        let l = read_from(Path::new("j"), &bytes[..]).expect("reads");
+        let s = l.session;
+        assert_eq!(
+            s.messages,
+            [
+                Message::system("sys"),
+                Message::user("a"),
+                Message::assistant("xyz")
+            ]
+        );
+        assert!(s.partial.is_empty());
+        assert_eq!(s.updated_unix_ms, s.created_unix_ms.max(9));
+        assert_eq!(l.valid_len, bytes.len() as u64);
+        // A message out of order is corruption, named by line.
+        let mut more = bytes.clone();
+        encode(
+            &mut Record::Message {
+                at: 1,
+                index: 7,
+                message: Message::user("?"),
+            },
+            &mut more,
+        )
+        .expect("encode");
+        encode(
+            &mut Record::Truncate {
+                at: 1,
+                messages: 1,
+                traces: 0,
+            },
+            &mut more,
+        )
+        .expect("encode");
+        let e = read_from(Path::new("j"), &more[..]).expect_err("corrupt");
+        assert!(
+            e.to_string()
+                .contains("line 8: message 7 where message 3 was expected"),
+            "{e}"
+        );
+    }
+}

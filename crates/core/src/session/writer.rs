@@ -1,0 +1,296 @@
+//! The journal's writer: a thread that owns the file, fed records through a bounded channel,
+//! so that the UI never waits for the disk. Records are serialized here, not on the UI task:
+//! cloning a message or a trace costs the UI far less than encoding it (see `benches/session.rs`).
+//!
+//! Each record is one `write(2)` of its line and newline. A batch holding a finished message
+//! (anything but a partial answer) is fsynced at once; partial answers at most once a second.
+//! The first error stops the writer (nothing more is written) and is reported once.
+
+use std::collections::VecDeque;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::time::{Duration, Instant};
+
+use super::journal::{self, Record};
+use super::{SessionError, SessionStore, io_error};
+
+/// Batches in flight before the UI keeps them itself (see [`JournalWriter::send`]).
+const QUEUE: usize = 64;
+/// Longest a partial answer stays written but not fsynced.
+pub const PARTIAL_SYNC_EVERY: Duration = Duration::from_secs(1);
+
+/// How the writer starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// A new `ID.jsonl`; an existing one is never replaced. `beside_legacy`: an old `ID.json`
+    /// of this very session may be there (it is being continued as a journal, and left as it
+    /// was); without it, an `ID.json` there is another session's and refuses the write.
+    Create { beside_legacy: bool },
+    /// Append to the `ID.jsonl` this session was loaded from (a cut-off last line is cut away).
+    Continue,
+}
+
+enum Cmd {
+    Records(Vec<Record>),
+    Flush(mpsc::Sender<()>),
+}
+
+/// The sending end, held by the UI.
+pub struct JournalWriter {
+    pub id: String,
+    tx: SyncSender<Cmd>,
+    /// Batches the full channel did not take yet, sent first next time: nothing is dropped.
+    pending: VecDeque<Vec<Record>>,
+    errors: Receiver<SessionError>,
+}
+
+impl JournalWriter {
+    /// Start the writer of session `id` in `store`. Nothing touches the disk before the
+    /// first batch arrives.
+    pub fn spawn(store: &SessionStore, id: &str, target: Target) -> io::Result<JournalWriter> {
+        let (tx, rx) = mpsc::sync_channel(QUEUE);
+        let (etx, errors) = mpsc::channel();
+        let mut file = JournalFile {
+            store: store.clone(),
+            id: id.to_owned(),
+            target,
+            file: None,
+            unsynced_since: None,
+            failed: false,
+        };
+        std::thread::Builder::new()
+            .name(format!("journal-{id}"))
+            .spawn(move || file.run(&rx, &etx))?;
+        Ok(JournalWriter {
+            id: id.to_owned(),
+            tx,
+            pending: VecDeque::new(),
+            errors,
+        })
+    }
+
+    /// Queue `records`; never blocks. When the writer is behind and the channel full, the
+    /// batch waits here and goes with the next `send` or `flush`.
+    pub fn send(&mut self, records: Vec<Record>) {
+        if !records.is_empty() {
+            self.pending.push_back(records);
+        }
+        while let Some(batch) = self.pending.pop_front() {
+            match self.tx.try_send(Cmd::Records(batch)) {
+                Ok(()) => {}
+                Err(TrySendError::Full(Cmd::Records(b))) => {
+                    self.pending.push_front(b);
+                    return;
+                }
+                // The writer stopped: its error is (or was) reported through `error`.
+                Err(_) => return self.pending.clear(),
+            }
+        }
+    }
+
+    /// The writer's failure, once, if it failed.
+    pub fn error(&self) -> Option<SessionError> {
+        self.errors.try_recv().ok()
+    }
+
+    /// Wait until everything sent is written and fsynced, at most `timeout`; `false` when it
+    /// took longer (the writer goes on). For quitting, and for tests.
+    pub fn flush(&mut self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while !self.pending.is_empty() {
+            self.send(Vec::new());
+            if Instant::now() >= deadline {
+                return false;
+            }
+            if !self.pending.is_empty() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        let (reply, done) = mpsc::channel();
+        let mut cmd = Cmd::Flush(reply);
+        loop {
+            match self.tx.try_send(cmd) {
+                Ok(()) => break,
+                // Stopped: nothing more will be written.
+                Err(TrySendError::Disconnected(_)) => return true,
+                Err(TrySendError::Full(c)) => {
+                    if Instant::now() >= deadline {
+                        return false;
+                    }
+                    cmd = c;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        }
+        match done.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => true,
+            Err(RecvTimeoutError::Timeout) => false,
+        }
+    }
+}
+
+/// The writer thread's state.
+struct JournalFile {
+    store: SessionStore,
+    id: String,
+    target: Target,
+    file: Option<File>,
+    /// Written but not yet fsynced since then.
+    unsynced_since: Option<Instant>,
+    failed: bool,
+}
+
+impl JournalFile {
+    fn run(&mut self, rx: &Receiver<Cmd>, errors: &mpsc::Sender<SessionError>) {
+        loop {
+            let wait = match self.unsynced_since {
+                Some(t) => PARTIAL_SYNC_EVERY.saturating_sub(t.elapsed()),
+                None => Duration::from_secs(3600),
+            };
+            let result = match rx.recv_timeout(wait) {
+                Ok(Cmd::Records(records)) => self.write(records),
+                Ok(Cmd::Flush(reply)) => {
+                    let r = self.sync();
+                    let _ = reply.send(());
+                    r
+                }
+                Err(RecvTimeoutError::Timeout) => self.sync(),
+                Err(RecvTimeoutError::Disconnected) => {
+                    if let Err(e) = self.sync() {
+                        tracing::error!(session = %self.id, "session not saved: {e}");
+                    }
+                    return;
+                }
+            };
+            if let Err(e) = result {
+                tracing::error!(session = %self.id, "session not saved: {e}");
+                self.failed = true;
+                self.file = None;
+                let _ = errors.send(e);
+            }
+        }
+    }
+
+    fn path(&self) -> PathBuf {
+        self.store.journal_path(&self.id)
+    }
+
+    fn write(&mut self, records: Vec<Record>) -> Result<(), SessionError> {
+        if self.failed {
+            return Ok(());
+        }
+        let durable = records.iter().any(Record::is_durable);
+        let file = match self.file.take() {
+            Some(f) => f,
+            None => self.open()?,
+        };
+        let file = self.file.insert(file);
+        let path = self.store.journal_path(&self.id);
+        let mut line = Vec::new();
+        for mut r in records {
+            line.clear();
+            journal::encode(&mut r, &mut line).map_err(|e| io_error("write", &path, &e))?;
+            // One write(2) per line: a crash cuts at most the line being written.
+            file.write_all(&line)
+                .map_err(|e| io_error("write", &path, &e))?;
+        }
+        if self.unsynced_since.is_none() {
+            self.unsynced_since = Some(Instant::now());
+        }
+        let due = self
+            .unsynced_since
+            .is_some_and(|t| t.elapsed() >= PARTIAL_SYNC_EVERY);
+        if durable || due {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<(), SessionError> {
+        if self.unsynced_since.take().is_none() {
+            return Ok(());
+        }
+        match &self.file {
+            // Only the appended bytes are new: fdatasync costs what was written.
+            Some(f) => f
+                .sync_data()
+                .map_err(|e| io_error("sync", &self.path(), &e)),
+            None => Ok(()),
+        }
+    }
+
+    fn open(&self) -> Result<File, SessionError> {
+        let path = self.path();
+        let dir = &self.store.dir;
+        crate::private_fs::create_dir_all(dir)
+            .map_err(|e| io_error("create the directory", dir, &e))?;
+        match self.target {
+            Target::Create { beside_legacy } => {
+                let legacy = self.store.legacy_path(&self.id);
+                for p in [&path, &legacy] {
+                    if std::fs::symlink_metadata(p).is_err() || (beside_legacy && *p == legacy) {
+                        continue;
+                    }
+                    let reason = match SessionStore::load_path(p) {
+                        Ok(_) => "already holds a different session with the same id".to_owned(),
+                        Err(SessionError::Newer { version, .. }) => {
+                            format!("was written by a newer kimi-tui (version {version})")
+                        }
+                        Err(SessionError::Corrupt { detail, .. }) => {
+                            format!("is not a valid session file ({detail})")
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    return Err(SessionError::WontOverwrite {
+                        path: p.clone(),
+                        reason,
+                    });
+                }
+                let f = OpenOptions::new()
+                    .append(true)
+                    .create_new(true)
+                    .mode(crate::private_fs::FILE_MODE)
+                    .open(&path)
+                    .map_err(|e| io_error("create", &path, &e))?;
+                // The new name itself must survive a crash.
+                if let Ok(d) = File::open(dir) {
+                    let _ = d.sync_all();
+                }
+                Ok(f)
+            }
+            Target::Continue => {
+                let loaded = journal::read(&path).map_err(|e| match e {
+                    SessionError::Corrupt { path, detail } => SessionError::WontOverwrite {
+                        path,
+                        reason: format!("is not a valid session file ({detail})"),
+                    },
+                    e => e,
+                })?;
+                if loaded.session.id != self.id {
+                    return Err(SessionError::WontOverwrite {
+                        path,
+                        reason: format!("holds session `{}`", loaded.session.id),
+                    });
+                }
+                let mut f = OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .map_err(|e| io_error("open", &path, &e))?;
+                let len = f.metadata().map_err(|e| io_error("read", &path, &e))?.len();
+                if len > loaded.valid_len {
+                    // The cut-off last record (reported when it was loaded) goes, so that
+                    // what follows starts on a line of its own.
+                    f.set_len(loaded.valid_len)
+                        .map_err(|e| io_error("truncate", &path, &e))?;
+                } else if loaded.needs_newline {
+                    f.write_all(b"\n")
+                        .map_err(|e| io_error("write", &path, &e))?;
+                }
+                Ok(f)
+            }
+        }
+    }
+}

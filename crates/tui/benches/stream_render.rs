@@ -1,0 +1,193 @@
+//! Frame cost while a long answer streams, at 120x40.
+//!
+//! - `code block frame/N`: the last line of an N-line fenced code block grows by a token, then
+//!   the frame is laid out and drawn. Linear rendering means 2,000 lines cost about what 10 do.
+//! - `inspector frame/2MiB`: a raw-mode trace holding 2 MiB of chunks gets one more chunk,
+//!   then the open inspector is laid out and drawn.
+//! - `inspector search step/2MiB`: `n` (next match) in the inspector on that trace.
+//!
+//! Each timed iteration starts from the same size: the state is rebuilt, untimed, every
+//! `RESET` iterations, so the open line never holds more than `RESET` tokens.
+
+// A bench: a failed unwrap in setup is a broken bench, as in tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use kimi_core::tools::Toolbox;
+use kimi_protocol::{Mode, Trace};
+use kimi_ui::app::event::AppEvent;
+use kimi_ui::app::state::{App, AssistantTurn, Connection, Entry};
+use kimi_ui::app::update::update;
+use kimi_ui::ui;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+
+const RESET: u64 = 16;
+const AREA: Rect = Rect::new(0, 0, 120, 40);
+
+fn new_app() -> App {
+    let connection = Connection {
+        profile: "bench".into(),
+        mode: Mode::Raw,
+        model: "m".into(),
+        host: "127.0.0.1:8000".into(),
+    };
+    App::new(connection, Toolbox::default(), None)
+}
+
+/// An app whose last answer is an open `rust` code block of `lines` complete lines and a
+/// started one, laid out once as in a running app. With `history`, an earlier answer of 60
+/// lines comes first, so the screen is full whatever the length of the block.
+fn code_app(lines: usize, history: bool, theme: &ui::markdown::Theme) -> App {
+    let mut app = new_app();
+    if history {
+        let mut t = AssistantTurn::new(None);
+        for i in 0..60 {
+            t.markdown.push_str(&format!(
+                "Line {i} of an earlier answer, with some *styled* words.\n\n"
+            ));
+        }
+        t.state = kimi_ui::app::state::TurnState::Done;
+        app.entries.push(Entry::Assistant(Box::new(t)));
+    }
+    let mut t = AssistantTurn::new(None);
+    let mut text = String::from("Here it is:\n\n```rust\n");
+    for i in 0..lines {
+        text.push_str(&format!(
+            "    let value_{i} = compute({i}, \"label\"); // step {i}\n"
+        ));
+    }
+    text.push_str("    let last =");
+    t.markdown.push_str(&text);
+    app.entries.push(Entry::Assistant(Box::new(t)));
+    app.turn_entry = Some(app.entries.len() - 1);
+    ui::prepare(&mut app, AREA, theme);
+    app
+}
+
+fn push_token(app: &mut App, token: &str) {
+    if let Some(t) = app.current_turn() {
+        t.markdown.push_str(token);
+    }
+}
+
+/// A raw-mode trace holding about `bytes` of completion in 7-byte chunks.
+fn big_trace(bytes: usize) -> Trace {
+    let mut t = Trace {
+        mode: Mode::Raw,
+        url: "http://127.0.0.1:8000/v1/completions".into(),
+        status: Some(200),
+        prompt: Some(
+            "<|im_user|>user<|im_middle|>hi<|im_end|><|im_assistant|>assistant<|im_middle|>".into(),
+        ),
+        ..Trace::default()
+    };
+    let words = [" lorem", " ipsum", " dolor\n", " sit", " amet", " elit\n\n"];
+    let mut k = 0u64;
+    while t.data.len() < bytes {
+        t.push_chunk(words[(k % 6) as usize], k * 10);
+        k += 1;
+    }
+    t
+}
+
+fn inspector_app(bytes: usize, theme: &ui::markdown::Theme) -> App {
+    let mut app = new_app();
+    app.traces.push(big_trace(bytes));
+    app.inspector.open = true;
+    app.inspector.scroll = usize::MAX / 2;
+    ui::prepare(&mut app, AREA, theme);
+    app
+}
+
+fn key(c: char) -> AppEvent {
+    AppEvent::Terminal(Event::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::NONE,
+    )))
+}
+
+fn frames(c: &mut Criterion) {
+    let theme = ui::markdown::Theme::default();
+    let mut g = c.benchmark_group("code block frame");
+    g.sample_size(20).measurement_time(Duration::from_secs(3));
+    for (n, history) in [(10usize, false), (2_000, false), (10, true), (2_000, true)] {
+        let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+        let id = if history {
+            format!("{n} after history")
+        } else {
+            n.to_string()
+        };
+        g.bench_with_input(BenchmarkId::from_parameter(id), &n, |b, &n| {
+            b.iter_custom(|iters| {
+                let mut app = code_app(n, history, &theme);
+                let mut took = Duration::ZERO;
+                for k in 0..iters {
+                    if k > 0 && k % RESET == 0 {
+                        app = code_app(n, history, &theme);
+                    }
+                    let t0 = Instant::now();
+                    push_token(&mut app, " x");
+                    ui::prepare(&mut app, AREA, &theme);
+                    term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
+                    took += t0.elapsed();
+                }
+                took
+            })
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("inspector");
+    g.sample_size(10).measurement_time(Duration::from_secs(3));
+    let bytes = 2 << 20;
+    let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    // Built once (criterion calls the routine several times); room is left for the chunks
+    // the iterations add (past 2 MiB a trace drops them).
+    let mut app = inspector_app(bytes - (256 << 10), &theme);
+    let mut k = 0u64;
+    g.bench_function("frame/2MiB", |b| {
+        b.iter(|| {
+            k += 1;
+            if let Some(t) = app.traces.last_mut() {
+                t.push_chunk(" token", 1_000_000 + k);
+            }
+            ui::prepare(&mut app, AREA, &theme);
+            term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
+        })
+    });
+    drop(app);
+    let mut app = inspector_app(bytes, &theme);
+    g.bench_function("search step/2MiB", |b| {
+        for c in "/amet".chars() {
+            update(&mut app, key(c));
+        }
+        update(
+            &mut app,
+            AppEvent::Terminal(Event::Key(KeyEvent::new(
+                KeyCode::Enter,
+                KeyModifiers::NONE,
+            ))),
+        );
+        app.inspector.scroll = 0;
+        b.iter(|| {
+            // Start over now and then, so every step finds a match close by.
+            k += 1;
+            if k.is_multiple_of(1000) {
+                app.inspector.scroll = 0;
+            }
+            update(&mut app, key('n'));
+            ui::prepare(&mut app, AREA, &theme);
+            black_box(app.inspector.scroll)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, frames);
+criterion_main!(benches);

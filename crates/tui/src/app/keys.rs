@@ -1,0 +1,528 @@
+//! The one key table: which key does what where. `update` dispatches through [`lookup`], the F1
+//! help lists [`TABLE`] row by row, and the status bar shows the rows marked with a hint, so a
+//! binding cannot exist without its help, nor a hint without its binding.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Where the keys go: the first context that is open takes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    /// Before anything else, whatever is open.
+    Global,
+    /// The message input and the transcript.
+    Input,
+    /// The F1 help overlay.
+    Help,
+    /// The raw-stream inspector.
+    Inspector,
+    /// Typing an inspector search.
+    Search,
+    /// The approval dialog, asking.
+    Dialog,
+    /// The approval dialog, typing a reason to deny.
+    DialogReason,
+    /// The approval dialog, editing the arguments.
+    DialogEdit,
+}
+
+/// What a key does. Several contexts share the scroll actions; each scrolls its own view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Ctrl-C: cancel what runs, else quit.
+    CancelOrQuit,
+    Send,
+    NewLine,
+    HistoryPrev,
+    HistoryNext,
+    /// Esc in the input: cancel the running answer, else unselect the tool call.
+    Cancel,
+    QuitIfEmpty,
+    LineUp,
+    LineDown,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    /// Tab: the previous (older) tool call; Shift-Tab the next.
+    SelectPrevCall,
+    SelectNextCall,
+    ToggleCall,
+    ToggleInspector,
+    OpenHelp,
+    CloseHelp,
+    CloseInspector,
+    StartSearch,
+    NextMatch,
+    PrevMatch,
+    PrevRequest,
+    NextRequest,
+    SaveTrace,
+    RunSearch,
+    CancelSearch,
+    DeleteSearchChar,
+    Approve,
+    AlwaysAllow,
+    DenyWithReason,
+    Deny,
+    Edit,
+    InspectCall,
+    SubmitReason,
+    SaveEdit,
+    /// Back from the reason or the editor to the question.
+    BackToDialog,
+}
+
+/// One key: its code and the modifiers it needs (more may be held).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+const fn k(code: KeyCode) -> Key {
+    Key {
+        code,
+        mods: KeyModifiers::NONE,
+    }
+}
+
+const fn c(ch: char) -> Key {
+    Key {
+        code: KeyCode::Char(ch),
+        mods: KeyModifiers::NONE,
+    }
+}
+
+const fn ctrl(ch: char) -> Key {
+    Key {
+        code: KeyCode::Char(ch),
+        mods: KeyModifiers::CONTROL,
+    }
+}
+
+const fn with(code: KeyCode, mods: KeyModifiers) -> Key {
+    Key { code, mods }
+}
+
+/// One row of the table: keys and their actions in a context, as the help shows them.
+#[derive(Debug)]
+pub struct Row {
+    pub context: Context,
+    /// The keys as the help writes them.
+    pub keys: &'static str,
+    pub help: &'static str,
+    /// Shown in the status bar as `KEY TEXT`, in this order.
+    pub hint: Option<(u8, &'static str, &'static str)>,
+    pub binds: &'static [(Key, Action)],
+}
+
+use Action::*;
+use Context::*;
+use KeyCode::{
+    BackTab, Backspace, Down, End, Enter, Esc, F, Home, Left, PageDown as PgDn, PageUp as PgUp,
+    Right, Tab, Up,
+};
+
+const SCROLL: &[(Key, Action)] = &[
+    (k(Up), LineUp),
+    (c('k'), LineUp),
+    (k(Down), LineDown),
+    (c('j'), LineDown),
+    (k(PgUp), PageUp),
+    (k(PgDn), PageDown),
+    (c(' '), PageDown),
+    (k(Home), Top),
+    (c('g'), Top),
+    (k(End), Bottom),
+    (c('G'), Bottom),
+];
+
+/// Every binding. Within a context a key has one action; when a key matches several rows
+/// through held modifiers, the row needing the most modifiers wins (Shift-Enter before Enter).
+pub const TABLE: &[Row] = &[
+    Row {
+        context: Global,
+        keys: "Ctrl-C",
+        help: "cancel if something runs, otherwise quit",
+        hint: None,
+        binds: &[(ctrl('c'), CancelOrQuit)],
+    },
+    Row {
+        context: Input,
+        keys: "Enter",
+        help: "send the message",
+        hint: None,
+        binds: &[(k(Enter), Send)],
+    },
+    Row {
+        context: Input,
+        keys: "Shift-Enter, Ctrl-J",
+        help: "new line (Alt-Enter too)",
+        hint: None,
+        binds: &[
+            (with(Enter, KeyModifiers::SHIFT), NewLine),
+            (with(Enter, KeyModifiers::ALT), NewLine),
+            (ctrl('j'), NewLine),
+        ],
+    },
+    Row {
+        context: Input,
+        keys: "Up / Down",
+        help: "earlier prompts (on the first / last line)",
+        hint: None,
+        binds: &[(k(Up), HistoryPrev), (k(Down), HistoryNext)],
+    },
+    Row {
+        context: Input,
+        keys: "Esc",
+        help: "cancel the running answer (the partial answer stays)",
+        hint: Some((3, "Esc", "cancel")),
+        binds: &[(k(Esc), Cancel)],
+    },
+    Row {
+        context: Input,
+        keys: "Ctrl-D",
+        help: "quit on an empty input",
+        hint: None,
+        binds: &[(ctrl('d'), QuitIfEmpty)],
+    },
+    Row {
+        context: Input,
+        keys: "PgUp / PgDn, wheel",
+        help: "scroll the transcript",
+        hint: None,
+        binds: &[(k(PgUp), PageUp), (k(PgDn), PageDown)],
+    },
+    Row {
+        context: Input,
+        keys: "Home / End",
+        help: "top / bottom (on an empty input, or with Ctrl)",
+        hint: None,
+        binds: &[
+            (k(Home), Top),
+            (with(Home, KeyModifiers::CONTROL), Top),
+            (k(End), Bottom),
+            (with(End, KeyModifiers::CONTROL), Bottom),
+        ],
+    },
+    Row {
+        context: Input,
+        keys: "Tab / Shift-Tab",
+        help: "select a tool call",
+        hint: None,
+        binds: &[(k(Tab), SelectPrevCall), (k(BackTab), SelectNextCall)],
+    },
+    Row {
+        context: Input,
+        keys: "Ctrl-O",
+        help: "expand the selected (or last) tool call's result",
+        hint: None,
+        binds: &[(ctrl('o'), ToggleCall)],
+    },
+    Row {
+        context: Input,
+        keys: "Ctrl-T",
+        help: "inspector: raw stream, markers and token ids (of the selected call)",
+        hint: Some((2, "Ctrl-T", "inspector")),
+        binds: &[(ctrl('t'), ToggleInspector)],
+    },
+    Row {
+        context: Input,
+        keys: "F1, ?",
+        help: "this help (? on an empty input)",
+        hint: Some((1, "F1", "help")),
+        binds: &[(k(F(1)), OpenHelp), (c('?'), OpenHelp)],
+    },
+    Row {
+        context: Dialog,
+        keys: "y / a",
+        help: "approve / approve and always allow this tool",
+        hint: None,
+        binds: &[(c('y'), Approve), (c('a'), AlwaysAllow)],
+    },
+    Row {
+        context: Dialog,
+        keys: "n / Esc",
+        help: "deny with a reason for the model / deny",
+        hint: None,
+        binds: &[(c('n'), DenyWithReason), (k(Esc), Deny)],
+    },
+    Row {
+        context: Dialog,
+        keys: "e",
+        help: "edit the arguments as JSON",
+        hint: None,
+        binds: &[(c('e'), Edit)],
+    },
+    Row {
+        context: Dialog,
+        keys: "↑↓ j k PgUp PgDn g G",
+        help: "scroll long arguments (y counts once all were shown)",
+        hint: None,
+        binds: SCROLL,
+    },
+    Row {
+        context: Dialog,
+        keys: "Ctrl-T",
+        help: "the call's raw markers in the inspector (Esc comes back)",
+        hint: None,
+        binds: &[(ctrl('t'), InspectCall)],
+    },
+    Row {
+        context: DialogReason,
+        keys: "Enter / Esc",
+        help: "typing a reason: deny with it / back",
+        hint: None,
+        binds: &[(k(Enter), SubmitReason), (k(Esc), BackToDialog)],
+    },
+    Row {
+        context: DialogEdit,
+        keys: "Ctrl-S / Esc",
+        help: "editing: check the arguments and run / back",
+        hint: None,
+        binds: &[(ctrl('s'), SaveEdit), (k(Esc), BackToDialog)],
+    },
+    Row {
+        context: Inspector,
+        keys: "↑↓ j k PgUp PgDn g G",
+        help: "scroll",
+        hint: None,
+        binds: SCROLL,
+    },
+    Row {
+        context: Inspector,
+        keys: "[ ] ← →",
+        help: "previous / next request",
+        hint: None,
+        binds: &[
+            (c('['), PrevRequest),
+            (k(Left), PrevRequest),
+            (c(']'), NextRequest),
+            (k(Right), NextRequest),
+        ],
+    },
+    Row {
+        context: Inspector,
+        keys: "/ n N",
+        help: "search, next match, previous match",
+        hint: None,
+        binds: &[
+            (c('/'), StartSearch),
+            (c('n'), NextMatch),
+            (c('N'), PrevMatch),
+        ],
+    },
+    Row {
+        context: Inspector,
+        keys: "s",
+        help: "save the request's trace to a file",
+        hint: None,
+        binds: &[(c('s'), SaveTrace)],
+    },
+    Row {
+        context: Inspector,
+        keys: "Esc q Ctrl-T",
+        help: "close the inspector",
+        hint: None,
+        binds: &[
+            (k(Esc), CloseInspector),
+            (c('q'), CloseInspector),
+            (ctrl('t'), ToggleInspector),
+        ],
+    },
+    Row {
+        context: Search,
+        keys: "Enter / Esc",
+        help: "typing a search: search / cancel (Backspace deletes)",
+        hint: None,
+        binds: &[
+            (k(Enter), RunSearch),
+            (k(Esc), CancelSearch),
+            (k(Backspace), DeleteSearchChar),
+        ],
+    },
+    Row {
+        context: Help,
+        keys: "↑↓ PgUp PgDn",
+        help: "scroll this help",
+        hint: None,
+        binds: &[
+            (k(Up), LineUp),
+            (k(Down), LineDown),
+            (k(PgUp), PageUp),
+            (k(PgDn), PageDown),
+            (k(Home), Top),
+            (k(End), Bottom),
+        ],
+    },
+    Row {
+        context: Help,
+        keys: "Esc, F1, ? or q",
+        help: "close this help",
+        hint: None,
+        binds: &[
+            (k(Esc), CloseHelp),
+            (k(F(1)), CloseHelp),
+            (c('?'), CloseHelp),
+            (c('q'), CloseHelp),
+        ],
+    },
+];
+
+/// The action of `key` in `context`, if the table binds one.
+pub fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
+    TABLE
+        .iter()
+        .filter(|r| r.context == context)
+        .flat_map(|r| r.binds.iter())
+        .filter(|(b, _)| b.code == key.code && key.modifiers.contains(b.mods))
+        .max_by_key(|(b, _)| b.mods.bits().count_ones())
+        .map(|(_, a)| *a)
+}
+
+/// The status bar's hints, `KEY TEXT` in their order.
+pub fn hints() -> Vec<(&'static str, &'static str)> {
+    let mut h: Vec<_> = TABLE.iter().filter_map(|r| r.hint).collect();
+    h.sort_by_key(|(order, ..)| *order);
+    h.into_iter().map(|(_, key, text)| (key, text)).collect()
+}
+
+/// The help's sections: a title and the contexts whose rows it lists.
+pub const SECTIONS: &[(&str, &[Context])] = &[
+    ("Keys", &[Global, Input]),
+    ("Approval dialog", &[Dialog, DialogReason, DialogEdit]),
+    ("Inspector", &[Inspector, Search]),
+    ("In this help", &[Help]),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL_CONTEXTS: &[Context] = &[
+        Global,
+        Input,
+        Help,
+        Inspector,
+        Search,
+        Dialog,
+        DialogReason,
+        DialogEdit,
+    ];
+
+    fn event(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, mods)
+    }
+
+    /// Every key a terminal can send that the table could care about, with every modifier.
+    fn all_keys() -> Vec<KeyEvent> {
+        let mut codes: Vec<KeyCode> = (' '..='~').map(KeyCode::Char).collect();
+        codes.extend([
+            Enter, Esc, Tab, BackTab, Backspace, Up, Down, Left, Right, Home, End, PgUp, PgDn,
+        ]);
+        codes.extend((1..=12).map(F));
+        let mods = [
+            KeyModifiers::NONE,
+            KeyModifiers::SHIFT,
+            KeyModifiers::CONTROL,
+            KeyModifiers::ALT,
+            KeyModifiers::CONTROL | KeyModifiers::SHIFT,
+        ];
+        codes
+            .into_iter()
+            .flat_map(|c| mods.iter().map(move |m| event(c, *m)))
+            .collect()
+    }
+
+    #[test]
+    fn every_action_reachable_by_a_key_is_in_the_help_of_its_context() {
+        for &ctx in ALL_CONTEXTS {
+            for key in all_keys() {
+                let Some(action) = lookup(ctx, &key) else {
+                    continue;
+                };
+                let row = TABLE
+                    .iter()
+                    .find(|r| r.context == ctx && r.binds.iter().any(|(_, a)| *a == action));
+                let row = row.unwrap_or_else(|| panic!("{action:?} in {ctx:?} has no row"));
+                assert!(!row.help.is_empty() && !row.keys.is_empty(), "{row:?}");
+                assert!(
+                    SECTIONS.iter().any(|(_, cs)| cs.contains(&ctx)),
+                    "{ctx:?} is in no help section"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_key_means_one_thing_per_context() {
+        for &ctx in ALL_CONTEXTS {
+            let binds: Vec<_> = TABLE
+                .iter()
+                .filter(|r| r.context == ctx)
+                .flat_map(|r| r.binds.iter())
+                .collect();
+            for (i, (a, x)) in binds.iter().enumerate() {
+                for (b, y) in &binds[i + 1..] {
+                    assert!(a != b || x == y, "{a:?} is bound twice in {ctx:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn held_modifiers_pick_the_more_specific_binding() {
+        assert_eq!(lookup(Input, &event(Enter, KeyModifiers::NONE)), Some(Send));
+        assert_eq!(
+            lookup(Input, &event(Enter, KeyModifiers::SHIFT)),
+            Some(NewLine)
+        );
+        assert_eq!(
+            lookup(Input, &event(Enter, KeyModifiers::ALT)),
+            Some(NewLine)
+        );
+        assert_eq!(
+            lookup(Input, &event(Enter, KeyModifiers::CONTROL)),
+            Some(Send)
+        );
+        assert_eq!(
+            lookup(Input, &event(KeyCode::Char('j'), KeyModifiers::CONTROL)),
+            Some(NewLine)
+        );
+        // A plain letter in the input is text.
+        assert_eq!(
+            lookup(Input, &event(KeyCode::Char('j'), KeyModifiers::NONE)),
+            None
+        );
+        assert_eq!(
+            lookup(Inspector, &event(KeyCode::Char('G'), KeyModifiers::SHIFT)),
+            Some(Bottom)
+        );
+        assert_eq!(
+            lookup(Global, &event(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            Some(CancelOrQuit)
+        );
+        assert_eq!(
+            lookup(Global, &event(KeyCode::Char('c'), KeyModifiers::NONE)),
+            None
+        );
+    }
+
+    #[test]
+    fn hints_are_bound_keys_in_order() {
+        let h = hints();
+        assert_eq!(
+            h,
+            vec![("F1", "help"), ("Ctrl-T", "inspector"), ("Esc", "cancel")]
+        );
+        for (key, _) in h {
+            let row = TABLE
+                .iter()
+                .find(|r| r.hint.is_some_and(|(_, k, _)| k == key));
+            let row = row.unwrap_or_else(|| panic!("hint {key} has no row"));
+            // The hint's key is one of the row's keys, and the row is in the help.
+            assert!(row.keys.contains(key), "{row:?}");
+            assert!(!row.binds.is_empty());
+        }
+    }
+}

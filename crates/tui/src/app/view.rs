@@ -1,0 +1,199 @@
+//! How the agent's reports change the app's view of the conversation. The agent owns the
+//! conversation and the traces; the app keeps a copy to draw and save, changed only here, in
+//! the order the agent reports its changes.
+
+use tokio::sync::oneshot;
+
+use super::event::Effect;
+use super::state::*;
+use kimi_core::engine::{ApprovalRequest, Decision, SystemChange, TurnOutcome};
+use kimi_protocol::Trace;
+use kimi_protocol::sanitize;
+use kimi_protocol::{Message, special};
+
+/// A message the agent appended: the view follows, and the file is written (an answer's with
+/// its trace when the round ends, one write per round).
+pub(super) fn appended(app: &mut App, index: usize, message: Message, fx: &mut Vec<Effect>) {
+    if index != app.conversation.len() {
+        // Never expected: the view missed or doubled a message. The agent's index wins.
+        tracing::warn!(
+            index,
+            view = app.conversation.len(),
+            "the conversation view is out of step"
+        );
+        app.conversation.truncate(index);
+    }
+    let answer = message.role == "assistant";
+    match message.role.as_str() {
+        // The finished answer replaces the partial one being saved as it streamed.
+        "assistant" => app.streaming = None,
+        "tool" => tool_result(app, &message),
+        _ => {}
+    }
+    app.conversation.push(message);
+    if !answer {
+        fx.push(Effect::SaveSession);
+    }
+}
+
+fn tool_result(app: &mut App, message: &Message) {
+    let id = message.tool_call_id.clone().unwrap_or_default();
+    let text = message.text();
+    let found = special::find(&text);
+    if !found.is_empty() {
+        let name = message.name.clone().unwrap_or_default();
+        let neutralized = app.neutralize_tool_markers;
+        super::update::warn_special_tokens(
+            app,
+            format!(
+                "The tool result of {name} contains {}",
+                special::describe(&text, &found)
+            ),
+            neutralized,
+        );
+    }
+    if let Some(p) = app.pane_for_call(&id) {
+        p.result = Some(text);
+    }
+}
+
+/// `/clear` as the agent applied it: a new conversation, and a new session file.
+pub(super) fn cleared(app: &mut App) {
+    app.conversation.clear();
+    app.partial.clear();
+    app.entries.clear();
+    app.traces.clear();
+    app.trace_messages.clear();
+    app.saved = None;
+    app.turn_entry = None;
+    // A cleared conversation is a new session; the old file stays as it was.
+    if let Some(s) = &app.session {
+        app.session = Some(kimi_core::session::Session::new(
+            &s.profile,
+            s.mode,
+            &s.model,
+            &s.base_url,
+        ));
+    }
+    app.selected_pane = None;
+    app.scroll_from_bottom = 0;
+    app.notice("Conversation cleared.", false);
+}
+
+/// The agent asks about a call: answered at once when the user already decided, else the
+/// dialog opens and holds the reply.
+pub(super) fn approval(app: &mut App, request: ApprovalRequest, reply: oneshot::Sender<Decision>) {
+    let name = request.call.function.name.clone();
+    if app.cancelling {
+        let _ = reply.send(Decision::Deny {
+            reason: Some("the user cancelled the turn".into()),
+        });
+    } else if request.problems.is_empty() && app.always_allow.contains(&name) {
+        let _ = reply.send(Decision::Approve {
+            arguments: request.arguments,
+        });
+    } else {
+        if let Some(p) = app.pane_for_call(&request.call.id) {
+            p.state = PaneState::WaitingApproval;
+        }
+        app.dialog = Some(ApprovalDialog::new(request, Some(reply)));
+        // The dialog takes the keys: nothing else may sit over it.
+        app.inspector.open = false;
+        app.help_open = false;
+        app.activity = Activity::WaitingApproval;
+    }
+    app.dirty = true;
+}
+
+fn turn_over(app: &mut App, fx: &mut Vec<Effect>) {
+    fx.push(Effect::SaveSession);
+    app.busy = false;
+    app.cancelling = false;
+    app.activity = Activity::Idle;
+    app.dialog = None;
+    app.dirty = true;
+}
+
+pub(super) fn turn_done(app: &mut App, outcome: &TurnOutcome, fx: &mut Vec<Effect>) {
+    turn_over(app, fx);
+    if outcome.hit_max_rounds {
+        app.notice(
+            format!(
+                "Stopped after {} rounds with the model still calling tools (max_rounds).",
+                outcome.rounds
+            ),
+            true,
+        );
+    }
+    if outcome.truncated {
+        app.notice("The answer was cut off at max_tokens.", true);
+    }
+}
+
+/// The turn stopped on an internal error: it ends as failed, with the message.
+pub(super) fn turn_failed(app: &mut App, message: &str, fx: &mut Vec<Effect>) {
+    let text = format!(
+        "internal error, the turn was stopped: {}",
+        sanitize::for_terminal(message)
+    );
+    if let Some(t) = app.current_turn()
+        && t.state == TurnState::Streaming
+    {
+        t.state = TurnState::Failed(text.clone());
+        t.rev += 1;
+    }
+    turn_over(app, fx);
+    app.notice(
+        format!("{text}. The conversation so far is kept; please report this."),
+        true,
+    );
+}
+
+/// The agent's trace of a finished request replaces the live one shown while it streamed.
+pub(super) fn trace_added(app: &mut App, index: usize, message_index: usize, trace: Trace) {
+    if index < app.traces.len() {
+        app.traces[index] = trace;
+    } else {
+        app.traces.push(trace);
+    }
+    let index = index.min(app.traces.len() - 1);
+    app.trace_messages.resize(app.traces.len(), message_index);
+    app.trace_messages[index] = message_index;
+    if let Some(t) = app.current_turn() {
+        t.trace = Some(index);
+    }
+    // Written with the round's end, which the agent reports next.
+}
+
+pub(super) fn system_set(
+    app: &mut App,
+    prompt: String,
+    change: SystemChange,
+    fx: &mut Vec<Effect>,
+) {
+    kimi_core::engine::set_system(&mut app.conversation, &prompt);
+    app.system_prompt = Some(prompt);
+    if change == SystemChange::Inserted {
+        // Every message moved up by one: what points at messages moves with them.
+        app.trace_messages.iter_mut().for_each(|m| *m += 1);
+        app.partial.iter_mut().for_each(|p| p.after_message += 1);
+        if let Some(s) = app.streaming.as_mut() {
+            s.answer.after_message += 1;
+        }
+    }
+    // A replaced system prompt adds no message: marked as a change to save now.
+    app.change_rev += 1;
+    fx.push(Effect::SaveSession);
+    app.notice("System prompt set.", false);
+}
+
+/// `/retry`: the agent dropped the answers to the last user message and their traces.
+pub(super) fn truncated(app: &mut App, messages: usize, traces: usize, fx: &mut Vec<Effect>) {
+    app.conversation.truncate(messages);
+    app.traces.truncate(traces);
+    app.trace_messages.truncate(traces);
+    app.change_rev += 1;
+    // Saved now: the journal sees the conversation shrink before the new answer grows it
+    // back to the same length.
+    fx.push(Effect::SaveSession);
+}

@@ -1,0 +1,293 @@
+//! The inspector's lines for the trace in view, kept between frames: the request is laid out
+//! once, chunks are appended as they arrive, and only the few summary lines at the top are
+//! rebuilt. Drawing and search read the kept lines, so a frame or a search step costs the same
+//! at 2 MiB of trace as at 2 KiB.
+
+use ratatui::text::Line;
+
+use super::inspector::{chunk_lines, chunks_title, head_lines, request_lines};
+use kimi_protocol::{Mode, Trace};
+
+/// What identifies the trace the lines were built from (a new request, another one selected,
+/// or the trace replaced by the engine's copy at the end of the round).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Source {
+    index: usize,
+    mode: Mode,
+    started_unix_ms: u64,
+    url_len: usize,
+    prompt_len: Option<usize>,
+    headers: usize,
+}
+
+impl Source {
+    fn of(trace: &Trace, index: usize) -> Self {
+        Source {
+            index,
+            mode: trace.mode,
+            started_unix_ms: trace.started_unix_ms,
+            url_len: trace.url.len(),
+            prompt_len: trace.prompt.as_ref().map(String::len),
+            headers: trace.headers.len(),
+        }
+    }
+}
+
+/// The inspector's lines (unwrapped), brought up to date by [`refresh`](Self::refresh).
+#[derive(Debug, Default)]
+pub struct InspectorView {
+    source: Option<Source>,
+    head: Vec<Line<'static>>,
+    request: Vec<Line<'static>>,
+    title: Line<'static>,
+    chunks: Vec<Line<'static>>,
+    /// Where the lines of each chunk laid out so far start in `chunks`.
+    chunk_starts: Vec<usize>,
+    /// Where the next chunk starts in the trace's data.
+    data_end: usize,
+    /// Markers of the trace already taken into account.
+    markers: usize,
+}
+
+impl InspectorView {
+    /// Bring the lines up to date with `trace`, number `index` of `total`: appends the chunks
+    /// that arrived, lays out again only the chunks a new marker touches (a marker split
+    /// across chunks is known once its last byte arrives), and everything when the trace is
+    /// another one.
+    pub fn refresh(&mut self, trace: &Trace, index: usize, total: usize) {
+        let source = Source::of(trace, index);
+        let done = self.chunk_starts.len();
+        let same = self.source.as_ref() == Some(&source)
+            && trace.chunks.len() >= done
+            && trace.markers.len() >= self.markers
+            && done.checked_sub(1).map_or(0, |d| trace.chunks[d].end) == self.data_end;
+        if !same {
+            *self = InspectorView::default();
+            request_lines(trace, &mut self.request);
+            self.source = Some(source);
+        }
+        if trace.markers.len() > self.markers {
+            if trace.mode == Mode::Raw {
+                let first = trace.markers[self.markers..]
+                    .iter()
+                    .map(|m| m.offset)
+                    .min()
+                    .unwrap_or(u64::MAX);
+                let done = &trace.chunks[..self.chunk_starts.len()];
+                // Chunk ends only grow (a damaged file may say otherwise: then start over).
+                let k = if done.windows(2).all(|w| w[0].end <= w[1].end) {
+                    done.partition_point(|c| (c.end as u64) <= first)
+                } else {
+                    0
+                };
+                self.truncate_chunks(k, trace);
+            }
+            self.markers = trace.markers.len();
+        }
+        let mut start = self.data_end;
+        for n in self.chunk_starts.len()..trace.chunks.len() {
+            self.chunk_starts.push(self.chunks.len());
+            start = chunk_lines(trace, n, start, &mut self.chunks);
+        }
+        self.data_end = start;
+        self.head.clear();
+        head_lines(trace, index, total, &mut self.head);
+        self.title = chunks_title(trace);
+    }
+
+    /// Keep the lines of the first `k` chunks only.
+    fn truncate_chunks(&mut self, k: usize, trace: &Trace) {
+        if k >= self.chunk_starts.len() {
+            return;
+        }
+        self.chunks.truncate(self.chunk_starts[k]);
+        self.chunk_starts.truncate(k);
+        self.data_end = k.checked_sub(1).map_or(0, |p| trace.chunks[p].end);
+    }
+
+    /// Forget everything (the inspector closed, or no trace to show).
+    pub fn clear(&mut self) {
+        *self = InspectorView::default();
+    }
+
+    /// Whether the lines show a trace.
+    pub fn is_built(&self) -> bool {
+        self.source.is_some()
+    }
+
+    pub fn len(&self) -> usize {
+        self.head.len() + self.request.len() + 1 + self.chunks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.source.is_none()
+    }
+
+    /// Line `n`, counted from the top.
+    pub fn line(&self, n: usize) -> Option<&Line<'static>> {
+        let mut n = n;
+        if n < self.head.len() {
+            return self.head.get(n);
+        }
+        n -= self.head.len();
+        if n < self.request.len() {
+            return self.request.get(n);
+        }
+        n -= self.request.len();
+        if n == 0 {
+            return Some(&self.title);
+        }
+        self.chunks.get(n - 1)
+    }
+
+    /// Up to `count` lines from line `from`.
+    pub fn window(&self, from: usize, count: usize) -> impl Iterator<Item = &Line<'static>> {
+        (from..from.saturating_add(count)).map_while(|n| self.line(n))
+    }
+
+    /// Every line, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &Line<'static>> {
+        self.head
+            .iter()
+            .chain(&self.request)
+            .chain(std::iter::once(&self.title))
+            .chain(&self.chunks)
+    }
+
+    /// The next line from `from` (forward, `from` included) or before `from` (backward) whose
+    /// text holds `query`, ignoring case. Only the lines passed over are read.
+    pub fn find(&self, query: &str, from: usize, forward: bool) -> Option<usize> {
+        let q = query.to_lowercase();
+        let hit = |n: usize| {
+            self.line(n)
+                .is_some_and(|l| plain(l).to_lowercase().contains(&q))
+        };
+        if forward {
+            (from..self.len()).find(|&n| hit(n))
+        } else {
+            (0..from.min(self.len())).rev().find(|&n| hit(n))
+        }
+    }
+}
+
+/// The text of a line.
+pub fn plain(line: &Line<'_>) -> String {
+    line.spans.iter().map(|s| s.content.as_ref()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::inspector::build;
+    use kimi_protocol::Marker;
+    use kimi_protocol::MarkerHit;
+
+    fn texts<'a>(lines: impl IntoIterator<Item = &'a Line<'static>>) -> Vec<String> {
+        lines.into_iter().map(plain).collect()
+    }
+
+    fn raw() -> Trace {
+        Trace {
+            mode: Mode::Raw,
+            url: "http://h/v1/completions".into(),
+            prompt: Some("<|im_user|>user<|im_middle|>hi<|im_end|>".into()),
+            ..Trace::default()
+        }
+    }
+
+    #[test]
+    fn appended_chunks_and_late_markers_give_what_a_rebuild_gives() {
+        let mut t = raw();
+        let mut view = InspectorView::default();
+        let pieces = [
+            "Hello",
+            " wor",
+            "ld\nnext",
+            "<|tool_ca",
+            "lls_section_begin|>",
+            "x",
+        ];
+        for (k, p) in pieces.iter().enumerate() {
+            t.push_chunk(p, 1000 * k as u64);
+            if k == 4 {
+                // The parser reports the split marker once its last byte is in.
+                t.markers.push(MarkerHit {
+                    marker: Marker::SectionBegin,
+                    offset: 16,
+                    call: None,
+                });
+            }
+            view.refresh(&t, 0, 1);
+            assert_eq!(
+                texts(view.iter()),
+                texts(&build(&t, 0, 1)),
+                "after chunk {k}"
+            );
+            assert_eq!(view.iter().cloned().collect::<Vec<_>>(), build(&t, 0, 1));
+        }
+        t.total_us = Some(9000);
+        t.status = Some(200);
+        view.refresh(&t, 0, 2);
+        assert_eq!(view.iter().cloned().collect::<Vec<_>>(), build(&t, 0, 2));
+        assert_eq!(view.len(), build(&t, 0, 2).len());
+        assert_eq!(view.line(view.len()), None);
+        // Another trace in the same slot (the engine's copy): built again.
+        let mut other = raw();
+        other.started_unix_ms = 5;
+        other.push_chunk("other", 1);
+        view.refresh(&other, 0, 2);
+        assert_eq!(
+            view.iter().cloned().collect::<Vec<_>>(),
+            build(&other, 0, 2)
+        );
+        // Fewer chunks than laid out (a reload): built again.
+        let mut fewer = raw();
+        fewer.push_chunk("Hello", 0);
+        view.refresh(&fewer, 0, 2);
+        assert_eq!(
+            view.iter().cloned().collect::<Vec<_>>(),
+            build(&fewer, 0, 2)
+        );
+    }
+
+    #[test]
+    fn search_reads_the_kept_lines_both_ways() {
+        let mut t = raw();
+        for k in 0..50 {
+            t.push_chunk(if k % 10 == 3 { " Needle" } else { " hay" }, k);
+        }
+        let mut view = InspectorView::default();
+        view.refresh(&t, 0, 1);
+        let all = texts(&build(&t, 0, 1));
+        let hits: Vec<usize> = (0..all.len())
+            .filter(|&n| all[n].to_lowercase().contains("needle"))
+            .collect();
+        assert_eq!(hits.len(), 5);
+        assert_eq!(view.find("NEEDLE", 0, true), Some(hits[0]));
+        assert_eq!(view.find("needle", hits[0] + 1, true), Some(hits[1]));
+        assert_eq!(view.find("needle", hits[4], false), Some(hits[3]));
+        assert_eq!(view.find("needle", hits[4] + 1, true), None);
+        assert_eq!(view.find("needle", hits[0], false), None);
+        assert_eq!(
+            texts(view.window(hits[2], 2)),
+            all[hits[2]..hits[2] + 2].to_vec()
+        );
+    }
+
+    #[test]
+    fn damaged_chunk_bounds_never_panic() {
+        let mut t = raw();
+        t.push_chunk("abc", 1);
+        t.push_chunk("def", 2);
+        t.chunks[0].end = 99;
+        let mut view = InspectorView::default();
+        view.refresh(&t, 0, 1);
+        t.markers.push(MarkerHit {
+            marker: Marker::CallEnd,
+            offset: 1,
+            call: Some(0),
+        });
+        view.refresh(&t, 0, 1);
+        assert_eq!(view.iter().cloned().collect::<Vec<_>>(), build(&t, 0, 1));
+    }
+}

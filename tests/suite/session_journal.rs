@@ -1,0 +1,608 @@
+//! Sessions as an append-only journal (`ID.jsonl`): round trip, a cut-off last record, a
+//! corrupt middle one, old `ID.json` sessions loaded and continued, exports unchanged, and the
+//! writer thread that the UI never waits for. Real files in temp dirs, the real binary.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use kimi_core::engine::{EngineEvent, Op, set_system};
+use kimi_core::session::writer::{JournalWriter, Target};
+use kimi_core::session::{
+    PartialAnswer, Session, SessionError, SessionStore, SessionView, to_markdown, to_openai_json,
+};
+use kimi_core::tools::Toolbox;
+use kimi_protocol::{Message, ToolCall};
+use kimi_protocol::{Mode, Trace};
+use kimi_ui::app::event::{AppEvent, Effect};
+use kimi_ui::app::saved;
+use kimi_ui::app::state::{App, Connection, Entry};
+use kimi_ui::app::update::update;
+
+const WAIT: Duration = Duration::from_secs(10);
+const SECRET: &str = "sk-journal-secret-4711";
+
+fn sample(id: &str) -> Session {
+    let mut s = Session::new(
+        "local",
+        Mode::Raw,
+        "kimi",
+        "http://user:pw@127.0.0.1:8000/v1",
+    );
+    s.id = id.to_owned();
+    s.messages = vec![
+        Message::system("Be brief."),
+        Message::user("What's the weather\nin Beijing?"),
+        Message::assistant_with_calls(
+            "Checking. ",
+            vec![ToolCall::new(
+                "functions.get_weather:0",
+                "get_weather",
+                "{\"city\": \"Beijing\"}",
+            )],
+        ),
+        Message::tool_result("functions.get_weather:0", "get_weather", "Sunny \u{1b}[31m"),
+        Message::assistant("It is sunny."),
+    ];
+    let mut t = Trace {
+        headers: vec![("Authorization".into(), format!("Bearer {SECRET}"))],
+        ..Trace::default()
+    };
+    t.push_chunk("Checking. ", 10);
+    s.push_trace(2, t.clone());
+    s.push_trace(4, t);
+    s.partial.push(PartialAnswer {
+        after_message: 5,
+        content: "Half an ans".into(),
+        tool_calls: Vec::new(),
+        saved_unix_ms: 7,
+    });
+    s
+}
+
+fn app(store_session: Option<Session>) -> App {
+    let connection = Connection {
+        profile: "local".into(),
+        mode: Mode::Raw,
+        model: "kimi".into(),
+        host: "h".into(),
+    };
+    let mut a = App::new(connection, Toolbox::default(), None);
+    a.session = Some(
+        store_session.unwrap_or_else(|| Session::new("local", Mode::Raw, "kimi", "http://h/v1")),
+    );
+    a
+}
+
+fn key(a: &mut App, code: KeyCode) -> Vec<Effect> {
+    update(
+        a,
+        AppEvent::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE))),
+    )
+}
+
+/// Type `text` and Enter; the effects of the Enter.
+fn send(a: &mut App, text: &str) -> Vec<Effect> {
+    for c in text.chars() {
+        key(a, KeyCode::Char(c));
+    }
+    key(a, KeyCode::Enter)
+}
+
+/// Carry out the effects as the event loop does; operations for the agent come back as the
+/// events the agent reports for them (as in tests/app_sessions.rs).
+fn save_all(a: &mut App, store: &SessionStore, fx: Vec<Effect>) {
+    for f in fx {
+        let events = match f {
+            Effect::SaveSession => {
+                saved::save(a, Some(store));
+                continue;
+            }
+            Effect::Agent(Op::UserTurn { text }) => vec![EngineEvent::MessageAppended {
+                index: a.conversation.len(),
+                message: Box::new(Message::user(text)),
+            }],
+            Effect::Agent(Op::SetSystem { prompt }) => {
+                let change = set_system(&mut a.conversation.clone(), &prompt);
+                vec![EngineEvent::SystemSet { prompt, change }]
+            }
+            Effect::Agent(Op::Retry) => {
+                let last_user = a
+                    .conversation
+                    .iter()
+                    .rposition(|m| m.role == "user")
+                    .expect("a user message");
+                let traces = a
+                    .trace_messages
+                    .iter()
+                    .position(|&m| m > last_user)
+                    .unwrap_or(a.trace_messages.len());
+                vec![EngineEvent::Truncated {
+                    messages: last_user + 1,
+                    traces,
+                }]
+            }
+            _ => continue,
+        };
+        for e in events {
+            engine(a, store, e);
+        }
+    }
+}
+
+#[test]
+fn a_journal_round_trips_one_private_line_per_record_without_secrets() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path().join("a/sessions"));
+    let s = sample("20261201-101010-aaaa");
+    let path = store.save(&s).expect("saved");
+    assert_eq!(path, store.journal_path(&s.id));
+    assert_eq!(path, store.path_of(&s.id));
+    let meta = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+    assert_eq!(meta(&path), 0o600);
+    assert_eq!(meta(&store.dir), 0o700);
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert!(!text.contains(SECRET), "no key");
+    assert!(!text.contains("pw@"), "no userinfo");
+    assert!(!text.contains('\u{1b}'), "escaped, not raw");
+    // Header, 5 messages, 2 traces, 1 partial: one line each.
+    let kinds: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            v["type"].as_str().expect("type").to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "header", "message", "message", "message", "message", "message", "trace", "trace",
+            "partial"
+        ]
+    );
+    let mut want = s.clone();
+    want.base_url = "http://127.0.0.1:8000/v1".into();
+    for t in &mut want.traces {
+        t.trace.headers[0].1 = "Bearer [redacted]".into();
+    }
+    let back = store.load(&s.id).expect("loads");
+    assert_eq!(back, want);
+    let opened = store.open(&s.id).expect("opens");
+    assert!(opened.journal && opened.notice.is_none());
+}
+
+/// The file as the TUI leaves it after two turns, and the byte length before the last record.
+fn two_turns(store: &SessionStore) -> (String, Vec<u8>, usize) {
+    let mut a = app(None);
+    let id = a.session.as_ref().expect("session").id.clone();
+    let fx = send(&mut a, "first");
+    save_all(&mut a, store, fx);
+    engine(
+        &mut a,
+        store,
+        EngineEvent::MessageAppended {
+            index: 1,
+            message: Box::new(Message::assistant("one")),
+        },
+    );
+    engine(&mut a, store, turn_done());
+    let fx = send(&mut a, "second question");
+    save_all(&mut a, store, fx);
+    assert!(saved::flush(&mut a, WAIT));
+    let bytes = std::fs::read(store.journal_path(&id)).expect("read");
+    let before_last = bytes[..bytes.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .expect("lines")
+        + 1;
+    (id, bytes, before_last)
+}
+
+#[test]
+fn a_cut_off_last_record_loses_that_record_only_at_every_byte() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let (id, bytes, start) = two_turns(&store);
+    let whole = store.load(&id).expect("loads");
+    assert_eq!(whole.messages.len(), 3);
+    let path = store.journal_path(&id);
+    let mut before = whole.clone();
+    before.messages.pop();
+    for cut in start..bytes.len() {
+        std::fs::write(&path, &bytes[..cut]).expect("write");
+        let o = store
+            .open(&id)
+            .unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+        let (s, notice) = (o.session, o.notice);
+        if cut == start {
+            assert_eq!(notice, None);
+        } else if cut == bytes.len() - 1 {
+            // Only the newline is missing: the record is whole.
+            assert_eq!(notice, None);
+            assert_eq!(s.messages, whole.messages);
+            continue;
+        } else {
+            let n = notice.unwrap_or_else(|| panic!("a notice at {cut}"));
+            assert!(
+                n.ends_with(&format!(
+                    "the last record was cut off (crash mid-write?); {} bytes ignored",
+                    cut - start
+                )),
+                "{n}"
+            );
+        }
+        assert_eq!(s.messages, before.messages, "cut at {cut}");
+    }
+
+    // Continued after a cut: the torn bytes go, the new record starts a line of its own.
+    std::fs::write(&path, &bytes[..start + 7]).expect("write");
+    let opened = store.open(&id).expect("opens");
+    assert!(opened.notice.is_some());
+    // `export` says so too, on stderr, and exports the rest.
+    let o = Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
+        .args(["export", &id, "--format", "json", "--dir"])
+        .arg(&store.dir)
+        .output()
+        .expect("run");
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("kimi-tui: warning: ") && err.contains("the last record was cut off"),
+        "{err}"
+    );
+    let back: Vec<Message> = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(back, before.messages);
+    let mut a = app(None);
+    saved::restore(&mut a, opened.session);
+    let fx = send(&mut a, "third");
+    save_all(&mut a, &store, fx);
+    assert!(saved::flush(&mut a, WAIT));
+    let o = store.open(&id).expect("opens");
+    assert_eq!(o.notice, None);
+    assert_eq!(
+        o.session.messages,
+        [
+            Message::user("first"),
+            Message::assistant("one"),
+            Message::user("third")
+        ]
+    );
+}
+
+#[test]
+fn a_bad_record_in_the_middle_is_corruption_and_the_file_is_left_untouched() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let (id, bytes, _) = two_turns(&store);
+    let text = String::from_utf8(bytes).expect("utf-8");
+    let damaged = text.replacen("\"type\":\"message\"", "\"type\":\"mesage\"", 1);
+    assert_ne!(damaged, text);
+    let path = store.journal_path(&id);
+    std::fs::write(&path, &damaged).expect("write");
+    let e = store.load(&id).expect_err("corrupt");
+    let msg = e.to_string();
+    assert!(
+        msg.contains(&path.display().to_string())
+            && msg.contains("not a valid session file: line 2: unknown variant `mesage`"),
+        "{msg}"
+    );
+    // The TUI refuses to continue it: nothing written.
+    let mut a = app(None);
+    a.session.as_mut().expect("session").id = id.clone();
+    a.conversation.push(Message::user("x"));
+    a.saved = Some((0, 0));
+    saved::save(&mut a, Some(&store));
+    assert!(saved::flush(&mut a, WAIT));
+    assert!(a.session.is_none(), "saving stopped");
+    let Some(Entry::Notice {
+        text, error: true, ..
+    }) = a.entries.last()
+    else {
+        panic!("an error notice")
+    };
+    assert!(text.contains("left untouched"), "{text}");
+    assert_eq!(std::fs::read_to_string(&path).expect("r"), damaged);
+    // A newer journal is refused as such.
+    let newer = "{\"type\":\"header\",\"version\":9,\"whatever\":1}\n";
+    std::fs::write(&path, newer).expect("write");
+    assert!(matches!(
+        store.load(&id),
+        Err(SessionError::Newer { version: 9, .. })
+    ));
+}
+
+#[test]
+fn an_old_json_session_loads_lists_exports_the_same_and_continues_as_a_journal() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut old = sample("20261201-101010-0001");
+    old.base_url = "http://127.0.0.1:8000/v1".into();
+    let legacy = store
+        .save_view(&SessionView::of(&old), true)
+        .expect("old format");
+    assert_eq!(legacy, store.legacy_path(&old.id));
+    let legacy_bytes = std::fs::read(&legacy).expect("read");
+    let opened = store.open(&old.id).expect("loads");
+    assert!(!opened.journal);
+    let loaded = opened.session;
+    let list = store.list();
+    assert_eq!(list.sessions.len(), 1);
+    assert_eq!(list.sessions[0].path, legacy);
+
+    // The same conversation as a journal (in another directory) exports the same, byte for
+    // byte, in both formats.
+    let elsewhere = SessionStore::new(dir.path().join("journals"));
+    elsewhere.save(&loaded).expect("journal");
+    let from_journal = elsewhere.load(&old.id).expect("loads");
+    assert_eq!(from_journal, loaded);
+    assert_eq!(to_markdown(&from_journal), to_markdown(&loaded));
+    assert_eq!(to_openai_json(&from_journal), to_openai_json(&loaded));
+    let bin = env!("CARGO_BIN_EXE_kimi-tui");
+    let export = |store: &SessionStore, fmt: &str| {
+        let o = Command::new(bin)
+            .args(["export", &old.id, "--format", fmt, "--dir"])
+            .arg(&store.dir)
+            .output()
+            .expect("run");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    for fmt in ["md", "json"] {
+        let want = export(&store, fmt);
+        assert!(want.len() > 100, "{fmt}");
+        assert_eq!(export(&elsewhere, fmt), want, "{fmt}");
+    }
+
+    // Continued (as `--session ID` does for an old file): a new ID.jsonl with all of it.
+    let mut a = app(None);
+    saved::restore(&mut a, loaded.clone());
+    saved::continue_old_file(&mut a);
+    let fx = send(&mut a, "and tomorrow?");
+    save_all(&mut a, &store, fx);
+    assert!(saved::flush(&mut a, WAIT));
+    assert!(a.session.is_some(), "{:?}", a.entries.last());
+    assert_eq!(
+        std::fs::read(&legacy).expect("read"),
+        legacy_bytes,
+        "old file untouched"
+    );
+    let now = store.open(&old.id).expect("loads");
+    assert!(now.journal);
+    assert_eq!(now.session.messages.len(), loaded.messages.len() + 1);
+    assert_eq!(
+        now.session.messages[..loaded.messages.len()],
+        loaded.messages[..]
+    );
+    assert_eq!(
+        now.session.partial, loaded.partial,
+        "interrupted answers kept"
+    );
+    assert_eq!(now.session.traces.len(), 2);
+    let list = store.list();
+    assert_eq!(list.sessions.len(), 1, "one session, not two");
+    assert_eq!(list.sessions[0].path, store.journal_path(&old.id));
+    assert_eq!(list.sessions[0].turns, 2);
+}
+
+#[test]
+fn a_save_is_sent_to_the_writer_and_never_waited_for() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app(None);
+    let id = a.session.as_ref().expect("session").id.clone();
+    // A "disk" that does not answer: the journal is a FIFO nobody writes to, so the writer
+    // blocks opening it until this test does.
+    std::fs::create_dir_all(&store.dir).expect("dir");
+    let fifo = store.journal_path(&id);
+    let c = std::ffi::CString::new(fifo.to_str().expect("utf-8")).expect("c");
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    a.saved = Some((0, 0)); // a resumed session: continued, so the writer opens the file
+    let started = Instant::now();
+    let fx = send(&mut a, "hello");
+    // The message is the agent's to append; its save follows `MessageAppended` (save_all).
+    assert!(
+        matches!(fx.as_slice(), [Effect::Agent(Op::UserTurn { .. })]),
+        "{fx:?}"
+    );
+    save_all(&mut a, &store, fx);
+    // More saves while the writer is stuck: each returns at once.
+    for k in 0..200 {
+        a.conversation
+            .push(Message::assistant(format!("answer {k}")));
+        saved::save(&mut a, Some(&store));
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        !saved::flush(&mut a, Duration::from_millis(200)),
+        "the writer is still stuck"
+    );
+    assert!(a.session.is_some(), "no failure yet");
+    // The disk answers (with something that is not a journal): the writer reports it.
+    std::fs::write(&fifo, "not a journal\n").expect("write the fifo");
+    assert!(saved::flush(&mut a, WAIT));
+    assert!(a.session.is_none(), "saving stopped");
+    let Some(Entry::Notice {
+        text, error: true, ..
+    }) = a.entries.last()
+    else {
+        panic!("an error notice")
+    };
+    assert!(
+        text.contains("Session not saved") && text.contains("not a valid session file"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_writer_appends_and_fsyncs_what_it_is_sent() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let s = sample("20261201-101010-0003");
+    store.save(&s).expect("saved");
+    let mut w = JournalWriter::spawn(&store, &s.id, Target::Continue).expect("spawn");
+    w.send(vec![kimi_core::session::journal::Record::Message {
+        at: s.updated_unix_ms + 5,
+        index: 5,
+        message: Message::user("more"),
+    }]);
+    assert!(w.flush(WAIT));
+    assert!(w.error().is_none());
+    let back = store.load(&s.id).expect("loads");
+    assert_eq!(back.messages.last(), Some(&Message::user("more")));
+    assert_eq!(back.updated_unix_ms, s.updated_unix_ms + 5);
+    // A new session's writer never replaces a file already there.
+    let mut w = JournalWriter::spawn(
+        &store,
+        &s.id,
+        Target::Create {
+            beside_legacy: false,
+        },
+    )
+    .expect("spawn");
+    let before = std::fs::read(store.journal_path(&s.id)).expect("read");
+    w.send(kimi_core::session::journal::records_of(&s));
+    assert!(w.flush(WAIT));
+    let e = w.error().expect("refused");
+    assert!(
+        e.to_string()
+            .contains("already holds a different session with the same id"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(store.journal_path(&s.id)).expect("read"),
+        before
+    );
+}
+
+/// The journal read back holds what the app holds: messages, partial answers, and the traces
+/// with the messages they belong to (a streaming request's trace is saved as it first was).
+fn assert_journal_matches(a: &mut App, store: &SessionStore, step: &str) {
+    assert!(saved::flush(a, WAIT), "{step}");
+    assert!(a.session.is_some(), "{step}: {:?}", a.entries.last());
+    let want = saved::snapshot(a).expect("snapshot");
+    let got = store
+        .load(&want.id)
+        .unwrap_or_else(|e| panic!("{step}: {e}"));
+    assert_eq!(got.messages, want.messages, "{step}");
+    assert_eq!(got.partial, want.partial, "{step}");
+    let at = |s: &Session| s.traces.iter().map(|t| t.message_index).collect::<Vec<_>>();
+    assert_eq!(at(&got), at(&want), "{step}");
+    let finals = a.trace_messages.len();
+    assert_eq!(got.traces[..finals], want.traces[..finals], "{step}");
+}
+
+fn engine(a: &mut App, store: &SessionStore, e: EngineEvent) {
+    let fx = update(a, AppEvent::Engine(e));
+    save_all(a, store, fx);
+}
+
+fn round(a: &mut App, store: &SessionStore, answer: &str, step: &str) {
+    use kimi_protocol::StreamEvent;
+    // Finished traces before this request: its own is added at this index.
+    let trace_index = a.trace_messages.len();
+    engine(a, store, EngineEvent::RoundStarted { round: 1 });
+    engine(
+        a,
+        store,
+        EngineEvent::Stream(StreamEvent::Request {
+            url: "http://h/v1/completions".into(),
+            body: serde_json::json!({"prompt": "p"}),
+            prompt: Some("p".into()),
+        }),
+    );
+    engine(
+        a,
+        store,
+        EngineEvent::Stream(StreamEvent::Text(answer[..3].to_owned())),
+    );
+    // The timed save of the answer so far.
+    a.last_save = Some(Instant::now() - Duration::from_secs(2));
+    let fx = update(a, AppEvent::Tick);
+    assert!(fx.contains(&Effect::SaveSession), "{step}");
+    save_all(a, store, fx);
+    assert_journal_matches(a, store, &format!("{step}: streaming"));
+    let mut trace = Trace {
+        headers: vec![("Authorization".into(), format!("Bearer {SECRET}"))],
+        ..Trace::default()
+    };
+    trace.push_chunk(answer, 5);
+    // The round's end as the agent reports it: its message, its trace, the end.
+    let message_index = a.conversation.len();
+    for e in [
+        EngineEvent::MessageAppended {
+            index: message_index,
+            message: Box::new(Message::assistant(answer)),
+        },
+        EngineEvent::TraceAdded {
+            index: trace_index,
+            message_index,
+            trace: Box::new(trace),
+        },
+        EngineEvent::RoundFinished {
+            round: 1,
+            finish: "stop".into(),
+            error: None,
+            cancelled: false,
+        },
+    ] {
+        engine(a, store, e);
+    }
+    assert_journal_matches(a, store, &format!("{step}: finished"));
+    engine(a, store, turn_done());
+}
+
+fn turn_done() -> EngineEvent {
+    EngineEvent::TurnDone {
+        outcome: Box::default(),
+    }
+}
+
+#[test]
+fn the_journal_follows_system_prompts_retries_and_streaming_answers() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app(None);
+    let fx = send(&mut a, "first");
+    save_all(&mut a, &store, fx);
+    assert_journal_matches(&mut a, &store, "sent");
+    round(&mut a, &store, "one, at length", "round 1");
+    // A system prompt put before the conversation, then replaced.
+    let fx = send(&mut a, "/system Be terse.");
+    save_all(&mut a, &store, fx);
+    assert_journal_matches(&mut a, &store, "system inserted");
+    assert_eq!(a.conversation[0], Message::system("Be terse."));
+    let fx = send(&mut a, "/system Be kind.");
+    save_all(&mut a, &store, fx);
+    assert_journal_matches(&mut a, &store, "system replaced");
+    let fx = send(&mut a, "second");
+    save_all(&mut a, &store, fx);
+    round(&mut a, &store, "two, at length", "round 2");
+    // /retry drops the last answer and its trace, and asks again.
+    let fx = send(&mut a, "/retry");
+    save_all(&mut a, &store, fx);
+    assert_journal_matches(&mut a, &store, "retried");
+    round(&mut a, &store, "two again", "round 2 again");
+    let s = store
+        .load(&a.session.as_ref().expect("s").id)
+        .expect("loads");
+    assert_eq!(
+        s.messages,
+        [
+            Message::system("Be kind."),
+            Message::user("first"),
+            Message::assistant("one, at length"),
+            Message::user("second"),
+            Message::assistant("two again"),
+        ]
+    );
+    let text = std::fs::read_to_string(store.journal_path(&s.id)).expect("read");
+    assert!(!text.contains(SECRET));
+    assert!(text.contains("\"type\":\"truncate\"") && text.contains("\"type\":\"system\""));
+}

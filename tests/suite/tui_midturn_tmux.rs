@@ -1,0 +1,213 @@
+//! `/system`, `/mode` and `/clear` typed while an answer streams, end to end: the real binary
+//! inside tmux (a tmux server of its own), talking to the real `kimi-tui mock-server` streaming
+//! slowly. The commands are taken at once, noted on screen, and applied by the agent when the
+//! conversation is consistent; the session file shows what was sent.
+
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+struct Mock {
+    child: Child,
+    url: String,
+}
+
+impl Mock {
+    fn start() -> Mock {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
+            .args(["mock-server", "--port", "0", "--delay-ms", "40"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("mock-server starts");
+        let mut first = String::new();
+        if let Some(out) = child.stdout.take() {
+            let _ = std::io::BufReader::new(out).read_line(&mut first);
+        }
+        let Some(url) = first
+            .trim()
+            .strip_prefix("listening on ")
+            .map(str::to_owned)
+        else {
+            let _ = child.kill();
+            panic!("no address from mock-server: {first:?}");
+        };
+        Mock { child, url }
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn tmux(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.socket, "-f", "/dev/null"]);
+        c
+    }
+
+    fn start(cmd: &str, home: &Path) -> Tmux {
+        let t = Tmux {
+            socket: format!("kimi-midturn-{}", std::process::id()),
+        };
+        let status = t
+            .tmux()
+            .args(["new-session", "-d", "-s", "main", "-x", "120", "-y", "50"])
+            .arg(format!(
+                "env HOME={h} XDG_CONFIG_HOME={h}/config XDG_DATA_HOME={h}/data XDG_STATE_HOME={h}/state TERM=xterm-256color {cmd}",
+                h = home.display()
+            ))
+            .status()
+            .expect("tmux runs");
+        assert!(status.success(), "tmux new-session failed");
+        t
+    }
+
+    fn send(&self, text: &str) {
+        let ok = self
+            .tmux()
+            .args(["send-keys", "-t", "main", "-l", text])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "send-keys");
+        let ok = self
+            .tmux()
+            .args(["send-keys", "-t", "main", "Enter"])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "send-keys Enter");
+    }
+
+    fn capture(&self) -> String {
+        let out = self
+            .tmux()
+            .args(["capture-pane", "-p", "-t", "main"])
+            .output()
+            .expect("capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn wait_for(&self, needles: &[&str], what: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let screen = self.capture();
+            if needles.iter().all(|n| screen.contains(n)) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what} ({needles:?}); screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.tmux().arg("kill-server").status();
+    }
+}
+
+/// The saved sessions, newest last by modification time.
+fn sessions(home: &Path) -> Vec<Value> {
+    // Read through the session store: journals (`ID.jsonl`) replayed into whole sessions.
+    let store = kimi_core::session::SessionStore::new(home.join("data/kimi-tui/sessions"));
+    let mut list = store.list().sessions;
+    list.sort_by_key(|s| s.updated_unix_ms);
+    list.iter()
+        .filter_map(|s| store.load(&s.id).ok())
+        .filter_map(|s| serde_json::to_value(s).ok())
+        .collect()
+}
+
+#[test]
+fn system_mode_and_clear_typed_mid_answer_are_applied_not_refused() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().expect("tmp");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "default_profile = \"p\"\n[profiles.p]\nmode = \"raw\"\nbase_url = \"{}\"\nmodel = \"moonshotai/Kimi-K2-Instruct\"\nsystem_prompt = \"You are Kimi.\"\n",
+            mock.url
+        ),
+    )
+    .expect("config");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let t = Tmux::start(
+        &format!(
+            "{} --config {}",
+            env!("CARGO_BIN_EXE_kimi-tui"),
+            config.display()
+        ),
+        &home,
+    );
+    t.wait_for(&["kimi-tui"], "the welcome screen");
+    t.send("Tell me about Rust.");
+    t.wait_for(&["◆ Kimi"], "the answer streaming");
+    t.send("/system Be terse.");
+    t.send("/mode chat");
+    let noted = t.wait_for(
+        &[
+            "The new system prompt applies from the next request.",
+            "Mode chat applies from the next request.",
+        ],
+        "the notes while the answer streams",
+    );
+    assert!(!noted.contains("Cannot"), "{noted}");
+    let done = t.wait_for(
+        &["System prompt set.", "Mode: chat", "│ idle │"],
+        "both applied once the answer ended",
+    );
+    assert!(done.contains("```") || done.contains("Rust"), "{done}");
+    let saved = sessions(&home);
+    let s = saved.last().expect("a saved session");
+    assert_eq!(s["messages"][0]["content"], "Be terse.", "{s}");
+    assert_eq!(s["messages"][1]["content"], "Tell me about Rust.");
+    assert_eq!(s["messages"][2]["role"], "assistant");
+    assert!(
+        s["traces"][0]["trace"]["url"]
+            .as_str()
+            .is_some_and(|u| u.ends_with("/completions") && !u.contains("chat")),
+        "the first answer came in raw mode: {s}"
+    );
+
+    // The next message goes in chat mode, with the new prompt; /clear while it streams waits
+    // for its end.
+    t.send("hello");
+    t.wait_for(&["◆ Kimi", "hello"], "the second answer streaming");
+    t.send("/clear");
+    t.wait_for(
+        &["The conversation will be cleared when this answer ends."],
+        "the clear note",
+    );
+    let cleared = t.wait_for(&["Conversation cleared.", "│ idle │"], "the clear");
+    assert!(!cleared.contains("Tell me about Rust."), "{cleared}");
+    let saved = sessions(&home);
+    let s = saved
+        .iter()
+        .find(|s| s["messages"].as_array().is_some_and(|m| m.len() == 5))
+        .expect("the first conversation, whole");
+    assert_eq!(s["messages"][0]["content"], "Be terse.");
+    assert_eq!(s["messages"][3]["content"], "hello");
+    assert!(
+        s["traces"][1]["trace"]["url"]
+            .as_str()
+            .is_some_and(|u| u.ends_with("/chat/completions")),
+        "the second answer came in chat mode: {s}"
+    );
+    drop(t);
+}
