@@ -19,7 +19,7 @@ const WEATHER: &str = "What's the weather like in Paris?";
 const STORY: &str = "Tell me about Rust.";
 
 fn toolbox() -> Toolbox {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/weather.sh");
+    let script = Path::new(&kimi_test_support::tool_script("weather.sh")).to_path_buf();
     Toolbox::new(vec![ToolSpec {
         parameters: json!({"type": "object", "required": ["city"],
             "properties": {"city": {"type": "string"}}}),

@@ -2,7 +2,6 @@
 //! modes, with real child processes for tools.
 
 use std::collections::VecDeque;
-use std::path::Path;
 
 use kimi_client::{Backend, Endpoint};
 
@@ -19,11 +18,7 @@ use serde_json::{Value, json};
 const MODES: [Mode; 2] = [Mode::Raw, Mode::Chat];
 
 fn script(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/tools")
-        .join(name)
-        .display()
-        .to_string()
+    kimi_test_support::tool_script(name)
 }
 
 fn tool(name: &str, script_name: &str, approval: Approval, timeout_secs: u64) -> ToolSpec {
