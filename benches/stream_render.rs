@@ -6,8 +6,10 @@
 //!   then the open inspector is laid out and drawn.
 //! - `inspector search step/2MiB`: `n` (next match) in the inspector on that trace.
 //!
-//! Each timed iteration starts from the same size: the state is rebuilt, untimed, every
-//! `RESET` iterations, so the open line never holds more than `RESET` tokens.
+//! The code block state is rebuilt, untimed, every `RESET` iterations, so the open line never
+//! holds more than `RESET` tokens. "after history" puts an earlier answer above the block, so
+//! the screen is full whatever the block's length (a 10-line block alone leaves it mostly
+//! empty, which is cheaper to draw).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
