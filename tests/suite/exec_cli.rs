@@ -7,8 +7,13 @@ use std::process::{Command, Output};
 use kimi_mock::{MockOptions, MockServer};
 use serde_json::Value;
 
+/// The binary, logging into a state directory of the test run's own (exec logs), never the
+/// user's; a test that sets `XDG_STATE_HOME` itself overrides it.
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
+    let state = std::env::temp_dir().join(format!("kimi-tui-test-state-{}", std::process::id()));
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kimi-tui"));
+    c.env("XDG_STATE_HOME", state);
+    c
 }
 
 fn script(name: &str) -> String {
