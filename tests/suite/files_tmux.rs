@@ -11,134 +11,34 @@ use std::time::{Duration, Instant};
 use kimi_core::session::{Session, SessionStore};
 use kimi_protocol::Message;
 use kimi_protocol::Mode;
+use kimi_test_support::tmux::{DEFAULT_SIZE, Tmux, home_env};
 
 const BIN: &str = env!("CARGO_BIN_EXE_kimi-tui");
 
-struct Tmux {
-    session: String,
+/// `args` run by the binary in `home` (its cwd) under umask 022, as a typical shell has.
+fn start(name: &str, home: &Path, args: &str) -> Tmux {
+    let cmd = format!(
+        "cd {h} && umask 022 && exec {env} {BIN} {args}",
+        h = home.display(),
+        env = home_env(home)
+    );
+    Tmux::start_shell(name, &cmd, DEFAULT_SIZE)
 }
 
-/// tmux on a server of its own (`-L`, named after the session) started without any config
-/// (`-f /dev/null`): a user's tmux setup or running sessions cannot change what a test sees.
-fn tmux(socket: &str) -> Command {
-    let mut c = Command::new("tmux");
-    c.args(["-L", socket, "-f", "/dev/null"]);
-    c
-}
-
-/// `env` for a temp HOME with every XDG directory inside it.
-fn env_of(home: &Path) -> String {
-    format!(
-        "env HOME={h} XDG_CONFIG_HOME={h}/config XDG_DATA_HOME={h}/data XDG_STATE_HOME={h}/state TERM=xterm-256color",
-        h = home.display()
-    )
-}
-
-impl Tmux {
-    /// `args` run by the binary in `home` (its cwd) under umask 022, as a typical shell has.
-    fn start(name: &str, home: &Path, args: &str) -> Tmux {
-        let session = format!("kimi-files-{name}-{}", std::process::id());
-        let cmd = format!(
-            "cd {h} && umask 022 && exec {env} {BIN} {args}",
-            h = home.display(),
-            env = env_of(home)
-        );
-        let status = tmux(&session)
-            .args(["new-session", "-d", "-s", &session, "-x", "120", "-y", "40"])
-            .arg(cmd)
-            .status()
-            .expect("tmux runs");
-        assert!(status.success(), "tmux new-session failed");
-        Tmux { session }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let ok = tmux(&self.session)
-            .args(["send-keys", "-t", &self.session])
-            .args(keys)
-            .status()
-            .expect("send-keys");
-        assert!(ok.success());
-    }
-
-    fn literal(&self, text: &str) {
-        let ok = tmux(&self.session)
-            .args(["send-keys", "-t", &self.session, "-l", text])
-            .status()
-            .expect("send-keys");
-        assert!(ok.success());
-    }
-
-    fn alive(&self) -> bool {
-        tmux(&self.session)
-            .args(["has-session", "-t", &self.session])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    }
-
-    fn capture(&self) -> String {
-        let out = tmux(&self.session)
-            .args(["capture-pane", "-p", "-t", &self.session])
-            .output()
-            .expect("capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn wait_for(&self, needles: &[&str], what: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let screen = self.capture();
-            if needles.iter().all(|n| screen.contains(n)) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what} ({needles:?}); screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// Wait until the mock's answer to `question` has streamed to its end.
-    fn wait_answered(&self, question: &str) {
-        let asked = format!("You asked: \"{question}\"");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let screen = self.capture();
-            // The status bar says idle before the first message too: the answer must be there.
-            if screen.contains(&asked)
+/// Wait until the mock's answer to `question` has streamed to its end.
+fn wait_answered(t: &Tmux, question: &str) {
+    let asked = format!("You asked: \"{question}\"");
+    // The status bar says idle before the first message too: the answer must be there.
+    t.wait_until(
+        &format!("the answer to {question:?}"),
+        Duration::from_secs(30),
+        |screen| {
+            screen.contains(&asked)
                 && screen.contains("thanks for testing")
                 && screen.contains("│ idle │")
                 && !screen.contains("streaming")
-            {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for the answer to {question:?}; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn wait_gone(&self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.alive() {
-            assert!(
-                Instant::now() < deadline,
-                "still running; screen:\n{}",
-                self.capture()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        // The server is this test's own: stopping it ends the session and its buffers.
-        let _ = tmux(&self.session).arg("kill-server").output();
-    }
+        },
+    );
 }
 
 fn store_of(home: &Path) -> SessionStore {
@@ -182,7 +82,7 @@ fn now_ms() -> u64 {
 #[test]
 fn kill_9_mid_answer_keeps_the_message_and_the_answer_so_far() {
     let home = tempfile::tempdir().expect("tmp");
-    let t = Tmux::start("kill", home.path(), "--demo");
+    let t = start("kill", home.path(), "--demo");
     t.wait_for(&["kimi-tui", "demo"], "the welcome screen");
     // The demo streams a token every 12 ms: 2000 tokens take about 24 s.
     t.literal("Please stream 2000 tokens");
@@ -213,7 +113,7 @@ fn kill_9_mid_answer_keeps_the_message_and_the_answer_so_far() {
     drop(t);
 
     // Resumed: the lock died with the process; the answer shows, marked interrupted.
-    let t = Tmux::start("kill2", home.path(), "--demo --resume");
+    let t = start("kill2", home.path(), "--demo --resume");
     let screen = t.wait_for(
         &[
             "Resumed session",
@@ -236,7 +136,7 @@ fn kill_9_mid_answer_keeps_the_message_and_the_answer_so_far() {
 #[test]
 fn a_closed_terminal_mid_answer_saves_everything_streamed() {
     let home = tempfile::tempdir().expect("tmp");
-    let t = Tmux::start("hup", home.path(), "--demo");
+    let t = start("hup", home.path(), "--demo");
     t.wait_for(&["kimi-tui", "demo"], "the welcome screen");
     t.literal("Please stream 2000 tokens");
     t.keys(&["Enter"]);
@@ -245,8 +145,9 @@ fn a_closed_terminal_mid_answer_saves_everything_streamed() {
     let path = only_session(&store_of(home.path()));
     let pid = holder_pid(&path);
     // Closing the window: tmux sends SIGHUP to the program.
-    let _ = tmux(&t.session)
-        .args(["kill-session", "-t", &t.session])
+    let _ = t
+        .command()
+        .args(["kill-session", "-t", t.target()])
         .output();
     let deadline = Instant::now() + Duration::from_secs(10);
     while Path::new(&format!("/proc/{pid}")).exists() {
@@ -279,11 +180,11 @@ fn run(home: &Path, args: &[&str]) -> Output {
 #[test]
 fn a_second_instance_on_the_same_session_is_refused() {
     let home = tempfile::tempdir().expect("tmp");
-    let t = Tmux::start("two", home.path(), "--demo");
+    let t = start("two", home.path(), "--demo");
     t.wait_for(&["kimi-tui", "demo"], "the welcome screen");
     t.literal("hello");
     t.keys(&["Enter"]);
-    t.wait_answered("hello");
+    wait_answered(&t, "hello");
     let path = only_session(&store_of(home.path()));
     let id = path
         .file_stem()
@@ -311,13 +212,13 @@ fn a_second_instance_on_the_same_session_is_refused() {
     // The first instance goes on saving.
     t.literal("again");
     t.keys(&["Enter"]);
-    t.wait_answered("again");
+    wait_answered(&t, "again");
     t.keys(&["C-c"]);
     t.wait_gone();
     let s = SessionStore::load_path(&path).expect("loads");
     assert_eq!(s.turns(), 2);
     // Quit: the session can be opened again.
-    let t = Tmux::start("two2", home.path(), &format!("--demo --session {id}"));
+    let t = start("two2", home.path(), &format!("--demo --session {id}"));
     t.wait_for(&["Resumed session", "again"], "the session reopened");
     t.keys(&["C-c"]);
     t.wait_gone();
@@ -342,7 +243,7 @@ fn an_older_copy_given_by_path_never_replaces_the_stored_session() {
     let copy = home.path().join("old-copy.json");
     std::fs::write(&copy, serde_json::to_vec(&older).expect("json")).expect("write");
 
-    let t = Tmux::start(
+    let t = start(
         "copy",
         home.path(),
         &format!("--demo --session {}", copy.display()),
@@ -354,7 +255,7 @@ fn an_older_copy_given_by_path_never_replaces_the_stored_session() {
     assert!(screen.contains("first question"), "{screen}");
     t.literal("third question");
     t.keys(&["Enter"]);
-    t.wait_answered("third question");
+    wait_answered(&t, "third question");
     t.keys(&["C-c"]);
     t.wait_gone();
 
@@ -400,11 +301,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn every_file_the_program_writes_is_private() {
     let home = tempfile::tempdir().expect("tmp");
-    let t = Tmux::start("modes", home.path(), "--demo");
+    let t = start("modes", home.path(), "--demo");
     t.wait_for(&["kimi-tui", "demo"], "the welcome screen");
     t.literal("hello");
     t.keys(&["Enter"]);
-    t.wait_answered("hello");
+    wait_answered(&t, "hello");
     t.literal("/export md out/tui/chat.md");
     t.keys(&["Enter"]);
     t.wait_for(&["Exported to out/tui/chat.md"], "the export");
@@ -423,7 +324,7 @@ fn every_file_the_program_writes_is_private() {
             .arg(format!(
                 "cd {h} && umask 022 && exec {env} {BIN} {args}",
                 h = home.path().display(),
-                env = env_of(home.path())
+                env = home_env(home.path())
             ))
             .output()
             .expect("sh");

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use kimi_test_support::tmux::Tmux;
 use serde_json::{Value, json};
 
 /// `kimi-tui mock-server` on a free port, stopped on drop.
@@ -45,87 +46,6 @@ impl Drop for Mock {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// One tmux server of its own (`-L`), so tests run in parallel without meeting.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn tmux(&self) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.socket, "-f", "/dev/null"]);
-        c
-    }
-
-    fn start(name: &str, cmd: &str, home: &Path, size: (u16, u16)) -> Tmux {
-        let t = Tmux {
-            socket: format!("kimi-dialog-{name}-{}", std::process::id()),
-        };
-        let status = t
-            .tmux()
-            .args(["new-session", "-d", "-s", "main", "-x"])
-            .arg(size.0.to_string())
-            .arg("-y")
-            .arg(size.1.to_string())
-            .arg(format!(
-                "env HOME={h} XDG_CONFIG_HOME={h}/config XDG_DATA_HOME={h}/data XDG_STATE_HOME={h}/state TERM=xterm-256color {cmd}",
-                h = home.display()
-            ))
-            .status()
-            .expect("tmux runs");
-        assert!(status.success(), "tmux new-session failed");
-        t
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let status = self
-            .tmux()
-            .args(["send-keys", "-t", "main"])
-            .args(keys)
-            .status()
-            .expect("send-keys");
-        assert!(status.success());
-    }
-
-    fn literal(&self, text: &str) {
-        let status = self
-            .tmux()
-            .args(["send-keys", "-t", "main", "-l", text])
-            .status()
-            .expect("send-keys");
-        assert!(status.success());
-    }
-
-    fn capture(&self) -> String {
-        let out = self
-            .tmux()
-            .args(["capture-pane", "-p", "-t", "main"])
-            .output()
-            .expect("capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn wait_for(&self, needles: &[&str], what: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            let screen = self.capture();
-            if needles.iter().all(|n| screen.contains(n)) {
-                return screen;
-            }
-            if Instant::now() > deadline {
-                panic!("timed out waiting for {what} ({needles:?}); screen:\n{screen}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux().arg("kill-server").status();
     }
 }
 
@@ -178,7 +98,7 @@ parameters = {{ type = "object" }}
         .expect("config");
         let home = dir.path().join("home");
         std::fs::create_dir_all(&home).expect("home");
-        let tmux = Tmux::start(
+        let tmux = Tmux::start_sized(
             name,
             &format!(
                 "{} --config {}",

@@ -6,8 +6,8 @@
 use std::io::BufRead;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
+use kimi_test_support::tmux::Tmux;
 use serde_json::Value;
 
 struct Mock {
@@ -46,80 +46,6 @@ impl Drop for Mock {
     }
 }
 
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn tmux(&self) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.socket, "-f", "/dev/null"]);
-        c
-    }
-
-    fn start(cmd: &str, home: &Path) -> Tmux {
-        let t = Tmux {
-            socket: format!("kimi-midturn-{}", std::process::id()),
-        };
-        let status = t
-            .tmux()
-            .args(["new-session", "-d", "-s", "main", "-x", "120", "-y", "50"])
-            .arg(format!(
-                "env HOME={h} XDG_CONFIG_HOME={h}/config XDG_DATA_HOME={h}/data XDG_STATE_HOME={h}/state TERM=xterm-256color {cmd}",
-                h = home.display()
-            ))
-            .status()
-            .expect("tmux runs");
-        assert!(status.success(), "tmux new-session failed");
-        t
-    }
-
-    fn send(&self, text: &str) {
-        let ok = self
-            .tmux()
-            .args(["send-keys", "-t", "main", "-l", text])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "send-keys");
-        let ok = self
-            .tmux()
-            .args(["send-keys", "-t", "main", "Enter"])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "send-keys Enter");
-    }
-
-    fn capture(&self) -> String {
-        let out = self
-            .tmux()
-            .args(["capture-pane", "-p", "-t", "main"])
-            .output()
-            .expect("capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn wait_for(&self, needles: &[&str], what: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let screen = self.capture();
-            if needles.iter().all(|n| screen.contains(n)) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what} ({needles:?}); screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux().arg("kill-server").status();
-    }
-}
-
 /// The saved sessions, newest last by modification time.
 fn sessions(home: &Path) -> Vec<Value> {
     // Read through the session store: journals (`ID.jsonl`) replayed into whole sessions.
@@ -147,19 +73,21 @@ fn system_mode_and_clear_typed_mid_answer_are_applied_not_refused() {
     .expect("config");
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).expect("home");
-    let t = Tmux::start(
+    let t = Tmux::start_sized(
+        "midturn",
         &format!(
             "{} --config {}",
             env!("CARGO_BIN_EXE_kimi-tui"),
             config.display()
         ),
         &home,
+        (120, 50),
     );
     t.wait_for(&["kimi-tui"], "the welcome screen");
-    t.send("Tell me about Rust.");
+    t.send_line("Tell me about Rust.");
     t.wait_for(&["◆ Kimi"], "the answer streaming");
-    t.send("/system Be terse.");
-    t.send("/mode chat");
+    t.send_line("/system Be terse.");
+    t.send_line("/mode chat");
     let noted = t.wait_for(
         &[
             "The new system prompt applies from the next request.",
@@ -187,9 +115,9 @@ fn system_mode_and_clear_typed_mid_answer_are_applied_not_refused() {
 
     // The next message goes in chat mode, with the new prompt; /clear while it streams waits
     // for its end.
-    t.send("hello");
+    t.send_line("hello");
     t.wait_for(&["◆ Kimi", "hello"], "the second answer streaming");
-    t.send("/clear");
+    t.send_line("/clear");
     t.wait_for(
         &["The conversation will be cleared when this answer ends."],
         "the clear note",

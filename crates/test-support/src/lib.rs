@@ -1,5 +1,8 @@
 //! Shared by the test suites of every crate (a dev-dependency only): where the workspace's test
-//! files are, so that each suite finds them whatever its own `CARGO_MANIFEST_DIR` is.
+//! files are, so that each suite finds them whatever its own `CARGO_MANIFEST_DIR` is; and the
+//! tmux harness of the end-to-end tests ([`tmux::Tmux`]).
+
+pub mod tmux;
 
 use std::path::{Path, PathBuf};
 
