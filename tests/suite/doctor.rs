@@ -571,35 +571,14 @@ async fn a_model_that_does_not_call_the_tool_is_reported() {
 /// The `--strip-special-tokens` flag of the real `kimi-tui mock-server`.
 #[test]
 fn the_mock_server_binary_can_strip_special_tokens() {
-    use std::io::BufRead;
-    use std::process::Stdio;
-
-    let mut server = Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
-        .args(["mock-server", "--port", "0", "--strip-special-tokens"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("starts");
-    let mut first = String::new();
-    if let Some(out) = server.stdout.take() {
-        let _ = std::io::BufReader::new(out).read_line(&mut first);
-    }
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .map(str::to_owned);
-    let result = url.map(|url| {
-        let dir = tempfile::tempdir().expect("tmp");
-        let cfg = write_config(dir.path(), &url, "raw", "");
-        Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
-            .args(["doctor", "--config", &cfg.display().to_string()])
-            .current_dir(dir.path())
-            .output()
-            .expect("runs")
-    });
-    let _ = server.kill();
-    let _ = server.wait();
-    let out = result.unwrap_or_else(|| panic!("no address in {first:?}"));
+    let server = super::mock_process::MockProcess::start(["--strip-special-tokens"]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = write_config(dir.path(), &server.url, "raw", "");
+    let out = Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
+        .args(["doctor", "--config", &cfg.display().to_string()])
+        .current_dir(dir.path())
+        .output()
+        .expect("runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(

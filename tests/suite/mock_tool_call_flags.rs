@@ -2,40 +2,23 @@
 //! name and argument text verbatim, in chat mode (`tool_calls`) and raw mode (markers); bad
 //! flags fail with one clear line.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
-struct Server {
-    child: Child,
-    url: String,
-}
+use super::mock_process::MockProcess;
+
+/// The real mock server, with the calls it answers through.
+struct Server(MockProcess);
 
 impl Server {
     fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
-            .args(["mock-server", "--port", "0"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("runs");
-        let mut line = String::new();
-        if let Some(out) = child.stdout.take() {
-            let _ = BufReader::new(out).read_line(&mut line);
-        }
-        let url = line.trim().strip_prefix("listening on ").map(str::to_owned);
-        let Some(url) = url else {
-            let _ = child.kill();
-            panic!("no address: {line:?}");
-        };
-        Server { child, url }
+        Server(MockProcess::start(args))
     }
 
     /// A non-streamed request to `path`, as a blocking call on a small runtime.
     fn post(&self, path: &str, body: Value) -> Value {
-        let url = format!("{}{path}", self.url);
+        let url = format!("{}{path}", self.0.url);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -52,13 +35,6 @@ impl Server {
                 .await
                 .expect("json")
         })
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -7,6 +7,7 @@ mod files_tmux;
 mod golden;
 mod layering;
 mod mock_cli;
+mod mock_process;
 mod mock_tool_call_flags;
 mod session_journal;
 mod sessions;

@@ -3,56 +3,19 @@
 //! with a tool that is a real script recording its stdin. Each test reads the screen with
 //! capture-pane and checks, from the record file, whether (and with what) the tool ran.
 
-use std::io::BufRead;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::ffi::OsStr;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use kimi_test_support::tmux::Tmux;
+
+use super::mock_process::MockProcess;
 use serde_json::{Value, json};
-
-/// `kimi-tui mock-server` on a free port, stopped on drop.
-struct Mock {
-    child: Child,
-    url: String,
-}
-
-impl Mock {
-    fn start(call_file: &Path) -> Mock {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
-            .args(["mock-server", "--port", "0", "--tool-call-file"])
-            .arg(call_file)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("mock-server starts");
-        let mut first = String::new();
-        if let Some(out) = child.stdout.take() {
-            let _ = std::io::BufReader::new(out).read_line(&mut first);
-        }
-        let url = first
-            .trim()
-            .strip_prefix("listening on ")
-            .map(str::to_owned);
-        let Some(url) = url else {
-            let _ = child.kill();
-            panic!("no address from mock-server: {first:?}");
-        };
-        Mock { child, url }
-    }
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A session with the hostile call on screen in the approval dialog.
 struct Scene {
     dir: tempfile::TempDir,
-    _mock: Mock,
+    _mock: MockProcess,
     tmux: Tmux,
 }
 
@@ -62,7 +25,7 @@ impl Scene {
         let dir = tempfile::tempdir().expect("tmp");
         let call_file = dir.path().join("call.json");
         std::fs::write(&call_file, call.to_string()).expect("call file");
-        let mock = Mock::start(&call_file);
+        let mock = MockProcess::start([OsStr::new("--tool-call-file"), call_file.as_os_str()]);
         let tool = dir.path().join("record.sh");
         std::fs::write(
             &tool,

@@ -3,48 +3,12 @@
 //! slowly. The commands are taken at once, noted on screen, and applied by the agent when the
 //! conversation is consistent; the session file shows what was sent.
 
-use std::io::BufRead;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
 use kimi_test_support::tmux::Tmux;
+
+use super::mock_process::MockProcess;
 use serde_json::Value;
-
-struct Mock {
-    child: Child,
-    url: String,
-}
-
-impl Mock {
-    fn start() -> Mock {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
-            .args(["mock-server", "--port", "0", "--delay-ms", "40"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("mock-server starts");
-        let mut first = String::new();
-        if let Some(out) = child.stdout.take() {
-            let _ = std::io::BufReader::new(out).read_line(&mut first);
-        }
-        let Some(url) = first
-            .trim()
-            .strip_prefix("listening on ")
-            .map(str::to_owned)
-        else {
-            let _ = child.kill();
-            panic!("no address from mock-server: {first:?}");
-        };
-        Mock { child, url }
-    }
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The saved sessions, newest last by modification time.
 fn sessions(home: &Path) -> Vec<Value> {
@@ -60,7 +24,7 @@ fn sessions(home: &Path) -> Vec<Value> {
 
 #[test]
 fn system_mode_and_clear_typed_mid_answer_are_applied_not_refused() {
-    let mock = Mock::start();
+    let mock = MockProcess::start(["--delay-ms", "40"]);
     let dir = tempfile::tempdir().expect("tmp");
     let config = dir.path().join("config.toml");
     std::fs::write(
