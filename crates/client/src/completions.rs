@@ -63,6 +63,7 @@ pub(super) async fn stream(
             add_generation_prompt: true,
             sort_tool_keys: ep.sort_tool_keys,
             neutralize_tool_markers: ep.neutralize_tool_markers,
+            ..RenderOptions::default()
         },
     );
     let body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);

@@ -60,6 +60,7 @@ impl Seen {
         self.collector.push(&ev);
         let out = match ev {
             Event::Text { text } => StreamEvent::Text(text.into_owned()),
+            Event::Reasoning { text } => StreamEvent::Reasoning(text.into_owned()),
             Event::Marker { marker, offset } => {
                 let call = match marker {
                     Marker::CallBegin => Some(self.next_call),

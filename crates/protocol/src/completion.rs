@@ -24,6 +24,8 @@ pub enum FinishReason {
 pub struct ParsedCompletion {
     /// All text outside tool-call sections, exactly.
     pub content: String,
+    /// Reasoning (thinking models), exactly; empty when there was none.
+    pub reasoning: String,
     /// Complete calls only (closed by `<|tool_call_end|>`), in order.
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: FinishReason,
@@ -34,6 +36,7 @@ pub struct ParsedCompletion {
 #[derive(Debug, Default)]
 pub struct Collector {
     content: String,
+    reasoning: String,
     /// Calls in order of their index.
     calls: Vec<CallState>,
     warnings: Vec<Warning>,
@@ -50,6 +53,7 @@ impl Collector {
     pub fn push(&mut self, ev: &Event<'_>) {
         match ev {
             Event::Text { text } => self.content.push_str(text),
+            Event::Reasoning { text } => self.reasoning.push_str(text),
             Event::ToolCallBegin { index, id, name } => self.calls.push(CallState {
                 index: *index,
                 call: ToolCall::new(id.as_ref(), name.as_ref(), String::new()),
@@ -114,6 +118,7 @@ impl Collector {
         };
         ParsedCompletion {
             content: self.content,
+            reasoning: self.reasoning,
             tool_calls,
             finish_reason,
             warnings,

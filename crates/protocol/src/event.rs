@@ -18,6 +18,11 @@ pub enum Event<'a> {
     Text {
         text: Cow<'a, str>,
     },
+    /// Reasoning (thinking models: between `<think>` and `</think>`), released as soon as it is
+    /// certain, like `Text`.
+    Reasoning {
+        text: Cow<'a, str>,
+    },
     /// A special marker, at its byte offset in the whole completion. Emitted for every marker,
     /// before the event it causes, so an inspector can show them all.
     Marker {
@@ -57,6 +62,9 @@ impl Event<'_> {
     pub fn into_owned(self) -> Event<'static> {
         match self {
             Event::Text { text } => Event::Text {
+                text: Cow::Owned(text.into_owned()),
+            },
+            Event::Reasoning { text } => Event::Reasoning {
                 text: Cow::Owned(text.into_owned()),
             },
             Event::Marker { marker, offset } => Event::Marker { marker, offset },
@@ -102,6 +110,7 @@ impl Event<'_> {
                 json!({"type": "tool_call_incomplete", "index": index})
             }
             Event::TurnEnd => json!({"type": "turn_end"}),
+            Event::Reasoning { text } => json!({"type": "reasoning", "text": text}),
             Event::Warning { warning } => {
                 json!({"type": "warning", "message": warning.to_string()})
             }
@@ -119,7 +128,8 @@ pub struct Coalescer {
 impl Coalescer {
     pub fn push(&mut self, ev: Event<'_>) {
         match (self.events.last_mut(), ev) {
-            (Some(Event::Text { text }), Event::Text { text: more }) => {
+            (Some(Event::Text { text }), Event::Text { text: more })
+            | (Some(Event::Reasoning { text }), Event::Reasoning { text: more }) => {
                 text.to_mut().push_str(&more)
             }
             (

@@ -5,6 +5,7 @@
 pub mod call_id;
 pub mod completion;
 pub mod event;
+pub mod family;
 pub mod invisible;
 pub mod json;
 pub mod message;
@@ -19,6 +20,7 @@ pub mod warning;
 
 pub use completion::{Collector, FinishReason, ParsedCompletion, parse_chunks, parse_completion};
 pub use event::Event;
+pub use family::{Model, Template};
 pub use message::{Content, FunctionCall, Message, ToolCall};
 pub use parser::Parser;
 pub use stream::{Mode, StreamEvent, Usage};

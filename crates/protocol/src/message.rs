@@ -23,6 +23,10 @@ pub struct Message {
     pub tool_calls: Vec<ToolCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// An assistant message's reasoning (thinking models), as the family templates read it and as
+    /// chat mode sends it back. `None` when the model produced none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
 }
 
 /// Message content: a plain string or a list of typed parts (text, images).
@@ -81,6 +85,7 @@ impl Message {
             name: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
+            reasoning_content: None,
         }
     }
 

@@ -55,6 +55,9 @@ pub enum StreamEvent {
     },
     Marker(MarkerHit),
     Text(String),
+    /// Reasoning of a thinking model (`reasoning_content`/`reasoning` deltas in chat mode, the
+    /// text between `<think>` and `</think>` in raw mode). Never part of the answer.
+    Reasoning(String),
     ToolCallBegin {
         index: usize,
         id: String,

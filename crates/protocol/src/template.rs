@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use std::ops::Range;
 
+use super::family::Template;
 use super::json;
 use super::message::{Content, Message};
 use super::special;
@@ -22,6 +23,10 @@ pub struct RenderOptions {
     /// [`special::neutralize`]) so a tool's output cannot forge a turn. Off by default: the
     /// prompt is then byte for byte what the official template renders.
     pub neutralize_tool_markers: bool,
+    /// Which family member's template to render.
+    pub template: Template,
+    /// The `thinking` template keyword argument (K2.5/K2.6); `None` leaves it undefined.
+    pub thinking: Option<bool>,
 }
 
 /// Render a conversation. `tools` are OpenAI-style tool objects, written as given.

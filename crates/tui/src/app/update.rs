@@ -881,6 +881,8 @@ fn stream(app: &mut App, s: StreamEvent) {
                 turn.push_text(&t);
             }
         }
+        // The reasoning cell is issue 10's; until it lands reasoning is not part of the answer.
+        StreamEvent::Reasoning(_) => {}
         StreamEvent::ToolCallBegin { index, id, name } => {
             if let Some(s) = app.streaming.as_mut() {
                 s.call_begin(index, &id, &name);
