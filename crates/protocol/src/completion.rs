@@ -25,6 +25,7 @@ pub struct ParsedCompletion {
     /// All text outside tool-call sections, exactly.
     pub content: String,
     /// Reasoning (thinking models), exactly; empty when there was none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reasoning: String,
     /// Complete calls only (closed by `<|tool_call_end|>`), in order.
     pub tool_calls: Vec<ToolCall>,
