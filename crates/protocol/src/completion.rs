@@ -164,7 +164,14 @@ pub fn check_arguments(index: usize, call: &ToolCall) -> Option<Warning> {
 
 /// Parse a complete completion, fed in the given chunks.
 pub fn parse_chunks<'c>(chunks: impl IntoIterator<Item = &'c str>) -> ParsedCompletion {
-    let mut parser = Parser::new();
+    parse_chunks_with(Parser::new(), chunks)
+}
+
+/// [`parse_chunks`] with a given parser (e.g. [`Parser::starting_in_reasoning`]).
+pub fn parse_chunks_with<'c>(
+    mut parser: Parser,
+    chunks: impl IntoIterator<Item = &'c str>,
+) -> ParsedCompletion {
     let mut collector = Collector::default();
     let mut sink = |ev: Event<'_>| collector.push(&ev);
     for chunk in chunks {

@@ -45,7 +45,7 @@ pub(crate) fn write_value(out: &mut String, value: &Value, seps: Separators) {
             } else if let Some(u) = n.as_u64() {
                 let _ = write!(out, "{u}");
             } else if let Some(f) = n.as_f64() {
-                write_float(out, f);
+                write_number_f64(out, f);
             }
         }
         Value::String(s) => write_str(out, s),
@@ -71,6 +71,18 @@ pub(crate) fn write_value(out: &mut String, value: &Value, seps: Separators) {
             }
             out.push('}');
         }
+    }
+}
+
+/// A float from a parsed JSON number. serde_json reads the literal `-0` as the float `-0.0`
+/// (it has no negative integer zero), where Python reads the integer `0` and writes `0`; a
+/// literal `-0.0` cannot be told apart after parsing, and `-0` is the form schemas carry, so
+/// negative zero is written `0`.
+fn write_number_f64(out: &mut String, f: f64) {
+    if f == 0.0 && f.is_sign_negative() {
+        out.push('0');
+    } else {
+        write_float(out, f);
     }
 }
 
@@ -239,6 +251,16 @@ mod tests {
         assert_eq!(
             to_string(&v, COMPACT),
             "[1,-7,1.0,2.5,18446744073709551615,100.0]"
+        );
+    }
+
+    #[test]
+    fn negative_zero_is_written_as_python_reads_minus_zero() {
+        let v: Value = serde_json::from_str(r#"{"default": -0, "x": [-0, 0, -1, -0.5]}"#)
+            .expect("valid json");
+        assert_eq!(
+            to_string(&v, COMPACT),
+            r#"{"default":0,"x":[0,0,-1,-0.5]}"#
         );
     }
 

@@ -10,11 +10,13 @@ pub mod invisible;
 pub mod json;
 pub mod message;
 pub mod parser;
+pub mod python;
 pub mod sanitize;
 pub mod special;
 pub mod stream;
 pub(crate) mod template;
 pub mod tokens;
+pub mod tools_ts;
 pub mod trace;
 pub mod warning;
 

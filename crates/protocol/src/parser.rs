@@ -21,6 +21,9 @@ const SCRATCH_KEEP: usize = 64 * 1024;
 enum State {
     /// Assistant text.
     Content,
+    /// Reasoning of a thinking model: after a leading `<think>`, or from the start when the
+    /// prompt ended inside an open `<think>`, until `</think>`.
+    Reasoning,
     /// Inside `<|tool_calls_section_begin|>`, between calls.
     Section,
     /// After `<|tool_call_begin|>`, reading the id.
@@ -35,6 +38,9 @@ enum State {
 #[derive(Debug)]
 pub struct Parser {
     state: State,
+    /// Where a tool section returns when it closes: `Content`, or `Reasoning` for a section
+    /// opened before `</think>` (spec k2-family section 7, rule 4).
+    resume: State,
     /// A held-back suffix that may still become a marker; always starts with `<`.
     tail: String,
     /// Reused buffer for joining `tail` with the next chunk.
@@ -63,9 +69,31 @@ impl Default for Parser {
 }
 
 impl Parser {
+    /// A parser for a completion that starts in content (K2-Instruct, K2-Thinking, K2.5/K2.6
+    /// with thinking off). A leading `<think>` still opens the reasoning.
     pub fn new() -> Self {
+        Self::starting_in(State::Content)
+    }
+
+    /// A parser for a completion whose prompt ended inside an open `<think>` (K2.5/K2.6 with
+    /// thinking on): the text is reasoning until `</think>`.
+    pub fn starting_in_reasoning() -> Self {
+        Self::starting_in(State::Reasoning)
+    }
+
+    /// [`Parser::new`] or [`Parser::starting_in_reasoning`].
+    pub fn with_reasoning(starts_in_reasoning: bool) -> Self {
+        if starts_in_reasoning {
+            Self::starting_in_reasoning()
+        } else {
+            Self::new()
+        }
+    }
+
+    fn starting_in(state: State) -> Self {
         Parser {
-            state: State::Content,
+            state,
+            resume: state,
             tail: String::new(),
             scratch: String::new(),
             offset: 0,
@@ -142,12 +170,13 @@ impl Parser {
         while let Some(rel) = memchr::memchr(b'<', &bytes[search..]) {
             let lt = search + rel;
             let rest = &bytes[lt..];
-            // Fast path: `<` not followed by `|` is text.
-            if rest.len() >= 2 && rest[1] != b'|' {
+            // Fast path: `<` not followed by `|`, `t` or `/` is text.
+            if rest.len() >= 2 && !matches!(rest[1], b'|' | b't' | b'/') {
                 search = lt + 1;
                 continue;
             }
-            if let Some(marker) = Marker::at_start(rest) {
+            let at = base + lt as u64;
+            if let Some(marker) = Marker::at_start(rest).filter(|m| self.allowed(*m, at)) {
                 self.span(&data[start..lt], sink);
                 self.on_marker(marker, base + lt as u64, sink);
                 start = lt + marker.text().len();
@@ -157,7 +186,7 @@ impl Parser {
                     self.offset = base + bytes.len() as u64;
                     return;
                 }
-            } else if Marker::is_proper_prefix(rest) {
+            } else if self.may_become_marker(rest, at) {
                 // Only possible at the very end of `data`: hold it back.
                 self.span(&data[start..lt], sink);
                 self.tail.push_str(&data[lt..]);
@@ -171,6 +200,24 @@ impl Parser {
         self.offset = base + bytes.len() as u64;
     }
 
+    /// `<think>` is a marker only as the very first bytes of the completion and `</think>` only
+    /// in the reasoning (rule 5); everywhere else they are text, also inside calls.
+    fn allowed(&self, marker: Marker, at: u64) -> bool {
+        match marker {
+            Marker::ThinkBegin => at == 0,
+            Marker::ThinkEnd => self.state == State::Reasoning,
+            _ => true,
+        }
+    }
+
+    /// `rest` (starting with `<`) is a proper prefix of a marker allowed here.
+    fn may_become_marker(&self, rest: &[u8], at: u64) -> bool {
+        Marker::ALL.into_iter().any(|m| {
+            let t = m.text().as_bytes();
+            rest.len() < t.len() && t.starts_with(rest) && self.allowed(m, at)
+        })
+    }
+
     /// Text between markers, interpreted by the current state.
     fn span<F: FnMut(Event<'_>)>(&mut self, text: &str, sink: &mut F) {
         if text.is_empty() {
@@ -178,6 +225,9 @@ impl Parser {
         }
         match self.state {
             State::Content => sink(Event::Text {
+                text: Cow::Borrowed(text),
+            }),
+            State::Reasoning => sink(Event::Reasoning {
                 text: Cow::Borrowed(text),
             }),
             State::Section => self.stray.push_str(text),
@@ -234,16 +284,29 @@ impl Parser {
             (_, ImEnd) => self.end_turn(marker, sink),
             (State::Done, _) => {}
 
-            (State::Content, SectionBegin | SectionBeginSingular) => {
+            // A leading `<think>` (only allowed at byte 0) opens the reasoning.
+            (State::Content | State::Reasoning, ThinkBegin) => {
+                self.state = State::Reasoning;
+                self.resume = State::Reasoning;
+            }
+            (State::Reasoning, ThinkEnd) => {
+                self.state = State::Content;
+                self.resume = State::Content;
+            }
+            // A section opened in the reasoning ends it implicitly; the state is kept in
+            // `resume` so the section returns to it (rule 4).
+            (State::Content | State::Reasoning, SectionBegin | SectionBeginSingular) => {
+                self.resume = self.state;
                 self.state = State::Section;
                 sink(Event::SectionBegin);
             }
-            (State::Content, CallBegin) => {
+            (State::Content | State::Reasoning, CallBegin) => {
                 warn(sink, Warning::CallOutsideSection { index: self.index });
+                self.resume = self.state;
                 self.implicit_section = true;
                 self.begin_header();
             }
-            (State::Content, _) => stray(sink),
+            (State::Content | State::Reasoning, _) => stray(sink),
 
             (State::Section, CallBegin) => {
                 self.flush_stray(sink);
@@ -252,7 +315,7 @@ impl Parser {
             }
             (State::Section, SectionEnd | SectionEndSingular) => {
                 self.flush_stray(sink);
-                self.state = State::Content;
+                self.state = self.resume;
                 sink(Event::SectionEnd);
             }
             (State::Section, _) => {
@@ -264,10 +327,18 @@ impl Parser {
                 self.emit_call_begin(sink);
                 self.state = State::CallArgs;
             }
+            // No argument marker: the header may hold the arguments too (`get_weather:0 {...}`),
+            // so no call is made of it; it is reported and never runs.
             (State::CallId, CallEnd) => {
-                warn(sink, Warning::CallWithoutArguments { index: self.index });
-                self.emit_call_begin(sink);
-                self.end_call(sink);
+                let header = self.id.trim().to_owned();
+                warn(
+                    sink,
+                    Warning::CallWithoutArguments {
+                        index: self.index,
+                        header,
+                    },
+                );
+                self.next_call();
             }
             (State::CallId | State::CallArgs, CallBegin) => {
                 self.cut_call(CutBy::Marker(marker), sink);
@@ -275,7 +346,7 @@ impl Parser {
             }
             (State::CallId | State::CallArgs, SectionEnd | SectionEndSingular) => {
                 self.cut_call(CutBy::Marker(marker), sink);
-                self.state = State::Content;
+                self.state = self.resume;
                 if !self.implicit_section {
                     sink(Event::SectionEnd);
                 }
@@ -333,7 +404,7 @@ impl Parser {
         self.id.clear();
         self.args_ws.clear();
         self.state = if self.implicit_section {
-            State::Content
+            self.resume
         } else {
             State::Section
         };
@@ -359,7 +430,7 @@ impl Parser {
                 self.flush_stray(sink);
                 true
             }
-            State::Content | State::Done => false,
+            State::Content | State::Reasoning | State::Done => false,
         };
         if section_open {
             warn(sink, Warning::UnclosedSection);
@@ -382,7 +453,14 @@ fn warn<F: FnMut(Event<'_>)>(sink: &mut F, warning: Warning) {
 /// Parse a whole completion, fed in the given chunks, into owned events (adjacent text and
 /// argument deltas concatenated).
 pub fn events_of<'c>(chunks: impl IntoIterator<Item = &'c str>) -> Vec<Event<'static>> {
-    let mut parser = Parser::new();
+    events_with(Parser::new(), chunks)
+}
+
+/// [`events_of`] with a given parser (e.g. [`Parser::starting_in_reasoning`]).
+pub fn events_with<'c>(
+    mut parser: Parser,
+    chunks: impl IntoIterator<Item = &'c str>,
+) -> Vec<Event<'static>> {
     let mut out = super::event::Coalescer::default();
     let mut sink = |ev: Event<'_>| out.push(ev);
     for chunk in chunks {

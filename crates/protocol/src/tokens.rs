@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::family::Template;
+
 /// A special marker the stream parser recognises in completion text.
 ///
 /// The two singular section spellings are not registered tokens (they carry no id); models emit
@@ -21,6 +23,10 @@ pub enum Marker {
     ImUser,
     ImAssistant,
     ImMiddle,
+    /// `<think>`: opens the reasoning, only as the very first thing in a completion.
+    ThinkBegin,
+    /// `</think>`: ends the reasoning, only while in it.
+    ThinkEnd,
 }
 
 pub const TOOL_CALLS_SECTION_BEGIN: &str = "<|tool_calls_section_begin|>";
@@ -33,18 +39,26 @@ pub const IM_SYSTEM: &str = "<|im_system|>";
 pub const IM_USER: &str = "<|im_user|>";
 pub const IM_ASSISTANT: &str = "<|im_assistant|>";
 pub const IM_MIDDLE: &str = "<|im_middle|>";
+pub const THINK_BEGIN: &str = "<think>";
+pub const THINK_END: &str = "</think>";
 
-/// Image placeholder emitted by the template. Not a registered token: it tokenizes as text.
+/// Image placeholder emitted by the K2-Instruct and K2-Thinking templates. Not a registered
+/// token: it tokenizes as text.
 pub(crate) const MEDIA_IMAGE: &str =
     "<|media_start|>image<|media_content|><|media_pad|><|media_end|>";
+/// K2.5/K2.6's image placeholder: real tokens there (163602-163605).
+pub(crate) const MEDIA_IMAGE_K25: &str =
+    "<|media_begin|>image<|media_content|><|media_pad|><|media_end|>";
+/// K2.5/K2.6's video placeholder, replaced by the server's processor.
+pub(crate) const VIDEO_PLACEHOLDER_K25: &str = "<|kimi_k25_video_placeholder|>";
 
 /// The system prompt the template injects when the conversation does not start with one.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are Kimi, an AI assistant created by Moonshot AI.";
 
 impl Marker {
     /// Every marker, in no particular order. No marker is a prefix of another (all end in `|>`
-    /// and none contains `|>` earlier), so at most one can match at a position.
-    pub const ALL: [Marker; 12] = [
+    /// or `>` and none contains either earlier), so at most one can match at a position.
+    pub const ALL: [Marker; 14] = [
         Marker::SectionBegin,
         Marker::SectionBeginSingular,
         Marker::CallBegin,
@@ -57,6 +71,8 @@ impl Marker {
         Marker::ImUser,
         Marker::ImAssistant,
         Marker::ImMiddle,
+        Marker::ThinkBegin,
+        Marker::ThinkEnd,
     ];
 
     /// Length in bytes of the longest marker text.
@@ -76,10 +92,15 @@ impl Marker {
             Marker::ImUser => IM_USER,
             Marker::ImAssistant => IM_ASSISTANT,
             Marker::ImMiddle => IM_MIDDLE,
+            Marker::ThinkBegin => THINK_BEGIN,
+            Marker::ThinkEnd => THINK_END,
         }
     }
 
     /// The token id from `added_tokens_decoder`; `None` for spellings that are not registered.
+    /// `<think>`/`</think>` get their K2.5/K2.6 ids (163606/163607); for K2-Thinking those ids
+    /// are presumed, not confirmed (spec section 6): ask [`Marker::token_id_in`] when the
+    /// template is known.
     pub const fn token_id(self) -> Option<u32> {
         match self {
             Marker::SectionBegin => Some(163595),
@@ -92,13 +113,25 @@ impl Marker {
             Marker::ImAssistant => Some(163588),
             Marker::ImSystem => Some(163594),
             Marker::ImMiddle => Some(163601),
+            Marker::ThinkBegin => Some(163606),
+            Marker::ThinkEnd => Some(163607),
             Marker::SectionBeginSingular | Marker::SectionEndSingular => None,
+        }
+    }
+
+    /// The id as far as it is established for `template`: the think markers of K2-Thinking
+    /// have none (no K2-Thinking tokenizer configuration confirms 163606/163607, and a
+    /// completions stream does not report ids), so a badge shows only the name there.
+    pub const fn token_id_in(self, template: Template) -> Option<u32> {
+        match (self, template) {
+            (Marker::ThinkBegin | Marker::ThinkEnd, Template::K2Thinking) => None,
+            _ => self.token_id(),
         }
     }
 
     /// The marker whose text starts `bytes`, if any.
     pub fn at_start(bytes: &[u8]) -> Option<Marker> {
-        if bytes.len() < 2 || bytes[0] != b'<' || bytes[1] != b'|' {
+        if bytes.len() < 2 || bytes[0] != b'<' || !matches!(bytes[1], b'|' | b't' | b'/') {
             return None;
         }
         Marker::ALL
@@ -142,6 +175,11 @@ mod tests {
         assert_eq!(Marker::CallBegin.token_id(), Some(163597));
         assert_eq!(Marker::ImMiddle.token_id(), Some(163601));
         assert_eq!(Marker::SectionBeginSingular.token_id(), None);
+        assert_eq!(Marker::ThinkBegin.token_id(), Some(163606));
+        assert_eq!(Marker::ThinkEnd.token_id_in(Template::K25), Some(163607));
+        assert_eq!(Marker::ThinkEnd.token_id_in(Template::K2Thinking), None);
+        assert_eq!(Marker::at_start(b"</think>x"), Some(Marker::ThinkEnd));
+        assert!(Marker::is_proper_prefix(b"<thi"));
     }
 
     #[test]

@@ -26,8 +26,9 @@ pub enum Warning {
     TextInSection { text: String },
     /// `<|tool_call_begin|>` without `<|tool_calls_section_begin|>`; the call is parsed anyway.
     CallOutsideSection { index: usize },
-    /// `<|tool_call_end|>` came before `<|tool_call_argument_begin|>`: the call has no arguments.
-    CallWithoutArguments { index: usize },
+    /// `<|tool_call_end|>` came before `<|tool_call_argument_begin|>`: the call is incomplete
+    /// (its header may hold the arguments too) and is not made.
+    CallWithoutArguments { index: usize, header: String },
     /// The call's header (its id) never finished; no call was started.
     IncompleteHeader { index: usize, cut_by: CutBy },
     /// The call began but never ended; it is incomplete and must not run.
@@ -79,9 +80,10 @@ impl fmt::Display for Warning {
                 f,
                 "tool call {index} is outside a <|tool_calls_section_begin|> section"
             ),
-            Warning::CallWithoutArguments { index } => write!(
+            Warning::CallWithoutArguments { index, header } => write!(
                 f,
-                "tool call {index} has no <|tool_call_argument_begin|>: its arguments are empty"
+                "tool call {index} is incomplete: no <|tool_call_argument_begin|> after {:?}; it will not run",
+                preview(header)
             ),
             Warning::IncompleteHeader { index, cut_by } => write!(
                 f,
