@@ -35,10 +35,16 @@ pub struct Cli {
 pub enum Command {
     /// Render a chat request to the exact Kimi K2 prompt text (no trailing newline).
     ///
-    /// Input: {"messages": [...], "tools": [...] | null, "add_generation_prompt": bool}; an OpenAI
-    /// request body works (other fields are ignored; add_generation_prompt defaults to true).
+    /// Input: {"messages": [...], "tools": [...] | null, "add_generation_prompt": bool, ...}; an
+    /// OpenAI request body works (add_generation_prompt defaults to true). A "template" key
+    /// (Kimi-K2-Thinking, Kimi-K2.5, k2.5, ...) picks the template unless --template is given;
+    /// every other key is a template keyword argument ("thinking": false; K2.6
+    /// "preserve_thinking"; K2.5 "tools_ts_str"); unknown ones (model, stream) are ignored.
+    /// Without --template-only the output is exactly what raw mode sends: for K2-Thinking,
+    /// K2.5 and K2.6 the tools are key-sorted and K2.5/K2.6 declare them in TypeScript, as
+    /// Moonshot's tokenizer does.
     Render(RenderArgs),
-    /// Parse a raw completion into {content, tool_calls, finish_reason, warnings}.
+    /// Parse a raw completion into {content, reasoning, tool_calls, finish_reason, warnings}.
     Parse(ParseArgs),
     /// Run one prompt through the whole agent loop without a screen.
     ///
@@ -68,6 +74,29 @@ pub struct RenderArgs {
     /// Sort tool schema keys recursively, as some tokenizer versions do.
     #[arg(long)]
     pub sort_tool_keys: bool,
+    /// The chat template: k2-instruct (the default), k2-thinking, k2.5, or k2.6 (K2.6's rules
+    /// are secondhand: K2.5's plus preserve_thinking, not checked against the official text).
+    /// Wins over the request's "template" key.
+    #[arg(long, value_name = "NAME", value_parser = parse_template)]
+    pub template: Option<kimi_protocol::Template>,
+    /// Render the template alone, without the tokenizer's preprocessing (no key sort, no
+    /// TypeScript tool declaration): the form of the template golden vectors.
+    #[arg(long)]
+    pub template_only: bool,
+}
+
+/// A `--template` value, with the accepted names in the error.
+fn parse_template(name: &str) -> Result<kimi_protocol::Template, String> {
+    kimi_protocol::Template::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = kimi_protocol::Template::ALL
+            .iter()
+            .map(|t| t.as_str())
+            .collect();
+        format!(
+            "unknown template {name:?}; expected one of {}",
+            names.join(", ")
+        )
+    })
 }
 
 #[derive(Debug, Args)]
@@ -80,6 +109,20 @@ pub struct ParseArgs {
     /// Print the parser's events as JSON lines (adjacent text deltas joined) instead.
     #[arg(long)]
     pub events: bool,
+    /// The template whose prompt the completion continues: k2-instruct (the default),
+    /// k2-thinking, k2.5, k2.6. K2.5/K2.6 completions start inside the reasoning (their
+    /// prompt ends with `<think>`) unless --thinking-off; K2-Thinking's <think> ids are shown
+    /// as null (not confirmed for its tokenizer).
+    #[arg(long, value_name = "NAME", value_parser = parse_template)]
+    pub template: Option<kimi_protocol::Template>,
+    /// The completion starts inside the reasoning (the prompt ended with an open `<think>`),
+    /// whatever the template.
+    #[arg(long)]
+    pub starts_in_reasoning: bool,
+    /// K2.5/K2.6 with thinking off: the prompt ended with `<think></think>`, so the completion
+    /// starts in content.
+    #[arg(long, conflicts_with = "starts_in_reasoning")]
+    pub thinking_off: bool,
 }
 
 #[derive(Debug, Clone, Default, Args)]

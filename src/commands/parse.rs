@@ -5,7 +5,7 @@ use anyhow::Result;
 use super::{input, write_stdout};
 use crate::cli::ParseArgs;
 use kimi_protocol::event::Coalescer;
-use kimi_protocol::{Collector, Event, Parser};
+use kimi_protocol::{Collector, Event, Parser, Template};
 
 pub fn run(args: &ParseArgs) -> Result<()> {
     let (name, text) = input::read(args.file.as_deref())?;
@@ -14,7 +14,11 @@ pub fn run(args: &ParseArgs) -> Result<()> {
     } else {
         vec![text]
     };
-    let mut parser = Parser::new();
+    let template = args.template.unwrap_or_default();
+    // K2.5/K2.6 prompts end with an open `<think>` unless thinking is off (spec section 7).
+    let in_reasoning = args.starts_in_reasoning
+        || (matches!(template, Template::K25 | Template::K26) && !args.thinking_off);
+    let mut parser = Parser::with_reasoning(in_reasoning);
     let out = if args.events {
         let mut events = Coalescer::default();
         let mut sink = |ev: Event<'_>| events.push(ev);
@@ -22,7 +26,7 @@ pub fn run(args: &ParseArgs) -> Result<()> {
         parser.finish(&mut sink);
         let mut out = String::new();
         for ev in events.into_events() {
-            out.push_str(&kimi_core::json_out::to_string(&ev.to_json())?);
+            out.push_str(&kimi_core::json_out::to_string(&ev.to_json_in(template))?);
             out.push('\n');
         }
         out

@@ -6,10 +6,11 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::BackendError;
 use super::TurnResult;
 use super::http::{self, Call, Progress, StreamChoice};
 use super::markers::LocalParse;
-use kimi_protocol::{Message, RenderOptions, render_traced, tokens::IM_END};
+use kimi_protocol::{Message, render_traced, tokens::IM_END};
 use kimi_protocol::{StreamEvent, Usage};
 
 /// One choice of a streamed completion chunk, borrowed where it can be.
@@ -56,20 +57,20 @@ pub(super) async fn stream(
     on_event: &mut (dyn FnMut(StreamEvent) + Send),
 ) -> TurnResult {
     let ep = call.endpoint;
-    let (prompt, from_text) = render_traced(
-        messages,
-        tools,
-        RenderOptions {
-            add_generation_prompt: true,
-            sort_tool_keys: ep.sort_tool_keys,
-            neutralize_tool_markers: ep.neutralize_tool_markers,
-            ..RenderOptions::default()
-        },
-    );
+    // Refused before anything is rendered or sent.
+    if let Some(why) = ep.raw_mode_refusal() {
+        return TurnResult {
+            error: Some(BackendError::Setup(why)),
+            ..TurnResult::default()
+        };
+    }
+    let opts = ep.raw_render_options();
+    let (prompt, from_text) = render_traced(messages, tools, opts);
     let body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
     let mut trace = http::announce(&call, "completions", &body, Some(prompt), on_event);
     trace.prompt_text_markers = from_text.into_iter().map(|r| (r.start, r.end)).collect();
-    let mut local = LocalParse::default();
+    // A K2.5/K2.6 prompt ends inside `<think>`: the completion starts in the reasoning.
+    let mut local = LocalParse::with_reasoning(opts.ends_in_reasoning());
     let mut progress = Progress::default();
     let started = Instant::now();
 

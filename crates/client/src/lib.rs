@@ -21,7 +21,9 @@ use tokio_util::sync::CancellationToken;
 pub use error::BackendError;
 pub use url::redact_url;
 
-use kimi_protocol::{Message, Mode, StreamEvent, ToolCall, Trace, Usage};
+use kimi_protocol::{
+    Message, Mode, Model, RenderOptions, StreamEvent, Template, ToolCall, Trace, Usage,
+};
 
 /// Everything needed to reach one model.
 #[derive(Clone)]
@@ -45,6 +47,18 @@ pub struct Endpoint {
     pub sort_tool_keys: bool,
     /// Break special-token strings in tool results before sending (both modes).
     pub neutralize_tool_markers: bool,
+    // Raw mode and the Kimi K2 family (spec k2-family): the template, its keyword arguments,
+    // and the tokenizer-side preprocessing. See `Endpoint::raw_render_options`.
+    /// Raw mode: the chat template; `None` picks it from the model name
+    /// (`Template::for_model`).
+    pub template: Option<Template>,
+    /// Raw mode: the `thinking` keyword (K2.5/K2.6); `None` leaves it to the template (on).
+    pub thinking: Option<bool>,
+    /// Raw mode: K2.6's `preserve_thinking` keyword (secondhand rule).
+    pub preserve_thinking: bool,
+    /// Raw mode: apply Moonshot's tokenizer preprocessing for K2-Thinking/K2.5/K2.6 (sorted
+    /// tool keys, K2.5/K2.6 TypeScript declaration), as official servers do. On by default.
+    pub preprocess_tools: bool,
 }
 
 impl Endpoint {
@@ -62,7 +76,42 @@ impl Endpoint {
             idle_timeout: Duration::from_secs(120),
             sort_tool_keys: false,
             neutralize_tool_markers: false,
+            template: None,
+            thinking: None,
+            preserve_thinking: false,
+            preprocess_tools: true,
         }
+    }
+
+    /// The template raw mode renders: the configured one, else the model name's.
+    pub fn template(&self) -> Template {
+        self.template
+            .unwrap_or_else(|| Template::for_model(&self.model))
+    }
+
+    /// The rendering options of a raw-mode request.
+    pub fn raw_render_options(&self) -> RenderOptions {
+        RenderOptions {
+            add_generation_prompt: true,
+            sort_tool_keys: self.sort_tool_keys,
+            neutralize_tool_markers: self.neutralize_tool_markers,
+            template: self.template(),
+            thinking: self.thinking,
+            preserve_thinking: self.preserve_thinking,
+            preprocess_tools: self.preprocess_tools,
+        }
+    }
+
+    /// Raw mode cannot speak to this model: Kimi K3 reuses K2's token ids for another
+    /// protocol (spec k2-family section 9), so no K2 template may be sent to it. An explicit
+    /// `template` is the user's word that the model is a K2 and is obeyed.
+    pub fn raw_mode_refusal(&self) -> Option<String> {
+        (self.template.is_none() && Model::classify(&self.model) == Model::K3).then(|| {
+            format!(
+                "raw mode cannot talk to {}: Kimi K3 uses a different prompt format than Kimi K2; use mode = \"chat\" for it",
+                self.model
+            )
+        })
     }
 
     /// `{base_url}/{path}` as shown: in errors, the inspector, saved sessions.

@@ -24,6 +24,14 @@ struct Seen {
 }
 
 impl LocalParse {
+    /// A parse that starts in the reasoning when the prompt ended inside `<think>`.
+    pub fn with_reasoning(starts_in_reasoning: bool) -> Self {
+        LocalParse {
+            parser: Parser::with_reasoning(starts_in_reasoning),
+            seen: Seen::default(),
+        }
+    }
+
     pub fn feed(&mut self, text: &str, on_event: &mut dyn FnMut(StreamEvent)) {
         let seen = &mut self.seen;
         self.parser

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::{Value, json};
 
+use super::family::Template;
 use super::tokens::Marker;
 use super::warning::Warning;
 
@@ -88,13 +89,19 @@ impl Event<'_> {
 
     /// The JSON form printed by `kimi-tui parse --events`: an object with a `"type"` field.
     pub fn to_json(&self) -> Value {
+        self.to_json_in(Template::K25)
+    }
+
+    /// [`Event::to_json`] for a completion of `template`: a marker's `token_id` is the one
+    /// [`Marker::token_id_in`] gives (null for K2-Thinking's `<think>`/`</think>`).
+    pub fn to_json_in(&self, template: Template) -> Value {
         match self {
             Event::Text { text } => json!({"type": "text", "text": text}),
             Event::Marker { marker, offset } => json!({
                 "type": "marker",
                 "marker": marker,
                 "token": marker.text(),
-                "token_id": marker.token_id(),
+                "token_id": marker.token_id_in(template),
                 "offset": offset,
             }),
             Event::SectionBegin => json!({"type": "section_begin"}),

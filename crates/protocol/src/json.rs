@@ -177,7 +177,7 @@ pub fn write_float(out: &mut String, f: f64) {
 
 /// A copy of `value` with every object's keys sorted, recursively (Python's `sort_keys=True`:
 /// code point order, which is byte order for UTF-8).
-pub(crate) fn sorted_keys(value: &Value) -> Value {
+pub fn sorted_keys(value: &Value) -> Value {
     match value {
         Value::Array(items) => Value::Array(items.iter().map(sorted_keys).collect()),
         Value::Object(map) => {
@@ -256,12 +256,9 @@ mod tests {
 
     #[test]
     fn negative_zero_is_written_as_python_reads_minus_zero() {
-        let v: Value = serde_json::from_str(r#"{"default": -0, "x": [-0, 0, -1, -0.5]}"#)
-            .expect("valid json");
-        assert_eq!(
-            to_string(&v, COMPACT),
-            r#"{"default":0,"x":[0,0,-1,-0.5]}"#
-        );
+        let v: Value =
+            serde_json::from_str(r#"{"default": -0, "x": [-0, 0, -1, -0.5]}"#).expect("valid json");
+        assert_eq!(to_string(&v, COMPACT), r#"{"default":0,"x":[0,0,-1,-0.5]}"#);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod json;
 pub mod message;
 pub mod parser;
 pub mod python;
+pub mod request;
 pub mod sanitize;
 pub mod special;
 pub mod stream;
@@ -20,13 +21,15 @@ pub mod tools_ts;
 pub mod trace;
 pub mod warning;
 
-pub use completion::{Collector, FinishReason, ParsedCompletion, parse_chunks, parse_completion};
+pub use completion::{
+    Collector, FinishReason, ParsedCompletion, parse_chunks, parse_chunks_with, parse_completion,
+};
 pub use event::Event;
 pub use family::{Model, Template};
 pub use message::{Content, FunctionCall, Message, ToolCall};
 pub use parser::Parser;
 pub use stream::{Mode, StreamEvent, Usage};
-pub use template::{RenderOptions, render, render_traced};
+pub use template::{RenderOptions, render, render_traced, render_with_tools_ts};
 pub use tokens::Marker;
 pub use trace::{MarkerHit, Trace};
 pub use warning::Warning;

@@ -5,9 +5,15 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::json;
+use super::python;
 
 /// One chat message. Unknown fields of an OpenAI request are ignored.
+///
+/// The reasoning is read from the first of `reasoning_content`, `thinking`, `reasoning` that is
+/// present and not null (an empty string counts), as transformers 5 prepares messages for the
+/// family templates (spec k2-family section 1), and written back as `reasoning_content`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "WireMessage")]
 pub struct Message {
     pub role: String,
     /// `None` is JSON `null` (or absent): the template renders nothing for it.
@@ -27,6 +33,50 @@ pub struct Message {
     /// chat mode sends it back. `None` when the model produced none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_content: Option<String>,
+}
+
+/// What a message looks like on the way in: every reasoning alias kept apart so that the
+/// first non-null one can win (serde's `alias` would reject a message that has two).
+#[derive(Deserialize)]
+struct WireMessage {
+    role: String,
+    #[serde(default)]
+    content: Option<Content>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    reasoning_content: Option<Value>,
+    #[serde(default)]
+    thinking: Option<Value>,
+    #[serde(default)]
+    reasoning: Option<Value>,
+}
+
+impl From<WireMessage> for Message {
+    fn from(w: WireMessage) -> Self {
+        // `Option<Value>` is `None` for both a missing field and an explicit null.
+        let reasoning = [w.reasoning_content, w.thinking, w.reasoning]
+            .into_iter()
+            .flatten()
+            .next()
+            .map(|v| match v {
+                Value::String(s) => s,
+                // The template prints a non-string as Python's `str()` does.
+                other => python::str_of(&other),
+            });
+        Message {
+            role: w.role,
+            content: w.content,
+            name: w.name,
+            tool_calls: w.tool_calls,
+            tool_call_id: w.tool_call_id,
+            reasoning_content: reasoning,
+        }
+    }
 }
 
 /// Message content: a plain string or a list of typed parts (text, images).
@@ -177,6 +227,42 @@ mod tests {
         .expect("valid message");
         assert!(m.tool_calls.is_empty());
         assert_eq!(m.text(), "hi");
+    }
+
+    #[test]
+    fn reasoning_aliases_first_non_null_wins_and_serializes_as_reasoning_content() {
+        let read = |v: Value| {
+            serde_json::from_value::<Message>(v)
+                .expect("valid message")
+                .reasoning_content
+        };
+        assert_eq!(
+            read(json!({"role": "assistant", "reasoning": "r"})),
+            Some("r".into())
+        );
+        assert_eq!(
+            read(
+                json!({"role": "assistant", "reasoning_content": null, "thinking": "t", "reasoning": "r"})
+            ),
+            Some("t".into())
+        );
+        assert_eq!(
+            read(json!({"role": "assistant", "reasoning_content": "", "reasoning": "r"})),
+            Some(String::new()),
+            "an empty string counts and wins"
+        );
+        assert_eq!(
+            read(json!({"role": "assistant", "thinking": 1.5})),
+            Some("1.5".into())
+        );
+        assert_eq!(read(json!({"role": "assistant", "reasoning": null})), None);
+        let m: Message =
+            serde_json::from_value(json!({"role": "assistant", "content": "a", "reasoning": "r"}))
+                .expect("valid");
+        assert_eq!(
+            serde_json::to_value(&m).expect("serializable"),
+            json!({"role": "assistant", "content": "a", "reasoning_content": "r"})
+        );
     }
 
     #[test]

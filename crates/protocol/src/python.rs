@@ -133,6 +133,9 @@ mod tests {
             r#"['a', 1, None, {'k': "it's"}]"#
         );
         assert_eq!(repr(&json!("both ' and \"")), r#"'both \' and "'"#);
-        assert_eq!(repr(&json!("a\\b\n\t\u{1}\u{a0}é\u{200b}\u{10ffff}")), r"'a\\b\n\t\x01\xa0é\u200b\U0010ffff'");
+        assert_eq!(
+            repr(&json!("a\\b\n\t\u{1}\u{a0}é\u{200b}\u{10ffff}")),
+            r"'a\\b\n\t\x01\xa0é\u200b\U0010ffff'"
+        );
     }
 }

@@ -16,7 +16,11 @@ pub fn encode(tools: &[Value]) -> Result<String, Fail> {
     for entry in tools {
         let entry = entry.as_object().ok_or(Fail)?;
         let function = match entry.get("function") {
-            Some(f) if entry.get("type").and_then(Value::as_str) == Some("function") && truthy(f) => f,
+            Some(f)
+                if entry.get("type").and_then(Value::as_str) == Some("function") && truthy(f) =>
+            {
+                f
+            }
             _ => continue,
         };
         blocks.push(function_block(function)?);

@@ -1,1 +1,2 @@
+mod family;
 mod parser_props;

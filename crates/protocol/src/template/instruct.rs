@@ -1,81 +1,21 @@
-//! Messages + tools -> the prompt text the official Kimi K2 Instruct chat template renders, byte
-//! for byte. The rules are in `spec/clarifications.md` ("Template rendering: the exact rules");
-//! the numbers in the comments below refer to them.
-
-use serde_json::Value;
+//! The Kimi-K2-Instruct template: `spec/clarifications.md`, "Template rendering: the exact
+//! rules"; the numbers in the comments refer to them.
 
 use std::ops::Range;
 
-use super::family::Template;
-use super::json;
-use super::message::{Content, Message};
-use super::special;
-use super::tokens::*;
+use super::RenderOptions;
+use super::parts;
+use crate::family::Template;
+use crate::message::Message;
+use crate::tokens::*;
 
-/// Options of one rendering.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RenderOptions {
-    /// End with `<|im_assistant|>assistant<|im_middle|>` so the model answers next.
-    pub add_generation_prompt: bool,
-    /// Sort the keys of the tool schemas recursively, as some Moonshot tokenizer versions do.
-    pub sort_tool_keys: bool,
-    /// Break special-token strings inside tool results (`<|im_end|>` -> `< |im_end|>`, see
-    /// [`special::neutralize`]) so a tool's output cannot forge a turn. Off by default: the
-    /// prompt is then byte for byte what the official template renders.
-    pub neutralize_tool_markers: bool,
-    /// Which family member's template to render.
-    pub template: Template,
-    /// The `thinking` template keyword argument (K2.5/K2.6); `None` leaves it undefined.
-    pub thinking: Option<bool>,
-}
-
-/// Render a conversation. `tools` are OpenAI-style tool objects, written as given.
-pub fn render(messages: &[Message], tools: &[Value], opts: RenderOptions) -> String {
-    let mut out = String::with_capacity(estimate_len(messages) + 256 * tools.len());
-    render_into(&mut out, messages, tools, opts);
-    out
-}
-
-/// [`render`], and the byte ranges in the prompt of the special-token strings that came from
-/// the text of user messages and tool results rather than from the template (after any
-/// neutralizing, so a neutralized result contributes none).
-pub fn render_traced(
-    messages: &[Message],
-    tools: &[Value],
-    opts: RenderOptions,
-) -> (String, Vec<Range<usize>>) {
-    let mut out = String::with_capacity(estimate_len(messages) + 256 * tools.len());
-    let mut found = Vec::new();
-    render_with(&mut out, messages, tools, opts, Some(&mut found));
-    (out, found)
-}
-
-/// [`render`], appending to `out`.
-pub fn render_into(out: &mut String, messages: &[Message], tools: &[Value], opts: RenderOptions) {
-    render_with(out, messages, tools, opts, None);
-}
-
-fn render_with(
+/// Everything after the tool declaration (rule 1, written by the caller).
+pub(super) fn render(
     out: &mut String,
     messages: &[Message],
-    tools: &[Value],
     opts: RenderOptions,
     mut found: Option<&mut Vec<Range<usize>>>,
 ) {
-    // Rule 1: the tool declaration comes first, compact JSON, keys as given unless sorted.
-    if !tools.is_empty() {
-        out.push_str(IM_SYSTEM);
-        out.push_str("tool_declare");
-        out.push_str(IM_MIDDLE);
-        let tools = Value::Array(tools.to_vec());
-        let tools = if opts.sort_tool_keys {
-            json::sorted_keys(&tools)
-        } else {
-            tools
-        };
-        json::write_value(out, &tools, json::COMPACT);
-        out.push_str(IM_END);
-    }
     // Rule 2: a default system prompt, then a newline, when the first turn is not a system turn.
     if let Some(first) = messages.first()
         && first.role != "system"
@@ -104,111 +44,30 @@ fn render_message(
     opts: RenderOptions,
     found: Option<&mut Vec<Range<usize>>>,
 ) {
-    // Rule 3: header.
-    out.push_str(match m.role.as_str() {
-        "user" => IM_USER,
-        "assistant" => IM_ASSISTANT,
-        _ => IM_SYSTEM,
-    });
-    match m.name.as_deref() {
-        Some(name) if !name.is_empty() => out.push_str(name),
-        _ => out.push_str(&m.role),
-    }
-    out.push_str(IM_MIDDLE);
+    const T: Template = Template::K2Instruct;
+    parts::header(out, m);
     // Rule 4: body.
     if m.role == "assistant" && !m.tool_calls.is_empty() {
-        render_content(out, m.content.as_ref());
-        out.push_str(TOOL_CALLS_SECTION_BEGIN);
-        for call in &m.tool_calls {
-            out.push_str(TOOL_CALL_BEGIN);
-            out.push_str(&call.id);
-            out.push_str(TOOL_CALL_ARGUMENT_BEGIN);
-            out.push_str(&call.function.arguments);
-            out.push_str(TOOL_CALL_END);
-        }
-        out.push_str(TOOL_CALLS_SECTION_END);
+        parts::content(out, m.content.as_ref(), T);
+        parts::tool_section(out, m);
     } else if m.role == "tool" {
-        out.push_str("## Return of ");
-        out.push_str(m.tool_call_id.as_deref().unwrap_or(""));
-        out.push('\n');
-        let start = out.len();
-        if opts.neutralize_tool_markers {
-            let mut text = String::new();
-            render_content(&mut text, m.content.as_ref());
-            out.push_str(&special::neutralize(&text));
-        } else {
-            render_content(out, m.content.as_ref());
-        }
-        record(out, start, found);
+        parts::tool_result(out, m, T, opts.neutralize_tool_markers, found);
     } else {
         let start = out.len();
-        render_content(out, m.content.as_ref());
+        parts::content(out, m.content.as_ref(), T);
         if m.role == "user" {
-            record(out, start, found);
+            parts::record(out, start, found);
         }
     }
     out.push_str(IM_END);
 }
 
-/// Note the special-token strings in `out[start..]`, text that came from a message.
-fn record(out: &str, start: usize, found: Option<&mut Vec<Range<usize>>>) {
-    if let Some(found) = found {
-        found.extend(
-            special::find(&out[start..])
-                .into_iter()
-                .map(|r| r.start + start..r.end + start),
-        );
-    }
-}
-
-/// Rule 5: strings as is; parts concatenated, each image as the media placeholder and a newline.
-fn render_content(out: &mut String, content: Option<&Content>) {
-    match content {
-        None => {}
-        Some(Content::Text(s)) => out.push_str(s),
-        Some(Content::Parts(parts)) => {
-            for part in parts {
-                if is_image_part(part) {
-                    out.push_str(MEDIA_IMAGE);
-                    out.push('\n');
-                } else if let Some(text) = part.get("text").and_then(Value::as_str) {
-                    out.push_str(text);
-                }
-            }
-        }
-    }
-}
-
-fn is_image_part(part: &Value) -> bool {
-    matches!(
-        part.get("type").and_then(Value::as_str),
-        Some("image" | "image_url")
-    ) || part.get("image").is_some()
-        || part.get("image_url").is_some()
-}
-
-fn estimate_len(messages: &[Message]) -> usize {
-    messages
-        .iter()
-        .map(|m| {
-            let content = match &m.content {
-                Some(Content::Text(s)) => s.len(),
-                _ => 64,
-            };
-            let calls: usize = m
-                .tool_calls
-                .iter()
-                .map(|c| c.id.len() + c.function.arguments.len() + 64)
-                .sum();
-            content + calls + 48
-        })
-        .sum()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::message::Message;
     use crate::message::ToolCall;
+    use crate::template::*;
+    use crate::tokens::MEDIA_IMAGE;
     use serde_json::json;
 
     fn with_prompt() -> RenderOptions {

@@ -1,0 +1,96 @@
+//! The thinking members' templates: K2-Thinking and K2.5 (`spec/k2-family.md` section 3, the
+//! rule numbers below), and K2.6 as K2.5 plus `preserve_thinking` (section 4, secondhand).
+
+use std::ops::Range;
+
+use super::RenderOptions;
+use super::parts;
+use crate::family::Template;
+use crate::message::Message;
+use crate::tokens::*;
+
+/// Everything after the tool declaration (rule 2, written by the caller).
+pub(super) fn render(
+    out: &mut String,
+    messages: &[Message],
+    opts: RenderOptions,
+    mut found: Option<&mut Vec<Range<usize>>>,
+) {
+    // Rule 3: K2-Thinking's default system prompt, without a newline, also for no messages.
+    if opts.template == Template::K2Thinking && messages.first().is_none_or(|m| m.role != "system")
+    {
+        out.push_str(IM_SYSTEM);
+        out.push_str("system");
+        out.push_str(IM_MIDDLE);
+        out.push_str(DEFAULT_SYSTEM_PROMPT);
+        out.push_str(IM_END);
+    }
+    let split = split_point(messages, opts);
+    for (i, m) in messages.iter().enumerate() {
+        let in_history = split.is_some_and(|l| i <= l);
+        render_message(out, m, in_history, opts, found.as_deref_mut());
+    }
+    // Rule 13.
+    if opts.add_generation_prompt {
+        out.push_str(IM_ASSISTANT);
+        out.push_str("assistant");
+        out.push_str(IM_MIDDLE);
+        if matches!(opts.template, Template::K25 | Template::K26) {
+            out.push_str(THINK_BEGIN);
+            if opts.thinking_off() {
+                out.push_str(THINK_END);
+            }
+        }
+    }
+}
+
+/// Rule 4: the index of the last assistant message without tool calls; messages up to it are
+/// history (reasoning blanked), later ones keep their reasoning. K2.6's `preserve_thinking`
+/// makes everything suffix.
+fn split_point(messages: &[Message], opts: RenderOptions) -> Option<usize> {
+    if opts.template == Template::K26 && opts.preserve_thinking {
+        return None;
+    }
+    messages
+        .iter()
+        .rposition(|m| m.role == "assistant" && m.tool_calls.is_empty())
+}
+
+fn render_message(
+    out: &mut String,
+    m: &Message,
+    in_history: bool,
+    opts: RenderOptions,
+    found: Option<&mut Vec<Range<usize>>>,
+) {
+    parts::header(out, m);
+    match m.role.as_str() {
+        // Rules 6 and 7.
+        "assistant" => {
+            out.push_str(THINK_BEGIN);
+            if !in_history && !opts.thinking_off() {
+                out.push_str(m.reasoning_content.as_deref().unwrap_or(""));
+            }
+            out.push_str(THINK_END);
+            parts::content(out, m.content.as_ref(), opts.template);
+            if !m.tool_calls.is_empty() {
+                parts::tool_section(out, m);
+            }
+        }
+        // Rule 10.
+        "tool" => parts::tool_result(out, m, opts.template, opts.neutralize_tool_markers, found),
+        // Rule 11.
+        role => {
+            let start = out.len();
+            parts::content(out, m.content.as_ref(), opts.template);
+            if role == "user" {
+                parts::record(out, start, found);
+            }
+        }
+    }
+    // Rule 12.
+    out.push_str(IM_END);
+}
+
+#[cfg(test)]
+mod tests;
