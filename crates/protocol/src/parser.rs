@@ -491,18 +491,150 @@ mod tests {
 
     /// Every split into 1-byte..=len chunks at char boundaries gives the same events.
     fn assert_split_invariant(s: &str) -> Vec<Event<'static>> {
-        let whole = events_of([s]);
+        split_invariant_from(false, s)
+    }
+
+    /// [`assert_split_invariant`] for a parser starting in reasoning or not.
+    fn split_invariant_from(in_reasoning: bool, s: &str) -> Vec<Event<'static>> {
+        let run = |chunks: &[&str]| {
+            events_with(Parser::with_reasoning(in_reasoning), chunks.iter().copied())
+        };
+        let whole = run(&[s]);
         let bounds: Vec<usize> = (0..=s.len()).filter(|i| s.is_char_boundary(*i)).collect();
         let chars: Vec<&str> = bounds.windows(2).map(|w| &s[w[0]..w[1]]).collect();
-        assert_eq!(events_of(chars.iter().copied()), whole, "1-char chunks");
+        assert_eq!(run(&chars), whole, "1-char chunks");
         for &cut in &bounds {
-            assert_eq!(
-                events_of([&s[..cut], &s[cut..]]),
-                whole,
-                "split at byte {cut}"
-            );
+            assert_eq!(run(&[&s[..cut], &s[cut..]]), whole, "split at byte {cut}");
         }
         whole
+    }
+
+    fn reasoning(s: &str) -> Event<'static> {
+        Event::Reasoning {
+            text: Cow::Owned(s.into()),
+        }
+    }
+
+    fn call_events(index: usize, id: &str, name: &str, args: &str) -> Vec<Event<'static>> {
+        vec![
+            Event::ToolCallBegin {
+                index,
+                id: id.to_owned().into(),
+                name: name.to_owned().into(),
+            },
+            Event::ToolCallArgs {
+                index,
+                delta: args.to_owned().into(),
+            },
+            Event::ToolCallEnd { index },
+        ]
+    }
+
+    #[test]
+    fn completion_starting_in_reasoning_switches_at_think_end() {
+        let evs = split_invariant_from(true, "Let me think. <b>x</b></think>Answer.<|im_end|>");
+        assert_eq!(
+            semantic(evs),
+            vec![
+                reasoning("Let me think. <b>x</b>"),
+                text("Answer."),
+                Event::TurnEnd
+            ]
+        );
+    }
+
+    #[test]
+    fn leading_think_opens_reasoning_and_its_markers_are_reported() {
+        let s = "<think>r</think>a";
+        let evs = split_invariant_from(false, s);
+        assert_eq!(
+            evs,
+            vec![
+                Event::Marker {
+                    marker: Marker::ThinkBegin,
+                    offset: 0
+                },
+                reasoning("r"),
+                Event::Marker {
+                    marker: Marker::ThinkEnd,
+                    offset: 8
+                },
+                text("a"),
+            ]
+        );
+        // Also when the prompt already opened it (consumed, not text).
+        assert_eq!(
+            semantic(split_invariant_from(true, s)),
+            vec![reasoning("r"), text("a")]
+        );
+    }
+
+    #[test]
+    fn think_markers_elsewhere_are_plain_text() {
+        let evs = split_invariant_from(false, " <think>a</think>b<thi");
+        assert_eq!(evs, vec![text(" <think>a</think>b<thi")]);
+        let evs = split_invariant_from(true, "r</think>a</think><think>");
+        assert_eq!(
+            semantic(evs),
+            vec![reasoning("r"), text("a</think><think>")]
+        );
+    }
+
+    #[test]
+    fn section_before_think_end_ends_reasoning_and_returns_to_it() {
+        let s = format!(
+            "Need it. {TOOL_CALLS_SECTION_BEGIN}{TOOL_CALL_BEGIN}functions.f:0{TOOL_CALL_ARGUMENT_BEGIN}{{\"c\": \"</think> <think>\"}}{TOOL_CALL_END}{TOOL_CALLS_SECTION_END}more</think>done{IM_END}"
+        );
+        for in_reasoning in [true, false] {
+            let s = if in_reasoning {
+                s.clone()
+            } else {
+                format!("{THINK_BEGIN}{s}")
+            };
+            let mut want = vec![reasoning("Need it. "), Event::SectionBegin];
+            want.extend(call_events(
+                0,
+                "functions.f:0",
+                "f",
+                "{\"c\": \"</think> <think>\"}",
+            ));
+            want.extend([
+                Event::SectionEnd,
+                reasoning("more"),
+                text("done"),
+                Event::TurnEnd,
+            ]);
+            assert_eq!(semantic(split_invariant_from(in_reasoning, &s)), want);
+        }
+    }
+
+    #[test]
+    fn stream_ending_in_reasoning_is_not_an_error() {
+        let evs = split_invariant_from(true, "still thinking <|tool_ca");
+        assert_eq!(evs, vec![reasoning("still thinking <|tool_ca")]);
+    }
+
+    #[test]
+    fn call_without_argument_marker_is_incomplete_not_a_garbage_call() {
+        let s = format!(
+            "{TOOL_CALLS_SECTION_BEGIN}{TOOL_CALL_BEGIN}functions.get_weather:0 {{\"city\": \"Tokyo\"}}{TOOL_CALL_END}{TOOL_CALL_BEGIN}functions.b:1{TOOL_CALL_ARGUMENT_BEGIN}{{}}{TOOL_CALL_END}{TOOL_CALLS_SECTION_END}"
+        );
+        let evs = semantic(assert_split_invariant(&s));
+        let mut want = vec![
+            Event::SectionBegin,
+            Event::Warning {
+                warning: Warning::CallWithoutArguments {
+                    index: 0,
+                    header: "functions.get_weather:0 {\"city\": \"Tokyo\"}".into(),
+                },
+            },
+        ];
+        want.extend(call_events(1, "functions.b:1", "b", "{}"));
+        want.push(Event::SectionEnd);
+        assert_eq!(evs, want);
+        let parsed = crate::parse_completion(&s);
+        assert_eq!(parsed.tool_calls.len(), 1);
+        assert!(parsed.warnings[0].to_string().contains("will not run"));
     }
 
     #[test]

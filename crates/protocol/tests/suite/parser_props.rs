@@ -2,8 +2,8 @@
 //! leak into text, and no input makes it panic.
 
 use kimi_protocol::event::Coalescer;
-use kimi_protocol::parser::events_of;
-use kimi_protocol::{Event, Marker, Parser, parse_chunks};
+use kimi_protocol::parser::{events_of, events_with};
+use kimi_protocol::{Event, Marker, Parser, parse_chunks, parse_chunks_with};
 use proptest::prelude::*;
 
 /// Pieces a completion is built from: every marker, partial markers, ids, JSON, unicode text.
@@ -18,6 +18,10 @@ fn piece() -> impl Strategy<Value = String> {
             "|>",
             "<|tool_call_begin",
             "<|im_end",
+            "<think",
+            "</thi",
+            "<t",
+            "</",
             "<b>",
             "a<|b",
             "functions.get_weather:0",
@@ -86,6 +90,22 @@ proptest! {
     }
 
     #[test]
+    fn chunking_never_changes_the_events_starting_in_reasoning(
+        s in completion(),
+        cuts in proptest::collection::vec(0.0f64..1.0, 0..24),
+    ) {
+        let chunks = chunked(&s, &cuts);
+        let start = Parser::starting_in_reasoning;
+        let whole = events_with(start(), [s.as_str()]);
+        prop_assert_eq!(events_with(start(), chunks.iter().map(String::as_str)), whole);
+        let chars: Vec<String> = s.chars().map(String::from).collect();
+        prop_assert_eq!(
+            parse_chunks_with(start(), chars.iter().map(String::as_str)),
+            parse_chunks_with(start(), [s.as_str()])
+        );
+    }
+
+    #[test]
     fn one_byte_at_a_time_matches_whole(s in completion()) {
         let chars: Vec<String> = s.chars().map(String::from).collect();
         prop_assert_eq!(events_of(chars.iter().map(String::as_str)), events_of([s.as_str()]));
@@ -99,17 +119,24 @@ proptest! {
         // A recognised marker never comes out as text: no text run between two events that
         // are not text (markers included) contains one. (Text on both sides of a dropped stray
         // marker may spell a marker when glued together; those bytes were never a marker.)
-        let mut parser = Parser::new();
-        let mut joined = Coalescer::default();
-        let mut sink = |e: Event<'_>| joined.push(e);
-        for c in chunked(&s, &cuts) {
-            parser.feed(&c, &mut sink);
-        }
-        parser.finish(&mut sink);
-        for e in joined.into_events() {
-            if let Event::Text { text } = e {
-                for m in Marker::ALL {
-                    prop_assert!(!text.contains(m.text()), "{:?} leaked into {:?}", m, text);
+        // `<think>` away from byte 0 and `</think>` outside the reasoning are text by rule,
+        // so content may hold both and reasoning may hold `<think>`.
+        for in_reasoning in [false, true] {
+            let mut parser = Parser::with_reasoning(in_reasoning);
+            let mut joined = Coalescer::default();
+            let mut sink = |e: Event<'_>| joined.push(e);
+            for c in chunked(&s, &cuts) {
+                parser.feed(&c, &mut sink);
+            }
+            parser.finish(&mut sink);
+            for e in joined.into_events() {
+                let (text, allowed): (_, &[Marker]) = match &e {
+                    Event::Text { text } => (text, &[Marker::ThinkBegin, Marker::ThinkEnd]),
+                    Event::Reasoning { text } => (text, &[Marker::ThinkBegin]),
+                    _ => continue,
+                };
+                for m in Marker::ALL.into_iter().filter(|m| !allowed.contains(m)) {
+                    prop_assert!(!text.contains(m.text()), "{:?} leaked into {:?}", m, e);
                 }
             }
         }
