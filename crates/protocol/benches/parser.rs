@@ -1,5 +1,6 @@
 //! Stream parser throughput on a mixed completion (text, CJK, emoji, tool calls with large
-//! arguments), fed whole and in 4-byte chunks, at 1 MB and 10 MB to show linear scaling.
+//! arguments), fed whole and in 4-byte chunks, at 1 MB and 10 MB to show linear scaling; and a
+//! thinking model's completion that starts in the reasoning.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -54,11 +55,14 @@ fn chunks(s: &str, n: usize) -> Vec<&str> {
 }
 
 fn run(parts: &[&str]) -> usize {
-    let mut parser = Parser::new();
+    run_with(Parser::new(), parts)
+}
+
+fn run_with(mut parser: Parser, parts: &[&str]) -> usize {
     let mut n = 0usize;
     let mut sink = |ev: Event<'_>| {
         n += match ev {
-            Event::Text { text } => text.len(),
+            Event::Text { text } | Event::Reasoning { text } => text.len(),
             Event::ToolCallArgs { delta, .. } => delta.len(),
             _ => 1,
         }
@@ -85,6 +89,21 @@ fn bench(c: &mut Criterion) {
             b.iter(|| parse_chunks(four.iter().copied()).tool_calls.len())
         });
     }
+    // A K2.5 completion: it starts in the reasoning (half of the text, with `</...` tags that
+    // are not `</think>`), then `</think>` and the same mixed stream.
+    let s = format!(
+        "{}{THINK_END}{}",
+        "Thinking about </b> and <think> x < y. ".repeat((1 << 20) / 40),
+        mixed_stream(1 << 20)
+    );
+    let four = chunks(&s, 4);
+    g.throughput(Throughput::Bytes(s.len() as u64));
+    g.bench_function("2MB reasoning then mixed/whole", |b| {
+        b.iter(|| run_with(Parser::starting_in_reasoning(), &[s.as_str()]))
+    });
+    g.bench_function("2MB reasoning then mixed/4-byte chunks", |b| {
+        b.iter(|| run_with(Parser::starting_in_reasoning(), &four))
+    });
     g.finish();
 }
 

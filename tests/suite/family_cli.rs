@@ -1,0 +1,240 @@
+//! The Kimi K2 family through the real binary: `render --template NAME [--template-only]` over
+//! every public family vector (template-alone and live), and `parse --template NAME` over every
+//! family parser case, as other programs call them.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use kimi_protocol::request::RenderRequest;
+use kimi_protocol::{Template, render};
+use serde_json::{Value, json};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
+}
+
+fn run(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let mut pipe = child.stdin.take().expect("stdin");
+    if let Some(s) = stdin {
+        pipe.write_all(s.as_bytes()).expect("write stdin");
+    }
+    drop(pipe);
+    child.wait_with_output().expect("binary exits")
+}
+
+fn fixtures(rel: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/family")
+        .join(rel);
+    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no fixtures in {}", dir.display());
+    files
+}
+
+/// `render` prints the golden bytes for every request in `rel`, with `args` before the file.
+fn renders_every_vector(rel: &str, args: &[&str]) -> usize {
+    let files = fixtures(rel);
+    for path in &files {
+        let file = path.to_str().expect("utf-8 path");
+        let o = run(&[&["render"], args, &[file]].concat(), None);
+        assert!(
+            o.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let want = fs::read(path.with_extension("txt")).expect("golden");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&want),
+            "{file} {args:?}"
+        );
+        assert_eq!(o.stdout, want, "{file} (bytes)");
+    }
+    files.len()
+}
+
+#[test]
+fn render_template_only_gives_every_template_vector() {
+    let only = ["--template-only"];
+    assert_eq!(
+        renders_every_vector(
+            "k2-thinking",
+            &["--template", "k2-thinking", "--template-only"]
+        ),
+        6
+    );
+    assert_eq!(
+        renders_every_vector("k2.5", &["--template", "k2.5", "--template-only"]),
+        6
+    );
+    // The request's own "template" key picks the template when the flag is absent.
+    assert_eq!(renders_every_vector("k2-thinking", &only), 6);
+    assert_eq!(renders_every_vector("k2.5", &only), 6);
+}
+
+#[test]
+fn render_without_template_only_gives_every_live_vector() {
+    assert_eq!(
+        renders_every_vector("live/k2-thinking", &["--template", "k2-thinking"]),
+        1
+    );
+    assert_eq!(
+        renders_every_vector("live/k2.5", &["--template", "k2.5"]),
+        2
+    );
+}
+
+#[test]
+fn the_flag_wins_over_the_request_key() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/family/k2.5/reasoning_tool_loop_open.json");
+    let text = fs::read_to_string(&path).expect("fixture");
+    let req: RenderRequest = serde_json::from_str(&text).expect("valid");
+    assert_eq!(req.template, Some(Template::K25));
+    let o = run(
+        &[
+            "render",
+            "--template",
+            "k2-thinking",
+            "--template-only",
+            path.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success());
+    let want = render(
+        &req.messages,
+        &req.tools,
+        req.options(Template::K2Thinking, false),
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+    assert!(want.starts_with("<|im_system|>tool_declare") && !want.ends_with("<think>"));
+}
+
+#[test]
+fn bad_templates_and_rejected_requests_are_one_clear_line() {
+    let check = |o: Output, needle: &str| {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{err}");
+        assert!(err.contains(needle), "{needle:?} not in {err:?}");
+        assert!(!err.contains("panicked") && o.stdout.is_empty(), "{err}");
+    };
+    check(
+        run(&["render", "--template", "k9"], Some("{}")),
+        "unknown template \"k9\"",
+    );
+    check(
+        run(
+            &["render"],
+            Some(r#"{"template": "Kimi-K9", "messages": []}"#),
+        ),
+        "template: unknown template \"Kimi-K9\"",
+    );
+    let no_args = json!({"messages": [{"role": "assistant", "tool_calls": [
+        {"id": "functions.f:0", "function": {"name": "f"}}]}]});
+    check(
+        run(
+            &["render", "--template", "k2.5"],
+            Some(&no_args.to_string()),
+        ),
+        "<stdin>: messages[0].tool_calls[0].function: a function without \"arguments\"",
+    );
+    check(
+        run(&["parse", "--template", "k4"], Some("x")),
+        "unknown template",
+    );
+}
+
+#[test]
+fn parse_prints_reasoning_for_every_family_case() {
+    let files = fixtures("parser");
+    for path in &files {
+        let case: Value =
+            serde_json::from_str(&fs::read_to_string(path).expect("readable")).expect("valid");
+        let template = Template::parse(case["template"].as_str().unwrap()).unwrap();
+        let text = case["text"].as_str().unwrap();
+        let mut args = vec!["parse", "--template", template.as_str()];
+        if case["starts_in_reasoning"] == json!(true) {
+            args.push("--starts-in-reasoning");
+        }
+        // Whole, and one char per chunk as a server may stream it.
+        let chars: Vec<String> = text.chars().map(String::from).collect();
+        let chunked = serde_json::to_string(&chars).unwrap();
+        for (extra, input) in [(None, text), (Some("--chunks"), chunked.as_str())] {
+            let mut args = args.clone();
+            args.extend(extra);
+            let o = run(&args, Some(input));
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let got: Value = serde_json::from_slice(&o.stdout).expect("json out");
+            let expect = &case["expect"];
+            let what = format!("{} {args:?}", path.display());
+            assert_eq!(got["content"], expect["content"], "{what}");
+            assert_eq!(got["reasoning"], expect["reasoning"], "{what}");
+            let calls: Vec<Value> = got["tool_calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    json!({"id": c["id"], "name": c["function"]["name"],
+                        "arguments": c["function"]["arguments"]})
+                })
+                .collect();
+            assert_eq!(Value::Array(calls), expect["tool_calls"], "{what}");
+        }
+    }
+    assert_eq!(files.len(), 5);
+}
+
+#[test]
+fn parse_events_show_reasoning_and_think_ids_where_known() {
+    let events = |args: &[&str], input: &str| -> Vec<Value> {
+        let o = run(args, Some(input));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json line"))
+            .collect()
+    };
+    // K2.5 starts in the reasoning by default.
+    let got = events(
+        &["parse", "--events", "--template", "k2.5"],
+        "Hmm.</think>Hi",
+    );
+    assert_eq!(
+        got,
+        vec![
+            json!({"type": "reasoning", "text": "Hmm."}),
+            json!({"type": "marker", "marker": "think_end", "token": "</think>", "token_id": 163607, "offset": 4}),
+            json!({"type": "text", "text": "Hi"}),
+        ]
+    );
+    // K2-Thinking writes its own <think>; its ids are not confirmed, so none is shown.
+    let got = events(
+        &["parse", "--events", "--template", "k2-thinking"],
+        "<think>a</think>b",
+    );
+    assert_eq!(got[0]["marker"], "think_begin");
+    assert_eq!(got[0]["token_id"], Value::Null);
+    assert_eq!(got[1], json!({"type": "reasoning", "text": "a"}));
+    // Thinking off: content from the start.
+    let got = events(
+        &["parse", "--events", "--template", "k2.5", "--thinking-off"],
+        "a</think>",
+    );
+    assert_eq!(got, vec![json!({"type": "text", "text": "a</think>"})]);
+}
