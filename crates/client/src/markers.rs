@@ -107,8 +107,15 @@ impl Seen {
                 StreamEvent::ToolCallIncomplete { index }
             }
             Event::Warning { warning } => {
-                if matches!(warning, Warning::IncompleteHeader { .. }) {
-                    self.incomplete += 1;
+                match &warning {
+                    Warning::IncompleteHeader { .. } => self.incomplete += 1,
+                    // A call block without an argument marker is an incomplete call too.
+                    Warning::CallWithoutArguments { index, .. } => {
+                        self.incomplete += 1;
+                        self.open_call = None;
+                        self.next_call = *index + 1;
+                    }
+                    _ => {}
                 }
                 StreamEvent::Warning(warning.to_string())
             }
