@@ -238,3 +238,21 @@ fn parse_events_show_reasoning_and_think_ids_where_known() {
     );
     assert_eq!(got, vec![json!({"type": "text", "text": "a</think>"})]);
 }
+
+#[test]
+fn minus_zero_in_a_schema_renders_as_python_does() {
+    let req = r#"{"messages": [], "add_generation_prompt": false, "tools": [{"type": "function",
+        "function": {"name": "f", "parameters": {"type": "object", "properties":
+        {"x": {"type": "number", "default": -0, "minimum": -0}}}}}]}"#;
+    let o = run(&["render"], Some(req));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        r#"<|im_system|>tool_declare<|im_middle|>[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"x":{"type":"number","default":0,"minimum":0}}}}}]<|im_end|>"#
+    );
+    // The TypeScript form prints Python's `repr` of the same integer.
+    let o = run(&["render", "--template", "k2.5"], Some(req));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "<|im_system|>tool_declare<|im_middle|># Tools\n\n## functions\nnamespace functions {\ntype f = (_: {\n  // minimum: 0\n  // Default: 0\n  x?: number\n}) => any;\n}\n<|im_end|>"
+    );
+}

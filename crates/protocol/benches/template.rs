@@ -1,9 +1,9 @@
-//! Rendering a 1,000-message conversation with tools.
+//! Rendering a 1,000-message conversation with tools, with each family template.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use kimi_protocol::{Message, RenderOptions, ToolCall, render};
+use kimi_protocol::{Message, RenderOptions, Template, ToolCall, render};
 use serde_json::json;
 
 fn conversation(n: usize) -> Vec<Message> {
@@ -68,6 +68,25 @@ fn bench(c: &mut Criterion) {
     c.bench_function("template/1000 messages + 8 tools, sorted keys", |b| {
         b.iter(|| render(black_box(&msgs), black_box(&tools), sorted).len())
     });
+    // The thinking members: the split point, reasoning in the suffix, and the tokenizer's
+    // preprocessing (K2.5: the TypeScript declaration of the sorted tools).
+    let thinking: Vec<Message> = msgs
+        .iter()
+        .cloned()
+        .map(|mut m| {
+            if m.role == "assistant" {
+                m.reasoning_content = Some("Thinking about the weather. ".repeat(4));
+            }
+            m
+        })
+        .collect();
+    for template in [Template::K2Thinking, Template::K25] {
+        let family = RenderOptions { template, ..opts };
+        c.bench_function(
+            &format!("template/1000 messages + 8 tools, {}", template.as_str()),
+            |b| b.iter(|| render(black_box(&thinking), black_box(&tools), family).len()),
+        );
+    }
 }
 
 criterion_group!(benches, bench);
