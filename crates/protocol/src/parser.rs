@@ -212,6 +212,10 @@ impl Parser {
 
     /// `rest` (starting with `<`) is a proper prefix of a marker allowed here.
     fn may_become_marker(&self, rest: &[u8], at: u64) -> bool {
+        // Only the end of the data can be a proper prefix: most `<|` in text stop here.
+        if rest.len() >= Marker::MAX_LEN {
+            return false;
+        }
         Marker::ALL.into_iter().any(|m| {
             let t = m.text().as_bytes();
             rest.len() < t.len() && t.starts_with(rest) && self.allowed(m, at)

@@ -56,7 +56,8 @@ pub(crate) const VIDEO_PLACEHOLDER_K25: &str = "<|kimi_k25_video_placeholder|>";
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are Kimi, an AI assistant created by Moonshot AI.";
 
 impl Marker {
-    /// Every marker, in no particular order. No marker is a prefix of another (all end in `|>`
+    /// Every marker: the twelve `<|...|>` ones first (`at_start` relies on it), then the two
+    /// think tags. No marker is a prefix of another (all end in `|>`
     /// or `>` and none contains either earlier), so at most one can match at a position.
     pub const ALL: [Marker; 14] = [
         Marker::SectionBegin,
@@ -131,11 +132,18 @@ impl Marker {
 
     /// The marker whose text starts `bytes`, if any.
     pub fn at_start(bytes: &[u8]) -> Option<Marker> {
-        if bytes.len() < 2 || bytes[0] != b'<' || !matches!(bytes[1], b'|' | b't' | b'/') {
+        if bytes.len() < 2 || bytes[0] != b'<' {
             return None;
         }
-        Marker::ALL
-            .into_iter()
+        let candidates: &[Marker] = match bytes[1] {
+            b'|' => &Marker::ALL[..12],
+            b't' => &[Marker::ThinkBegin],
+            b'/' => &[Marker::ThinkEnd],
+            _ => return None,
+        };
+        candidates
+            .iter()
+            .copied()
             .find(|m| bytes.starts_with(m.text().as_bytes()))
     }
 
@@ -161,6 +169,13 @@ mod tests {
                     assert!(!b.text().starts_with(a.text()), "{a:?} prefixes {b:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_first_twelve_are_the_bar_markers() {
+        for (i, m) in Marker::ALL.iter().enumerate() {
+            assert_eq!(m.text().starts_with("<|"), i < 12, "{m:?}");
         }
     }
 
