@@ -162,5 +162,10 @@ async fn k3_in_raw_mode_is_refused_before_anything_is_sent() {
         error.contains("Kimi K3") && error.contains("mode = \"chat\""),
         "{error}"
     );
+    // An explicit K2 template does not make a K3 a K2.
+    let mut ep = Endpoint::new(Mode::Raw, &base, "kimi-k3-preview");
+    ep.template = Some(kimi_protocol::Template::K25);
+    let (result, _) = turn(ep).await;
+    assert!(result.error.is_some());
     assert!(seen.lock().unwrap().is_empty(), "nothing was sent");
 }

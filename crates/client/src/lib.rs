@@ -103,10 +103,10 @@ impl Endpoint {
     }
 
     /// Raw mode cannot speak to this model: Kimi K3 reuses K2's token ids for another
-    /// protocol (spec k2-family section 9), so no K2 template may be sent to it. An explicit
-    /// `template` is the user's word that the model is a K2 and is obeyed.
+    /// protocol (spec k2-family section 9), so no K2 template may be sent to it, whatever
+    /// `template` says.
     pub fn raw_mode_refusal(&self) -> Option<String> {
-        (self.template.is_none() && Model::classify(&self.model) == Model::K3).then(|| {
+        (Model::classify(&self.model) == Model::K3).then(|| {
             format!(
                 "raw mode cannot talk to {}: Kimi K3 uses a different prompt format than Kimi K2; use mode = \"chat\" for it",
                 self.model
