@@ -1,6 +1,7 @@
-//! The Kimi K2 wire format (tokens, the chat template, the stream parser) and the data types
-//! every layer shares (stream events, usage, mode, traces), plus the text sanitizers. Pure: no
-//! I/O anywhere in its dependencies.
+//! The Kimi K2 wire format (tokens, the chat templates of the K2 family, the tokenizer-side
+//! preprocessing with K2.5's TypeScript tool declaration, the stream parser with its reasoning
+//! channel) and the data types every layer shares (stream events, usage, mode, traces), plus
+//! the text sanitizers. Pure: no I/O anywhere in its dependencies.
 
 pub mod call_id;
 pub mod completion;
@@ -10,7 +11,7 @@ pub mod invisible;
 pub mod json;
 pub mod message;
 pub mod parser;
-pub mod python;
+pub(crate) mod python;
 pub mod request;
 pub mod sanitize;
 pub mod special;
