@@ -6,6 +6,7 @@ mod exec_cli;
 mod files_tmux;
 mod golden;
 mod layering;
+mod mcp;
 mod mock_cli;
 mod mock_process;
 mod mock_tool_call_flags;

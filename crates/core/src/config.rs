@@ -12,6 +12,7 @@ use toml::de::{DeTable, DeValue};
 
 use kimi_protocol::Mode;
 
+use crate::tools::mcp::McpServerConfig;
 use crate::tools::{ToolSpec, Toolbox};
 use kimi_client::Endpoint;
 
@@ -152,6 +153,9 @@ pub struct Config {
     pub profiles: BTreeMap<String, Profile>,
     #[serde(default)]
     pub tools: Vec<ToolSpec>,
+    /// `[[mcp_servers]]` (issue 13).
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServerConfig>,
 }
 
 /// A config problem: where it is and what was expected.
@@ -298,6 +302,43 @@ impl Config {
                     locate(&[Key::Name("tools"), Key::Index(i), Key::Name("name")]),
                     Some(format!("tools[{i}].name")),
                     format!("a tool named `{}` is already defined", tool.name),
+                ));
+            }
+        }
+        // MCP servers: each entry valid, names unique, no local tool in a server's namespace.
+        for (i, server) in config.mcp_servers.iter().enumerate() {
+            let loc = |k: &'static str| {
+                locate(&[Key::Name("mcp_servers"), Key::Index(i), Key::Name(k)])
+                    .or_else(|| locate(&[Key::Name("mcp_servers"), Key::Index(i)]))
+            };
+            let key = Some(format!("mcp_servers[{i}] ({})", server.name));
+            if let Err(message) = server.check() {
+                return Err(at(loc("name"), key, message));
+            }
+            if config.mcp_servers[..i]
+                .iter()
+                .any(|s| s.name == server.name)
+            {
+                return Err(at(
+                    loc("name"),
+                    Some(format!("mcp_servers[{i}].name")),
+                    format!("an MCP server named `{}` is already defined", server.name),
+                ));
+            }
+            let prefix = format!("{}{}__", crate::tools::mcp::naming::PREFIX, server.name);
+            if let Some((t, tool)) = config
+                .tools
+                .iter()
+                .enumerate()
+                .find(|(_, t)| t.name.starts_with(&prefix))
+            {
+                return Err(at(
+                    locate(&[Key::Name("tools"), Key::Index(t), Key::Name("name")]),
+                    Some(format!("tools[{t}].name")),
+                    format!(
+                        "`{}` collides with the tools of the MCP server `{}` (offered as {prefix}TOOL); rename the tool",
+                        tool.name, server.name
+                    ),
                 ));
             }
         }
@@ -629,6 +670,8 @@ pub struct Resolved {
     pub tools: Vec<ToolSpec>,
     /// The file it came from, if any.
     pub config_path: Option<PathBuf>,
+    /// `[[mcp_servers]]`, not started yet.
+    pub mcp_servers: Vec<McpServerConfig>,
 }
 
 /// Why no profile could be resolved.
@@ -693,10 +736,19 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
     for t in &mut tools {
         t.hidden_env.extend(hidden.iter().cloned());
     }
+    // MCP servers are child processes too: the same rule.
+    let mut mcp_servers = config
+        .as_ref()
+        .map(|c| c.mcp_servers.clone())
+        .unwrap_or_default();
+    for s in &mut mcp_servers {
+        s.hidden_env.extend(hidden.iter().cloned());
+    }
     Ok(Resolved {
         profile_name,
         profile,
         tools,
         config_path: config.and(path),
+        mcp_servers,
     })
 }

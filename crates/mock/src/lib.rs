@@ -10,6 +10,7 @@
 
 pub mod deltas;
 pub(crate) mod faults;
+pub mod mcp;
 pub mod prompt;
 pub mod request;
 mod routes;

@@ -54,6 +54,10 @@ pub struct McpServerConfig {
     /// Bytes of a result kept for the model. Default 64 KiB, as for local tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_bytes: Option<usize>,
+    /// Variables removed from a stdio server's environment: every profile's API key variable.
+    /// Set by the program, not the config file.
+    #[serde(skip)]
+    pub hidden_env: Vec<String>,
 }
 
 /// `tools.NAME` of an MCP server.
@@ -93,6 +97,7 @@ impl McpServerConfig {
             startup_timeout_secs: default_startup_timeout(),
             tool_timeout_secs: default_tool_timeout(),
             max_output_bytes: None,
+            hidden_env: Vec::new(),
         }
     }
 
@@ -199,12 +204,23 @@ mod tests {
     #[test]
     fn stdio_and_http_parse_with_defaults() {
         let s = parse("name = \"files\"\ncommand = [\"npx\", \"-y\", \"x\"]\n");
-        assert_eq!(s, McpServerConfig::stdio("files", vec!["npx".into(), "-y".into(), "x".into()]));
-        assert_eq!(s.transport(), Some(Transport::Stdio(&["npx".into(), "-y".into(), "x".into()])));
+        assert_eq!(
+            s,
+            McpServerConfig::stdio("files", vec!["npx".into(), "-y".into(), "x".into()])
+        );
+        assert_eq!(
+            s.transport(),
+            Some(Transport::Stdio(&["npx".into(), "-y".into(), "x".into()]))
+        );
         assert_eq!((s.startup_timeout_secs, s.tool_timeout_secs), (30, 60));
         s.check().expect("valid");
-        let h = parse("name = \"web\"\nurl = \"https://mcp.example.com/mcp\"\nbearer_token_env = \"T\"\napproval = \"auto\"\ntools.fetch.approval = \"deny\"\n");
-        assert_eq!(h.transport(), Some(Transport::Http("https://mcp.example.com/mcp")));
+        let h = parse(
+            "name = \"web\"\nurl = \"https://mcp.example.com/mcp\"\nbearer_token_env = \"T\"\napproval = \"auto\"\ntools.fetch.approval = \"deny\"\n",
+        );
+        assert_eq!(
+            h.transport(),
+            Some(Transport::Http("https://mcp.example.com/mcp"))
+        );
         assert_eq!(h.approval_for("fetch"), Approval::Deny);
         assert_eq!(h.approval_for("other"), Approval::Auto);
         h.check().expect("valid");
@@ -227,19 +243,33 @@ mod tests {
             ("name = \"a b\"\ncommand = [\"x\"]\n", "name: "),
             ("name = \"a__b\"\ncommand = [\"x\"]\n", "name: "),
             ("name = \"a\"\n", "command or url: missing"),
-            ("name = \"a\"\ncommand = [\"x\"]\nurl = \"http://h/mcp\"\n", "not both"),
+            (
+                "name = \"a\"\ncommand = [\"x\"]\nurl = \"http://h/mcp\"\n",
+                "not both",
+            ),
             ("name = \"a\"\ncommand = [\"\"]\n", "command: the program"),
             ("name = \"a\"\nurl = \"ftp://h\"\n", "url: expected"),
-            ("name = \"a\"\ncommand = [\"x\"]\nbearer_token_env = \"T\"\n", "bearer_token_env: only"),
-            ("name = \"a\"\ncommand = [\"x\"]\ntool_timeout_secs = 0\n", "tool_timeout_secs: must be at least 1"),
-            ("name = \"a\"\ncommand = [\"x\"]\nenv = { \"A=B\" = \"1\" }\n", "env: \"A=B\""),
+            (
+                "name = \"a\"\ncommand = [\"x\"]\nbearer_token_env = \"T\"\n",
+                "bearer_token_env: only",
+            ),
+            (
+                "name = \"a\"\ncommand = [\"x\"]\ntool_timeout_secs = 0\n",
+                "tool_timeout_secs: must be at least 1",
+            ),
+            (
+                "name = \"a\"\ncommand = [\"x\"]\nenv = { \"A=B\" = \"1\" }\n",
+                "env: \"A=B\"",
+            ),
         ];
         for (text, expected) in cases {
             let e = parse(text).check().expect_err(expected);
             assert!(e.contains(expected), "{e:?} should contain {expected:?}");
         }
-        let e = toml::from_str::<McpServerConfig>("name = \"a\"\ncommand = [\"x\"]\napprovl = \"ask\"\n")
-            .expect_err("unknown key");
+        let e = toml::from_str::<McpServerConfig>(
+            "name = \"a\"\ncommand = [\"x\"]\napprovl = \"ask\"\n",
+        )
+        .expect_err("unknown key");
         assert!(e.to_string().contains("approvl"), "{e}");
     }
 }

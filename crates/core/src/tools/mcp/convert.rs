@@ -105,11 +105,7 @@ fn block_text(block: &ContentBlock) -> String {
 fn binary_note(what: &str, mime: &str, base64: &str) -> String {
     let len = base64.trim_end_matches('=').len();
     let bytes = len * 3 / 4;
-    let mime: String = mime
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(100)
-        .collect();
+    let mime: String = mime.chars().filter(|c| !c.is_control()).take(100).collect();
     format!("[{what}: {mime}, {bytes} bytes]")
 }
 

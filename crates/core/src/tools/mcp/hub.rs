@@ -66,14 +66,16 @@ struct Inner {
     servers: RwLock<Vec<Server>>,
     /// Names no MCP tool may take: the local tools'.
     reserved: BTreeSet<String>,
-    hidden_env: Vec<String>,
     changed: watch::Sender<u64>,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
         // However the session ends, no server outlives it.
-        let servers = self.servers.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let servers = self
+            .servers
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
         for s in servers.iter() {
             kill_group(s.pgid);
         }
@@ -102,11 +104,10 @@ pub struct CallOutput {
 
 impl McpHub {
     /// A hub for `configs` (checked by the config loader); nothing starts until [`McpHub::start`].
-    /// `reserved` are the local tools' names; `hidden_env` the API key variables no server gets.
+    /// `reserved` are the local tools' names (an MCP tool never takes one).
     pub fn new(
         configs: Vec<McpServerConfig>,
         reserved: impl IntoIterator<Item = String>,
-        hidden_env: Vec<String>,
     ) -> McpHub {
         let servers = configs
             .into_iter()
@@ -125,7 +126,6 @@ impl McpHub {
             inner: Arc::new(Inner {
                 servers: RwLock::new(servers),
                 reserved: reserved.into_iter().collect(),
-                hidden_env,
                 changed: watch::channel(0).0,
             }),
         }
@@ -136,7 +136,11 @@ impl McpHub {
     }
 
     fn read<T>(&self, f: impl FnOnce(&Vec<Server>) -> T) -> T {
-        f(&self.inner.servers.read().unwrap_or_else(PoisonError::into_inner))
+        f(&self
+            .inner
+            .servers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner))
     }
 
     fn write<T>(&self, f: impl FnOnce(&mut Vec<Server>) -> T) -> T {
@@ -160,11 +164,12 @@ impl McpHub {
     }
 
     async fn run_server(&self, i: usize) {
-        let Some((config, stderr)) = self.read(|s| s.get(i).map(|s| (s.config.clone(), s.stderr.clone())))
+        let Some((config, stderr)) =
+            self.read(|s| s.get(i).map(|s| (s.config.clone(), s.stderr.clone())))
         else {
             return;
         };
-        let connected = connect(&config, &self.inner.hidden_env, &stderr).await;
+        let connected = connect(&config, &stderr).await;
         let service = match connected {
             Err(e) => {
                 tracing::warn!(server = %config.name, error = %e, "MCP server failed to start");
@@ -211,7 +216,11 @@ impl McpHub {
     }
 
     /// The listed tools that are offered, and a note for each one that is not.
-    fn offer(&self, config: &McpServerConfig, listed: Vec<rmcp::model::Tool>) -> (Vec<Offered>, Vec<String>) {
+    fn offer(
+        &self,
+        config: &McpServerConfig,
+        listed: Vec<rmcp::model::Tool>,
+    ) -> (Vec<Offered>, Vec<String>) {
         let mut offered: Vec<Offered> = Vec::new();
         let mut skipped = Vec::new();
         for tool in listed {
@@ -260,7 +269,10 @@ impl McpHub {
             if !self.read(|s| s.iter().any(|s| s.status == ServerStatus::Starting)) {
                 return;
             }
-            if tokio::time::timeout_at(deadline, rx.changed()).await.is_err() {
+            if tokio::time::timeout_at(deadline, rx.changed())
+                .await
+                .is_err()
+            {
                 return;
             }
         }
@@ -283,6 +295,34 @@ impl McpHub {
                     stderr_tail: tail_text(&s.stderr),
                 })
                 .collect()
+        })
+    }
+
+    /// For the status bar: `MCP 2/3`, with the names of the failed servers; `None` without
+    /// servers. The flag is set when one failed.
+    pub fn summary(&self) -> Option<(String, bool)> {
+        self.read(|servers| {
+            if servers.is_empty() {
+                return None;
+            }
+            let ready = servers
+                .iter()
+                .filter(|s| s.status == ServerStatus::Ready)
+                .count();
+            let starting = servers.iter().any(|s| s.status == ServerStatus::Starting);
+            let failed: Vec<&str> = servers
+                .iter()
+                .filter(|s| matches!(s.status, ServerStatus::Failed(_)))
+                .map(|s| s.config.name.as_str())
+                .collect();
+            let mut text = format!("MCP {ready}/{}", servers.len());
+            if starting {
+                text.push_str(" starting");
+            }
+            if !failed.is_empty() {
+                text.push_str(&format!(" ✗ {}", failed.join(", ")));
+            }
+            Some((text, !failed.is_empty()))
         })
     }
 
@@ -310,7 +350,12 @@ impl McpHub {
     /// Call an approved, validated tool. Cancelling `cancel` drops the request, which makes rmcp
     /// send `notifications/cancelled`; `tool_timeout_secs` does the same. Never panics: every
     /// failure is in the outcome.
-    pub async fn call(&self, spec: &ToolSpec, arguments: &str, cancel: CancellationToken) -> CallOutput {
+    pub async fn call(
+        &self,
+        spec: &ToolSpec,
+        arguments: &str,
+        cancel: CancellationToken,
+    ) -> CallOutput {
         let started = Instant::now();
         let Some(origin) = &spec.mcp else {
             return failed("not an MCP tool".to_owned(), started);
@@ -319,7 +364,14 @@ impl McpHub {
             servers
                 .iter()
                 .find(|s| s.config.name == origin.server)
-                .map(|s| (s.peer.clone(), s.status.clone(), s.stderr.clone(), s.config.output_cap()))
+                .map(|s| {
+                    (
+                        s.peer.clone(),
+                        s.status.clone(),
+                        s.stderr.clone(),
+                        s.config.output_cap(),
+                    )
+                })
         });
         let Some((peer, status, stderr, cap)) = found else {
             return failed(format!("no MCP server named `{}`", origin.server), started);
@@ -329,7 +381,10 @@ impl McpHub {
                 ServerStatus::Failed(e) => e,
                 other => format!("{other:?}").to_lowercase(),
             };
-            return failed(format!("the MCP server `{}` is not running: {why}", origin.server), started);
+            return failed(
+                format!("the MCP server `{}` is not running: {why}", origin.server),
+                started,
+            );
         };
         let args = match serde_json::from_str::<Value>(arguments) {
             Ok(Value::Object(map)) => map,
@@ -370,13 +425,17 @@ impl McpHub {
             },
             Some(Err(e)) => {
                 let tail = tail_text(&stderr);
-                let mut content = format!("[the MCP server `{}` failed the call: {e}]", origin.server);
+                let mut content =
+                    format!("[the MCP server `{}` failed the call: {e}]", origin.server);
                 if !tail.trim().is_empty() {
                     content.push_str(&format!("\nstderr: {}", tail.trim_end()));
                 }
                 CallOutput {
                     outcome: ToolOutcome {
-                        exit: ExitKind::FailedToStart(format!("MCP server `{}`: {e}", origin.server)),
+                        exit: ExitKind::FailedToStart(format!(
+                            "MCP server `{}`: {e}",
+                            origin.server
+                        )),
                         stdout: String::new(),
                         stdout_total_bytes: 0,
                         truncated: false,

@@ -5,11 +5,11 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use rmcp::ServiceExt;
 use rmcp::model::Tool;
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::ServiceExt;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncReadExt;
 
 use super::config::{McpServerConfig, Transport};
@@ -53,7 +53,6 @@ pub(crate) fn kill_group(pgid: Option<i32>) {
 /// line for the user (the stderr tail is kept apart, in `stderr`).
 pub(crate) async fn connect(
     config: &McpServerConfig,
-    hidden_env: &[String],
     stderr: &StderrTail,
 ) -> Result<Connected, String> {
     let timeout = Duration::from_secs(config.startup_timeout_secs);
@@ -61,7 +60,7 @@ pub(crate) async fn connect(
     let started = async {
         match config.transport() {
             Some(Transport::Stdio(argv)) => {
-                let (process, group) = spawn(config, argv, hidden_env, stderr)?;
+                let (process, group) = spawn(config, argv, stderr)?;
                 pgid = group;
                 ().serve(process)
                     .await
@@ -115,7 +114,6 @@ pub(crate) async fn connect(
 fn spawn(
     config: &McpServerConfig,
     argv: &[String],
-    hidden_env: &[String],
     stderr: &StderrTail,
 ) -> Result<(TokioChildProcess, Option<i32>), String> {
     let Some(program) = argv.first().filter(|p| !p.is_empty()) else {
@@ -123,7 +121,7 @@ fn spawn(
     };
     let env_spec = ToolSpec {
         env: config.env.clone(),
-        hidden_env: hidden_env.to_vec(),
+        hidden_env: config.hidden_env.clone(),
         ..ToolSpec::new(format!("mcp__{}", config.name), Vec::new())
     };
     let mut cmd = tokio::process::Command::new(program);
