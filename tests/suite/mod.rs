@@ -7,6 +7,8 @@ mod files_tmux;
 mod golden;
 mod layering;
 mod mcp;
+mod mcp_filesystem;
+mod mcp_tmux;
 mod mock_cli;
 mod mock_process;
 mod mock_tool_call_flags;

@@ -1,5 +1,5 @@
-//! What the TUI shows of MCP servers: their part of `/tools`, and a notice when one becomes
-//! ready or fails (with its stderr tail), so a failure is never silent.
+//! What the TUI shows of MCP servers: their part of `/tools`, and a notice when one fails (with
+//! its stderr tail), so a failure is never silent.
 
 use kimi_core::tools::Toolbox;
 use kimi_core::tools::mcp::{ServerReport, ServerStatus};
@@ -67,8 +67,7 @@ fn stderr_lines(r: &ServerReport) -> String {
 #[derive(Debug, Default)]
 pub(crate) struct Announced(Vec<(String, ServerStatus)>);
 
-/// Post a notice for each server whose state changed since the last call: ready (with its tool
-/// count) or failed (why, and its stderr tail).
+/// Post a notice for each server that failed since the last call (why, and its stderr tail).
 pub(crate) fn announce_changes(app: &mut App, seen: &mut Announced) {
     let Some(hub) = app.toolbox.mcp().cloned() else {
         return;
@@ -79,10 +78,6 @@ pub(crate) fn announce_changes(app: &mut App, seen: &mut Announced) {
             continue;
         }
         match &r.status {
-            ServerStatus::Ready => app.notice(
-                format!("MCP server `{}` is ready: {} tools.", r.name, r.tools.len()),
-                false,
-            ),
             ServerStatus::Failed(why) => app.notice(
                 format!(
                     "MCP server `{}` failed: {why}. Its tools are withdrawn; the session goes on.{}",
@@ -91,7 +86,8 @@ pub(crate) fn announce_changes(app: &mut App, seen: &mut Announced) {
                 ),
                 true,
             ),
-            ServerStatus::Starting | ServerStatus::Stopped => {}
+            // Readiness shows in the status bar; only a failure interrupts.
+            ServerStatus::Starting | ServerStatus::Ready | ServerStatus::Stopped => {}
         }
         seen.0.retain(|(n, _)| *n != r.name);
         seen.0.push((r.name.clone(), r.status.clone()));

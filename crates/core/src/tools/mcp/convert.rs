@@ -24,12 +24,16 @@ pub fn convert(result: &CallToolResult, cap: usize) -> Converted {
     for block in &result.content {
         parts.push(block_text(block));
     }
-    if let Some(structured) = &result.structured_content {
-        // Servers often send the same data as text too; the JSON is still what a schema promised.
-        let json = serde_json::to_string(structured).unwrap_or_default();
-        if !parts.iter().any(|p| *p == json) {
-            parts.push(json);
-        }
+    // The spec asks servers to send structured content as text too (as JSON, or as the text
+    // it holds, as the filesystem server does): it goes to the model only when no text did.
+    let has_text = result
+        .content
+        .iter()
+        .any(|b| matches!(b, ContentBlock::Text(_) | ContentBlock::Resource(_)));
+    if let Some(structured) = &result.structured_content
+        && !has_text
+    {
+        parts.push(serde_json::to_string(structured).unwrap_or_default());
     }
     let full = parts.join("\n");
     let total_bytes = full.len() as u64;
@@ -126,6 +130,12 @@ mod tests {
         let s = CallToolResult::structured(json!({"t": 22.5}));
         let c = convert(&s, 1000);
         assert_eq!(c.content, r#"{"t":22.5}"#, "the text copy is not repeated");
+        let mut only = CallToolResult::success(vec![]);
+        only.structured_content = Some(json!({"sum": 3}));
+        assert_eq!(convert(&only, 1000).content, r#"{"sum":3}"#);
+        let mut both = CallToolResult::success(vec![ContentBlock::text("file text")]);
+        both.structured_content = Some(json!({"content": "file text"}));
+        assert_eq!(convert(&both, 1000).content, "file text");
     }
 
     #[test]
