@@ -362,3 +362,65 @@ command = ["/nonexistent/server"]
     assert!(content.contains("declined"), "{content}");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn doctor_starts_each_server_lists_its_tools_and_reports_failures() {
+    let server = MockServer::start(MockOptions::default(), 0)
+        .await
+        .expect("mock");
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"[profiles.test]
+base_url = "{}"
+
+[[mcp_servers]]
+name = "demo"
+command = ["{}", "mock-mcp-server"]
+approval = "auto"
+tools.fail.approval = "deny"
+disabled_tools = ["crash"]
+
+[[mcp_servers]]
+name = "broken"
+command = ["sh", "-c", "echo 'missing API token' >&2; exit 1"]
+"#,
+            server.base_url(),
+            exe()
+        ),
+    )
+    .expect("write");
+    let mut cmd = std::process::Command::new(exe());
+    cmd.env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
+        .arg("doctor")
+        .arg("--config")
+        .arg(&cfg);
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
+        .await
+        .expect("join");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let ok = stdout
+        .lines()
+        .find(|l| l.starts_with("✓ MCP server demo: "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert_eq!(
+        ok,
+        "✓ MCP server demo: 5 tools: mcp__demo__echo (auto), mcp__demo__add (auto), mcp__demo__fail (deny), mcp__demo__image (auto), mcp__demo__slow (auto)"
+    );
+    let mut lines = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("✗ MCP server broken: "));
+    let failed = lines.next().unwrap_or_else(|| panic!("{stdout}"));
+    assert!(failed.contains("initialize failed"), "{failed}");
+    assert_eq!(lines.next(), Some("  stderr: missing API token"));
+    assert!(
+        lines
+            .next()
+            .is_some_and(|l| l.starts_with("  fix: run its `command` by hand"))
+    );
+    server.shutdown().await;
+}
