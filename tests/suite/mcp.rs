@@ -424,3 +424,34 @@ command = ["sh", "-c", "echo 'missing API token' >&2; exit 1"]
     );
     server.shutdown().await;
 }
+
+#[test]
+fn the_example_config_shows_a_stdio_and_an_http_server_that_parse() {
+    let example = include_str!("../../config.example.toml");
+    // The MCP blocks are `## `-commented, to be uncommented whole.
+    let uncommented: String = example
+        .lines()
+        .map(|l| l.strip_prefix("## ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(uncommented, example);
+    let c = kimi_core::config::Config::parse(Path::new("example.toml"), &uncommented)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.mcp_servers.len(), 2);
+    let files = &c.mcp_servers[0];
+    assert_eq!(files.name, "files");
+    assert_eq!(files.command.as_ref().map(|c| c[0].as_str()), Some("npx"));
+    assert_eq!(files.approval_for("write_file"), Approval::Deny);
+    assert_eq!(
+        files.approval_for("list_allowed_directories"),
+        Approval::Auto
+    );
+    assert!(!files.offers("move_file"));
+    let remote = &c.mcp_servers[1];
+    assert_eq!(remote.url.as_deref(), Some("https://mcp.example.com/mcp"));
+    assert_eq!(remote.bearer_token_env.as_deref(), Some("REMOTE_MCP_TOKEN"));
+    // As shipped, nothing starts.
+    let shipped = kimi_core::config::Config::parse(Path::new("example.toml"), example)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(shipped.mcp_servers.is_empty());
+}

@@ -307,13 +307,15 @@ impl Config {
         }
         // MCP servers: each entry valid, names unique, no local tool in a server's namespace.
         for (i, server) in config.mcp_servers.iter().enumerate() {
-            let loc = |k: &'static str| {
+            let loc = |k: &str| {
                 locate(&[Key::Name("mcp_servers"), Key::Index(i), Key::Name(k)])
                     .or_else(|| locate(&[Key::Name("mcp_servers"), Key::Index(i)]))
             };
             let key = Some(format!("mcp_servers[{i}] ({})", server.name));
             if let Err(message) = server.check() {
-                return Err(at(loc("name"), key, message));
+                // Each problem starts with its key (`url: ...`): point at the first one's line.
+                let first = message.split(':').next().unwrap_or("name");
+                return Err(at(loc(first), key, message));
             }
             if config.mcp_servers[..i]
                 .iter()
@@ -751,4 +753,80 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
         config_path: config.and(path),
         mcp_servers,
     })
+}
+
+/// `[[mcp_servers]]` in the config file (issue 13).
+#[cfg(test)]
+mod mcp_tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(Path::new("cfg.toml"), text)
+    }
+
+    const HEAD: &str = "[profiles.a]\nbase_url = \"http://x/v1\"\n";
+
+    #[test]
+    fn servers_parse_and_resolve_without_api_keys() {
+        let text = format!(
+            "{HEAD}api_key_env = \"MY_KEY\"\n\n[[mcp_servers]]\nname = \"files\"\ncommand = [\"npx\", \"-y\", \"pkg\"]\n\n[[mcp_servers]]\nname = \"web\"\nurl = \"https://h/mcp\"\n"
+        );
+        let c = parse(&text).expect("valid");
+        assert_eq!(c.mcp_servers.len(), 2);
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, &text).expect("write");
+        let r = resolve(&Overrides {
+            config: Some(path),
+            ..Overrides::default()
+        })
+        .expect("resolves");
+        assert_eq!(r.mcp_servers.len(), 2);
+        assert_eq!(r.mcp_servers[0].hidden_env, ["MY_KEY"]);
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        let e = parse(&format!(
+            "{HEAD}\n[[mcp_servers]]\nname = \"files\"\nurl = \"ftp://x\"\n"
+        ))
+        .expect_err("bad url");
+        assert_eq!(e.line, Some(6), "{e}");
+        assert_eq!(e.key.as_deref(), Some("mcp_servers[0] (files)"));
+        assert!(e.message.contains("url: expected an http://"), "{e}");
+
+        let e = parse(&format!(
+            "{HEAD}\n[[mcp_servers]]\nname = \"f\"\ncommand = [\"x\"]\ntimeout = 3\n"
+        ))
+        .expect_err("unknown key");
+        assert_eq!(e.line, Some(7), "{e}");
+        assert!(e.message.contains("timeout"), "{e}");
+
+        let e = parse(&format!(
+            "{HEAD}\n[[mcp_servers]]\nname = \"f\"\ncommand = [\"x\"]\n\n[[mcp_servers]]\nname = \"f\"\nurl = \"http://h/mcp\"\n"
+        ))
+        .expect_err("duplicate");
+        assert_eq!(e.line, Some(9), "{e}");
+        assert!(e.message.contains("already defined"), "{e}");
+    }
+
+    #[test]
+    fn a_local_tool_in_a_server_namespace_is_a_config_error() {
+        let e = parse(&format!(
+            "{HEAD}\n[[tools]]\nname = \"mcp__files__read\"\ncommand = [\"x\"]\n\n[[mcp_servers]]\nname = \"files\"\ncommand = [\"y\"]\n"
+        ))
+        .expect_err("collision");
+        assert_eq!(e.line, Some(5), "{e}");
+        assert_eq!(e.key.as_deref(), Some("tools[0].name"));
+        assert!(
+            e.message
+                .contains("collides with the tools of the MCP server `files`"),
+            "{e}"
+        );
+        // Another server's namespace is fine.
+        parse(&format!(
+            "{HEAD}\n[[tools]]\nname = \"mcp__other__read\"\ncommand = [\"x\"]\n\n[[mcp_servers]]\nname = \"files\"\ncommand = [\"y\"]\n"
+        ))
+        .expect("no collision");
+    }
 }
