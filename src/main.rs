@@ -81,7 +81,7 @@ fn mock_mcp_server() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     runtime
-        .block_on(kimi_mock::mcp::serve_stdio())
+        .block_on(kimi_tui::mock_mcp::serve_stdio())
         .map_err(anyhow::Error::msg)
 }
 

@@ -10,7 +10,6 @@
 
 pub mod deltas;
 pub(crate) mod faults;
-pub mod mcp;
 pub mod prompt;
 pub mod request;
 mod routes;

@@ -1,4 +1,5 @@
-//! A small MCP server (rmcp's server side, stdio) behind `kimi-tui mock-mcp-server`: the demo's
+//! A small MCP server (rmcp's server side, stdio) behind `kimi-tui mock-mcp-server` (with the
+//! `demo` feature): the demo's
 //! MCP tools and the hermetic MCP tests' counterpart. Tools: `echo` (text), `add` (structured
 //! content), `fail` (an `isError` result), `image` (binary content), `slow` (waits, and says on
 //! stderr when it is cancelled), `crash` (exits mid-call).
