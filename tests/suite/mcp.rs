@@ -455,3 +455,20 @@ fn the_example_config_shows_a_stdio_and_an_http_server_that_parse() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(shipped.mcp_servers.is_empty());
 }
+
+#[tokio::test]
+async fn an_http_server_without_its_token_variable_fails_with_the_variable_named() {
+    let mut config = McpServerConfig::stdio("remote", Vec::new());
+    config.command = None;
+    config.url = Some("http://127.0.0.1:9/mcp".to_owned());
+    config.bearer_token_env = Some("KIMI_TEST_MCP_TOKEN_UNSET_4711".to_owned());
+    config.check().expect("valid entry");
+    let (_, hub) = started(vec![config]).await;
+    assert_eq!(
+        hub.reports()[0].status,
+        ServerStatus::Failed(
+            "the environment variable KIMI_TEST_MCP_TOKEN_UNSET_4711 (bearer_token_env) is not set"
+                .to_owned()
+        )
+    );
+}

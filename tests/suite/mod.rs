@@ -8,6 +8,7 @@ mod golden;
 mod layering;
 mod mcp;
 mod mcp_filesystem;
+mod mcp_http;
 mod mcp_tmux;
 mod mock_cli;
 mod mock_process;
