@@ -47,3 +47,69 @@ fn demo_mcp_tool_call_is_approved_and_its_result_shown() {
     t.keys(&["C-c"]);
     t.wait_gone();
 }
+
+/// A server that fails is a notice with its stderr and a red mark in the status bar, `/tools`
+/// says why, and the session goes on: another server's `auto` tool runs, and Esc cancels it.
+#[test]
+fn a_failed_server_is_shown_and_a_running_mcp_call_is_cancelled_with_esc() {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let server = rt
+        .block_on(kimi_mock::MockServer::start(
+            kimi_mock::MockOptions::default(),
+            0,
+        ))
+        .expect("mock");
+    let home = tempfile::tempdir().expect("tmp home");
+    let cfg = home.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"[profiles.test]
+base_url = "{}"
+
+[[mcp_servers]]
+name = "broken"
+command = ["sh", "-c", "echo 'boom: missing credentials' >&2; exit 2"]
+
+[[mcp_servers]]
+name = "m"
+command = ["{}", "mock-mcp-server"]
+approval = "auto"
+"#,
+            server.base_url(),
+            env!("CARGO_BIN_EXE_kimi-tui")
+        ),
+    )
+    .expect("config");
+    let t = Tmux::start(
+        "mcpfail",
+        &format!(
+            "{} --config {}",
+            env!("CARGO_BIN_EXE_kimi-tui"),
+            cfg.display()
+        ),
+        home.path(),
+    );
+    t.wait_for(
+        &[
+            "MCP server `broken` failed",
+            "boom: missing credentials",
+            "MCP 1/2 ✗ broken",
+        ],
+        "the failure notice and the status bar",
+    );
+    t.literal("/tools");
+    t.keys(&["Enter"]);
+    t.wait_for(
+        &["broken · failed: initialize failed", "m · ready, 6 tools"],
+        "the servers in /tools",
+    );
+    t.literal(r#"call mcp__m__slow with {"secs": 120}"#);
+    t.keys(&["Enter"]);
+    t.wait_for(&["running mcp__m__slow"], "the auto call running");
+    t.keys(&["Escape"]);
+    let screen = t.wait_for(&["✗ cancelled"], "the call cancelled");
+    assert!(screen.contains("MCP 1/2"), "{screen}");
+    t.quit();
+    rt.block_on(server.shutdown());
+}
