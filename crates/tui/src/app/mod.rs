@@ -208,6 +208,8 @@ async fn event_loop(
     // MCP servers report their state changes as notices.
     let mut mcp_changes = toolbox.mcp().map(|h| h.subscribe());
     let mut mcp_seen = mcp_view::Announced::default();
+    // A server may have failed before the subscription: what changed until now is seen here.
+    mcp_view::announce_changes(app, &mut mcp_seen);
     loop {
         if app.dirty && last_draw.elapsed() >= frame_gap {
             let started = Instant::now();
