@@ -49,7 +49,8 @@ fn demo_mcp_tool_call_is_approved_and_its_result_shown() {
 }
 
 /// A server that fails is a notice with its stderr and a red mark in the status bar, `/tools`
-/// says why, and the session goes on: another server's `auto` tool runs, and Esc cancels it.
+/// says why, and the session goes on: another server's `auto` tool runs, Esc cancels it, and
+/// quitting kills that server's process group.
 #[test]
 fn a_failed_server_is_shown_and_a_running_mcp_call_is_cancelled_with_esc() {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
@@ -61,6 +62,7 @@ fn a_failed_server_is_shown_and_a_running_mcp_call_is_cancelled_with_esc() {
         .expect("mock");
     let home = tempfile::tempdir().expect("tmp home");
     let cfg = home.path().join("config.toml");
+    let pidfile = home.path().join("mcp.pid");
     std::fs::write(
         &cfg,
         format!(
@@ -73,11 +75,12 @@ command = ["sh", "-c", "echo 'boom: missing credentials' >&2; exit 2"]
 
 [[mcp_servers]]
 name = "m"
-command = ["{}", "mock-mcp-server"]
+command = ["sh", "-c", "sleep 300 & echo $! > '{pidfile}'; exec '{exe}' mock-mcp-server"]
 approval = "auto"
 "#,
             server.base_url(),
-            env!("CARGO_BIN_EXE_kimi-tui")
+            pidfile = pidfile.display(),
+            exe = env!("CARGO_BIN_EXE_kimi-tui")
         ),
     )
     .expect("config");
@@ -110,6 +113,28 @@ approval = "auto"
     t.keys(&["Escape"]);
     let screen = t.wait_for(&["✗ cancelled"], "the call cancelled");
     assert!(screen.contains("MCP 1/2"), "{screen}");
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .expect("pid file")
+        .trim()
+        .parse()
+        .expect("a pid");
+    // SAFETY: signal 0 only checks that the process exists.
+    let alive = || unsafe { libc::kill(pid, 0) == 0 };
+    // A grandchild in the server's process group, as `npx` leaves: it ignores stdin, so only
+    // the group kill stops it.
+    assert!(alive(), "the server's group runs while the TUI does");
     t.quit();
+    // Quitting stops the servers (their process groups).
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        !alive()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|st| st.split(") ").nth(1).is_some_and(|r| r.starts_with('Z')))
+                .unwrap_or(true)
+    });
+    assert!(
+        gone,
+        "process {pid} of the MCP server's group outlived the TUI"
+    );
     rt.block_on(server.shutdown());
 }
