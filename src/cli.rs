@@ -53,6 +53,9 @@ pub enum Command {
     Exec(ExecArgs),
     /// Run the scripted mock Kimi server (OpenAI-compatible, both endpoints) on loopback.
     MockServer(MockArgs),
+    /// Run the demo's MCP server on stdin/stdout (what `--demo` and the tests start).
+    #[command(hide = true)]
+    MockMcpServer,
     /// List the saved sessions, newest first.
     Sessions(SessionsArgs),
     /// Export a saved session as Markdown or as an OpenAI-shape JSON array of messages.

@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use serde_json::json;
 
 use kimi_core::config::{Profile, Resolved};
+use kimi_core::tools::mcp::McpServerConfig;
 use kimi_core::tools::{Approval, ToolSpec};
 use kimi_mock::{MockOptions, MockServer};
 use kimi_protocol::Mode;
@@ -87,6 +88,22 @@ pub async fn start(mode: Option<Mode>) -> Result<(MockServer, Resolved)> {
             profile,
             tools,
             config_path: None,
+            mcp_servers: demo_mcp_servers(),
         },
     ))
+}
+
+/// The demo's MCP server: this binary's `mock-mcp-server` (stdio), offering `echo`, `add` and
+/// `image` as `mcp__demo__*`. None when this binary's path is unknown.
+pub fn demo_mcp_servers() -> Vec<McpServerConfig> {
+    let Ok(exe) = std::env::current_exe() else {
+        return Vec::new();
+    };
+    let mut server = McpServerConfig::stdio(
+        "demo",
+        vec![exe.display().to_string(), "mock-mcp-server".to_owned()],
+    );
+    server.enabled_tools = Some(vec!["echo".into(), "add".into(), "image".into()]);
+    server.startup_timeout_secs = 10;
+    vec![server]
 }

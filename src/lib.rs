@@ -10,3 +10,5 @@ pub mod commands;
 pub mod demo;
 #[cfg(feature = "demo")]
 pub mod mock_cli;
+#[cfg(feature = "demo")]
+pub mod mock_mcp;

@@ -12,6 +12,7 @@ fn main() -> ExitCode {
         Some(Command::Parse(args)) => commands::parse::run(args),
         Some(Command::Exec(args)) => commands::exec::run(args),
         Some(Command::MockServer(args)) => mock_server(args),
+        Some(Command::MockMcpServer) => mock_mcp_server(),
         Some(Command::Sessions(args)) => commands::sessions::list(args),
         Some(Command::Export(args)) => commands::sessions::export(args),
         Some(Command::Config(args)) => {
@@ -72,4 +73,19 @@ fn mock_server(args: &kimi_tui::cli::MockArgs) -> anyhow::Result<()> {
 #[cfg(not(feature = "demo"))]
 fn mock_server(_: &kimi_tui::cli::MockArgs) -> anyhow::Result<()> {
     anyhow::bail!("this build has no mock server (built without the `demo` feature)")
+}
+
+#[cfg(feature = "demo")]
+fn mock_mcp_server() -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime
+        .block_on(kimi_tui::mock_mcp::serve_stdio())
+        .map_err(anyhow::Error::msg)
+}
+
+#[cfg(not(feature = "demo"))]
+fn mock_mcp_server() -> anyhow::Result<()> {
+    anyhow::bail!("this build has no mock MCP server (built without the `demo` feature)")
 }

@@ -8,6 +8,7 @@
 //! 4. Raw mode: special tokens survive (`skip_special_tokens: false` is honoured).
 //! 5. Chat mode: a tool call comes back parsed in `tool_calls`.
 //! 6. Each tool's program exists and is executable.
+//! 7. Each MCP server starts and lists its tools.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -117,6 +118,82 @@ async fn check_all(args: &DoctorArgs, report: &mut Report) {
     };
     check_server(&endpoint, &ctx, report).await;
     check_tools(&resolved.tools, report);
+    check_mcp_servers(&resolved, report).await;
+}
+
+/// Check 7: each MCP server starts (all at once, each within its `startup_timeout_secs`) and
+/// lists its tools; a failure says why, with the end of the server's stderr.
+async fn check_mcp_servers(resolved: &Resolved, report: &mut Report) {
+    use kimi_core::tools::mcp::{McpHub, ServerStatus};
+    if resolved.mcp_servers.is_empty() {
+        return;
+    }
+    let wait = resolved
+        .mcp_servers
+        .iter()
+        .map(|s| s.startup_timeout_secs)
+        .max()
+        .unwrap_or(30);
+    let local = resolved.tools.iter().map(|t| t.name.clone());
+    let hub = McpHub::new(resolved.mcp_servers.clone(), local);
+    hub.start();
+    hub.wait_started(std::time::Duration::from_secs(wait + 1))
+        .await;
+    let specs = hub.specs();
+    for (r, config) in hub.reports().into_iter().zip(&resolved.mcp_servers) {
+        let what = format!("MCP server {}", r.name);
+        match &r.status {
+            ServerStatus::Ready => {
+                let tools: Vec<String> = r
+                    .tools
+                    .iter()
+                    .map(|name| match specs.iter().find(|s| s.name == *name) {
+                        Some(spec) => format!("{name} ({})", approval_name(spec.approval)),
+                        None => name.clone(),
+                    })
+                    .collect();
+                let listed = if tools.is_empty() {
+                    "no tools offered".to_owned()
+                } else {
+                    tools.join(", ")
+                };
+                report.pass(&what, &format!("{} tools: {listed}", r.tools.len()));
+                for skipped in &r.skipped {
+                    report.warn(&what, &format!("not offered: {}", one_line(skipped)), None);
+                }
+            }
+            ServerStatus::Failed(why) => {
+                let tail: Vec<&str> = r.stderr_tail.trim_end().lines().collect();
+                let from = tail.len().saturating_sub(5);
+                let stderr = if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "\n  stderr: {}",
+                        tail[from..]
+                            .iter()
+                            .map(|l| one_line(l))
+                            .collect::<Vec<_>>()
+                            .join("\n          ")
+                    )
+                };
+                let fix = if config.url.is_some() {
+                    "check `url` (and `bearer_token_env`) in its [[mcp_servers]] entry, and that the server is up"
+                } else {
+                    "run its `command` by hand to see it start; check the program is installed (npx needs node and npm), or raise startup_timeout_secs"
+                };
+                report.fail(&what, &format!("{}{stderr}", one_line(why)), fix);
+            }
+            ServerStatus::Starting | ServerStatus::Stopped => {
+                report.fail(
+                    &what,
+                    "did not finish starting",
+                    "raise startup_timeout_secs",
+                );
+            }
+        }
+    }
+    hub.shutdown();
 }
 
 /// Check 1: the config file and the profile.

@@ -31,7 +31,10 @@ pub fn run(args: &ExecArgs) -> Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     let json = args.json;
+    let mcp_servers = resolved.mcp_servers.clone();
     let (outcome, conversation) = runtime.block_on(async {
+        // MCP servers: started before the prompt goes out, so their tools are offered to it.
+        let (toolbox, mcp) = start_mcp(toolbox, mcp_servers).await;
         let init = AgentInit {
             backend,
             toolbox,
@@ -76,6 +79,9 @@ pub fn run(args: &ExecArgs) -> Result<()> {
             }
         }
         let outcome = outcome.unwrap_or_else(|| Err("the agent stopped".to_owned()));
+        if let Some(hub) = mcp {
+            hub.shutdown();
+        }
         (outcome, conversation)
     });
     let mut out = std::io::stdout().lock();
@@ -201,4 +207,40 @@ fn call_label(call: &kimi_protocol::ToolCall) -> String {
         sanitize::one_line(&call.function.name, 64),
         sanitize::display_id(&call.id)
     )
+}
+
+/// Start the MCP servers and wait (up to the longest `startup_timeout_secs`) until each is ready
+/// or has failed; a failure is said on stderr and the run goes on without its tools.
+async fn start_mcp(
+    toolbox: Toolbox,
+    servers: Vec<kimi_core::tools::mcp::McpServerConfig>,
+) -> (Toolbox, Option<kimi_core::tools::mcp::McpHub>) {
+    use kimi_core::tools::mcp::{McpHub, ServerStatus};
+    if servers.is_empty() {
+        return (toolbox, None);
+    }
+    let wait = servers
+        .iter()
+        .map(|s| s.startup_timeout_secs)
+        .max()
+        .unwrap_or(30);
+    let hub = McpHub::new(servers, toolbox.names());
+    hub.start();
+    // A little beyond the servers' own timeouts, which they enforce themselves.
+    hub.wait_started(std::time::Duration::from_secs(wait + 1))
+        .await;
+    for r in hub.reports() {
+        if let ServerStatus::Failed(why) = &r.status {
+            let tail = r.stderr_tail.trim_end();
+            eprintln!(
+                "[MCP server {} failed: {}; its tools are not offered]",
+                r.name,
+                sanitize::one_line(why, 300)
+            );
+            if !tail.is_empty() {
+                eprintln!("{}", sanitize::for_terminal(tail));
+            }
+        }
+    }
+    (toolbox.with_mcp(hub.clone()), Some(hub))
 }

@@ -12,6 +12,7 @@ use toml::de::{DeTable, DeValue};
 
 use kimi_protocol::Mode;
 
+use crate::tools::mcp::McpServerConfig;
 use crate::tools::{ToolSpec, Toolbox};
 use kimi_client::Endpoint;
 
@@ -152,6 +153,9 @@ pub struct Config {
     pub profiles: BTreeMap<String, Profile>,
     #[serde(default)]
     pub tools: Vec<ToolSpec>,
+    /// `[[mcp_servers]]` (issue 13).
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServerConfig>,
 }
 
 /// A config problem: where it is and what was expected.
@@ -298,6 +302,45 @@ impl Config {
                     locate(&[Key::Name("tools"), Key::Index(i), Key::Name("name")]),
                     Some(format!("tools[{i}].name")),
                     format!("a tool named `{}` is already defined", tool.name),
+                ));
+            }
+        }
+        // MCP servers: each entry valid, names unique, no local tool in a server's namespace.
+        for (i, server) in config.mcp_servers.iter().enumerate() {
+            let loc = |k: &str| {
+                locate(&[Key::Name("mcp_servers"), Key::Index(i), Key::Name(k)])
+                    .or_else(|| locate(&[Key::Name("mcp_servers"), Key::Index(i)]))
+            };
+            let key = Some(format!("mcp_servers[{i}] ({})", server.name));
+            if let Err(message) = server.check() {
+                // Each problem starts with its key (`url: ...`): point at the first one's line.
+                let first = message.split(':').next().unwrap_or("name");
+                return Err(at(loc(first), key, message));
+            }
+            if config.mcp_servers[..i]
+                .iter()
+                .any(|s| s.name == server.name)
+            {
+                return Err(at(
+                    loc("name"),
+                    Some(format!("mcp_servers[{i}].name")),
+                    format!("an MCP server named `{}` is already defined", server.name),
+                ));
+            }
+            let prefix = format!("{}{}__", crate::tools::mcp::naming::PREFIX, server.name);
+            if let Some((t, tool)) = config
+                .tools
+                .iter()
+                .enumerate()
+                .find(|(_, t)| t.name.starts_with(&prefix))
+            {
+                return Err(at(
+                    locate(&[Key::Name("tools"), Key::Index(t), Key::Name("name")]),
+                    Some(format!("tools[{t}].name")),
+                    format!(
+                        "`{}` collides with the tools of the MCP server `{}` (offered as {prefix}TOOL); rename the tool",
+                        tool.name, server.name
+                    ),
                 ));
             }
         }
@@ -629,6 +672,8 @@ pub struct Resolved {
     pub tools: Vec<ToolSpec>,
     /// The file it came from, if any.
     pub config_path: Option<PathBuf>,
+    /// `[[mcp_servers]]`, not started yet.
+    pub mcp_servers: Vec<McpServerConfig>,
 }
 
 /// Why no profile could be resolved.
@@ -693,10 +738,95 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
     for t in &mut tools {
         t.hidden_env.extend(hidden.iter().cloned());
     }
+    // MCP servers are child processes too: the same rule.
+    let mut mcp_servers = config
+        .as_ref()
+        .map(|c| c.mcp_servers.clone())
+        .unwrap_or_default();
+    for s in &mut mcp_servers {
+        s.hidden_env.extend(hidden.iter().cloned());
+    }
     Ok(Resolved {
         profile_name,
         profile,
         tools,
         config_path: config.and(path),
+        mcp_servers,
     })
+}
+
+/// `[[mcp_servers]]` in the config file (issue 13).
+#[cfg(test)]
+mod mcp_tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(Path::new("cfg.toml"), text)
+    }
+
+    const HEAD: &str = "[profiles.a]\nbase_url = \"http://x/v1\"\n";
+
+    #[test]
+    fn servers_parse_and_resolve_without_api_keys() {
+        let text = format!(
+            "{HEAD}api_key_env = \"MY_KEY\"\n\n[[mcp_servers]]\nname = \"files\"\ncommand = [\"npx\", \"-y\", \"pkg\"]\n\n[[mcp_servers]]\nname = \"web\"\nurl = \"https://h/mcp\"\n"
+        );
+        let c = parse(&text).expect("valid");
+        assert_eq!(c.mcp_servers.len(), 2);
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, &text).expect("write");
+        let r = resolve(&Overrides {
+            config: Some(path),
+            ..Overrides::default()
+        })
+        .expect("resolves");
+        assert_eq!(r.mcp_servers.len(), 2);
+        assert_eq!(r.mcp_servers[0].hidden_env, ["MY_KEY"]);
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        let e = parse(&format!(
+            "{HEAD}\n[[mcp_servers]]\nname = \"files\"\nurl = \"ftp://x\"\n"
+        ))
+        .expect_err("bad url");
+        assert_eq!(e.line, Some(6), "{e}");
+        assert_eq!(e.key.as_deref(), Some("mcp_servers[0] (files)"));
+        assert!(e.message.contains("url: expected an http://"), "{e}");
+
+        let e = parse(&format!(
+            "{HEAD}\n[[mcp_servers]]\nname = \"f\"\ncommand = [\"x\"]\ntimeout = 3\n"
+        ))
+        .expect_err("unknown key");
+        assert_eq!(e.line, Some(7), "{e}");
+        assert!(e.message.contains("timeout"), "{e}");
+
+        let e = parse(&format!(
+            "{HEAD}\n[[mcp_servers]]\nname = \"f\"\ncommand = [\"x\"]\n\n[[mcp_servers]]\nname = \"f\"\nurl = \"http://h/mcp\"\n"
+        ))
+        .expect_err("duplicate");
+        assert_eq!(e.line, Some(9), "{e}");
+        assert!(e.message.contains("already defined"), "{e}");
+    }
+
+    #[test]
+    fn a_local_tool_in_a_server_namespace_is_a_config_error() {
+        let e = parse(&format!(
+            "{HEAD}\n[[tools]]\nname = \"mcp__files__read\"\ncommand = [\"x\"]\n\n[[mcp_servers]]\nname = \"files\"\ncommand = [\"y\"]\n"
+        ))
+        .expect_err("collision");
+        assert_eq!(e.line, Some(5), "{e}");
+        assert_eq!(e.key.as_deref(), Some("tools[0].name"));
+        assert!(
+            e.message
+                .contains("collides with the tools of the MCP server `files`"),
+            "{e}"
+        );
+        // Another server's namespace is fine.
+        parse(&format!(
+            "{HEAD}\n[[tools]]\nname = \"mcp__other__read\"\ncommand = [\"x\"]\n\n[[mcp_servers]]\nname = \"files\"\ncommand = [\"y\"]\n"
+        ))
+        .expect("no collision");
+    }
 }

@@ -11,7 +11,7 @@ use super::agent::State;
 use super::approval::{ApprovalRequest, Decision};
 use super::event::{EngineEvent, Op, TurnOutcome};
 use super::inbox::Io;
-use crate::tools::{self, Approval, CallProblem};
+use crate::tools::{Approval, CallProblem};
 use kimi_client::TurnResult;
 use kimi_protocol::StreamEvent;
 use kimi_protocol::{Message, ToolCall};
@@ -124,7 +124,8 @@ async fn stream(state: &State, tools: &[Value], io: &mut Io) -> TurnResult {
 async fn handle_call(state: &State, io: &mut Io, index: usize, call: &ToolCall) -> String {
     let toolbox = &state.toolbox;
     let name = &call.function.name;
-    let Some(spec) = toolbox.get(name) else {
+    // Local, or offered by an MCP server now (one that died since the answer is gone).
+    let Some(spec) = toolbox.find(name) else {
         let problem = toolbox
             .check_call(name, &call.function.arguments)
             .err()
@@ -185,8 +186,9 @@ async fn handle_call(state: &State, io: &mut Io, index: usize, call: &ToolCall) 
     })
     .await;
     let cancel = io.cancel.child_token();
-    let outcome = io.run(tools::run(spec, &call.id, &arguments, cancel)).await;
-    let mut content = outcome.to_model_content();
+    let (outcome, mut content) = io
+        .run(toolbox.run_call(&spec, &call.id, &arguments, cancel))
+        .await;
     if arguments != call.function.arguments {
         content = format!("[the user edited the arguments to: {arguments}]\n{content}");
     }

@@ -8,6 +8,7 @@
 //! problem's `Display`.
 
 pub mod env;
+pub mod mcp;
 pub(crate) mod runner;
 pub mod spec;
 pub mod toolbox;

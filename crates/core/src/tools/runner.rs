@@ -410,7 +410,7 @@ impl Capture {
         }
     }
 
-    fn push(&mut self, bytes: &[u8]) {
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
         self.total += bytes.len() as u64;
         let room = self.cap.saturating_sub(self.kept.len());
         self.kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
@@ -430,8 +430,9 @@ impl Capture {
     }
 }
 
-/// The last `cap` bytes of a stream, in bounded memory.
-struct Tail {
+/// The last `cap` bytes of a stream, in bounded memory. (Also an MCP server's stderr.)
+#[derive(Debug, Clone)]
+pub(crate) struct Tail {
     buf: Vec<u8>,
     cap: usize,
     /// Bytes before `buf` were dropped, so it may start inside a character.
@@ -439,7 +440,7 @@ struct Tail {
 }
 
 impl Tail {
-    fn new(cap: usize) -> Tail {
+    pub(crate) fn new(cap: usize) -> Tail {
         Tail {
             buf: Vec::with_capacity(cap * 2),
             cap,
@@ -447,7 +448,7 @@ impl Tail {
         }
     }
 
-    fn push(&mut self, bytes: &[u8]) {
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
         let skip = bytes.len().saturating_sub(self.cap);
         self.cut |= skip > 0;
         self.buf.extend_from_slice(&bytes[skip..]);
@@ -458,7 +459,7 @@ impl Tail {
         }
     }
 
-    fn finish(mut self) -> String {
+    pub(crate) fn finish(mut self) -> String {
         if self.buf.len() > self.cap {
             let excess = self.buf.len() - self.cap;
             self.buf.drain(..excess);

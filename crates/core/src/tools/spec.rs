@@ -81,6 +81,10 @@ pub struct ToolSpec {
     /// the config file.
     #[serde(skip)]
     pub hidden_env: Vec<String>,
+    /// Set for a tool offered by an MCP server (never from the `[[tools]]` table): which server
+    /// and which of its tools a call goes to. `command` is empty then.
+    #[serde(skip)]
+    pub mcp: Option<super::mcp::McpOrigin>,
 }
 
 /// `{"type": "object", "properties": {}}`: a tool without parameters.
@@ -107,6 +111,7 @@ impl ToolSpec {
             inherit_env: None,
             max_output_bytes: None,
             hidden_env: Vec::new(),
+            mcp: None,
         }
     }
 

@@ -2,6 +2,10 @@
 
 use serde_json::Value;
 
+use tokio_util::sync::CancellationToken;
+
+use super::mcp::McpHub;
+use super::runner::{ToolOutcome, run};
 use super::spec::{ToolSpec, compile_parameters};
 use super::validate::{CallProblem, check_arguments};
 
@@ -12,6 +16,8 @@ pub struct Toolbox {
     specs: Vec<ToolSpec>,
     /// `validators[i]` checks the arguments of `specs[i]`.
     validators: Vec<jsonschema::Validator>,
+    /// The MCP servers' tools, offered while their server is ready (shared by every clone).
+    mcp: Option<McpHub>,
 }
 
 impl Toolbox {
@@ -43,7 +49,11 @@ impl Toolbox {
             }
         }
         if problems.is_empty() {
-            Ok(Toolbox { specs, validators })
+            Ok(Toolbox {
+                specs,
+                validators,
+                mcp: None,
+            })
         } else {
             Err(problems.join("\n"))
         }
@@ -57,9 +67,57 @@ impl Toolbox {
         self.specs.is_empty()
     }
 
-    /// The names, in config order.
+    /// The names, in config order, then the MCP tools offered now.
     pub fn names(&self) -> Vec<String> {
-        self.specs.iter().map(|s| s.name.clone()).collect()
+        let mut names: Vec<String> = self.specs.iter().map(|s| s.name.clone()).collect();
+        names.extend(self.mcp_specs().into_iter().map(|s| s.name));
+        names
+    }
+
+    /// Offer the tools of `hub`'s servers too (as they become ready).
+    pub fn with_mcp(mut self, hub: McpHub) -> Toolbox {
+        self.mcp = Some(hub);
+        self
+    }
+
+    pub fn mcp(&self) -> Option<&McpHub> {
+        self.mcp.as_ref()
+    }
+
+    fn mcp_specs(&self) -> Vec<ToolSpec> {
+        self.mcp.as_ref().map(McpHub::specs).unwrap_or_default()
+    }
+
+    /// The tool `name`, local or offered now by an MCP server.
+    pub fn find(&self, name: &str) -> Option<ToolSpec> {
+        self.get(name).cloned().or_else(|| {
+            self.mcp
+                .as_ref()
+                .and_then(|h| h.lookup(name))
+                .map(|(spec, _)| spec)
+        })
+    }
+
+    /// Run an approved call of `spec` (local: its process; MCP: a `tools/call` to its server).
+    /// The outcome, and the content of the `tool` message.
+    pub async fn run_call(
+        &self,
+        spec: &ToolSpec,
+        call_id: &str,
+        arguments: &str,
+        cancel: CancellationToken,
+    ) -> (ToolOutcome, String) {
+        match (&spec.mcp, &self.mcp) {
+            (Some(_), Some(hub)) => {
+                let out = hub.call(spec, arguments, cancel).await;
+                (out.outcome, out.content)
+            }
+            _ => {
+                let outcome = run(spec, call_id, arguments, cancel).await;
+                let content = outcome.to_model_content();
+                (outcome, content)
+            }
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<&ToolSpec> {
@@ -68,7 +126,9 @@ impl Toolbox {
 
     /// The `tools` list of a request (and of the template's tool declaration), in config order.
     pub fn openai_tools(&self) -> Vec<Value> {
-        self.specs.iter().map(ToolSpec::to_openai).collect()
+        let mut tools: Vec<Value> = self.specs.iter().map(ToolSpec::to_openai).collect();
+        tools.extend(self.mcp_specs().iter().map(ToolSpec::to_openai));
+        tools
     }
 
     /// Parse a call's arguments and validate them against the tool's schema. Ok is the arguments
@@ -82,6 +142,9 @@ impl Toolbox {
     /// [`CallProblem::denied_by_config`].
     pub fn check_call(&self, name: &str, arguments: &str) -> Result<Value, CallProblem> {
         let Some(i) = self.specs.iter().position(|s| s.name == name) else {
+            if let Some((_, validator)) = self.mcp.as_ref().and_then(|h| h.lookup(name)) {
+                return check_arguments(&validator, arguments);
+            }
             return Err(CallProblem::UnknownTool {
                 name: name.to_owned(),
                 known: self.names(),

@@ -34,6 +34,7 @@ fn tool(name: &str, script_name: &str, approval: Approval, timeout_secs: u64) ->
         max_output_bytes: None,
         inherit_env: None,
         hidden_env: Vec::new(),
+        mcp: None,
     }
 }
 

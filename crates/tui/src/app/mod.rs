@@ -9,6 +9,7 @@ pub mod dialog;
 pub mod event;
 mod journal_sync;
 pub mod keys;
+pub(crate) mod mcp_view;
 pub mod partial;
 pub mod paste;
 mod resume;
@@ -88,12 +89,21 @@ where
         profile_name,
         profile,
         tools,
+        mcp_servers,
         ..
     } = resolved;
     let endpoint = profile
         .endpoint()
         .map_err(|e| anyhow::anyhow!("profile `{profile_name}`: {e}"))?;
     let toolbox = Toolbox::new(tools).map_err(anyhow::Error::msg)?;
+    // MCP servers start in the background: the first frame does not wait for them.
+    let toolbox = if mcp_servers.is_empty() {
+        toolbox
+    } else {
+        let hub = kimi_core::tools::mcp::McpHub::new(mcp_servers, toolbox.names());
+        hub.start();
+        toolbox.with_mcp(hub)
+    };
     let host = reqwest::Url::parse(&endpoint.base_url)
         .ok()
         .and_then(|u| {
@@ -134,6 +144,7 @@ where
     }
     tracing::info!(demo, "starting the TUI");
     let mut guard = terminal::TerminalGuard::enter().context("cannot take over the terminal")?;
+    let mcp = toolbox.mcp().cloned();
     let result = event_loop(
         &mut guard.terminal,
         &mut app,
@@ -143,6 +154,9 @@ where
         store.as_ref(),
     )
     .await;
+    if let Some(hub) = mcp {
+        hub.shutdown();
+    }
     // However the loop ended (quit, a signal, a terminal error), what has streamed since the
     // last timed save is written too, and the writer is given time to finish.
     saved::save(&mut app, store.as_ref());
@@ -191,6 +205,11 @@ async fn event_loop(
     // At most ~60 frames a second, and fewer when a frame is expensive (a huge message being
     // re-wrapped): drawing never takes more than about a fifth of the time.
     let mut frame_gap = FRAME;
+    // MCP servers report their state changes as notices.
+    let mut mcp_changes = toolbox.mcp().map(|h| h.subscribe());
+    let mut mcp_seen = mcp_view::Announced::default();
+    // A server may have failed before the subscription: what changed until now is seen here.
+    mcp_view::announce_changes(app, &mut mcp_seen);
     loop {
         if app.dirty && last_draw.elapsed() >= frame_gap {
             let started = Instant::now();
@@ -237,6 +256,18 @@ async fn event_loop(
                 }
             },
             _ = ticker.tick() => AppEvent::Tick,
+            changed = async {
+                match mcp_changes.as_mut() {
+                    Some(rx) => rx.changed().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                if changed.is_err() {
+                    mcp_changes = None;
+                }
+                mcp_view::announce_changes(app, &mut mcp_seen);
+                continue;
+            }
             // A closed terminal window (SIGHUP) or a plain `kill`: leave through the final save.
             _ = stop.recv() => break,
             _ = tokio::time::sleep(wait) => continue,

@@ -677,7 +677,10 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             }
         },
         SlashCommand::Tools => {
-            let text = if app.toolbox.is_empty() {
+            let mcp = super::mcp_view::tools_section(&app.toolbox);
+            let text = if app.toolbox.is_empty() && !mcp.is_empty() {
+                mcp
+            } else if app.toolbox.is_empty() {
                 "No tools are configured.".to_owned()
             } else {
                 let mut s = String::from("Tools:");
@@ -689,6 +692,10 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                         t.command.join(" "),
                         t.description
                     ));
+                }
+                if !mcp.is_empty() {
+                    s.push('\n');
+                    s.push_str(&mcp);
                 }
                 s
             };

@@ -37,10 +37,18 @@ pub(crate) fn head_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
         Span::raw(""),
         Style::default().add_modifier(Modifier::BOLD),
     );
-    let command = format!(
-        "command: {}   (arguments on stdin; no shell)",
-        sanitize::one_line(&r.spec.command.join(" "), 200)
-    );
+    // An MCP tool has no command: the server and its own name for the tool are what runs.
+    let command = match &r.spec.mcp {
+        Some(origin) => format!(
+            "MCP server: {} · tool: {}   (a tools/call request to the server)",
+            sanitize::one_line(&origin.server, NAME_CHARS),
+            sanitize::one_line(&origin.tool, NAME_CHARS)
+        ),
+        None => format!(
+            "command: {}   (arguments on stdin; no shell)",
+            sanitize::one_line(&r.spec.command.join(" "), 200)
+        ),
+    };
     out.extend(wrap(&command, width, Span::raw(""), style::dim()));
     if let Some(cwd) = &r.spec.cwd {
         out.extend(wrap(

@@ -46,12 +46,24 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         Span::raw(format!(" {} @ {} ", c.model, c.host)),
         Span::styled(format!("│ {state} "), Style::default().fg(Color::Yellow)),
         Span::styled(format!("│ {usage} "), Style::default().fg(Color::DarkGray)),
+        mcp_span(app),
         Span::styled(
             format!("│ {}", hints()),
             Style::default().fg(Color::DarkGray),
         ),
     ]);
     frame.render_widget(Paragraph::new(line), area);
+}
+
+/// `│ MCP 1/2 ✗ files `, red when a server failed; nothing without MCP servers.
+fn mcp_span(app: &App) -> Span<'static> {
+    match app.toolbox.mcp().and_then(|h| h.summary()) {
+        None => Span::raw(""),
+        Some((text, failed)) => Span::styled(
+            format!("│ {text} "),
+            Style::default().fg(if failed { Color::Red } else { Color::Green }),
+        ),
+    }
 }
 
 /// The key table's hints: `F1 help · Ctrl-T inspector · Esc cancel`.

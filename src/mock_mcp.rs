@@ -1,0 +1,147 @@
+//! A small MCP server (rmcp's server side, stdio) behind `kimi-tui mock-mcp-server` (with the
+//! `demo` feature): the demo's
+//! MCP tools and the hermetic MCP tests' counterpart. Tools: `echo` (text), `add` (structured
+//! content), `fail` (an `isError` result), `image` (binary content), `slow` (waits, and says on
+//! stderr when it is cancelled), `crash` (exits mid-call).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InitializeResult,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{Map, Value, json};
+
+/// The mock server's handler.
+#[derive(Debug, Clone, Default)]
+pub struct MockMcp;
+
+fn schema(v: Value) -> Arc<Map<String, Value>> {
+    match v {
+        Value::Object(m) => Arc::new(m),
+        _ => Arc::new(Map::new()),
+    }
+}
+
+/// The tools it lists.
+pub fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "echo",
+            "Say the text back",
+            schema(json!({"type": "object", "required": ["text"],
+                "properties": {"text": {"type": "string", "description": "What to say"}}})),
+        ),
+        Tool::new(
+            "add",
+            "Add two numbers",
+            schema(json!({"type": "object", "required": ["a", "b"],
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}}})),
+        ),
+        Tool::new(
+            "fail",
+            "Always fails",
+            schema(json!({"type": "object", "properties": {}})),
+        ),
+        Tool::new(
+            "image",
+            "Returns a tiny image",
+            schema(json!({"type": "object", "properties": {}})),
+        ),
+        Tool::new(
+            "slow",
+            "Waits `secs` seconds",
+            schema(json!({"type": "object", "required": ["secs"],
+                "properties": {"secs": {"type": "integer", "minimum": 0}}})),
+        ),
+        Tool::new(
+            "crash",
+            "Exits in the middle of the call",
+            schema(json!({"type": "object", "properties": {}})),
+        ),
+    ]
+}
+
+fn text_arg(args: &Option<Map<String, Value>>, key: &str) -> Option<Value> {
+    args.as_ref().and_then(|a| a.get(key)).cloned()
+}
+
+impl ServerHandler for MockMcp {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = &request.arguments;
+        let result = match request.name.as_ref() {
+            "echo" => {
+                let text = text_arg(args, "text")
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                CallToolResult::success(vec![ContentBlock::text(format!("echo: {text}"))])
+            }
+            "add" => {
+                let n = |k| text_arg(args, k).and_then(|v| v.as_f64()).unwrap_or(0.0);
+                CallToolResult::structured(json!({"sum": n("a") + n("b")}))
+            }
+            "fail" => CallToolResult::error(vec![ContentBlock::text("it failed on purpose")]),
+            "image" => CallToolResult::success(vec![ContentBlock::image(
+                "iVBORw0KGgoAAAANSUhEUg==",
+                "image/png",
+            )]),
+            "slow" => {
+                let secs = text_arg(args, "secs").and_then(|v| v.as_u64()).unwrap_or(1);
+                eprintln!("slow: started");
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(secs)) => {}
+                    _ = context.ct.cancelled() => {
+                        // What the hermetic test looks for: the cancellation arrived.
+                        eprintln!("slow: cancelled by the client");
+                        return Err(ErrorData::internal_error("cancelled", None));
+                    }
+                }
+                CallToolResult::success(vec![ContentBlock::text(format!("slept {secs} s"))])
+            }
+            "crash" => {
+                eprintln!("crash: exiting mid-call");
+                std::process::exit(3);
+            }
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("no tool named {other}"),
+                    None,
+                ));
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+/// Serve on stdin/stdout until the client goes away.
+pub async fn serve_stdio() -> Result<(), String> {
+    eprintln!("mock MCP server: ready");
+    let service = MockMcp
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("initialize failed: {e}"))?;
+    service
+        .waiting()
+        .await
+        .map_err(|e| format!("the server task failed: {e}"))?;
+    Ok(())
+}

@@ -1,0 +1,140 @@
+//! End to end through a real terminal: `--demo` starts its MCP server (this binary's
+//! `mock-mcp-server`); the user sees its tool in `/tools` and the status bar, and approves one
+//! call of it in the dialog that names the server and the tool.
+
+use kimi_test_support::tmux::Tmux;
+
+#[test]
+fn demo_mcp_tool_call_is_approved_and_its_result_shown() {
+    let home = tempfile::tempdir().expect("tmp home");
+    let t = Tmux::start(
+        "mcp",
+        &format!("{} --demo", env!("CARGO_BIN_EXE_kimi-tui")),
+        home.path(),
+    );
+    t.wait_for(
+        &["kimi-tui", "MCP 1/1"],
+        "the demo with its MCP server ready",
+    );
+    t.literal("/tools");
+    t.keys(&["Enter"]);
+    let tools = t.wait_for(
+        &[
+            "MCP servers:",
+            "demo · ready, 3 tools",
+            "mcp__demo__echo [ask] Say the text back",
+        ],
+        "the MCP section of /tools",
+    );
+    assert!(tools.contains("mcp__demo__add"), "{tools}");
+    t.literal(r#"call mcp__demo__echo with {"text": "hello over MCP"}"#);
+    t.keys(&["Enter"]);
+    let dialog = t.wait_for(
+        &[
+            "Tool call needs approval",
+            "Run mcp__demo__echo?",
+            "MCP server: demo · tool: echo",
+        ],
+        "the approval dialog naming the server and the tool",
+    );
+    assert!(dialog.contains("\"text\": \"hello over MCP\""), "{dialog}");
+    t.keys(&["y"]);
+    let answer = t.wait_for(
+        &["✓ done", "echo: hello over MCP", "returned", "│ idle │"],
+        "the MCP result and the final answer",
+    );
+    assert!(answer.contains("MCP 1/1"), "{answer}");
+    t.keys(&["C-c"]);
+    t.wait_gone();
+}
+
+/// A server that fails is a notice with its stderr and a red mark in the status bar, `/tools`
+/// says why, and the session goes on: another server's `auto` tool runs, Esc cancels it, and
+/// quitting kills that server's process group.
+#[test]
+fn a_failed_server_is_shown_and_a_running_mcp_call_is_cancelled_with_esc() {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let server = rt
+        .block_on(kimi_mock::MockServer::start(
+            kimi_mock::MockOptions::default(),
+            0,
+        ))
+        .expect("mock");
+    let home = tempfile::tempdir().expect("tmp home");
+    let cfg = home.path().join("config.toml");
+    let pidfile = home.path().join("mcp.pid");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"[profiles.test]
+base_url = "{}"
+
+[[mcp_servers]]
+name = "broken"
+command = ["sh", "-c", "echo 'boom: missing credentials' >&2; exit 2"]
+
+[[mcp_servers]]
+name = "m"
+command = ["sh", "-c", "sleep 300 & echo $! > '{pidfile}'; exec '{exe}' mock-mcp-server"]
+approval = "auto"
+"#,
+            server.base_url(),
+            pidfile = pidfile.display(),
+            exe = env!("CARGO_BIN_EXE_kimi-tui")
+        ),
+    )
+    .expect("config");
+    let t = Tmux::start(
+        "mcpfail",
+        &format!(
+            "{} --config {}",
+            env!("CARGO_BIN_EXE_kimi-tui"),
+            cfg.display()
+        ),
+        home.path(),
+    );
+    t.wait_for(
+        &[
+            "MCP server `broken` failed",
+            "boom: missing credentials",
+            "MCP 1/2 ✗ broken",
+        ],
+        "the failure notice and the status bar",
+    );
+    t.literal("/tools");
+    t.keys(&["Enter"]);
+    t.wait_for(
+        &["broken · failed: initialize failed", "m · ready, 6 tools"],
+        "the servers in /tools",
+    );
+    t.literal(r#"call mcp__m__slow with {"secs": 120}"#);
+    t.keys(&["Enter"]);
+    t.wait_for(&["running mcp__m__slow"], "the auto call running");
+    t.keys(&["Escape"]);
+    let screen = t.wait_for(&["✗ cancelled"], "the call cancelled");
+    assert!(screen.contains("MCP 1/2"), "{screen}");
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .expect("pid file")
+        .trim()
+        .parse()
+        .expect("a pid");
+    // SAFETY: signal 0 only checks that the process exists.
+    let alive = || unsafe { libc::kill(pid, 0) == 0 };
+    // A grandchild in the server's process group, as `npx` leaves: it ignores stdin, so only
+    // the group kill stops it.
+    assert!(alive(), "the server's group runs while the TUI does");
+    t.quit();
+    // Quitting stops the servers (their process groups).
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        !alive()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|st| st.split(") ").nth(1).is_some_and(|r| r.starts_with('Z')))
+                .unwrap_or(true)
+    });
+    assert!(
+        gone,
+        "process {pid} of the MCP server's group outlived the TUI"
+    );
+    rt.block_on(server.shutdown());
+}
