@@ -57,8 +57,13 @@ pub fn run(args: &ExecArgs) -> Result<()> {
         let mut conversation = Vec::new();
         while let Some(e) = agent.events.recv().await {
             match e {
-                EngineEvent::ApprovalRequested { request, reply } => {
-                    let _ = reply.send(policy.decide(*request).await);
+                EngineEvent::ApprovalRequested { id, request } => {
+                    let decision = policy.decide(*request).await;
+                    agent.send(Op::Approve {
+                        id,
+                        decision,
+                        always: false,
+                    });
                 }
                 EngineEvent::TurnDone { outcome: o } => {
                     outcome = Some(Ok(*o));

@@ -1,6 +1,7 @@
 //! The actor: a task that owns the conversation, the traces, the tools and the backend, takes
 //! [`Op`]s and reports [`EngineEvent`]s.
 
+use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 
 use futures_util::FutureExt;
@@ -54,6 +55,8 @@ pub(crate) struct State {
     pub system_prompt: Option<String>,
     pub conversation: Vec<Message>,
     pub traces: Vec<(usize, Trace)>,
+    /// Tools the user allowed for the session (`Op::Approve` with `always`).
+    pub always_allow: HashSet<String>,
 }
 
 pub struct Agent {
@@ -84,6 +87,7 @@ impl Agent {
                 system_prompt: init.system_prompt,
                 conversation: init.conversation,
                 traces: init.traces,
+                always_allow: HashSet::new(),
             },
             io: Io::new(ops, events),
         }
@@ -139,6 +143,7 @@ impl Agent {
                     self.turn().await;
                 }
                 Op::Cancel => {}
+                Op::Approve { id, .. } => super::inbox::ignored(id),
                 Op::Snapshot => {
                     let messages = self.state.conversation.clone();
                     let traces = self.state.traces.clone();
@@ -158,6 +163,8 @@ impl Agent {
     async fn turn(&mut self) {
         let event = guarded(turn::run(&mut self.state, &mut self.io)).await;
         self.io.emit(event).await;
+        // Decisions that arrived after their call was settled answer nothing now.
+        self.io.drop_decisions();
         // What was queued for a round boundary but met the turn's end instead.
         self.state.apply_between_rounds(&mut self.io).await;
     }
@@ -215,7 +222,12 @@ impl State {
                 self.traces.clear();
                 io.emit(EngineEvent::Cleared).await;
             }
-            Op::UserTurn { .. } | Op::Retry | Op::Snapshot | Op::Cancel | Op::Shutdown => {}
+            Op::UserTurn { .. }
+            | Op::Retry
+            | Op::Snapshot
+            | Op::Cancel
+            | Op::Shutdown
+            | Op::Approve { .. } => {}
         }
     }
 

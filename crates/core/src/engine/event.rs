@@ -1,7 +1,5 @@
 //! What goes into the agent ([`Op`]) and what comes out ([`EngineEvent`]).
 
-use tokio::sync::oneshot;
-
 use super::approval::{ApprovalRequest, Decision};
 use crate::tools::{CallProblem, ToolOutcome};
 use kimi_client::BackendError;
@@ -29,6 +27,15 @@ pub enum Op {
     Snapshot,
     /// Cancel the running turn and stop.
     Shutdown,
+    /// The answer to [`EngineEvent::ApprovalRequested`] `id`. With `always` (and approved),
+    /// later calls of the same tool with valid arguments run without asking, until the agent
+    /// stops. A decision for an id that is not waiting (answered, cancelled, unknown) is
+    /// ignored with a log line.
+    Approve {
+        id: u64,
+        decision: Decision,
+        always: bool,
+    },
 }
 
 /// How a new system prompt changed the conversation.
@@ -87,10 +94,11 @@ pub enum EngineEvent {
         message_index: usize,
         trace: Box<Trace>,
     },
-    /// A call needs a decision: answer through `reply` (dropping it denies the call).
+    /// A call needs a decision: the turn waits for [`Op::Approve`] with this `id` (unique for
+    /// the agent's life) or for [`Op::Cancel`], which denies it.
     ApprovalRequested {
+        id: u64,
         request: Box<ApprovalRequest>,
-        reply: oneshot::Sender<Decision>,
     },
     /// A call that will not run: unknown tool, bad arguments, denied by config or user.
     ToolRefused {

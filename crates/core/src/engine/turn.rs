@@ -5,7 +5,6 @@ use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 
 use serde_json::Value;
-use tokio::sync::oneshot;
 
 use super::agent::State;
 use super::approval::{ApprovalRequest, Decision};
@@ -121,8 +120,9 @@ async fn stream(state: &State, tools: &[Value], io: &mut Io) -> TurnResult {
 }
 
 /// Decide about one call and run it if approved; the content of its `tool` message.
-async fn handle_call(state: &State, io: &mut Io, index: usize, call: &ToolCall) -> String {
+async fn handle_call(state: &mut State, io: &mut Io, index: usize, call: &ToolCall) -> String {
     let toolbox = &state.toolbox;
+    let always_allow = &mut state.always_allow;
     let name = &call.function.name;
     let Some(spec) = toolbox.get(name) else {
         let problem = toolbox
@@ -145,7 +145,8 @@ async fn handle_call(state: &State, io: &mut Io, index: usize, call: &ToolCall) 
             .err()
             .into_iter()
             .collect();
-        if spec.approval == Approval::Auto && problems.is_empty() {
+        // `auto` tools, and those the user allowed for the session, run on valid arguments.
+        if problems.is_empty() && (spec.approval == Approval::Auto || always_allow.contains(name)) {
             break arguments;
         }
         let request = ApprovalRequest {
@@ -155,7 +156,10 @@ async fn handle_call(state: &State, io: &mut Io, index: usize, call: &ToolCall) 
             arguments: arguments.clone(),
             problems: problems.clone(),
         };
-        let decision = ask(io, request).await;
+        let (decision, always) = ask(io, request).await;
+        if always && matches!(decision, Decision::Approve { .. }) {
+            always_allow.insert(name.clone());
+        }
         let edited = matches!(&decision, Decision::Approve { arguments: a } if *a != call.function.arguments);
         crate::logging::approval(name, &call.id, &decision, edited);
         match decision {
@@ -199,25 +203,17 @@ async fn handle_call(state: &State, io: &mut Io, index: usize, call: &ToolCall) 
     content
 }
 
-/// Ask the reader of the events; a cancelled turn or a dropped reply denies.
-async fn ask(io: &mut Io, request: ApprovalRequest) -> Decision {
-    let (reply, answer) = oneshot::channel();
-    io.emit(EngineEvent::ApprovalRequested {
-        request: Box::new(request),
-        reply,
-    })
-    .await;
-    let cancel = io.cancel.clone();
-    let decision = io
-        .run(async {
-            tokio::select! {
-                biased;
-                d = answer => d.ok(),
-                _ = cancel.cancelled() => None,
-            }
-        })
+/// Ask the reader of the events and wait for its [`Op::Approve`]; a cancelled turn denies.
+/// Also whether the user allowed the tool for the session.
+async fn ask(io: &mut Io, request: ApprovalRequest) -> (Decision, bool) {
+    let id = io.approval_id();
+    let request = Box::new(request);
+    io.emit(EngineEvent::ApprovalRequested { id, request })
         .await;
-    decision.unwrap_or(Decision::Deny { reason: None })
+    match io.decision(id).await {
+        Some(answer) => (answer.decision, answer.always),
+        None => (Decision::Deny { reason: None }, false),
+    }
 }
 
 async fn refuse(io: &mut Io, index: usize, call: &ToolCall, problem: CallProblem) -> String {

@@ -128,8 +128,13 @@ async fn drive(
         let e = agent.events.recv().await.expect("the agent reports");
         on_event(&e, agent);
         match e {
-            EngineEvent::ApprovalRequested { request, reply } => {
-                let _ = reply.send(approver.decide(*request).await);
+            EngineEvent::ApprovalRequested { id, request } => {
+                let decision = approver.decide(*request).await;
+                agent.send(Op::Approve {
+                    id,
+                    decision,
+                    always: false,
+                });
             }
             EngineEvent::TurnDone { outcome } => break *outcome,
             EngineEvent::TurnFailed { message } => panic!("the turn failed: {message}"),

@@ -6,7 +6,7 @@ use ratatui::text::Line;
 use ratatui_textarea::TextArea;
 
 use crate::ui::markdown::MarkdownCache;
-use kimi_core::engine::{ApprovalRequest, Decision};
+use kimi_core::engine::ApprovalRequest;
 use kimi_core::tools::Toolbox;
 use kimi_protocol::Message;
 use kimi_protocol::{Mode, Trace, Usage};
@@ -178,7 +178,8 @@ impl ToolPane {
 #[derive(Debug)]
 pub struct ApprovalDialog {
     pub request: ApprovalRequest,
-    pub reply: Option<tokio::sync::oneshot::Sender<Decision>>,
+    /// The agent's id for this request, answered with `Op::Approve` (none in previews).
+    pub id: Option<u64>,
     pub stage: DialogStage,
     /// First argument row in view; changed only by `update`.
     pub scroll: usize,
@@ -210,13 +211,10 @@ pub struct DialogView {
 }
 
 impl ApprovalDialog {
-    pub fn new(
-        request: ApprovalRequest,
-        reply: Option<tokio::sync::oneshot::Sender<Decision>>,
-    ) -> Self {
+    pub fn new(request: ApprovalRequest, id: Option<u64>) -> Self {
         ApprovalDialog {
             request,
-            reply,
+            id,
             stage: DialogStage::Asking,
             scroll: 0,
             view: DialogView::default(),
@@ -309,8 +307,6 @@ pub struct App {
     pub history: Vec<String>,
     pub history_pos: Option<usize>,
     pub dialog: Option<ApprovalDialog>,
-    /// Tools approved with `a` for the rest of the session.
-    pub always_allow: Vec<String>,
     pub inspector: InspectorState,
     pub help_open: bool,
     /// Lines of the help scrolled off its top.
@@ -381,7 +377,6 @@ impl App {
             history: Vec::new(),
             history_pos: None,
             dialog: None,
-            always_allow: Vec::new(),
             inspector: InspectorState::default(),
             help_open: false,
             help_scroll: 0,

@@ -119,7 +119,7 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         if app.inspector.open {
             return inspector_key(app, k, fx);
         }
-        return dialog_key(app, k);
+        return dialog_key(app, k, fx);
     }
     if app.help_open {
         return help_key(app, &k);
@@ -192,13 +192,8 @@ fn help_key(app: &mut App, k: &KeyEvent) {
 }
 
 fn cancel(app: &mut App, fx: &mut Vec<Effect>) {
-    if let Some(mut d) = app.dialog.take()
-        && let Some(reply) = d.reply.take()
-    {
-        let _ = reply.send(Decision::Deny {
-            reason: Some("the user cancelled the turn".into()),
-        });
-    }
+    // The agent denies the call it waits about when the turn is cancelled.
+    app.dialog = None;
     app.cancelling = true;
     fx.push(Effect::Agent(Op::Cancel));
 }
@@ -427,7 +422,7 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
     }
 }
 
-fn dialog_key(app: &mut App, k: KeyEvent) {
+fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     // Ctrl-T shows the call's raw markers, whatever the dialog is doing.
     if lookup(Context::Dialog, &k) == Some(Action::InspectCall) {
         return inspect_dialog_call(app);
@@ -436,6 +431,7 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
         return;
     };
     let mut decision = None;
+    let mut always = false;
     match &mut dialog.stage {
         DialogStage::Asking => match lookup(Context::Dialog, &k) {
             // Arguments too long for the dialog scroll first.
@@ -458,10 +454,7 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
                 };
             }
             Some(a @ (Action::Approve | Action::AlwaysAllow)) => {
-                if a == Action::AlwaysAllow {
-                    app.always_allow
-                        .push(dialog.request.call.function.name.clone());
-                }
+                always = a == Action::AlwaysAllow;
                 decision = Some(Decision::Approve {
                     arguments: dialog.request.arguments.clone(),
                 });
@@ -534,8 +527,12 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
     }
     if let Some(d) = decision {
         let id = dialog.request.call.id.clone();
-        if let Some(reply) = dialog.reply.take() {
-            let _ = reply.send(d.clone());
+        if let Some(approval) = dialog.id.take() {
+            fx.push(Effect::Agent(Op::Approve {
+                id: approval,
+                decision: d.clone(),
+                always,
+            }));
         }
         app.dialog = None;
         app.activity = Activity::Idle;
@@ -762,7 +759,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             message_index,
             trace,
         } => view::trace_added(app, index, message_index, *trace),
-        EngineEvent::ApprovalRequested { request, reply } => view::approval(app, *request, reply),
+        EngineEvent::ApprovalRequested { id, request } => view::approval(app, id, *request, fx),
         EngineEvent::TurnDone { outcome } => view::turn_done(app, &outcome, fx),
         EngineEvent::TurnFailed { message } => view::turn_failed(app, &message, fx),
         EngineEvent::SystemSet { prompt, change } => view::system_set(app, prompt, change, fx),

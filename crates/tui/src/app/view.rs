@@ -2,11 +2,9 @@
 //! conversation and the traces; the app keeps a copy to draw and save, changed only here, in
 //! the order the agent reports its changes.
 
-use tokio::sync::oneshot;
-
 use super::event::Effect;
 use super::state::*;
-use kimi_core::engine::{ApprovalRequest, Decision, SystemChange, TurnOutcome};
+use kimi_core::engine::{ApprovalRequest, Decision, Op, SystemChange, TurnOutcome};
 use kimi_protocol::Trace;
 use kimi_protocol::sanitize;
 use kimi_protocol::{Message, special};
@@ -80,23 +78,22 @@ pub(super) fn cleared(app: &mut App) {
     app.notice("Conversation cleared.", false);
 }
 
-/// The agent asks about a call: answered at once when the user already decided, else the
-/// dialog opens and holds the reply.
-pub(super) fn approval(app: &mut App, request: ApprovalRequest, reply: oneshot::Sender<Decision>) {
-    let name = request.call.function.name.clone();
+/// The agent asks about a call (tools allowed for the session it no longer asks about): denied
+/// at once while the turn is being cancelled, else the dialog opens and answers `id`.
+pub(super) fn approval(app: &mut App, id: u64, request: ApprovalRequest, fx: &mut Vec<Effect>) {
     if app.cancelling {
-        let _ = reply.send(Decision::Deny {
-            reason: Some("the user cancelled the turn".into()),
-        });
-    } else if request.problems.is_empty() && app.always_allow.contains(&name) {
-        let _ = reply.send(Decision::Approve {
-            arguments: request.arguments,
-        });
+        fx.push(Effect::Agent(Op::Approve {
+            id,
+            decision: Decision::Deny {
+                reason: Some("the user cancelled the turn".into()),
+            },
+            always: false,
+        }));
     } else {
         if let Some(p) = app.pane_for_call(&request.call.id) {
             p.state = PaneState::WaitingApproval;
         }
-        app.dialog = Some(ApprovalDialog::new(request, Some(reply)));
+        app.dialog = Some(ApprovalDialog::new(request, Some(id)));
         // The dialog takes the keys: nothing else may sit over it.
         app.inspector.open = false;
         app.help_open = false;
