@@ -408,27 +408,30 @@ async fn a_password_in_base_url_is_never_shown_or_saved() {
     );
     let backend = Backend::new(ep).expect("client");
     let mut announced = Vec::new();
+    let mut trace = kimi_protocol::Trace::default();
     let result = backend
         .stream_turn(
             &[Message::user("hi")],
             &[],
             &CancellationToken::new(),
             &mut |e| {
-                if let StreamEvent::Request { url, .. } = e {
-                    announced.push(url);
+                trace.record(&e);
+                if let StreamEvent::Request(r) = e {
+                    announced.push(r.url);
                 }
             },
         )
         .await;
     assert_eq!(announced, vec![format!("{shown}/chat/completions")]);
-    assert_eq!(result.trace.url, format!("{shown}/chat/completions"));
+    assert_eq!(trace.url, format!("{shown}/chat/completions"));
+    assert_eq!(trace.status, Some(503));
     let error = result.error.expect("503").to_string();
     assert!(
         error.contains("HTTP 503") && !error.contains("s3cret"),
         "{error}"
     );
     assert!(
-        !serde_json::to_string(&result.trace)
+        !serde_json::to_string(&trace)
             .expect("json")
             .contains("s3cret")
     );

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::TurnResult;
-use super::http::{self, Call, Progress, StreamChoice};
+use super::http::{self, Call, Progress, Prompt, StreamChoice};
 use super::markers::LocalParse;
 use kimi_protocol::{Message, RenderOptions, render_traced, tokens::IM_END};
 use kimi_protocol::{StreamEvent, Usage};
@@ -67,21 +67,25 @@ pub(super) async fn stream(
         },
     );
     let body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
-    let mut trace = http::announce(&call, "completions", &body, Some(prompt), on_event);
-    trace.prompt_text_markers = from_text.into_iter().map(|r| (r.start, r.end)).collect();
+    let prompt = Prompt {
+        text: prompt,
+        text_markers: from_text.into_iter().map(|r| (r.start, r.end)).collect(),
+    };
     let mut local = LocalParse::default();
     let mut progress = Progress::default();
+    let mut bytes = 0u64;
     let started = Instant::now();
 
     let end = http::stream_sse(
         &call,
         "completions",
-        &body,
-        &mut trace,
-        |data, at_us, trace| {
+        body,
+        Some(prompt),
+        on_event,
+        |data, at_us, on_event| {
             let choice = progress.accept::<Choice>(data, on_event)?;
             if let Some(text) = choice.and_then(|c| c.text).filter(|t| !t.is_empty()) {
-                trace.push_chunk(&text, at_us);
+                bytes += text.len() as u64;
                 on_event(StreamEvent::Chunk {
                     data: text.to_string(),
                     at_us,
@@ -94,9 +98,8 @@ pub(super) async fn stream(
     .await;
 
     local.finish(on_event);
-    trace.markers = local.take_markers();
     let finished = progress.finish_reason.is_some() || local.turn_ended();
-    let (error, cancelled) = http::outcome(end, finished, &mut trace, started);
+    let (error, cancelled) = http::outcome(end, finished, bytes, started, on_event);
     let Progress {
         finish_reason,
         usage,
@@ -115,6 +118,5 @@ pub(super) async fn stream(
     result.tool_calls = parsed.tool_calls;
     warnings.extend(parsed.warnings.iter().map(ToString::to_string));
     result.warnings = warnings;
-    result.trace = trace;
     result
 }

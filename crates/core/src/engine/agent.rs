@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::event::{EngineEvent, Op, SystemChange, TurnOutcome, set_system};
 use super::inbox::Io;
+use super::shared_trace::SharedTrace;
 use super::turn;
 use crate::tools::Toolbox;
 use kimi_client::Backend;
@@ -28,9 +29,10 @@ pub struct AgentInit {
     pub max_rounds: u32,
     /// Goes first in a new conversation.
     pub system_prompt: Option<String>,
-    /// A resumed conversation, and its traces with the index of the message each produced.
+    /// A resumed conversation, and its traces with the index of the message each produced
+    /// (shared with the caller's view: the agent only ever adds to new traces).
     pub conversation: Vec<Message>,
-    pub traces: Vec<(usize, Trace)>,
+    pub traces: Vec<(usize, SharedTrace)>,
 }
 
 /// The caller's side of a running agent.
@@ -54,7 +56,7 @@ pub(crate) struct State {
     pub max_rounds: u32,
     pub system_prompt: Option<String>,
     pub conversation: Vec<Message>,
-    pub traces: Vec<(usize, Trace)>,
+    pub traces: Vec<(usize, SharedTrace)>,
     /// Tools the user allowed for the session (`Op::Approve` with `always`).
     pub always_allow: HashSet<String>,
 }
@@ -146,7 +148,9 @@ impl Agent {
                 Op::Approve { id, .. } => super::inbox::ignored(id),
                 Op::Snapshot => {
                     let messages = self.state.conversation.clone();
-                    let traces = self.state.traces.clone();
+                    let traces = (self.state.traces.iter())
+                        .map(|(m, t)| (*m, t.read().clone()))
+                        .collect();
                     self.io
                         .emit(EngineEvent::Snapshot { messages, traces })
                         .await;
@@ -179,14 +183,15 @@ impl State {
             .await;
     }
 
-    pub async fn add_trace(&mut self, io: &mut Io, message_index: usize, trace: Trace) {
-        let index = self.traces.len();
-        self.traces.push((message_index, trace.clone()));
-        let trace = Box::new(trace);
-        io.emit(EngineEvent::TraceAdded {
+    /// The trace at `index` is complete.
+    pub async fn finish_trace(&mut self, io: &mut Io, index: usize) {
+        let Some((message_index, _)) = self.traces.get(index) else {
+            return;
+        };
+        let message_index = *message_index;
+        io.emit(EngineEvent::TraceFinished {
             index,
             message_index,
-            trace,
         })
         .await;
     }
@@ -246,6 +251,21 @@ impl State {
             }
         }
     }
+}
+
+/// Add a trace to `traces` and report it (a free function: a request borrows the rest of the
+/// state while it streams).
+pub(crate) async fn start_trace(
+    traces: &mut Vec<(usize, SharedTrace)>,
+    io: &mut Io,
+    message_index: usize,
+    trace: Trace,
+) -> usize {
+    let index = traces.len();
+    let trace = SharedTrace::new(trace);
+    traces.push((message_index, trace.clone()));
+    io.emit(EngineEvent::TraceStarted { index, trace }).await;
+    index
 }
 
 /// Await a turn: its outcome, or the message of a panic inside it.

@@ -1,6 +1,7 @@
 //! What goes into the agent ([`Op`]) and what comes out ([`EngineEvent`]).
 
 use super::approval::{ApprovalRequest, Decision};
+use super::shared_trace::SharedTrace;
 use crate::tools::{CallProblem, ToolOutcome};
 use kimi_client::BackendError;
 use kimi_protocol::{Message, ToolCall};
@@ -64,9 +65,10 @@ pub fn set_system(conversation: &mut Vec<Message>, prompt: &str) -> SystemChange
     }
 }
 
-/// What the agent reports. The `MessageAppended`, `TraceAdded`, `SystemSet`, `Cleared` and
-/// `Truncated` events are every change to what it owns, in order: a view (the TUI) or a
-/// journal replaying them holds the same conversation and traces as the agent.
+/// What the agent reports. The `MessageAppended`, `TraceStarted`, `TraceFinished`,
+/// `SystemSet`, `Cleared` and `Truncated` events are every change to what it owns, in order: a
+/// view (the TUI) or a journal replaying them holds the same conversation and traces as the
+/// agent (the traces themselves shared, not copied: see [`SharedTrace`]).
 #[derive(Debug)]
 pub enum EngineEvent {
     /// A request to the model is about to be sent (`round` counts from 1 within the turn).
@@ -75,7 +77,7 @@ pub enum EngineEvent {
     },
     Stream(StreamEvent),
     /// The model's answer for this round is complete (or failed). Its message and trace were
-    /// reported just before (`MessageAppended`, `TraceAdded`).
+    /// reported just before (`MessageAppended`, `TraceFinished`).
     RoundFinished {
         round: u32,
         finish: String,
@@ -87,12 +89,18 @@ pub enum EngineEvent {
         index: usize,
         message: Box<Message>,
     },
-    /// The trace of a request was added at `index`; it belongs to the message at
-    /// `message_index` (the one its answer produced, or the next one when none was kept).
-    TraceAdded {
+    /// A request is going out; its trace is `traces[index]`, which the agent fills in as the
+    /// answer streams (read it through the handle; the stream's `Request` event is not
+    /// forwarded, this replaces it).
+    TraceStarted {
+        index: usize,
+        trace: SharedTrace,
+    },
+    /// The trace at `index` is complete; it belongs to the message at `message_index` (the
+    /// one its answer produced, or the next one when none was kept).
+    TraceFinished {
         index: usize,
         message_index: usize,
-        trace: Box<Trace>,
     },
     /// A call needs a decision: the turn waits for [`Op::Approve`] with this `id` (unique for
     /// the agent's life) or for [`Op::Cancel`], which denies it.

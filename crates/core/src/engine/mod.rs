@@ -10,8 +10,10 @@ mod agent;
 pub mod approval;
 mod event;
 mod inbox;
+mod shared_trace;
 mod turn;
 
 pub use agent::{Agent, AgentHandle, AgentInit, EVENT_QUEUE, panic_message};
 pub use approval::{ApprovalRequest, Approver, Decision, FixedPolicy};
 pub use event::{EngineEvent, Op, SystemChange, TurnOutcome, set_system};
+pub use shared_trace::SharedTrace;

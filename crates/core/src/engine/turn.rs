@@ -10,10 +10,11 @@ use super::agent::State;
 use super::approval::{ApprovalRequest, Decision};
 use super::event::{EngineEvent, Op, TurnOutcome};
 use super::inbox::Io;
+use super::shared_trace::SharedTrace;
 use crate::tools::{self, Approval, CallProblem};
 use kimi_client::TurnResult;
-use kimi_protocol::StreamEvent;
 use kimi_protocol::{Message, ToolCall};
+use kimi_protocol::{StreamEvent, Trace};
 
 /// Run one turn on the conversation as it is (its last message is the user's). Everything the
 /// model and the tools produce is appended, even when the turn fails (a partial answer is kept).
@@ -25,7 +26,7 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
         let tools: Vec<Value> = state.toolbox.openai_tools();
         outcome.rounds = round;
         io.emit(EngineEvent::RoundStarted { round }).await;
-        let result = stream(state, &tools, io).await;
+        let (result, trace) = stream(state, &tools, io).await;
         if let Some(u) = result.usage {
             outcome.usage.prompt_tokens += u.prompt_tokens;
             outcome.usage.completion_tokens += u.completion_tokens;
@@ -42,11 +43,10 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
         outcome.cancelled = result.cancelled;
         outcome.error = result.error.clone();
         // The trace belongs to the message its answer left, or (none kept) to the next one.
-        let message_index = state.conversation.len();
         if let Some(m) = finished_message(&result, failed) {
             state.append(io, m).await;
         }
-        state.add_trace(io, message_index, result.trace).await;
+        state.finish_trace(io, trace).await;
         io.emit(EngineEvent::RoundFinished {
             round,
             finish,
@@ -75,10 +75,12 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
     outcome
 }
 
-/// Stream one request. The backend reports through a synchronous callback; its events are
-/// buffered here and the backend is not polled again until they have all been sent, so the
-/// buffer holds at most what one read from the socket produced.
-async fn stream(state: &State, tools: &[Value], io: &mut Io) -> TurnResult {
+/// Stream one request; also the index of its trace. The backend reports through a
+/// synchronous callback; its events are buffered here and the backend is not polled again
+/// until they have all been delivered, so the buffer holds at most what one read from the
+/// socket produced. Delivering an event records it in the request's trace first (the one
+/// place traces are built), then reports it.
+async fn stream(state: &mut State, tools: &[Value], io: &mut Io) -> (TurnResult, usize) {
     let buffer: Mutex<VecDeque<StreamEvent>> = Mutex::new(VecDeque::new());
     let pop = || {
         buffer
@@ -93,6 +95,10 @@ async fn stream(state: &State, tools: &[Value], io: &mut Io) -> TurnResult {
             .unwrap_or_else(PoisonError::into_inner)
             .push_back(e)
     };
+    // The answer, if one is kept, becomes the next message: its trace points there.
+    let message_index = state.conversation.len();
+    let traces = &mut state.traces;
+    let mut trace = None;
     let mut fut = Box::pin(state.backend.stream_turn(
         &state.conversation,
         tools,
@@ -105,18 +111,45 @@ async fn stream(state: &State, tools: &[Value], io: &mut Io) -> TurnResult {
             .unwrap_or_else(PoisonError::into_inner)
             .is_empty()
     };
-    loop {
+    let result = loop {
         while let Some(e) = pop() {
-            io.emit(EngineEvent::Stream(e)).await;
+            deliver(traces, io, &mut trace, message_index, e).await;
         }
         if let Some(result) = io.step(&mut fut, ready).await {
             drop(fut);
             while let Some(e) = pop() {
-                io.emit(EngineEvent::Stream(e)).await;
+                deliver(traces, io, &mut trace, message_index, e).await;
             }
-            return result;
+            break result;
         }
+    };
+    let index = match trace {
+        Some((index, _)) => index,
+        // Never expected (every request is announced); the round still gets its trace.
+        None => super::agent::start_trace(traces, io, message_index, Trace::default()).await,
+    };
+    (result, index)
+}
+
+/// One event of the stream: into the request's trace, then out to the reader. The request
+/// itself starts the trace, reported as `TraceStarted` instead of being forwarded.
+async fn deliver(
+    traces: &mut Vec<(usize, SharedTrace)>,
+    io: &mut Io,
+    trace: &mut Option<(usize, SharedTrace)>,
+    message_index: usize,
+    event: StreamEvent,
+) {
+    if let StreamEvent::Request(request) = event {
+        let started = Trace::started(*request);
+        let index = super::agent::start_trace(traces, io, message_index, started).await;
+        *trace = traces.get(index).map(|(_, t)| (index, t.clone()));
+        return;
     }
+    if let Some((_, t)) = trace {
+        t.record(&event);
+    }
+    io.emit(EngineEvent::Stream(event)).await;
 }
 
 /// Decide about one call and run it if approved; the content of its `tool` message.

@@ -154,7 +154,7 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
             at,
             index,
             message_index: app.trace_messages[index],
-            trace: Box::new(app.traces[index].clone()),
+            trace: Box::new(app.traces[index].read().clone()),
         });
     }
     if j.streaming_trace.is_some_and(|k| k < finals) {
@@ -193,7 +193,7 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
                     at,
                     index: finals,
                     message_index: len,
-                    trace: Box::new(app.traces[finals].clone()),
+                    trace: Box::new(app.traces[finals].read().clone()),
                 });
                 j.streaming_trace = Some(finals);
             }

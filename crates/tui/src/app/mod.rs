@@ -171,6 +171,7 @@ async fn event_loop(
                 max_rounds,
                 system_prompt: app.system_prompt.clone(),
                 conversation: app.conversation.clone(),
+                // The same traces, shared: nothing is copied.
                 traces: app
                     .trace_messages
                     .iter()

@@ -1,12 +1,13 @@
 //! Everything the screen shows, owned by the event loop and changed only by `update`.
 
+use std::sync::RwLockReadGuard;
 use std::time::{Duration, Instant};
 
 use ratatui::text::Line;
 use ratatui_textarea::TextArea;
 
 use crate::ui::markdown::MarkdownCache;
-use kimi_core::engine::ApprovalRequest;
+use kimi_core::engine::{ApprovalRequest, SharedTrace};
 use kimi_core::tools::Toolbox;
 use kimi_protocol::Message;
 use kimi_protocol::{Mode, Trace, Usage};
@@ -299,9 +300,10 @@ pub struct App {
     pub system_prompt: Option<String>,
     pub toolbox: Toolbox,
     pub entries: Vec<Entry>,
-    /// The agent's traces as reported; the one of the request streaming now is built live from
-    /// its events for the inspector and replaced by the agent's when the round ends.
-    pub traces: Vec<Trace>,
+    /// The agent's traces, shared with it (it adds the chunks of the one streaming now; the
+    /// app reads them in place); the list follows the agent's `TraceStarted`/`Cleared`/
+    /// `Truncated` reports.
+    pub traces: Vec<SharedTrace>,
     pub input: TextArea<'static>,
     /// Earlier prompts, oldest first, and where Up/Down recall is.
     pub history: Vec<String>,
@@ -452,13 +454,20 @@ impl App {
         }
     }
 
-    /// The trace the inspector shows.
-    pub fn inspected_trace(&self) -> Option<(usize, &Trace)> {
+    /// The trace the inspector shows, read in place (the agent may be adding to it: hold the
+    /// guard for the frame only).
+    pub fn inspected_trace(&self) -> Option<(usize, RwLockReadGuard<'_, Trace>)> {
+        let i = self.inspected_index()?;
+        Some((i, self.traces[i].read()))
+    }
+
+    /// Which trace the inspector shows, if there is one.
+    pub fn inspected_index(&self) -> Option<usize> {
         let i = self
             .inspector
             .selected
             .unwrap_or(self.traces.len().checked_sub(1)?);
-        self.traces.get(i).map(|t| (i, t))
+        (i < self.traces.len()).then_some(i)
     }
 }
 

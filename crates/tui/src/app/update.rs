@@ -15,9 +15,9 @@ use super::state::*;
 use super::view;
 use kimi_core::engine::{Decision, EngineEvent, Op};
 use kimi_core::tools::{ExitKind, ToolOutcome};
+use kimi_protocol::StreamEvent;
 use kimi_protocol::sanitize;
 use kimi_protocol::special;
-use kimi_protocol::{StreamEvent, Trace};
 
 /// Error texts from the server are shown up to this many characters.
 const ERROR_CHARS: usize = 2000;
@@ -386,7 +386,7 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         }
         Some(Action::SaveTrace) => {
             if let Some((i, trace)) = app.inspected_trace() {
-                let text = crate::ui::inspector::plain_text(trace, i);
+                let text = crate::ui::inspector::plain_text(&trace, i);
                 fx.push(Effect::SaveInspector(text));
             }
         }
@@ -399,13 +399,13 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
     let Some(query) = app.inspector.query.clone() else {
         return;
     };
-    let Some((i, _)) = app.inspected_trace() else {
+    let Some(i) = app.inspected_index() else {
         return;
     };
     // The view's kept lines, brought up to date (appending only): no rebuild per step.
     let total = app.traces.len();
     let view = &mut app.inspector_view;
-    view.refresh(&app.traces[i], i, total);
+    view.refresh(&app.traces[i].read(), i, total);
     let start = app.inspector.scroll.min(view.len());
     let from = if forward && !from_current {
         start + 1
@@ -754,11 +754,11 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             app.activity = Activity::Idle;
         }
         EngineEvent::MessageAppended { index, message } => view::appended(app, index, *message, fx),
-        EngineEvent::TraceAdded {
+        EngineEvent::TraceStarted { index, trace } => view::trace_started(app, index, trace),
+        EngineEvent::TraceFinished {
             index,
             message_index,
-            trace,
-        } => view::trace_added(app, index, message_index, *trace),
+        } => view::trace_finished(app, index, message_index),
         EngineEvent::ApprovalRequested { id, request } => view::approval(app, id, *request, fx),
         EngineEvent::TurnDone { outcome } => view::turn_done(app, &outcome, fx),
         EngineEvent::TurnFailed { message } => view::turn_failed(app, &message, fx),
@@ -836,37 +836,15 @@ fn finished_state(o: &ToolOutcome) -> PaneState {
 
 fn stream(app: &mut App, s: StreamEvent) {
     match s {
-        StreamEvent::Request { url, body, prompt } => {
-            app.traces.push(Trace {
-                mode: app.connection.mode,
-                url,
-                request: body,
-                prompt,
-                ..Trace::default()
-            });
-            let i = app.traces.len() - 1;
-            if let Some(t) = app.current_turn() {
-                t.trace = Some(i);
-            }
-            app.tokens_this_round = 0;
-            app.round_started = Some(Instant::now());
-        }
-        StreamEvent::Chunk { data, at_us } => {
-            if let Some(i) = app.current_turn().and_then(|t| t.trace)
-                && let Some(trace) = app.traces.get_mut(i)
-            {
-                trace.push_chunk(&data, at_us);
-            }
+        // The agent recorded these in the trace the app shares with it.
+        StreamEvent::Request(_)
+        | StreamEvent::Response { .. }
+        | StreamEvent::Marker(_)
+        | StreamEvent::Finished { .. } => {}
+        StreamEvent::Chunk { .. } => {
             app.tokens_this_round += 1;
             if let Activity::Streaming { chunks, .. } = &mut app.activity {
                 *chunks += 1;
-            }
-        }
-        StreamEvent::Marker(hit) => {
-            if let Some(i) = app.current_turn().and_then(|t| t.trace)
-                && let Some(trace) = app.traces.get_mut(i)
-            {
-                trace.markers.push(hit);
             }
         }
         StreamEvent::Text(t) => {

@@ -2,10 +2,12 @@
 //! with a reason, always-allow, editing arguments, cancelling mid-stream, retry.
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::engine::{ApprovalRequest, Decision, EngineEvent, Op, TurnOutcome, set_system};
+use kimi_core::engine::{
+    ApprovalRequest, Decision, EngineEvent, Op, SharedTrace, TurnOutcome, set_system,
+};
 use kimi_core::tools::{Approval, CallProblem, ToolSpec, Toolbox};
 use kimi_protocol::{Message, ToolCall};
-use kimi_protocol::{Mode, StreamEvent};
+use kimi_protocol::{Mode, StreamEvent, Trace};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::state::{App, Connection, DialogStage, Entry, PaneState, TurnState};
 use kimi_ui::app::update::update;
@@ -490,7 +492,7 @@ fn inspector_search_never_indexes_past_the_end() {
     let mut a = app();
     let mut t = kimi_protocol::Trace::default();
     t.push_chunk("hello", 1);
-    a.traces.push(t);
+    a.traces.push(t.into());
     ctrl(&mut a, 't');
     assert!(a.inspector.open);
     key(&mut a, KeyCode::Char('/'));
@@ -696,11 +698,14 @@ fn ctrl_t_inspects_the_pending_call_and_closing_returns_to_the_dialog() {
     // The round's request, so the call has a trace to inspect.
     update(
         &mut a,
-        AppEvent::Engine(EngineEvent::Stream(StreamEvent::Request {
-            url: "http://127.0.0.1:1/v1/completions".into(),
-            body: json!({}),
-            prompt: Some(String::new()),
-        })),
+        AppEvent::Engine(EngineEvent::TraceStarted {
+            index: 0,
+            trace: SharedTrace::new(Trace {
+                url: "http://127.0.0.1:1/v1/completions".into(),
+                prompt: Some(String::new()),
+                ..Trace::default()
+            }),
+        }),
     );
     ctrl(&mut a, 't');
     assert!(a.inspector.open, "Ctrl-T opens the inspector");
