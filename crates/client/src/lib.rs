@@ -19,7 +19,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use error::BackendError;
-pub use url::redact_url;
+pub use url::{host_and_port, redact_url};
 
 use kimi_protocol::{Message, Mode, StreamEvent, ToolCall, Usage};
 
