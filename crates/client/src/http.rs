@@ -163,7 +163,7 @@ fn is_event_stream(content_type: &str) -> bool {
 /// special-token strings came from text rather than from the template.
 pub(super) struct Prompt {
     pub text: String,
-    pub text_markers: Vec<(usize, usize)>,
+    pub(crate) text_markers: Vec<(usize, usize)>,
 }
 
 /// POST `body` to `{base_url}/{path}` and read the SSE answer. Reports the request as sent

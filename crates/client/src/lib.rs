@@ -97,7 +97,7 @@ pub struct TurnResult {
     /// Complete calls, in order, ids verbatim.
     pub tool_calls: Vec<ToolCall>,
     /// How many calls began but never completed.
-    pub incomplete_calls: usize,
+    pub(crate) incomplete_calls: usize,
     /// As the server reported it, if it did.
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,

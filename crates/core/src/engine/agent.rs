@@ -58,7 +58,7 @@ pub(crate) struct State {
     pub conversation: Vec<Message>,
     pub traces: Vec<(usize, SharedTrace)>,
     /// Tools the user allowed for the session (`Op::Approve` with `always`).
-    pub always_allow: HashSet<String>,
+    pub(crate) always_allow: HashSet<String>,
 }
 
 pub struct Agent {
@@ -184,7 +184,7 @@ impl State {
     }
 
     /// The trace at `index` is complete.
-    pub async fn finish_trace(&mut self, io: &mut Io, index: usize) {
+    pub(crate) async fn finish_trace(&mut self, io: &mut Io, index: usize) {
         let Some((message_index, _)) = self.traces.get(index) else {
             return;
         };
@@ -198,7 +198,7 @@ impl State {
 
     /// Apply the queued operations that may run between two rounds (system prompt, mode),
     /// in order; the others stay queued for the turn's end.
-    pub async fn apply_between_rounds(&mut self, io: &mut Io) {
+    pub(crate) async fn apply_between_rounds(&mut self, io: &mut Io) {
         let queued = std::mem::take(&mut io.queued);
         for op in queued {
             if turn::waits_for_turn_end(&op) || matches!(op, Op::Snapshot) {

@@ -49,7 +49,7 @@ impl Io {
     }
 
     /// A new approval id.
-    pub fn approval_id(&mut self) -> u64 {
+    pub(crate) fn approval_id(&mut self) -> u64 {
         let id = self.next_approval;
         self.next_approval += 1;
         id
@@ -76,7 +76,7 @@ impl Io {
     }
 
     /// The next operation when idle: a queued one first. `None` when the agent should stop.
-    pub async fn next_op(&mut self) -> Option<Op> {
+    pub(crate) async fn next_op(&mut self) -> Option<Op> {
         if let Some(op) = self.queued.pop_front() {
             return Some(op);
         }
@@ -111,7 +111,7 @@ impl Io {
     }
 
     /// Decisions nobody waits for any more (the call was cancelled, or the id is unknown).
-    pub fn drop_decisions(&mut self) {
+    pub(crate) fn drop_decisions(&mut self) {
         for answer in std::mem::take(&mut self.decisions) {
             ignored(answer.id);
         }

@@ -7,7 +7,7 @@
 //! call, run the approved ones, send the results back, until the model answers without calls.
 
 mod agent;
-pub mod approval;
+pub(crate) mod approval;
 mod event;
 mod inbox;
 mod shared_trace;

@@ -65,7 +65,7 @@ fn size_of(p: &PartialAnswer) -> (usize, usize, usize) {
 }
 
 /// Make sure a writer for session `id` runs; `creating`: this run writes its first record.
-pub fn writer_for<'a>(
+pub(crate) fn writer_for<'a>(
     app: &'a mut App,
     store: &SessionStore,
     id: &str,

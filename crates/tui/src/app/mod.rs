@@ -4,13 +4,13 @@
 //! them); a frame is drawn only when something changed, at most ~60 times
 //! a second, so a burst of tokens costs one redraw.
 
-pub mod commands;
-pub mod dialog;
+pub(crate) mod commands;
+pub(crate) mod dialog;
 mod error;
 pub mod event;
 mod journal_sync;
-pub mod keys;
-pub mod partial;
+pub(crate) mod keys;
+pub(crate) mod partial;
 pub mod paste;
 mod resume;
 pub mod saved;

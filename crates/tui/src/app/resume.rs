@@ -18,7 +18,7 @@ pub struct Resumed {
     pub session: Session,
     pub lock: SessionLock,
     /// Continued under a new id (see [`open_sessions`]): its first write creates a file.
-    pub forked: bool,
+    pub(crate) forked: bool,
     /// Read from a journal, which this run appends to (else an old `.json`: its first write
     /// creates the journal beside it).
     pub journal: bool,

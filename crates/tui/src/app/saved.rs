@@ -15,10 +15,10 @@ use super::state::{App, AssistantTurn, Entry, PaneState, ToolPane, TurnState};
 
 /// Least time between two saves of a streaming answer: each appends the answer so far to the
 /// journal, so it runs at most this often (the 100 ms ticker makes the gap at most ~1.1 s).
-pub const PARTIAL_SAVE_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const PARTIAL_SAVE_EVERY: Duration = Duration::from_secs(1);
 
 /// Whether the streaming answer has changed since the last save and that save is old enough.
-pub fn partial_due(app: &App, now: Instant) -> bool {
+pub(crate) fn partial_due(app: &App, now: Instant) -> bool {
     app.streaming.as_ref().is_some_and(|s| !s.is_empty())
         && app.change_rev != app.saved_rev
         && app

@@ -543,7 +543,7 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
 }
 
 /// The arguments as pretty JSON lines for the editor; as typed when they are not JSON.
-pub fn pretty_lines(arguments: &str) -> Vec<String> {
+pub(crate) fn pretty_lines(arguments: &str) -> Vec<String> {
     let text = serde_json::from_str::<serde_json::Value>(arguments)
         .ok()
         .and_then(|v| serde_json::to_string_pretty(&v).ok())
