@@ -274,20 +274,20 @@ where
     loop {
         let next = tokio::select! {
             _ = call.cancel.cancelled() => return Ok(End::Cancelled),
-            n = tokio::time::timeout(idle, events.next()) => n,
+            n = next_event(&mut events, idle) => n,
         };
         let at_us = start.elapsed().as_micros() as u64;
         let event = match next {
-            Err(_) => return Err(timeout("waiting for the next event")),
-            Ok(None) => return Ok(End::Eof),
-            Ok(Some(Ok(event))) => event,
-            Ok(Some(Err(SseError::Transport(e)))) => {
+            None => return Err(timeout("waiting for the next event")),
+            Some(None) => return Ok(End::Eof),
+            Some(Some(Ok(event))) => event,
+            Some(Some(Err(SseError::Transport(e)))) => {
                 return Err(BackendError::Dropped {
                     bytes: bytes_seen.load(Ordering::Relaxed),
                     detail: chain(&e),
                 });
             }
-            Ok(Some(Err(e))) => {
+            Some(Some(Err(e))) => {
                 return Err(BackendError::Unreadable {
                     bytes: bytes_seen.load(Ordering::Relaxed),
                     detail: e.to_string(),
@@ -302,6 +302,30 @@ where
             continue;
         }
         on_payload(data, at_us, &mut *on_event)?;
+    }
+}
+
+/// The next event, or `None` after `idle` without one. A keepalive comment restarts the wait:
+/// the server is alive, the model slow (a reasoning model may think for minutes).
+async fn next_event<S, E>(
+    events: &mut EventStream<S>,
+    idle: Duration,
+) -> Option<Option<Result<super::sse::Event, SseError<E>>>>
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
+{
+    let mut deadline = tokio::time::Instant::now() + idle;
+    loop {
+        // `next` keeps no state of its own (the stream does): dropping it loses nothing.
+        match tokio::time::timeout_at(deadline, events.next()).await {
+            Ok(next) => return Some(next),
+            Err(_) => match events.last_keepalive() {
+                Some(at) if tokio::time::Instant::from_std(at) + idle > deadline => {
+                    deadline = tokio::time::Instant::from_std(at) + idle;
+                }
+                _ => return None,
+            },
+        }
     }
 }
 
