@@ -46,18 +46,18 @@ fn chat(cli: &Cli) -> anyhow::Result<()> {
         return demo(start, cli.connect.mode.map(Into::into));
     }
     let overrides = cli.connect.overrides();
-    kimi_ui::app::run(start, async move {
-        Ok((kimi_core::config::resolve(&overrides)?, ()))
-    })
+    let setup = async move { kimi_core::config::resolve(&overrides).map(|r| (r, ())) };
+    Ok(kimi_ui::app::run(start, setup)?)
 }
 
 #[cfg(feature = "demo")]
 fn demo(start: Start, mode: Option<kimi_protocol::Mode>) -> anyhow::Result<()> {
     // The server lives as long as the TUI: `run` drops it after restoring the terminal.
-    kimi_ui::app::run(start, async move {
+    let setup = async move {
         let (server, resolved) = kimi_tui::demo::start(mode).await?;
-        Ok((resolved, server))
-    })
+        Ok::<_, anyhow::Error>((resolved, server))
+    };
+    Ok(kimi_ui::app::run(start, setup)?)
 }
 
 #[cfg(not(feature = "demo"))]

@@ -210,6 +210,11 @@ async fn a_200_mb_error_body_is_read_only_to_64_kib() {
     let line = one_error_line(&run);
     assert!(line.contains("HTTP 500"), "{line}");
     assert!(line.contains("mock failure: HTTP 500"), "{line}");
+    // The body cut at 64 KiB is not JSON any more: its message, not its raw start.
+    assert!(
+        !line.contains("{\"error\"") && !line.contains("padding"),
+        "{line}"
+    );
     assert!(line.len() < 600, "a short line: {line}");
     // Reading it whole took 409 MB.
     assert!(
@@ -408,27 +413,30 @@ async fn a_password_in_base_url_is_never_shown_or_saved() {
     );
     let backend = Backend::new(ep).expect("client");
     let mut announced = Vec::new();
+    let mut trace = kimi_protocol::Trace::default();
     let result = backend
         .stream_turn(
             &[Message::user("hi")],
             &[],
             &CancellationToken::new(),
             &mut |e| {
-                if let StreamEvent::Request { url, .. } = e {
-                    announced.push(url);
+                trace.record(&e);
+                if let StreamEvent::Request(r) = e {
+                    announced.push(r.url);
                 }
             },
         )
         .await;
     assert_eq!(announced, vec![format!("{shown}/chat/completions")]);
-    assert_eq!(result.trace.url, format!("{shown}/chat/completions"));
+    assert_eq!(trace.url, format!("{shown}/chat/completions"));
+    assert_eq!(trace.status, Some(503));
     let error = result.error.expect("503").to_string();
     assert!(
         error.contains("HTTP 503") && !error.contains("s3cret"),
         "{error}"
     );
     assert!(
-        !serde_json::to_string(&result.trace)
+        !serde_json::to_string(&trace)
             .expect("json")
             .contains("s3cret")
     );

@@ -18,6 +18,26 @@ use kimi_protocol::special;
 pub fn run(args: &ExecArgs) -> Result<()> {
     // Requests, tool runs and failures go to the log file, as in the TUI.
     let _log = kimi_ui::app::init_logging();
+    panic_net(|| run_logged(args))
+}
+
+/// Run `body`; a panic in it or in the agent (a bug) goes to the log with where it happened
+/// and ends `exec` with one `internal error` line and a failure status, not Rust's panic
+/// message and backtrace note on stderr.
+fn panic_net<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|info| {
+        kimi_core::logging::task_panicked(&info.to_string());
+    }));
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+    std::panic::set_hook(previous);
+    out.unwrap_or_else(|payload| {
+        let message = kimi_core::engine::panic_message(payload);
+        Err(anyhow::anyhow!("internal error: {message}"))
+    })
+}
+
+fn run_logged(args: &ExecArgs) -> Result<()> {
     let resolved = config::resolve(&args.connect.overrides())?;
     let endpoint = resolved
         .profile
@@ -60,8 +80,13 @@ pub fn run(args: &ExecArgs) -> Result<()> {
         let mut conversation = Vec::new();
         while let Some(e) = agent.events.recv().await {
             match e {
-                EngineEvent::ApprovalRequested { request, reply } => {
-                    let _ = reply.send(policy.decide(*request).await);
+                EngineEvent::ApprovalRequested { id, request } => {
+                    let decision = policy.decide(*request).await;
+                    agent.send(Op::Approve {
+                        id,
+                        decision,
+                        always: false,
+                    });
                 }
                 EngineEvent::TurnDone { outcome: o } => {
                     outcome = Some(Ok(*o));
@@ -243,4 +268,25 @@ async fn start_mcp(
         }
     }
     (toolbox.with_mcp(hub.clone()), Some(hub))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_one_internal_error() {
+        let err = panic_net(|| -> Result<()> {
+            let v: Vec<u8> = Vec::new();
+            let _ = v[usize::from(v.is_empty())];
+            Ok(())
+        })
+        .expect_err("the panic is an error");
+        let text = format!("{err:#}");
+        assert!(
+            text.starts_with("internal error: index out of bounds"),
+            "{text}"
+        );
+        assert_eq!(panic_net(|| Ok(7)).expect("no panic"), 7);
+    }
 }

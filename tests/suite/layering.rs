@@ -133,6 +133,19 @@ fn each_layer_depends_only_downwards() {
         ],
     );
     g.assert_none("kimi-ui", &["kimi-mock", "clap", "axum"]);
+    // HTTP is the client's: the UI and the engine reach it only through kimi-client. Errors
+    // become text in the binary alone (ratatui's termwiz links anyhow: only direct use counts).
+    for (crate_, banned) in [
+        ("kimi-ui", ["reqwest", "hyper", "url", "anyhow"]),
+        ("kimi-core", ["reqwest", "hyper", "url", "anyhow"]),
+    ] {
+        let direct = g.direct(crate_);
+        let found: Vec<_> = banned.iter().filter(|b| direct.contains(**b)).collect();
+        assert!(
+            found.is_empty(),
+            "{crate_} must not depend on {found:?} directly"
+        );
+    }
     // The graph is real: the layers do link what they exist for.
     assert!(g.closure("kimi-client").contains("reqwest"));
     assert!(g.closure("kimi-ui").contains("ratatui"));

@@ -92,11 +92,15 @@ async fn the_filesystem_server_lists_its_tools_and_reads_a_file_through_an_appro
         .expect("the turn goes on")
     {
         match e {
-            EngineEvent::ApprovalRequested { request, reply } => {
+            EngineEvent::ApprovalRequested { id, request } => {
                 let origin = request.spec.mcp.clone().expect("an MCP tool");
                 asked.push((origin.server, origin.tool));
-                let _ = reply.send(Decision::Approve {
-                    arguments: request.arguments,
+                agent.send(Op::Approve {
+                    id,
+                    decision: Decision::Approve {
+                        arguments: request.arguments,
+                    },
+                    always: false,
                 });
             }
             EngineEvent::ToolFinished { outcome, .. } => results.push(*outcome),

@@ -17,6 +17,7 @@ mod mock_tool_call_flags;
 mod raw_family;
 mod session_journal;
 mod sessions;
+mod stream_timeouts;
 mod tui_dialog_tmux;
 mod tui_midturn_tmux;
 mod tui_network_tmux;

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::engine::{EngineEvent, Op, set_system};
+use kimi_core::engine::{EngineEvent, Op, SharedTrace, set_system};
 use kimi_core::session::writer::{JournalWriter, Target};
 use kimi_core::session::{
     PartialAnswer, Session, SessionError, SessionStore, SessionView, to_markdown, to_openai_json,
@@ -508,15 +508,18 @@ fn round(a: &mut App, store: &SessionStore, answer: &str, step: &str) {
     // Finished traces before this request: its own is added at this index.
     let trace_index = a.trace_messages.len();
     engine(a, store, EngineEvent::RoundStarted { round: 1 });
-    engine(
-        a,
-        store,
-        EngineEvent::Stream(StreamEvent::Request {
-            url: "http://h/v1/completions".into(),
-            body: serde_json::json!({"prompt": "p"}),
-            prompt: Some("p".into()),
-        }),
-    );
+    // The agent's trace of the request (a key in it, as a careless builder might leave),
+    // shared with the view.
+    let trace = SharedTrace::new(Trace {
+        url: "http://h/v1/completions".into(),
+        request: serde_json::json!({"prompt": "p"}),
+        prompt: Some("p".into()),
+        headers: vec![("Authorization".into(), format!("Bearer {SECRET}"))],
+        ..Trace::default()
+    });
+    let index = trace_index;
+    let shared = trace.clone();
+    engine(a, store, EngineEvent::TraceStarted { index, trace });
     engine(
         a,
         store,
@@ -528,11 +531,10 @@ fn round(a: &mut App, store: &SessionStore, answer: &str, step: &str) {
     assert!(fx.contains(&Effect::SaveSession), "{step}");
     save_all(a, store, fx);
     assert_journal_matches(a, store, &format!("{step}: streaming"));
-    let mut trace = Trace {
-        headers: vec![("Authorization".into(), format!("Bearer {SECRET}"))],
-        ..Trace::default()
-    };
-    trace.push_chunk(answer, 5);
+    shared.record(&StreamEvent::Chunk {
+        data: answer.to_owned(),
+        at_us: 5,
+    });
     // The round's end as the agent reports it: its message, its trace, the end.
     let message_index = a.conversation.len();
     for e in [
@@ -540,10 +542,9 @@ fn round(a: &mut App, store: &SessionStore, answer: &str, step: &str) {
             index: message_index,
             message: Box::new(Message::assistant(answer)),
         },
-        EngineEvent::TraceAdded {
+        EngineEvent::TraceFinished {
             index: trace_index,
             message_index,
-            trace: Box::new(trace),
         },
         EngineEvent::RoundFinished {
             round: 1,

@@ -35,17 +35,19 @@ async fn a_saved_session_never_holds_the_api_key() {
         let backend = Backend::new(ep.clone()).expect("backend");
         let mut session = Session::for_endpoint("test", &ep);
         session.messages.push(Message::user("Say hi"));
+        // The trace built as the engine builds it, from the stream's events.
+        let mut trace = Trace::default();
         let result = backend
             .stream_turn(
                 &session.messages,
                 &[],
                 &CancellationToken::new(),
-                &mut |_| {},
+                &mut |e| trace.record(&e),
             )
             .await;
         assert!(result.error.is_none(), "{:?}", result.error);
         session.messages.push(result.assistant_message());
-        session.push_trace(1, result.trace);
+        session.push_trace(1, trace);
         session.touch();
         let path = store.save(&session).expect("saved");
         let text = std::fs::read_to_string(&path).expect("read");

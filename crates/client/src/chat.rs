@@ -204,19 +204,20 @@ pub(super) async fn stream(
         body["tools"] = Value::Array(tools.to_vec());
         body["tool_choice"] = json!("auto");
     }
-    let mut trace = http::announce(&call, "chat/completions", &body, None, on_event);
     let mut local = LocalParse::default();
     let mut calls = Assembler::default();
     let mut progress = Progress::default();
+    let mut bytes = 0u64;
     let started = Instant::now();
 
     let end = http::stream_sse(
         &call,
         "chat/completions",
-        &body,
-        &mut trace,
-        |data, at_us, trace| {
-            trace.push_chunk(data, at_us);
+        body,
+        None,
+        on_event,
+        |data, at_us, on_event| {
+            bytes += data.len() as u64;
             on_event(StreamEvent::Chunk {
                 data: data.to_owned(),
                 at_us,
@@ -236,9 +237,8 @@ pub(super) async fn stream(
     .await;
 
     local.finish(&mut |ev| calls.marker_event(ev, on_event));
-    trace.markers = local.take_markers();
     let finished = progress.finish_reason.is_some();
-    let (error, cancelled) = http::outcome(end, finished, &mut trace, started);
+    let (error, cancelled) = http::outcome(end, finished, bytes, started, on_event);
     let Progress {
         finish_reason,
         usage,
@@ -294,6 +294,5 @@ pub(super) async fn stream(
     result.content = parsed.content;
     warnings.extend(parsed.warnings.iter().map(ToString::to_string));
     result.warnings = warnings;
-    result.trace = trace;
     result
 }

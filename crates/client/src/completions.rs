@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::BackendError;
 use super::TurnResult;
-use super::http::{self, Call, Progress, StreamChoice};
+use super::http::{self, Call, Progress, Prompt, StreamChoice};
 use super::markers::LocalParse;
 use kimi_protocol::{Message, render_traced, tokens::IM_END};
 use kimi_protocol::{StreamEvent, Usage};
@@ -67,22 +67,26 @@ pub(super) async fn stream(
     let opts = ep.raw_render_options();
     let (prompt, from_text) = render_traced(messages, tools, opts);
     let body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
-    let mut trace = http::announce(&call, "completions", &body, Some(prompt), on_event);
-    trace.prompt_text_markers = from_text.into_iter().map(|r| (r.start, r.end)).collect();
+    let prompt = Prompt {
+        text: prompt,
+        text_markers: from_text.into_iter().map(|r| (r.start, r.end)).collect(),
+    };
     // A K2.5/K2.6 prompt ends inside `<think>`: the completion starts in the reasoning.
     let mut local = LocalParse::with_reasoning(opts.ends_in_reasoning());
     let mut progress = Progress::default();
+    let mut bytes = 0u64;
     let started = Instant::now();
 
     let end = http::stream_sse(
         &call,
         "completions",
-        &body,
-        &mut trace,
-        |data, at_us, trace| {
+        body,
+        Some(prompt),
+        on_event,
+        |data, at_us, on_event| {
             let choice = progress.accept::<Choice>(data, on_event)?;
             if let Some(text) = choice.and_then(|c| c.text).filter(|t| !t.is_empty()) {
-                trace.push_chunk(&text, at_us);
+                bytes += text.len() as u64;
                 on_event(StreamEvent::Chunk {
                     data: text.to_string(),
                     at_us,
@@ -95,9 +99,8 @@ pub(super) async fn stream(
     .await;
 
     local.finish(on_event);
-    trace.markers = local.take_markers();
     let finished = progress.finish_reason.is_some() || local.turn_ended();
-    let (error, cancelled) = http::outcome(end, finished, &mut trace, started);
+    let (error, cancelled) = http::outcome(end, finished, bytes, started, on_event);
     let Progress {
         finish_reason,
         usage,
@@ -116,6 +119,5 @@ pub(super) async fn stream(
     result.tool_calls = parsed.tool_calls;
     warnings.extend(parsed.warnings.iter().map(ToString::to_string));
     result.warnings = warnings;
-    result.trace = trace;
     result
 }

@@ -105,6 +105,15 @@ fn pick_message(body: &str) -> String {
         if let Some(m) = v.get("error").and_then(pick).or_else(|| pick(&v)) {
             return m;
         }
+    } else if text.starts_with('{') {
+        // JSON cut short (an error body is read up to a cap) or broken: its message if it
+        // arrived whole, else a summary, never its raw start.
+        return partial_message(text).unwrap_or_else(|| {
+            format!(
+                "an error body of {} bytes that is not complete JSON, without a message",
+                text.len()
+            )
+        });
     }
     const MAX: usize = 300;
     let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -115,9 +124,42 @@ fn pick_message(body: &str) -> String {
     }
 }
 
+/// The first `"message"`, `"detail"` or `"error"` string of a JSON text that does not parse
+/// as a whole, if that string is complete.
+fn partial_message(text: &str) -> Option<String> {
+    ["\"message\"", "\"detail\"", "\"error\""]
+        .iter()
+        .find_map(|key| {
+            text.match_indices(key).find_map(|(i, _)| {
+                let value = text[i + key.len()..].trim_start().strip_prefix(':')?;
+                // The first value only: what follows it may be cut anywhere.
+                let mut values = serde_json::Deserializer::from_str(value).into_iter::<String>();
+                values.next()?.ok()
+            })
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_json_body_cut_short_gives_its_message_or_a_summary() {
+        let cut = r#"{"error":{"message":"mock failure: HTTP 500","type":"server_error","code":500},"padding":"    "#;
+        assert_eq!(server_message(cut), "mock failure: HTTP 500");
+        assert_eq!(
+            server_message(r#"{"detail": "Not \"here\"", "x": [1, "#),
+            "Not \"here\""
+        );
+        assert_eq!(server_message(r#"{"error": "quota", "#), "quota");
+        // The message itself cut: a summary, not the raw start.
+        let s = server_message(r#"{"error":{"message":"mock fail"#);
+        assert_eq!(
+            s,
+            "an error body of 30 bytes that is not complete JSON, without a message"
+        );
+        assert!(!server_message(r#"{"padding": "   "#).contains("padding"));
+    }
 
     #[test]
     fn server_messages_are_found_in_every_shape() {

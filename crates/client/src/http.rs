@@ -16,7 +16,7 @@ use super::sse::{EventStream, SseError};
 use super::url::{CrossOrigin, redirect_policy};
 use super::{BackendError, Endpoint};
 use kimi_protocol::trace::REDACTED;
-use kimi_protocol::{StreamEvent, Trace, Usage};
+use kimi_protocol::{RequestSent, StreamEvent, Usage};
 
 /// Most bytes read of an error body (or of a body that is not the expected stream): the
 /// server's message is at the start, and a 200 MB error page must not be held in memory.
@@ -159,40 +159,56 @@ fn is_event_stream(content_type: &str) -> bool {
     mime.eq_ignore_ascii_case("text/event-stream")
 }
 
-/// POST `body` to `{base_url}/{path}` and read the SSE answer, handing each `data:` payload
-/// (with its arrival time in microseconds) to `on_payload`. Fills the trace's request side.
+/// What a raw-mode request sends besides its body: the rendered prompt, and where in it
+/// special-token strings came from text rather than from the template.
+pub(super) struct Prompt {
+    pub text: String,
+    pub(crate) text_markers: Vec<(usize, usize)>,
+}
+
+/// POST `body` to `{base_url}/{path}` and read the SSE answer. Reports the request as sent
+/// (`StreamEvent::Request`) and the status, then hands each `data:` payload (with its arrival
+/// time in microseconds) to `on_payload` with the listener.
 pub(super) async fn stream_sse<F>(
     call: &Call<'_>,
     path: &str,
-    body: &Value,
-    trace: &mut Trace,
+    body: Value,
+    prompt: Option<Prompt>,
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
     mut on_payload: F,
 ) -> Result<End, BackendError>
 where
-    F: FnMut(&str, u64, &mut Trace) -> Result<(), BackendError>,
+    F: FnMut(&str, u64, &mut dyn FnMut(StreamEvent)) -> Result<(), BackendError>,
 {
     let ep = call.endpoint;
     let url = ep.shown_url(path);
-    trace.mode = ep.mode;
-    trace.url = url.clone();
-    trace.request = body.clone();
-    trace.started_unix_ms = unix_ms();
-    trace.headers = vec![
-        ("Content-Type".into(), "application/json".into()),
-        ("Accept".into(), "text/event-stream".into()),
+    let mut headers = vec![
+        ("Content-Type".to_owned(), "application/json".to_owned()),
+        ("Accept".to_owned(), "text/event-stream".to_owned()),
     ];
     let mut req = call
         .client
         .post(ep.request_url(path))
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, "text/event-stream")
-        .json(body);
+        .json(&body);
     if let Some(key) = &ep.api_key {
         req = req.header(AUTHORIZATION, format!("Bearer {key}"));
-        trace
-            .headers
-            .push(("Authorization".into(), REDACTED.into()));
+        headers.push(("Authorization".into(), REDACTED.into()));
     }
+    let (prompt, prompt_text_markers) = match prompt {
+        Some(p) => (Some(p.text), p.text_markers),
+        None => (None, Vec::new()),
+    };
+    on_event(StreamEvent::Request(Box::new(RequestSent {
+        mode: ep.mode,
+        url: url.clone(),
+        headers,
+        body,
+        prompt,
+        prompt_text_markers,
+        started_unix_ms: unix_ms(),
+    })));
 
     let start = Instant::now();
     let idle = ep.idle_timeout;
@@ -210,7 +226,9 @@ where
         },
     };
     let status = resp.status();
-    trace.status = Some(status.as_u16());
+    on_event(StreamEvent::Response {
+        status: status.as_u16(),
+    });
     if !status.is_success() {
         let retry_after_secs = resp
             .headers()
@@ -256,20 +274,20 @@ where
     loop {
         let next = tokio::select! {
             _ = call.cancel.cancelled() => return Ok(End::Cancelled),
-            n = tokio::time::timeout(idle, events.next()) => n,
+            n = next_event(&mut events, idle) => n,
         };
         let at_us = start.elapsed().as_micros() as u64;
         let event = match next {
-            Err(_) => return Err(timeout("waiting for the next event")),
-            Ok(None) => return Ok(End::Eof),
-            Ok(Some(Ok(event))) => event,
-            Ok(Some(Err(SseError::Transport(e)))) => {
+            None => return Err(timeout("waiting for the next event")),
+            Some(None) => return Ok(End::Eof),
+            Some(Some(Ok(event))) => event,
+            Some(Some(Err(SseError::Transport(e)))) => {
                 return Err(BackendError::Dropped {
                     bytes: bytes_seen.load(Ordering::Relaxed),
                     detail: chain(&e),
                 });
             }
-            Ok(Some(Err(e))) => {
+            Some(Some(Err(e))) => {
                 return Err(BackendError::Unreadable {
                     bytes: bytes_seen.load(Ordering::Relaxed),
                     detail: e.to_string(),
@@ -283,7 +301,31 @@ where
         if data.is_empty() {
             continue;
         }
-        on_payload(data, at_us, trace)?;
+        on_payload(data, at_us, &mut *on_event)?;
+    }
+}
+
+/// The next event, or `None` after `idle` without one. A keepalive comment restarts the wait:
+/// the server is alive, the model slow (a reasoning model may think for minutes).
+async fn next_event<S, E>(
+    events: &mut EventStream<S>,
+    idle: Duration,
+) -> Option<Option<Result<super::sse::Event, SseError<E>>>>
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
+{
+    let mut deadline = tokio::time::Instant::now() + idle;
+    loop {
+        // `next` keeps no state of its own (the stream does): dropping it loses nothing.
+        match tokio::time::timeout_at(deadline, events.next()).await {
+            Ok(next) => return Some(next),
+            Err(_) => match events.last_keepalive() {
+                Some(at) if tokio::time::Instant::from_std(at) + idle > deadline => {
+                    deadline = tokio::time::Instant::from_std(at) + idle;
+                }
+                _ => return None,
+            },
+        }
     }
 }
 
@@ -339,25 +381,6 @@ impl Progress {
     }
 }
 
-/// Tell the listener what is about to be sent; the request's trace starts with the prompt.
-pub(super) fn announce(
-    call: &Call<'_>,
-    path: &str,
-    body: &Value,
-    prompt: Option<String>,
-    on_event: &mut dyn FnMut(StreamEvent),
-) -> Trace {
-    on_event(StreamEvent::Request {
-        url: call.endpoint.shown_url(path),
-        body: body.clone(),
-        prompt: prompt.clone(),
-    });
-    Trace {
-        prompt,
-        ..Trace::default()
-    }
-}
-
 /// Decode one SSE payload, once. A malformed one is skipped with a warning (`Ok(None)`); an
 /// `{"error": ...}` event (or vLLM's `{"object": "error"}`) ends the stream (`Err`).
 fn decode<'a, C: Deserialize<'a>>(
@@ -394,18 +417,20 @@ fn preview(data: &str) -> String {
 }
 
 /// How the stream ended: the turn's error (a clean end of the body before the answer finished
-/// counts as a drop) and whether the user cancelled. Records both in the trace.
+/// counts as a drop, after `bytes` of chunks) and whether the user cancelled. Reported to the
+/// listener as `StreamEvent::Finished`.
 pub(super) fn outcome(
     end: Result<End, BackendError>,
     finished: bool,
-    trace: &mut Trace,
+    bytes: u64,
     started: Instant,
+    on_event: &mut dyn FnMut(StreamEvent),
 ) -> (Option<BackendError>, bool) {
     let (error, cancelled) = match end {
         Ok(End::Cancelled) => (None, true),
         Ok(End::Eof) if !finished => (
             Some(BackendError::Dropped {
-                bytes: trace.data.len() as u64,
+                bytes,
                 detail: "the server closed the stream before it finished".into(),
             }),
             false,
@@ -413,8 +438,10 @@ pub(super) fn outcome(
         Ok(_) => (None, false),
         Err(e) => (Some(e), false),
     };
-    trace.total_us = Some(started.elapsed().as_micros() as u64);
-    trace.error = error.as_ref().map(ToString::to_string);
+    on_event(StreamEvent::Finished {
+        total_us: started.elapsed().as_micros() as u64,
+        error: error.as_ref().map(ToString::to_string),
+    });
     (error, cancelled)
 }
 

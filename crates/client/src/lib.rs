@@ -19,11 +19,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use error::BackendError;
-pub use url::redact_url;
+pub use url::{host_and_port, redact_url};
 
-use kimi_protocol::{
-    Message, Mode, Model, RenderOptions, StreamEvent, Template, ToolCall, Trace, Usage,
-};
+use kimi_protocol::{Message, Mode, Model, RenderOptions, StreamEvent, Template, ToolCall, Usage};
 
 /// Everything needed to reach one model.
 #[derive(Clone)]
@@ -146,7 +144,7 @@ pub struct TurnResult {
     /// Complete calls, in order, ids verbatim.
     pub tool_calls: Vec<ToolCall>,
     /// How many calls began but never completed.
-    pub incomplete_calls: usize,
+    pub(crate) incomplete_calls: usize,
     /// As the server reported it, if it did.
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,
@@ -154,7 +152,6 @@ pub struct TurnResult {
     /// Set when the stream failed; `content` then holds the partial answer.
     pub error: Option<BackendError>,
     pub cancelled: bool,
-    pub trace: Trace,
 }
 
 impl TurnResult {
@@ -193,7 +190,8 @@ impl Backend {
     }
 
     /// Send the conversation and stream the answer. Never fails outright: errors are in
-    /// `TurnResult::error`, alongside whatever arrived before them.
+    /// `TurnResult::error`, alongside whatever arrived before them. The events say everything
+    /// a trace holds (`Trace::record` builds one from them); the result keeps no copy.
     pub async fn stream_turn(
         &self,
         messages: &[Message],
@@ -208,11 +206,18 @@ impl Backend {
         };
         log::request_started(&self.endpoint, messages.len());
         let started = std::time::Instant::now();
-        let result = match self.endpoint.mode {
-            Mode::Raw => completions::stream(call, messages, tools, on_event).await,
-            Mode::Chat => chat::stream(call, messages, tools, on_event).await,
+        let mut bytes = 0u64;
+        let mut counted = |e: StreamEvent| {
+            if let StreamEvent::Chunk { data, .. } = &e {
+                bytes += data.len() as u64;
+            }
+            on_event(e);
         };
-        log::stream_ended(&result, started.elapsed());
+        let result = match self.endpoint.mode {
+            Mode::Raw => completions::stream(call, messages, tools, &mut counted).await,
+            Mode::Chat => chat::stream(call, messages, tools, &mut counted).await,
+        };
+        log::stream_ended(&result, started.elapsed(), bytes);
         result
     }
 

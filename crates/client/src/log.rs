@@ -36,7 +36,7 @@ fn path_of(mode: Mode) -> &'static str {
 }
 
 /// A request to the model is about to be sent.
-pub fn request_started(ep: &Endpoint, messages: usize) {
+pub(crate) fn request_started(ep: &Endpoint, messages: usize) {
     tracing::info!(
         url = %ep.shown_url(path_of(ep.mode)),
         mode = ep.mode.as_str(),
@@ -46,10 +46,10 @@ pub fn request_started(ep: &Endpoint, messages: usize) {
     );
 }
 
-/// How a request's stream ended: its error with the cause, cancelled, or finished.
-pub fn stream_ended(result: &TurnResult, elapsed: Duration) {
+/// How a request's stream ended (after `bytes` of chunks): its error with the cause,
+/// cancelled, or finished.
+pub(crate) fn stream_ended(result: &TurnResult, elapsed: Duration, bytes: u64) {
     let ms = elapsed.as_millis() as u64;
-    let bytes = result.trace.data.len() as u64 + result.trace.dropped_bytes;
     match &result.error {
         Some(e) => {
             let status = match e {

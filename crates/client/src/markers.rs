@@ -1,6 +1,6 @@
 //! Completion text parsed on the client: the raw mode's whole answer, and chat `content` that
 //! carries Kimi markers because the server's tool parser is off. Wraps `protocol::Parser`,
-//! turning its events into [`StreamEvent`]s and recording markers for the inspector.
+//! turning its events into [`StreamEvent`]s (markers among them, for the inspector).
 
 use kimi_protocol::{Collector, Event, Marker, ParsedCompletion, Parser, Warning};
 
@@ -20,7 +20,6 @@ struct Seen {
     next_call: usize,
     open_call: Option<usize>,
     incomplete: usize,
-    markers: Vec<MarkerHit>,
 }
 
 impl LocalParse {
@@ -54,10 +53,6 @@ impl LocalParse {
         self.seen.incomplete
     }
 
-    pub(crate) fn take_markers(&mut self) -> Vec<MarkerHit> {
-        std::mem::take(&mut self.seen.markers)
-    }
-
     pub(crate) fn into_parsed(self) -> ParsedCompletion {
         self.seen.collector.finish()
     }
@@ -80,7 +75,6 @@ impl Seen {
                     offset,
                     call,
                 };
-                self.markers.push(hit);
                 StreamEvent::Marker(hit)
             }
             Event::ToolCallBegin { index, id, name } => {

@@ -8,6 +8,7 @@
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use bytes::Bytes;
 use futures_util::Stream;
@@ -68,6 +69,8 @@ pub(crate) struct Decoder {
     data: Vec<u8>,
     event: Vec<u8>,
     ended: bool,
+    /// Comment lines read (`: keepalive`): a server showing it is alive between events.
+    comments: u64,
 }
 
 impl Decoder {
@@ -158,6 +161,7 @@ impl Decoder {
             return Ok(Some(Event { event, data }));
         }
         if line[0] == b':' {
+            self.comments += 1;
             return Ok(None);
         }
         let (name, value) = match memchr::memchr(b':', line) {
@@ -191,6 +195,8 @@ pub struct EventStream<S> {
     inner: S,
     decoder: Decoder,
     done: bool,
+    /// When the last comment line was read, and how many had been read then.
+    last_comment: Option<(Instant, u64)>,
 }
 
 impl<S> EventStream<S> {
@@ -199,6 +205,20 @@ impl<S> EventStream<S> {
             inner,
             decoder: Decoder::default(),
             done: false,
+            last_comment: None,
+        }
+    }
+
+    /// When the last complete comment line (an SSE keepalive) arrived, if one did. Only whole
+    /// lines count: a server trickling the bytes of one event shows nothing by them.
+    pub fn last_keepalive(&self) -> Option<Instant> {
+        self.last_comment.map(|(at, _)| at)
+    }
+
+    fn note_comments(&mut self) {
+        let seen = self.last_comment.map_or(0, |(_, n)| n);
+        if self.decoder.comments != seen {
+            self.last_comment = Some((Instant::now(), self.decoder.comments));
         }
     }
 }
@@ -223,7 +243,9 @@ where
             if this.done {
                 return Poll::Ready(None);
             }
-            match this.decoder.next_event() {
+            let next = this.decoder.next_event();
+            this.note_comments();
+            match next {
                 Ok(Some(ev)) => return Poll::Ready(Some(Ok(ev))),
                 Ok(None) if this.decoder.ended => {
                     this.done = true;

@@ -14,6 +14,17 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// `host` or `host:port` (as written) of a URL, for the status line; `None` when `url` is not
+/// a URL with a host.
+pub fn host_and_port(url: &str) -> Option<String> {
+    let u = reqwest::Url::parse(url).ok()?;
+    let host = u.host_str()?;
+    Some(match u.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_owned(),
+    })
+}
+
 /// `scheme://host:port` of `url`, the port always written.
 pub fn origin(url: &reqwest::Url) -> String {
     let host = url.host_str().unwrap_or("");
@@ -73,6 +84,21 @@ mod tests {
         assert_eq!(redact_url("http://h/v1/@x"), "http://h/v1/@x");
         assert_eq!(redact_url("HTTP://H:1/V1/"), "HTTP://H:1/V1/");
         assert_eq!(redact_url(""), "");
+    }
+
+    #[test]
+    fn host_and_port_as_written_without_userinfo() {
+        assert_eq!(
+            host_and_port("http://u:p@127.0.0.1:8000/v1").as_deref(),
+            Some("127.0.0.1:8000")
+        );
+        assert_eq!(
+            host_and_port("https://api.moonshot.ai/v1").as_deref(),
+            Some("api.moonshot.ai")
+        );
+        assert_eq!(host_and_port("https://h:443/v1").as_deref(), Some("h"));
+        assert_eq!(host_and_port("localhost:8000/v1"), None);
+        assert_eq!(host_and_port("not a url"), None);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::engine::{Decision, EngineEvent};
 use crate::tools::{CallProblem, ExitKind, ToolOutcome};
 
 /// The log file's name inside the state directory.
-pub const FILE_NAME: &str = "kimi-tui.log";
+pub(crate) const FILE_NAME: &str = "kimi-tui.log";
 
 /// Starts logging to `dir/kimi-tui.log` (created 0600). Logging is best effort: when the file
 /// cannot be opened, or a subscriber is already set, nothing is logged and the app runs on.
@@ -48,7 +48,7 @@ pub fn approval(name: &str, id: &str, decision: &Decision, edited: bool) {
 
 /// Tool events from the agent loop; the rest of its events are not logged (stream events are
 /// logged by the backend, per request).
-pub fn engine_event(e: &EngineEvent) {
+pub(crate) fn engine_event(e: &EngineEvent) {
     match e {
         EngineEvent::ToolRefused { call, problem, .. } => {
             let (name, id) = (one_line(&call.function.name, 64), one_line(&call.id, 64));

@@ -38,7 +38,7 @@ pub enum Delta {
 
 /// Iterator of deltas; after it ends, its counters describe the emission.
 #[derive(Debug)]
-pub struct Deltas {
+pub(crate) struct Deltas {
     tokens: Tokens,
     mode: Mode,
     max_tokens: Option<u64>,
@@ -48,8 +48,8 @@ pub struct Deltas {
     /// `max_tokens` stopped the emission before its end.
     pub cut: bool,
     /// Chat: calls whose header was sent, and calls closed by `<|tool_call_end|>`.
-    pub calls_started: usize,
-    pub calls_completed: usize,
+    pub(crate) calls_started: usize,
+    pub(crate) calls_completed: usize,
     queue: VecDeque<Delta>,
     /// `chunk_bytes` mode: bytes not yet sent, all of one kind.
     buf: String,

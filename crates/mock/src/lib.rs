@@ -8,13 +8,13 @@
 //! - `tokens`: a reply cut into tokens; `deltas`: tokens -> per-event payloads.
 //! - `sse`: event and response shapes; `faults`: deliberate failures.
 
-pub mod deltas;
+pub(crate) mod deltas;
 pub(crate) mod faults;
 pub mod prompt;
-pub mod request;
+pub(crate) mod request;
 mod routes;
 pub mod script;
-pub mod sse;
+pub(crate) mod sse;
 pub mod tokens;
 
 use std::net::SocketAddr;

@@ -7,7 +7,7 @@ use kimi_protocol::message::Message;
 
 /// Fields both endpoints share.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Common {
+pub(crate) struct Common {
     pub stream: bool,
     pub include_usage: bool,
     pub max_tokens: Option<u64>,
@@ -15,7 +15,7 @@ pub struct Common {
 
 /// `POST /v1/completions`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RawRequest {
+pub(crate) struct RawRequest {
     pub prompt: String,
     /// vLLM's default is true: special tokens vanish from the text unless the client says false.
     pub skip_special_tokens: bool,
@@ -24,7 +24,7 @@ pub struct RawRequest {
 
 /// `POST /v1/chat/completions`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ChatRequest {
+pub(crate) struct ChatRequest {
     pub messages: Vec<Message>,
     pub tools: Vec<Value>,
     pub common: Common,

@@ -63,7 +63,7 @@ const CODE_LINE: [&str; 12] = [
 ];
 
 /// Token `i` of `total` of shaped filler text.
-pub fn shaped_token(shape: Shape, i: u64, total: u64) -> std::borrow::Cow<'static, str> {
+pub(crate) fn shaped_token(shape: Shape, i: u64, total: u64) -> std::borrow::Cow<'static, str> {
     use std::borrow::Cow;
     match shape {
         Shape::Code if i == 0 => Cow::Borrowed("```rust\n"),

@@ -29,7 +29,7 @@ pub use event::Event;
 pub use family::{Model, Template};
 pub use message::{Content, FunctionCall, Message, ToolCall};
 pub use parser::Parser;
-pub use stream::{Mode, StreamEvent, Usage};
+pub use stream::{Mode, RequestSent, StreamEvent, Usage};
 pub use template::{RenderOptions, render, render_traced, render_with_tools_ts};
 pub use tokens::Marker;
 pub use trace::{MarkerHit, Trace};

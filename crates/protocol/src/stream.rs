@@ -41,12 +41,11 @@ pub struct Usage {
 /// What a stream tells its listener as it happens.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {
-    /// The request is about to be sent: its URL, JSON body (never holding the key) and, in raw
-    /// mode, the rendered prompt.
-    Request {
-        url: String,
-        body: Value,
-        prompt: Option<String>,
+    /// The request is about to be sent: everything its trace starts from.
+    Request(Box<RequestSent>),
+    /// The response's status arrived (any status: an error response is reported too).
+    Response {
+        status: u16,
     },
     /// A raw piece as received (completion text in raw mode, the SSE payload in chat mode).
     Chunk {
@@ -76,4 +75,29 @@ pub enum StreamEvent {
     },
     Warning(String),
     Usage(Usage),
+    /// The response is over (events worked out from what arrived may follow): how long it
+    /// took from the request, and why it failed, if it did (a cancel is no failure).
+    Finished {
+        total_us: u64,
+        error: Option<String>,
+    },
+}
+
+/// One request as it goes out, the key redacted: what its trace starts with.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestSent {
+    pub mode: Mode,
+    /// As shown: without any userinfo.
+    pub url: String,
+    /// Request headers as sent, with `Authorization` redacted.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body sent (it never holds the API key).
+    pub body: Value,
+    /// Raw mode: the rendered prompt.
+    pub prompt: Option<String>,
+    /// Raw mode: byte ranges in `prompt` of special-token strings that came from user
+    /// messages or tool results, not from the template.
+    pub prompt_text_markers: Vec<(usize, usize)>,
+    /// Wall-clock start, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
 }

@@ -1,6 +1,9 @@
 //! What the inspector shows for one request: the exact request (key redacted), every chunk with
 //! its arrival time, the markers found, and how it ended.
 //!
+//! A trace is built in one place, [`Trace::record`], from the events of its stream: whoever
+//! owns the stream (the engine) builds it, and nobody keeps a second copy.
+//!
 //! Chunks are stored as one string plus boundaries, not one `String` each: 100,000 streamed
 //! tokens then cost about 1 MB here rather than several.
 
@@ -9,6 +12,7 @@ use serde_json::Value;
 
 use crate::Marker;
 use crate::Mode;
+use crate::stream::{RequestSent, StreamEvent};
 
 /// The trace of one HTTP request/response.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -69,6 +73,44 @@ pub struct MarkerHit {
 }
 
 impl Trace {
+    /// A trace of `request`, before any answer.
+    pub fn started(request: RequestSent) -> Trace {
+        Trace {
+            mode: request.mode,
+            url: request.url,
+            headers: request.headers,
+            request: request.body,
+            prompt: request.prompt,
+            prompt_text_markers: request.prompt_text_markers,
+            started_unix_ms: request.started_unix_ms,
+            ..Trace::default()
+        }
+    }
+
+    /// Record one event of the stream: the request starts the trace afresh; the status, the
+    /// chunks, the markers and the end fill it in; the other events (text, calls, usage) are
+    /// worked out from the chunks, not recorded twice.
+    pub fn record(&mut self, event: &StreamEvent) {
+        match event {
+            StreamEvent::Request(r) => *self = Trace::started(RequestSent::clone(r)),
+            StreamEvent::Response { status } => self.status = Some(*status),
+            StreamEvent::Chunk { data, at_us } => self.push_chunk(data, *at_us),
+            StreamEvent::Marker(hit) => self.markers.push(*hit),
+            StreamEvent::Finished { total_us, error } => {
+                self.total_us = Some(*total_us);
+                self.error.clone_from(error);
+            }
+            StreamEvent::Text(_)
+            | StreamEvent::Reasoning(_)
+            | StreamEvent::ToolCallBegin { .. }
+            | StreamEvent::ToolCallArgs { .. }
+            | StreamEvent::ToolCallEnd { .. }
+            | StreamEvent::ToolCallIncomplete { .. }
+            | StreamEvent::Warning(_)
+            | StreamEvent::Usage(_) => {}
+        }
+    }
+
     pub fn push_chunk(&mut self, data: &str, at_us: u64) {
         if self.first_chunk_us.is_none() {
             self.first_chunk_us = Some(at_us);
@@ -113,6 +155,56 @@ mod tests {
         let got: Vec<(&str, u64)> = t.chunks().collect();
         assert_eq!(got, vec![("Hel", 10), ("", 12), ("lo 北京", 30)]);
         assert_eq!(t.first_chunk_us, Some(10));
+    }
+
+    #[test]
+    fn a_trace_is_recorded_from_its_events() {
+        let request = RequestSent {
+            mode: Mode::Chat,
+            url: "http://h/v1/chat/completions".into(),
+            headers: vec![("Authorization".into(), REDACTED.into())],
+            body: serde_json::json!({"model": "m"}),
+            prompt: None,
+            prompt_text_markers: vec![(1, 3)],
+            started_unix_ms: 42,
+        };
+        let hit = MarkerHit {
+            marker: Marker::CallBegin,
+            offset: 2,
+            call: Some(0),
+        };
+        let mut t = Trace::default();
+        t.push_chunk("left over", 1);
+        for e in [
+            StreamEvent::Request(Box::new(request)),
+            StreamEvent::Response { status: 200 },
+            StreamEvent::Chunk {
+                data: "ab".into(),
+                at_us: 5,
+            },
+            StreamEvent::Text("ab".into()),
+            StreamEvent::Marker(hit),
+            StreamEvent::Chunk {
+                data: "c".into(),
+                at_us: 9,
+            },
+            StreamEvent::Finished {
+                total_us: 12,
+                error: Some("dropped".into()),
+            },
+        ] {
+            t.record(&e);
+        }
+        assert_eq!(t.url, "http://h/v1/chat/completions");
+        assert_eq!((t.mode, t.started_unix_ms), (Mode::Chat, 42));
+        assert_eq!(t.headers[0].1, REDACTED);
+        assert_eq!(t.request["model"], "m");
+        assert_eq!(t.prompt_text_markers, vec![(1, 3)]);
+        assert_eq!(t.status, Some(200));
+        assert_eq!(t.chunks().collect::<Vec<_>>(), vec![("ab", 5), ("c", 9)]);
+        assert_eq!(t.markers, vec![hit]);
+        assert_eq!((t.first_chunk_us, t.total_us), (Some(5), Some(12)));
+        assert_eq!(t.error.as_deref(), Some("dropped"));
     }
 
     #[test]

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::tools::Toolbox;
-use kimi_protocol::{Mode, Trace};
+use kimi_protocol::{Mode, StreamEvent, Trace};
 use kimi_ui::app::event::AppEvent;
 use kimi_ui::app::state::{App, AssistantTurn, Connection, Entry};
 use kimi_ui::app::update::update;
@@ -100,7 +100,7 @@ fn big_trace(bytes: usize) -> Trace {
 
 fn inspector_app(bytes: usize, theme: &ui::markdown::Theme) -> App {
     let mut app = new_app();
-    app.traces.push(big_trace(bytes));
+    app.traces.push(big_trace(bytes).into());
     app.inspector.open = true;
     app.inspector.scroll = usize::MAX / 2;
     ui::prepare(&mut app, AREA, theme);
@@ -156,8 +156,12 @@ fn frames(c: &mut Criterion) {
     g.bench_function("frame/2MiB", |b| {
         b.iter(|| {
             k += 1;
-            if let Some(t) = app.traces.last_mut() {
-                t.push_chunk(" token", 1_000_000 + k);
+            // As the agent adds a chunk to the trace it shares with the app.
+            if let Some(t) = app.traces.last() {
+                t.record(&StreamEvent::Chunk {
+                    data: " token".into(),
+                    at_us: 1_000_000 + k,
+                });
             }
             ui::prepare(&mut app, AREA, &theme);
             term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");

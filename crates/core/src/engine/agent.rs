@@ -1,6 +1,7 @@
 //! The actor: a task that owns the conversation, the traces, the tools and the backend, takes
 //! [`Op`]s and reports [`EngineEvent`]s.
 
+use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 
 use futures_util::FutureExt;
@@ -10,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::event::{EngineEvent, Op, SystemChange, TurnOutcome, set_system};
 use super::inbox::Io;
+use super::shared_trace::SharedTrace;
 use super::turn;
 use crate::tools::Toolbox;
 use kimi_client::Backend;
@@ -27,9 +29,10 @@ pub struct AgentInit {
     pub max_rounds: u32,
     /// Goes first in a new conversation.
     pub system_prompt: Option<String>,
-    /// A resumed conversation, and its traces with the index of the message each produced.
+    /// A resumed conversation, and its traces with the index of the message each produced
+    /// (shared with the caller's view: the agent only ever adds to new traces).
     pub conversation: Vec<Message>,
-    pub traces: Vec<(usize, Trace)>,
+    pub traces: Vec<(usize, SharedTrace)>,
 }
 
 /// The caller's side of a running agent.
@@ -53,7 +56,9 @@ pub(crate) struct State {
     pub max_rounds: u32,
     pub system_prompt: Option<String>,
     pub conversation: Vec<Message>,
-    pub traces: Vec<(usize, Trace)>,
+    pub traces: Vec<(usize, SharedTrace)>,
+    /// Tools the user allowed for the session (`Op::Approve` with `always`).
+    pub(crate) always_allow: HashSet<String>,
 }
 
 pub struct Agent {
@@ -84,6 +89,7 @@ impl Agent {
                 system_prompt: init.system_prompt,
                 conversation: init.conversation,
                 traces: init.traces,
+                always_allow: HashSet::new(),
             },
             io: Io::new(ops, events),
         }
@@ -139,9 +145,12 @@ impl Agent {
                     self.turn().await;
                 }
                 Op::Cancel => {}
+                Op::Approve { id, .. } => super::inbox::ignored(id),
                 Op::Snapshot => {
                     let messages = self.state.conversation.clone();
-                    let traces = self.state.traces.clone();
+                    let traces = (self.state.traces.iter())
+                        .map(|(m, t)| (*m, t.read().clone()))
+                        .collect();
                     self.io
                         .emit(EngineEvent::Snapshot { messages, traces })
                         .await;
@@ -158,6 +167,8 @@ impl Agent {
     async fn turn(&mut self) {
         let event = guarded(turn::run(&mut self.state, &mut self.io)).await;
         self.io.emit(event).await;
+        // Decisions that arrived after their call was settled answer nothing now.
+        self.io.drop_decisions();
         // What was queued for a round boundary but met the turn's end instead.
         self.state.apply_between_rounds(&mut self.io).await;
     }
@@ -172,21 +183,22 @@ impl State {
             .await;
     }
 
-    pub async fn add_trace(&mut self, io: &mut Io, message_index: usize, trace: Trace) {
-        let index = self.traces.len();
-        self.traces.push((message_index, trace.clone()));
-        let trace = Box::new(trace);
-        io.emit(EngineEvent::TraceAdded {
+    /// The trace at `index` is complete.
+    pub(crate) async fn finish_trace(&mut self, io: &mut Io, index: usize) {
+        let Some((message_index, _)) = self.traces.get(index) else {
+            return;
+        };
+        let message_index = *message_index;
+        io.emit(EngineEvent::TraceFinished {
             index,
             message_index,
-            trace,
         })
         .await;
     }
 
     /// Apply the queued operations that may run between two rounds (system prompt, mode),
     /// in order; the others stay queued for the turn's end.
-    pub async fn apply_between_rounds(&mut self, io: &mut Io) {
+    pub(crate) async fn apply_between_rounds(&mut self, io: &mut Io) {
         let queued = std::mem::take(&mut io.queued);
         for op in queued {
             if turn::waits_for_turn_end(&op) || matches!(op, Op::Snapshot) {
@@ -215,7 +227,12 @@ impl State {
                 self.traces.clear();
                 io.emit(EngineEvent::Cleared).await;
             }
-            Op::UserTurn { .. } | Op::Retry | Op::Snapshot | Op::Cancel | Op::Shutdown => {}
+            Op::UserTurn { .. }
+            | Op::Retry
+            | Op::Snapshot
+            | Op::Cancel
+            | Op::Shutdown
+            | Op::Approve { .. } => {}
         }
     }
 
@@ -234,6 +251,21 @@ impl State {
             }
         }
     }
+}
+
+/// Add a trace to `traces` and report it (a free function: a request borrows the rest of the
+/// state while it streams).
+pub(crate) async fn start_trace(
+    traces: &mut Vec<(usize, SharedTrace)>,
+    io: &mut Io,
+    message_index: usize,
+    trace: Trace,
+) -> usize {
+    let index = traces.len();
+    let trace = SharedTrace::new(trace);
+    traces.push((message_index, trace.clone()));
+    io.emit(EngineEvent::TraceStarted { index, trace }).await;
+    index
 }
 
 /// Await a turn: its outcome, or the message of a panic inside it.

@@ -1,8 +1,7 @@
 //! What goes into the agent ([`Op`]) and what comes out ([`EngineEvent`]).
 
-use tokio::sync::oneshot;
-
 use super::approval::{ApprovalRequest, Decision};
+use super::shared_trace::SharedTrace;
 use crate::tools::{CallProblem, ToolOutcome};
 use kimi_client::BackendError;
 use kimi_protocol::{Message, ToolCall};
@@ -29,6 +28,15 @@ pub enum Op {
     Snapshot,
     /// Cancel the running turn and stop.
     Shutdown,
+    /// The answer to [`EngineEvent::ApprovalRequested`] `id`. With `always` (and approved),
+    /// later calls of the same tool with valid arguments run without asking, until the agent
+    /// stops. A decision for an id that is not waiting (answered, cancelled, unknown) is
+    /// ignored with a log line.
+    Approve {
+        id: u64,
+        decision: Decision,
+        always: bool,
+    },
 }
 
 /// How a new system prompt changed the conversation.
@@ -57,9 +65,10 @@ pub fn set_system(conversation: &mut Vec<Message>, prompt: &str) -> SystemChange
     }
 }
 
-/// What the agent reports. The `MessageAppended`, `TraceAdded`, `SystemSet`, `Cleared` and
-/// `Truncated` events are every change to what it owns, in order: a view (the TUI) or a
-/// journal replaying them holds the same conversation and traces as the agent.
+/// What the agent reports. The `MessageAppended`, `TraceStarted`, `TraceFinished`,
+/// `SystemSet`, `Cleared` and `Truncated` events are every change to what it owns, in order: a
+/// view (the TUI) or a journal replaying them holds the same conversation and traces as the
+/// agent (the traces themselves shared, not copied: see [`SharedTrace`]).
 #[derive(Debug)]
 pub enum EngineEvent {
     /// A request to the model is about to be sent (`round` counts from 1 within the turn).
@@ -68,7 +77,7 @@ pub enum EngineEvent {
     },
     Stream(StreamEvent),
     /// The model's answer for this round is complete (or failed). Its message and trace were
-    /// reported just before (`MessageAppended`, `TraceAdded`).
+    /// reported just before (`MessageAppended`, `TraceFinished`).
     RoundFinished {
         round: u32,
         finish: String,
@@ -80,17 +89,24 @@ pub enum EngineEvent {
         index: usize,
         message: Box<Message>,
     },
-    /// The trace of a request was added at `index`; it belongs to the message at
-    /// `message_index` (the one its answer produced, or the next one when none was kept).
-    TraceAdded {
+    /// A request is going out; its trace is `traces[index]`, which the agent fills in as the
+    /// answer streams (read it through the handle; the stream's `Request` event is not
+    /// forwarded, this replaces it).
+    TraceStarted {
+        index: usize,
+        trace: SharedTrace,
+    },
+    /// The trace at `index` is complete; it belongs to the message at `message_index` (the
+    /// one its answer produced, or the next one when none was kept).
+    TraceFinished {
         index: usize,
         message_index: usize,
-        trace: Box<Trace>,
     },
-    /// A call needs a decision: answer through `reply` (dropping it denies the call).
+    /// A call needs a decision: the turn waits for [`Op::Approve`] with this `id` (unique for
+    /// the agent's life) or for [`Op::Cancel`], which denies it.
     ApprovalRequested {
+        id: u64,
         request: Box<ApprovalRequest>,
-        reply: oneshot::Sender<Decision>,
     },
     /// A call that will not run: unknown tool, bad arguments, denied by config or user.
     ToolRefused {

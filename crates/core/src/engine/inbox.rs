@@ -10,6 +10,7 @@ use std::task::Poll;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::approval::Decision;
 use super::event::{EngineEvent, Op};
 
 pub(crate) struct Io {
@@ -21,6 +22,17 @@ pub(crate) struct Io {
     pub cancel: CancellationToken,
     /// Nobody can send operations any more, or nobody reads the events: finish and stop.
     pub closed: bool,
+    /// Decisions taken in and not yet claimed by the approval they answer.
+    decisions: VecDeque<Answer>,
+    /// The id the next approval request gets.
+    next_approval: u64,
+}
+
+/// An [`Op::Approve`] as taken in.
+pub(crate) struct Answer {
+    pub id: u64,
+    pub decision: Decision,
+    pub always: bool,
 }
 
 impl Io {
@@ -31,11 +43,40 @@ impl Io {
             queued: VecDeque::new(),
             cancel: CancellationToken::new(),
             closed: false,
+            decisions: VecDeque::new(),
+            next_approval: 1,
         }
     }
 
+    /// A new approval id.
+    pub(crate) fn approval_id(&mut self) -> u64 {
+        let id = self.next_approval;
+        self.next_approval += 1;
+        id
+    }
+
+    /// Wait for the decision about approval `id`; `None` when the turn is cancelled (or the
+    /// agent is closing) first. Decisions for other ids are stale: dropped with a log line.
+    pub async fn decision(&mut self, id: u64) -> Option<Answer> {
+        poll_fn(|cx| {
+            self.poll_ops(cx);
+            while let Some(answer) = self.decisions.pop_front() {
+                if answer.id == id {
+                    return Poll::Ready(Some(answer));
+                }
+                ignored(answer.id);
+            }
+            if self.cancel.is_cancelled() {
+                Poll::Ready(None)
+            } else {
+                Poll::Pending
+            }
+        })
+        .await
+    }
+
     /// The next operation when idle: a queued one first. `None` when the agent should stop.
-    pub async fn next_op(&mut self) -> Option<Op> {
+    pub(crate) async fn next_op(&mut self) -> Option<Op> {
         if let Some(op) = self.queued.pop_front() {
             return Some(op);
         }
@@ -56,7 +97,23 @@ impl Io {
                 self.cancel.cancel();
                 self.queued.push_back(Op::Shutdown);
             }
+            Op::Approve {
+                id,
+                decision,
+                always,
+            } => self.decisions.push_back(Answer {
+                id,
+                decision,
+                always,
+            }),
             other => self.queued.push_back(other),
+        }
+    }
+
+    /// Decisions nobody waits for any more (the call was cancelled, or the id is unknown).
+    pub(crate) fn drop_decisions(&mut self) {
+        for answer in std::mem::take(&mut self.decisions) {
+            ignored(answer.id);
         }
     }
 
@@ -113,4 +170,12 @@ impl Io {
             self.cancel.cancel();
         }
     }
+}
+
+/// A decision that answers no waiting approval: not an error of the agent, but worth a trace.
+pub(crate) fn ignored(id: u64) {
+    tracing::info!(
+        id,
+        "a decision for an approval nobody waits for was ignored"
+    );
 }

@@ -7,11 +7,13 @@
 //! call, run the approved ones, send the results back, until the model answers without calls.
 
 mod agent;
-pub mod approval;
+pub(crate) mod approval;
 mod event;
 mod inbox;
+mod shared_trace;
 mod turn;
 
 pub use agent::{Agent, AgentHandle, AgentInit, EVENT_QUEUE, panic_message};
 pub use approval::{ApprovalRequest, Approver, Decision, FixedPolicy};
 pub use event::{EngineEvent, Op, SystemChange, TurnOutcome, set_system};
+pub use shared_trace::SharedTrace;

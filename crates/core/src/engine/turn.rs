@@ -5,16 +5,16 @@ use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 
 use serde_json::Value;
-use tokio::sync::oneshot;
 
 use super::agent::State;
 use super::approval::{ApprovalRequest, Decision};
 use super::event::{EngineEvent, Op, TurnOutcome};
 use super::inbox::Io;
+use super::shared_trace::SharedTrace;
 use crate::tools::{Approval, CallProblem};
 use kimi_client::TurnResult;
-use kimi_protocol::StreamEvent;
 use kimi_protocol::{Message, ToolCall};
+use kimi_protocol::{StreamEvent, Trace};
 
 /// Run one turn on the conversation as it is (its last message is the user's). Everything the
 /// model and the tools produce is appended, even when the turn fails (a partial answer is kept).
@@ -26,7 +26,7 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
         let tools: Vec<Value> = state.toolbox.openai_tools();
         outcome.rounds = round;
         io.emit(EngineEvent::RoundStarted { round }).await;
-        let result = stream(state, &tools, io).await;
+        let (result, trace) = stream(state, &tools, io).await;
         if let Some(u) = result.usage {
             outcome.usage.prompt_tokens += u.prompt_tokens;
             outcome.usage.completion_tokens += u.completion_tokens;
@@ -43,11 +43,10 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
         outcome.cancelled = result.cancelled;
         outcome.error = result.error.clone();
         // The trace belongs to the message its answer left, or (none kept) to the next one.
-        let message_index = state.conversation.len();
         if let Some(m) = finished_message(&result, failed) {
             state.append(io, m).await;
         }
-        state.add_trace(io, message_index, result.trace).await;
+        state.finish_trace(io, trace).await;
         io.emit(EngineEvent::RoundFinished {
             round,
             finish,
@@ -76,10 +75,12 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
     outcome
 }
 
-/// Stream one request. The backend reports through a synchronous callback; its events are
-/// buffered here and the backend is not polled again until they have all been sent, so the
-/// buffer holds at most what one read from the socket produced.
-async fn stream(state: &State, tools: &[Value], io: &mut Io) -> TurnResult {
+/// Stream one request; also the index of its trace. The backend reports through a
+/// synchronous callback; its events are buffered here and the backend is not polled again
+/// until they have all been delivered, so the buffer holds at most what one read from the
+/// socket produced. Delivering an event records it in the request's trace first (the one
+/// place traces are built), then reports it.
+async fn stream(state: &mut State, tools: &[Value], io: &mut Io) -> (TurnResult, usize) {
     let buffer: Mutex<VecDeque<StreamEvent>> = Mutex::new(VecDeque::new());
     let pop = || {
         buffer
@@ -94,6 +95,10 @@ async fn stream(state: &State, tools: &[Value], io: &mut Io) -> TurnResult {
             .unwrap_or_else(PoisonError::into_inner)
             .push_back(e)
     };
+    // The answer, if one is kept, becomes the next message: its trace points there.
+    let message_index = state.conversation.len();
+    let traces = &mut state.traces;
+    let mut trace = None;
     let mut fut = Box::pin(state.backend.stream_turn(
         &state.conversation,
         tools,
@@ -106,23 +111,51 @@ async fn stream(state: &State, tools: &[Value], io: &mut Io) -> TurnResult {
             .unwrap_or_else(PoisonError::into_inner)
             .is_empty()
     };
-    loop {
+    let result = loop {
         while let Some(e) = pop() {
-            io.emit(EngineEvent::Stream(e)).await;
+            deliver(traces, io, &mut trace, message_index, e).await;
         }
         if let Some(result) = io.step(&mut fut, ready).await {
             drop(fut);
             while let Some(e) = pop() {
-                io.emit(EngineEvent::Stream(e)).await;
+                deliver(traces, io, &mut trace, message_index, e).await;
             }
-            return result;
+            break result;
         }
+    };
+    let index = match trace {
+        Some((index, _)) => index,
+        // Never expected (every request is announced); the round still gets its trace.
+        None => super::agent::start_trace(traces, io, message_index, Trace::default()).await,
+    };
+    (result, index)
+}
+
+/// One event of the stream: into the request's trace, then out to the reader. The request
+/// itself starts the trace, reported as `TraceStarted` instead of being forwarded.
+async fn deliver(
+    traces: &mut Vec<(usize, SharedTrace)>,
+    io: &mut Io,
+    trace: &mut Option<(usize, SharedTrace)>,
+    message_index: usize,
+    event: StreamEvent,
+) {
+    if let StreamEvent::Request(request) = event {
+        let started = Trace::started(*request);
+        let index = super::agent::start_trace(traces, io, message_index, started).await;
+        *trace = traces.get(index).map(|(_, t)| (index, t.clone()));
+        return;
     }
+    if let Some((_, t)) = trace {
+        t.record(&event);
+    }
+    io.emit(EngineEvent::Stream(event)).await;
 }
 
 /// Decide about one call and run it if approved; the content of its `tool` message.
-async fn handle_call(state: &State, io: &mut Io, index: usize, call: &ToolCall) -> String {
+async fn handle_call(state: &mut State, io: &mut Io, index: usize, call: &ToolCall) -> String {
     let toolbox = &state.toolbox;
+    let always_allow = &mut state.always_allow;
     let name = &call.function.name;
     // Local, or offered by an MCP server now (one that died since the answer is gone).
     let Some(spec) = toolbox.find(name) else {
@@ -146,7 +179,8 @@ async fn handle_call(state: &State, io: &mut Io, index: usize, call: &ToolCall) 
             .err()
             .into_iter()
             .collect();
-        if spec.approval == Approval::Auto && problems.is_empty() {
+        // `auto` tools, and those the user allowed for the session, run on valid arguments.
+        if problems.is_empty() && (spec.approval == Approval::Auto || always_allow.contains(name)) {
             break arguments;
         }
         let request = ApprovalRequest {
@@ -156,7 +190,10 @@ async fn handle_call(state: &State, io: &mut Io, index: usize, call: &ToolCall) 
             arguments: arguments.clone(),
             problems: problems.clone(),
         };
-        let decision = ask(io, request).await;
+        let (decision, always) = ask(io, request).await;
+        if always && matches!(decision, Decision::Approve { .. }) {
+            always_allow.insert(name.clone());
+        }
         let edited = matches!(&decision, Decision::Approve { arguments: a } if *a != call.function.arguments);
         crate::logging::approval(name, &call.id, &decision, edited);
         match decision {
@@ -201,25 +238,17 @@ async fn handle_call(state: &State, io: &mut Io, index: usize, call: &ToolCall) 
     content
 }
 
-/// Ask the reader of the events; a cancelled turn or a dropped reply denies.
-async fn ask(io: &mut Io, request: ApprovalRequest) -> Decision {
-    let (reply, answer) = oneshot::channel();
-    io.emit(EngineEvent::ApprovalRequested {
-        request: Box::new(request),
-        reply,
-    })
-    .await;
-    let cancel = io.cancel.clone();
-    let decision = io
-        .run(async {
-            tokio::select! {
-                biased;
-                d = answer => d.ok(),
-                _ = cancel.cancelled() => None,
-            }
-        })
+/// Ask the reader of the events and wait for its [`Op::Approve`]; a cancelled turn denies.
+/// Also whether the user allowed the tool for the session.
+async fn ask(io: &mut Io, request: ApprovalRequest) -> (Decision, bool) {
+    let id = io.approval_id();
+    let request = Box::new(request);
+    io.emit(EngineEvent::ApprovalRequested { id, request })
         .await;
-    decision.unwrap_or(Decision::Deny { reason: None })
+    match io.decision(id).await {
+        Some(answer) => (answer.decision, answer.always),
+        None => (Decision::Deny { reason: None }, false),
+    }
 }
 
 async fn refuse(io: &mut Io, index: usize, call: &ToolCall, problem: CallProblem) -> String {

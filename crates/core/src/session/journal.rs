@@ -17,14 +17,14 @@ use kimi_protocol::Message;
 use kimi_protocol::{Mode, Trace};
 
 /// The journal format this build writes, and the newest it reads.
-pub const JOURNAL_VERSION: u32 = 1;
+pub(crate) const JOURNAL_VERSION: u32 = 1;
 
 /// Longest line read or written. A trace holds at most 2 MiB of answer but its request holds
 /// the whole conversation; the bound keeps a hostile file from taking all memory.
-pub const MAX_LINE: usize = 256 << 20;
+pub(crate) const MAX_LINE: usize = 256 << 20;
 
 /// What every journal starts with, byte for byte: how a journal is told from an old `.json`.
-pub const HEADER_START: &[u8] = br#"{"type":"header""#;
+pub(crate) const HEADER_START: &[u8] = br#"{"type":"header""#;
 
 /// The first line: what the session is, as [`Session`]'s metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -102,12 +102,12 @@ pub enum Record {
 
 impl Record {
     /// Whether losing it in a crash would lose a finished message: fsynced at once.
-    pub fn is_durable(&self) -> bool {
+    pub(crate) fn is_durable(&self) -> bool {
         !matches!(self, Record::Partial { .. })
     }
 
     /// Make it fit to write: no `Authorization` value, no userinfo in the URL.
-    pub fn scrub(&mut self) {
+    pub(crate) fn scrub(&mut self) {
         match self {
             Record::Header(h) => h.base_url = kimi_client::redact_url(&h.base_url),
             Record::Trace { trace, .. } => super::redact(trace),
@@ -173,9 +173,9 @@ pub struct Loaded {
     /// Set when the last line was cut off and dropped.
     pub notice: Option<String>,
     /// Bytes of whole records: where the next record goes (a cut-off tail is cut away first).
-    pub valid_len: u64,
+    pub(crate) valid_len: u64,
     /// The last record lacks its newline (written whole, cut just before it).
-    pub needs_newline: bool,
+    pub(crate) needs_newline: bool,
 }
 
 /// The session a journal rebuilds, record by record.
@@ -285,7 +285,7 @@ impl Replay {
 }
 
 /// Whether `path` holds a journal (else an old `.json` session): its first bytes say.
-pub fn is_journal(path: &Path) -> Result<bool, SessionError> {
+pub(crate) fn is_journal(path: &Path) -> Result<bool, SessionError> {
     let mut head = [0u8; HEADER_START.len()];
     let mut f = File::open(path).map_err(|e| io_error("read", path, &e))?;
     let mut got = 0;

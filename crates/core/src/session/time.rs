@@ -13,10 +13,10 @@ pub fn now_unix_ms() -> u64 {
 /// A UTC date and time of day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Utc {
-    pub year: i64,
-    pub month: u32,
-    pub day: u32,
-    pub hour: u32,
+    pub(crate) year: i64,
+    pub(crate) month: u32,
+    pub(crate) day: u32,
+    pub(crate) hour: u32,
     pub minute: u32,
     pub second: u32,
 }

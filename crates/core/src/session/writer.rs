@@ -20,7 +20,7 @@ use super::{SessionError, SessionStore, io_error};
 /// Batches in flight before the UI keeps them itself (see [`JournalWriter::send`]).
 const QUEUE: usize = 64;
 /// Longest a partial answer stays written but not fsynced.
-pub const PARTIAL_SYNC_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const PARTIAL_SYNC_EVERY: Duration = Duration::from_secs(1);
 
 /// How the writer starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -66,10 +66,14 @@ async fn until_done(
     let mut events = Vec::new();
     loop {
         match next(agent).await {
-            EngineEvent::ApprovalRequested { request, reply } => {
+            EngineEvent::ApprovalRequested { id, request } => {
                 on_approval(agent);
-                let _ = reply.send(Decision::Approve {
-                    arguments: request.arguments,
+                agent.send(Op::Approve {
+                    id,
+                    decision: Decision::Approve {
+                        arguments: request.arguments,
+                    },
+                    always: false,
                 });
             }
             EngineEvent::TurnDone { outcome } => return (*outcome, events),
@@ -330,5 +334,88 @@ async fn shutdown_cancels_the_turn_and_stops_the_agent() {
     assert!(done.expect("the turn ended").cancelled);
     (&mut agent.task).await.expect("no panic");
     assert!(!agent.send(Op::Snapshot), "stopped");
+    server.shutdown().await;
+}
+
+/// The next approval request, with the events before it.
+async fn next_approval(agent: &mut AgentHandle) -> (u64, Vec<EngineEvent>) {
+    let mut before = Vec::new();
+    loop {
+        match next(agent).await {
+            EngineEvent::ApprovalRequested { id, .. } => return (id, before),
+            EngineEvent::TurnDone { .. } => panic!("the turn ended without asking"),
+            e => before.push(e),
+        }
+    }
+}
+
+fn approve(agent: &AgentHandle, id: u64, always: bool) {
+    let arguments = r#"{"city": "Paris"}"#.to_owned();
+    assert!(agent.send(Op::Approve {
+        id,
+        decision: Decision::Approve { arguments },
+        always,
+    }));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_approval_waits_for_its_own_id_and_always_stops_the_asking() {
+    let (server, mut agent) = start(MockOptions::default(), Mode::Raw, 16).await;
+    user(&agent, WEATHER);
+    let (id, _) = next_approval(&mut agent).await;
+    // Decisions for ids nobody waits for decide nothing: the agent still waits.
+    approve(&agent, id + 7, false);
+    approve(&agent, 0, false);
+    let waited = tokio::time::timeout(Duration::from_millis(300), agent.events.recv()).await;
+    assert!(waited.is_err(), "something happened: {waited:?}");
+    approve(&agent, id, true);
+    let (outcome, events) = until_done(&mut agent, |_| panic!("asked twice")).await;
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, EngineEvent::ToolFinished { .. })),
+        "the approved call ran"
+    );
+    // The same tool in the next turn runs without a request: the policy is the agent's.
+    user(&agent, WEATHER);
+    let (outcome, events) = until_done(&mut agent, |_| panic!("asked after always")).await;
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, EngineEvent::ToolStarted { .. }))
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_cancel_while_waiting_denies_the_call_and_a_late_answer_is_ignored() {
+    let (server, mut agent) = start(MockOptions::default(), Mode::Chat, 16).await;
+    user(&agent, WEATHER);
+    let (id, _) = next_approval(&mut agent).await;
+    assert!(agent.send(Op::Cancel));
+    let (outcome, events) = until_done(&mut agent, |_| panic!("asked again")).await;
+    assert!(outcome.cancelled);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, EngineEvent::ToolRefused { .. })),
+        "{events:?}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, EngineEvent::ToolStarted { .. }))
+    );
+    // The answer arrives after the turn: nothing runs, the agent carries on.
+    approve(&agent, id, false);
+    let (messages, _, late) = snapshot(&mut agent).await;
+    assert!(
+        !late
+            .iter()
+            .any(|e| matches!(e, EngineEvent::ToolStarted { .. }))
+    );
+    assert_eq!(messages.last().map(|m| m.role.as_str()), Some("tool"));
     server.shutdown().await;
 }

@@ -129,8 +129,13 @@ async fn drive(
         let e = agent.events.recv().await.expect("the agent reports");
         on_event(&e, agent);
         match e {
-            EngineEvent::ApprovalRequested { request, reply } => {
-                let _ = reply.send(approver.decide(*request).await);
+            EngineEvent::ApprovalRequested { id, request } => {
+                let decision = approver.decide(*request).await;
+                agent.send(Op::Approve {
+                    id,
+                    decision,
+                    always: false,
+                });
             }
             EngineEvent::TurnDone { outcome } => break *outcome,
             EngineEvent::TurnFailed { message } => panic!("the turn failed: {message}"),
@@ -645,8 +650,8 @@ async fn the_api_key_is_sent_and_never_recorded() {
         .events
         .iter()
         .filter_map(|e| match e {
-            EngineEvent::TraceAdded { trace, .. } => {
-                Some(serde_json::to_string(trace).expect("json"))
+            EngineEvent::TraceStarted { trace, .. } => {
+                Some(serde_json::to_string(&*trace.read()).expect("json"))
             }
             _ => None,
         })
@@ -722,13 +727,13 @@ async fn forged_tool_run(mode: Mode, neutralize: bool) -> Run {
     .await
 }
 
-/// The trace of round `round` (from 1).
-fn round_trace(r: &Run, round: u32) -> &kimi_protocol::Trace {
+/// The trace of round `round` (from 1), as the agent left it.
+fn round_trace(r: &Run, round: u32) -> kimi_protocol::Trace {
     r.events
         .iter()
         .find_map(|e| match e {
-            EngineEvent::TraceAdded { trace, index, .. } if *index + 1 == round as usize => {
-                Some(&**trace)
+            EngineEvent::TraceStarted { trace, index } if *index + 1 == round as usize => {
+                Some(trace.read().clone())
             }
             _ => None,
         })

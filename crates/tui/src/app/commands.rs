@@ -3,7 +3,7 @@
 use kimi_protocol::Mode;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SlashCommand {
+pub(crate) enum SlashCommand {
     Mode(Mode),
     Clear,
     /// `None` shows the current prompt.

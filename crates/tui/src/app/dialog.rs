@@ -16,7 +16,7 @@ fn screen_rect(screen: (u16, u16)) -> Rect {
 
 /// Recompute what the next frame shows of the dialog at the current screen size, keeping the
 /// scroll position inside the arguments.
-pub fn refresh(app: &mut App) {
+pub(crate) fn refresh(app: &mut App) {
     let screen = screen_rect(app.screen);
     let Some(d) = app.dialog.as_mut() else {
         return;
@@ -85,7 +85,7 @@ pub fn wheel(app: &mut App, column: u16, row: u16, up: bool) -> bool {
 }
 
 /// Why `y` did nothing: part of the arguments has not been on screen.
-pub fn unseen_hint(d: &ApprovalDialog) -> String {
+pub(crate) fn unseen_hint(d: &ApprovalDialog) -> String {
     if d.view.rows == 0 {
         return "the terminal is too small to show the arguments: enlarge it to approve".into();
     }
@@ -99,7 +99,7 @@ pub fn unseen_hint(d: &ApprovalDialog) -> String {
 
 /// Whether the editor shows every character of its text: no line cut off at the bottom or the
 /// right, nothing invisible, no long blank run.
-pub fn editor_all_shown(d: &ApprovalDialog, screen: (u16, u16)) -> bool {
+pub(crate) fn editor_all_shown(d: &ApprovalDialog, screen: (u16, u16)) -> bool {
     let DialogStage::Editing { editor, problems } = &d.stage else {
         return false;
     };
@@ -120,7 +120,7 @@ pub fn editor_all_shown(d: &ApprovalDialog, screen: (u16, u16)) -> bool {
 }
 
 /// Back to the asking stage with `arguments` shown from the top, to be read before `y`.
-pub fn review(d: &mut ApprovalDialog, arguments: String, edited: bool) {
+pub(crate) fn review(d: &mut ApprovalDialog, arguments: String, edited: bool) {
     d.request.arguments = arguments;
     d.request.problems.clear();
     d.arg_cache = None;

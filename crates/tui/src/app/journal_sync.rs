@@ -65,7 +65,7 @@ fn size_of(p: &PartialAnswer) -> (usize, usize, usize) {
 }
 
 /// Make sure a writer for session `id` runs; `creating`: this run writes its first record.
-pub fn writer_for<'a>(
+pub(crate) fn writer_for<'a>(
     app: &'a mut App,
     store: &SessionStore,
     id: &str,
@@ -154,7 +154,7 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
             at,
             index,
             message_index: app.trace_messages[index],
-            trace: Box::new(app.traces[index].clone()),
+            trace: Box::new(app.traces[index].read().clone()),
         });
     }
     if j.streaming_trace.is_some_and(|k| k < finals) {
@@ -193,7 +193,7 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
                     at,
                     index: finals,
                     message_index: len,
-                    trace: Box::new(app.traces[finals].clone()),
+                    trace: Box::new(app.traces[finals].read().clone()),
                 });
                 j.streaming_trace = Some(finals);
             }

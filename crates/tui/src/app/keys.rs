@@ -27,7 +27,7 @@ pub enum Context {
 
 /// What a key does. Several contexts share the scroll actions; each scrolls its own view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Ctrl-C: cancel what runs, else quit.
     CancelOrQuit,
     Send,
@@ -76,7 +76,7 @@ pub enum Action {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Key {
     pub code: KeyCode,
-    pub mods: KeyModifiers,
+    pub(crate) mods: KeyModifiers,
 }
 
 const fn k(code: KeyCode) -> Key {
@@ -106,14 +106,14 @@ const fn with(code: KeyCode, mods: KeyModifiers) -> Key {
 
 /// One row of the table: keys and their actions in a context, as the help shows them.
 #[derive(Debug)]
-pub struct Row {
+pub(crate) struct Row {
     pub context: Context,
     /// The keys as the help writes them.
     pub keys: &'static str,
     pub help: &'static str,
     /// Shown in the status bar as `KEY TEXT`, in this order.
     pub hint: Option<(u8, &'static str, &'static str)>,
-    pub binds: &'static [(Key, Action)],
+    pub(crate) binds: &'static [(Key, Action)],
 }
 
 use Action::*;
@@ -139,7 +139,7 @@ const SCROLL: &[(Key, Action)] = &[
 
 /// Every binding. Within a context a key has one action; when a key matches several rows
 /// through held modifiers, the row needing the most modifiers wins (Shift-Enter before Enter).
-pub const TABLE: &[Row] = &[
+pub(crate) const TABLE: &[Row] = &[
     Row {
         context: Global,
         keys: "Ctrl-C",
@@ -381,14 +381,14 @@ pub fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
 }
 
 /// The status bar's hints, `KEY TEXT` in their order.
-pub fn hints() -> Vec<(&'static str, &'static str)> {
+pub(crate) fn hints() -> Vec<(&'static str, &'static str)> {
     let mut h: Vec<_> = TABLE.iter().filter_map(|r| r.hint).collect();
     h.sort_by_key(|(order, ..)| *order);
     h.into_iter().map(|(_, key, text)| (key, text)).collect()
 }
 
 /// The help's sections: a title and the contexts whose rows it lists.
-pub const SECTIONS: &[(&str, &[Context])] = &[
+pub(crate) const SECTIONS: &[(&str, &[Context])] = &[
     ("Keys", &[Global, Input]),
     ("Approval dialog", &[Dialog, DialogReason, DialogEdit]),
     ("Inspector", &[Inspector, Search]),

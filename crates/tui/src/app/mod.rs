@@ -4,13 +4,14 @@
 //! them); a frame is drawn only when something changed, at most ~60 times
 //! a second, so a burst of tokens costs one redraw.
 
-pub mod commands;
-pub mod dialog;
+pub(crate) mod commands;
+pub(crate) mod dialog;
+mod error;
 pub mod event;
 mod journal_sync;
-pub mod keys;
+pub(crate) mod keys;
 pub(crate) mod mcp_view;
-pub mod partial;
+pub(crate) mod partial;
 pub mod paste;
 mod resume;
 pub mod saved;
@@ -22,11 +23,11 @@ mod view;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
 use crate::ui;
+pub use error::AppError;
 use event::{AppEvent, Effect};
 use kimi_client::Backend;
 use kimi_core::config::Resolved;
@@ -65,26 +66,28 @@ pub struct Start {
 /// (so a bad config stops with a message, not a blank screen); it runs on the TUI's runtime and
 /// may start servers there (`--demo`): what it returns beside the profile is kept alive until
 /// the terminal is restored, then dropped.
-pub fn run<S, F>(start: Start, setup: F) -> Result<()>
+pub fn run<S, E, F>(start: Start, setup: F) -> Result<(), AppError>
 where
-    F: Future<Output = Result<(Resolved, S)>>,
+    F: Future<Output = Result<(Resolved, S), E>>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let _log = init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .context("cannot start the async runtime")?;
+        .map_err(AppError::Runtime)?;
     runtime.block_on(async_main(start, setup))
 }
 
-async fn async_main<S, F>(start: Start, setup: F) -> Result<()>
+async fn async_main<S, E, F>(start: Start, setup: F) -> Result<(), AppError>
 where
-    F: Future<Output = Result<(Resolved, S)>>,
+    F: Future<Output = Result<(Resolved, S), E>>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let demo = start.demo;
     // Everything that can fail on configuration fails here, before the terminal is taken.
-    let (resolved, keep_alive) = setup.await?;
+    let (resolved, keep_alive) = setup.await.map_err(|e| AppError::Setup(e.into()))?;
     let Resolved {
         profile_name,
         profile,
@@ -92,10 +95,11 @@ where
         mcp_servers,
         ..
     } = resolved;
-    let endpoint = profile
-        .endpoint()
-        .map_err(|e| anyhow::anyhow!("profile `{profile_name}`: {e}"))?;
-    let toolbox = Toolbox::new(tools).map_err(anyhow::Error::msg)?;
+    let endpoint = profile.endpoint().map_err(|message| AppError::Profile {
+        profile: profile_name.clone(),
+        message,
+    })?;
+    let toolbox = Toolbox::new(tools).map_err(AppError::Tools)?;
     // MCP servers start in the background: the first frame does not wait for them.
     let toolbox = if mcp_servers.is_empty() {
         toolbox
@@ -104,17 +108,8 @@ where
         hub.start();
         toolbox.with_mcp(hub)
     };
-    let host = reqwest::Url::parse(&endpoint.base_url)
-        .ok()
-        .and_then(|u| {
-            u.host_str().map(|h| {
-                format!(
-                    "{h}{}",
-                    u.port().map(|p| format!(":{p}")).unwrap_or_default()
-                )
-            })
-        })
-        .unwrap_or_else(|| endpoint.base_url.clone());
+    let host =
+        kimi_client::host_and_port(&endpoint.base_url).unwrap_or_else(|| endpoint.base_url.clone());
     let connection = Connection {
         profile: profile_name,
         mode: endpoint.mode,
@@ -143,7 +138,7 @@ where
         app.notice(n, false);
     }
     tracing::info!(demo, "starting the TUI");
-    let mut guard = terminal::TerminalGuard::enter().context("cannot take over the terminal")?;
+    let mut guard = terminal::TerminalGuard::enter().map_err(AppError::Terminal)?;
     let mcp = toolbox.mcp().cloned();
     let result = event_loop(
         &mut guard.terminal,
@@ -175,7 +170,7 @@ async fn event_loop(
     toolbox: Toolbox,
     max_rounds: u32,
     store: Option<&SessionStore>,
-) -> Result<()> {
+) -> Result<(), AppError> {
     // The agent owns the conversation from here on; the app keeps its view.
     let spawn = |app: &App, backend: Backend| {
         Agent::spawn(
@@ -185,6 +180,7 @@ async fn event_loop(
                 max_rounds,
                 system_prompt: app.system_prompt.clone(),
                 conversation: app.conversation.clone(),
+                // The same traces, shared: nothing is copied.
                 traces: app
                     .trace_messages
                     .iter()
@@ -197,7 +193,7 @@ async fn event_loop(
     };
     let mut agent: AgentHandle = spawn(app, backend.clone());
     let mut term_events = crossterm::event::EventStream::new();
-    let mut stop = stop_signals().context("cannot watch for SIGHUP and SIGTERM")?;
+    let mut stop = stop_signals().map_err(AppError::Signals)?;
     let mut ticker = tokio::time::interval(Duration::from_millis(100));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let theme = ui::markdown::Theme::default();
@@ -213,7 +209,7 @@ async fn event_loop(
     loop {
         if app.dirty && last_draw.elapsed() >= frame_gap {
             let started = Instant::now();
-            let size = terminal.size()?;
+            let size = terminal.size().map_err(AppError::Draw)?;
             // A resize not yet reported: `update` must know the size the frame is drawn at.
             if app.screen != (size.width, size.height) {
                 let resize = crossterm::event::Event::Resize(size.width, size.height);
@@ -221,7 +217,9 @@ async fn event_loop(
             }
             let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
             ui::prepare(app, area, &theme);
-            terminal.draw(|f| ui::draw(f, app))?;
+            terminal
+                .draw(|f| ui::draw(f, app))
+                .map_err(AppError::Draw)?;
             app.frame_drawn();
             app.dirty = false;
             last_draw = Instant::now();
@@ -235,7 +233,7 @@ async fn event_loop(
         let event = tokio::select! {
             e = term_events.next() => match e {
                 Some(Ok(e)) => AppEvent::Terminal(e),
-                Some(Err(e)) => return Err(e).context("reading the terminal"),
+                Some(Err(e)) => return Err(AppError::ReadTerminal(e)),
                 None => break,
             },
             e = agent.events.recv() => match e {

@@ -4,18 +4,21 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
-
 use super::Start;
-use kimi_core::session::{Session, SessionLock, SessionStore, is_valid_id, new_id, time};
+use kimi_core::session::{
+    Session, SessionError, SessionLock, SessionStore, is_valid_id, new_id, time,
+};
 use kimi_protocol::sanitize::for_terminal;
+
+/// The session store (if there is one), the saved session to continue, a notice.
+type Opened = (Option<SessionStore>, Option<Resumed>, Option<String>);
 
 /// A saved session to continue, locked for this instance.
 pub struct Resumed {
     pub session: Session,
     pub lock: SessionLock,
     /// Continued under a new id (see [`open_sessions`]): its first write creates a file.
-    pub forked: bool,
+    pub(crate) forked: bool,
     /// Read from a journal, which this run appends to (else an old `.json`: its first write
     /// creates the journal beside it).
     pub journal: bool,
@@ -26,14 +29,12 @@ pub struct Resumed {
 /// A second instance on a session is refused (the lock's error names the pid holding it). A
 /// session file given by path that differs from the stored session with the same id continues
 /// under a new id, so that neither file is replaced; so does one whose id cannot name a file.
-pub(crate) fn open_sessions(
-    start: &Start,
-) -> Result<(Option<SessionStore>, Option<Resumed>, Option<String>)> {
+pub(crate) fn open_sessions(start: &Start) -> Result<Opened, SessionError> {
     let store = match SessionStore::open_default() {
         Ok(s) => s,
         Err(e) => {
             if start.resume || start.session.is_some() {
-                anyhow::bail!("{e}");
+                return Err(e);
             }
             return Ok((None, None, Some(format!("Sessions are not saved: {e}"))));
         }
@@ -88,10 +89,7 @@ fn join(first: Option<String>, second: String) -> String {
 }
 
 /// `--session ID` or `--resume`: locked by its file name, then read under the lock.
-fn open_stored(
-    store: SessionStore,
-    start: &Start,
-) -> Result<(Option<SessionStore>, Option<Resumed>, Option<String>)> {
+fn open_stored(store: SessionStore, start: &Start) -> Result<Opened, SessionError> {
     let id = match &start.session {
         Some(id) => Some(id.clone()),
         None if start.resume => store.list().sessions.first().map(|s| s.id.clone()),

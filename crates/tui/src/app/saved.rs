@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant};
 
+use kimi_core::engine::SharedTrace;
 use kimi_core::session::{
     PartialAnswer, Session, SessionStore, SessionTrace, to_markdown, to_openai_json,
 };
@@ -14,10 +15,10 @@ use super::state::{App, AssistantTurn, Entry, PaneState, ToolPane, TurnState};
 
 /// Least time between two saves of a streaming answer: each appends the answer so far to the
 /// journal, so it runs at most this often (the 100 ms ticker makes the gap at most ~1.1 s).
-pub const PARTIAL_SAVE_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const PARTIAL_SAVE_EVERY: Duration = Duration::from_secs(1);
 
 /// Whether the streaming answer has changed since the last save and that save is old enough.
-pub fn partial_due(app: &App, now: Instant) -> bool {
+pub(crate) fn partial_due(app: &App, now: Instant) -> bool {
     app.streaming.as_ref().is_some_and(|s| !s.is_empty())
         && app.change_rev != app.saved_rev
         && app
@@ -50,7 +51,7 @@ pub fn snapshot(app: &App) -> Option<Session> {
             .get(i)
             .copied()
             .unwrap_or(app.conversation.len());
-        s.push_trace(message_index, trace.clone());
+        s.push_trace(message_index, trace.read().clone());
     }
     s.partial = partials(app).into_iter().cloned().collect();
     s.touch();
@@ -164,7 +165,7 @@ pub fn restore(app: &mut App, mut session: Session) {
     app.trace_messages = traces.iter().map(|t| t.message_index).collect();
     app.traces = traces
         .into_iter()
-        .map(|SessionTrace { trace, .. }| trace)
+        .map(|SessionTrace { trace, .. }| SharedTrace::new(trace))
         .collect();
     app.entries.clear();
     let mut next_partial = 0;
@@ -233,7 +234,7 @@ pub fn restore(app: &mut App, mut session: Session) {
             .trace_messages
             .iter()
             .zip(&app.traces)
-            .any(|(&k, t)| k == end && t.error.is_some());
+            .any(|(&k, t)| k == end && t.read().error.is_some());
     let unfinished = match app.conversation.last() {
         _ if ended => None,
         Some(m) if m.role == "user" => Some("no answer to the last message was saved"),

@@ -1,12 +1,13 @@
 //! Everything the screen shows, owned by the event loop and changed only by `update`.
 
+use std::sync::RwLockReadGuard;
 use std::time::{Duration, Instant};
 
 use ratatui::text::Line;
 use ratatui_textarea::TextArea;
 
 use crate::ui::markdown::MarkdownCache;
-use kimi_core::engine::{ApprovalRequest, Decision};
+use kimi_core::engine::{ApprovalRequest, SharedTrace};
 use kimi_core::tools::Toolbox;
 use kimi_protocol::Message;
 use kimi_protocol::{Mode, Trace, Usage};
@@ -178,7 +179,8 @@ impl ToolPane {
 #[derive(Debug)]
 pub struct ApprovalDialog {
     pub request: ApprovalRequest,
-    pub reply: Option<tokio::sync::oneshot::Sender<Decision>>,
+    /// The agent's id for this request, answered with `Op::Approve` (none in previews).
+    pub id: Option<u64>,
     pub stage: DialogStage,
     /// First argument row in view; changed only by `update`.
     pub scroll: usize,
@@ -210,13 +212,10 @@ pub struct DialogView {
 }
 
 impl ApprovalDialog {
-    pub fn new(
-        request: ApprovalRequest,
-        reply: Option<tokio::sync::oneshot::Sender<Decision>>,
-    ) -> Self {
+    pub fn new(request: ApprovalRequest, id: Option<u64>) -> Self {
         ApprovalDialog {
             request,
-            reply,
+            id,
             stage: DialogStage::Asking,
             scroll: 0,
             view: DialogView::default(),
@@ -301,16 +300,15 @@ pub struct App {
     pub system_prompt: Option<String>,
     pub toolbox: Toolbox,
     pub entries: Vec<Entry>,
-    /// The agent's traces as reported; the one of the request streaming now is built live from
-    /// its events for the inspector and replaced by the agent's when the round ends.
-    pub traces: Vec<Trace>,
+    /// The agent's traces, shared with it (it adds the chunks of the one streaming now; the
+    /// app reads them in place); the list follows the agent's `TraceStarted`/`Cleared`/
+    /// `Truncated` reports.
+    pub traces: Vec<SharedTrace>,
     pub input: TextArea<'static>,
     /// Earlier prompts, oldest first, and where Up/Down recall is.
     pub history: Vec<String>,
     pub history_pos: Option<usize>,
     pub dialog: Option<ApprovalDialog>,
-    /// Tools approved with `a` for the rest of the session.
-    pub always_allow: Vec<String>,
     pub inspector: InspectorState,
     pub help_open: bool,
     /// Lines of the help scrolled off its top.
@@ -381,7 +379,6 @@ impl App {
             history: Vec::new(),
             history_pos: None,
             dialog: None,
-            always_allow: Vec::new(),
             inspector: InspectorState::default(),
             help_open: false,
             help_scroll: 0,
@@ -457,13 +454,20 @@ impl App {
         }
     }
 
-    /// The trace the inspector shows.
-    pub fn inspected_trace(&self) -> Option<(usize, &Trace)> {
+    /// The trace the inspector shows, read in place (the agent may be adding to it: hold the
+    /// guard for the frame only).
+    pub fn inspected_trace(&self) -> Option<(usize, RwLockReadGuard<'_, Trace>)> {
+        let i = self.inspected_index()?;
+        Some((i, self.traces[i].read()))
+    }
+
+    /// Which trace the inspector shows, if there is one.
+    pub fn inspected_index(&self) -> Option<usize> {
         let i = self
             .inspector
             .selected
             .unwrap_or(self.traces.len().checked_sub(1)?);
-        self.traces.get(i).map(|t| (i, t))
+        (i < self.traces.len()).then_some(i)
     }
 }
 

@@ -15,9 +15,9 @@ use super::state::*;
 use super::view;
 use kimi_core::engine::{Decision, EngineEvent, Op};
 use kimi_core::tools::{ExitKind, ToolOutcome};
+use kimi_protocol::StreamEvent;
 use kimi_protocol::sanitize;
 use kimi_protocol::special;
-use kimi_protocol::{StreamEvent, Trace};
 
 /// Error texts from the server are shown up to this many characters.
 const ERROR_CHARS: usize = 2000;
@@ -119,7 +119,7 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         if app.inspector.open {
             return inspector_key(app, k, fx);
         }
-        return dialog_key(app, k);
+        return dialog_key(app, k, fx);
     }
     if app.help_open {
         return help_key(app, &k);
@@ -192,13 +192,8 @@ fn help_key(app: &mut App, k: &KeyEvent) {
 }
 
 fn cancel(app: &mut App, fx: &mut Vec<Effect>) {
-    if let Some(mut d) = app.dialog.take()
-        && let Some(reply) = d.reply.take()
-    {
-        let _ = reply.send(Decision::Deny {
-            reason: Some("the user cancelled the turn".into()),
-        });
-    }
+    // The agent denies the call it waits about when the turn is cancelled.
+    app.dialog = None;
     app.cancelling = true;
     fx.push(Effect::Agent(Op::Cancel));
 }
@@ -391,7 +386,7 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         }
         Some(Action::SaveTrace) => {
             if let Some((i, trace)) = app.inspected_trace() {
-                let text = crate::ui::inspector::plain_text(trace, i);
+                let text = crate::ui::inspector::plain_text(&trace, i);
                 fx.push(Effect::SaveInspector(text));
             }
         }
@@ -404,13 +399,13 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
     let Some(query) = app.inspector.query.clone() else {
         return;
     };
-    let Some((i, _)) = app.inspected_trace() else {
+    let Some(i) = app.inspected_index() else {
         return;
     };
     // The view's kept lines, brought up to date (appending only): no rebuild per step.
     let total = app.traces.len();
     let view = &mut app.inspector_view;
-    view.refresh(&app.traces[i], i, total);
+    view.refresh(&app.traces[i].read(), i, total);
     let start = app.inspector.scroll.min(view.len());
     let from = if forward && !from_current {
         start + 1
@@ -427,7 +422,7 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
     }
 }
 
-fn dialog_key(app: &mut App, k: KeyEvent) {
+fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     // Ctrl-T shows the call's raw markers, whatever the dialog is doing.
     if lookup(Context::Dialog, &k) == Some(Action::InspectCall) {
         return inspect_dialog_call(app);
@@ -436,6 +431,7 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
         return;
     };
     let mut decision = None;
+    let mut always = false;
     match &mut dialog.stage {
         DialogStage::Asking => match lookup(Context::Dialog, &k) {
             // Arguments too long for the dialog scroll first.
@@ -458,10 +454,7 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
                 };
             }
             Some(a @ (Action::Approve | Action::AlwaysAllow)) => {
-                if a == Action::AlwaysAllow {
-                    app.always_allow
-                        .push(dialog.request.call.function.name.clone());
-                }
+                always = a == Action::AlwaysAllow;
                 decision = Some(Decision::Approve {
                     arguments: dialog.request.arguments.clone(),
                 });
@@ -534,8 +527,12 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
     }
     if let Some(d) = decision {
         let id = dialog.request.call.id.clone();
-        if let Some(reply) = dialog.reply.take() {
-            let _ = reply.send(d.clone());
+        if let Some(approval) = dialog.id.take() {
+            fx.push(Effect::Agent(Op::Approve {
+                id: approval,
+                decision: d.clone(),
+                always,
+            }));
         }
         app.dialog = None;
         app.activity = Activity::Idle;
@@ -546,7 +543,7 @@ fn dialog_key(app: &mut App, k: KeyEvent) {
 }
 
 /// The arguments as pretty JSON lines for the editor; as typed when they are not JSON.
-pub fn pretty_lines(arguments: &str) -> Vec<String> {
+pub(crate) fn pretty_lines(arguments: &str) -> Vec<String> {
     let text = serde_json::from_str::<serde_json::Value>(arguments)
         .ok()
         .and_then(|v| serde_json::to_string_pretty(&v).ok())
@@ -764,12 +761,12 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             app.activity = Activity::Idle;
         }
         EngineEvent::MessageAppended { index, message } => view::appended(app, index, *message, fx),
-        EngineEvent::TraceAdded {
+        EngineEvent::TraceStarted { index, trace } => view::trace_started(app, index, trace),
+        EngineEvent::TraceFinished {
             index,
             message_index,
-            trace,
-        } => view::trace_added(app, index, message_index, *trace),
-        EngineEvent::ApprovalRequested { request, reply } => view::approval(app, *request, reply),
+        } => view::trace_finished(app, index, message_index),
+        EngineEvent::ApprovalRequested { id, request } => view::approval(app, id, *request, fx),
         EngineEvent::TurnDone { outcome } => view::turn_done(app, &outcome, fx),
         EngineEvent::TurnFailed { message } => view::turn_failed(app, &message, fx),
         EngineEvent::SystemSet { prompt, change } => view::system_set(app, prompt, change, fx),
@@ -846,37 +843,15 @@ fn finished_state(o: &ToolOutcome) -> PaneState {
 
 fn stream(app: &mut App, s: StreamEvent) {
     match s {
-        StreamEvent::Request { url, body, prompt } => {
-            app.traces.push(Trace {
-                mode: app.connection.mode,
-                url,
-                request: body,
-                prompt,
-                ..Trace::default()
-            });
-            let i = app.traces.len() - 1;
-            if let Some(t) = app.current_turn() {
-                t.trace = Some(i);
-            }
-            app.tokens_this_round = 0;
-            app.round_started = Some(Instant::now());
-        }
-        StreamEvent::Chunk { data, at_us } => {
-            if let Some(i) = app.current_turn().and_then(|t| t.trace)
-                && let Some(trace) = app.traces.get_mut(i)
-            {
-                trace.push_chunk(&data, at_us);
-            }
+        // The agent recorded these in the trace the app shares with it.
+        StreamEvent::Request(_)
+        | StreamEvent::Response { .. }
+        | StreamEvent::Marker(_)
+        | StreamEvent::Finished { .. } => {}
+        StreamEvent::Chunk { .. } => {
             app.tokens_this_round += 1;
             if let Activity::Streaming { chunks, .. } = &mut app.activity {
                 *chunks += 1;
-            }
-        }
-        StreamEvent::Marker(hit) => {
-            if let Some(i) = app.current_turn().and_then(|t| t.trace)
-                && let Some(trace) = app.traces.get_mut(i)
-            {
-                trace.markers.push(hit);
             }
         }
         StreamEvent::Text(t) => {

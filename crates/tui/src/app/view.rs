@@ -2,12 +2,9 @@
 //! conversation and the traces; the app keeps a copy to draw and save, changed only here, in
 //! the order the agent reports its changes.
 
-use tokio::sync::oneshot;
-
 use super::event::Effect;
 use super::state::*;
-use kimi_core::engine::{ApprovalRequest, Decision, SystemChange, TurnOutcome};
-use kimi_protocol::Trace;
+use kimi_core::engine::{ApprovalRequest, Decision, Op, SharedTrace, SystemChange, TurnOutcome};
 use kimi_protocol::sanitize;
 use kimi_protocol::{Message, special};
 
@@ -80,23 +77,22 @@ pub(super) fn cleared(app: &mut App) {
     app.notice("Conversation cleared.", false);
 }
 
-/// The agent asks about a call: answered at once when the user already decided, else the
-/// dialog opens and holds the reply.
-pub(super) fn approval(app: &mut App, request: ApprovalRequest, reply: oneshot::Sender<Decision>) {
-    let name = request.call.function.name.clone();
+/// The agent asks about a call (tools allowed for the session it no longer asks about): denied
+/// at once while the turn is being cancelled, else the dialog opens and answers `id`.
+pub(super) fn approval(app: &mut App, id: u64, request: ApprovalRequest, fx: &mut Vec<Effect>) {
     if app.cancelling {
-        let _ = reply.send(Decision::Deny {
-            reason: Some("the user cancelled the turn".into()),
-        });
-    } else if request.problems.is_empty() && app.always_allow.contains(&name) {
-        let _ = reply.send(Decision::Approve {
-            arguments: request.arguments,
-        });
+        fx.push(Effect::Agent(Op::Approve {
+            id,
+            decision: Decision::Deny {
+                reason: Some("the user cancelled the turn".into()),
+            },
+            always: false,
+        }));
     } else {
         if let Some(p) = app.pane_for_call(&request.call.id) {
             p.state = PaneState::WaitingApproval;
         }
-        app.dialog = Some(ApprovalDialog::new(request, Some(reply)));
+        app.dialog = Some(ApprovalDialog::new(request, Some(id)));
         // The dialog takes the keys: nothing else may sit over it.
         app.inspector.open = false;
         app.help_open = false;
@@ -149,20 +145,43 @@ pub(super) fn turn_failed(app: &mut App, message: &str, fx: &mut Vec<Effect>) {
     );
 }
 
-/// The agent's trace of a finished request replaces the live one shown while it streamed.
-pub(super) fn trace_added(app: &mut App, index: usize, message_index: usize, trace: Trace) {
-    if index < app.traces.len() {
-        app.traces[index] = trace;
-    } else {
-        app.traces.push(trace);
+/// A request went out: its trace (the agent's, shared) is in view from now on, live.
+pub(super) fn trace_started(app: &mut App, index: usize, trace: SharedTrace) {
+    if index != app.traces.len() {
+        // Never expected: the view missed or doubled a trace. The agent's index wins.
+        tracing::warn!(
+            index,
+            view = app.traces.len(),
+            "the trace view is out of step"
+        );
+        app.traces.truncate(index);
+        app.trace_messages.truncate(index);
     }
-    let index = index.min(app.traces.len() - 1);
-    app.trace_messages.resize(app.traces.len(), message_index);
+    let index = app.traces.len();
+    app.traces.push(trace);
+    if let Some(t) = app.current_turn() {
+        t.trace = Some(index);
+    }
+    app.tokens_this_round = 0;
+    app.round_started = Some(std::time::Instant::now());
+}
+
+/// The trace at `index` is complete and belongs to the message at `message_index`. Written
+/// with the round's end, which the agent reports next.
+pub(super) fn trace_finished(app: &mut App, index: usize, message_index: usize) {
+    if index >= app.traces.len() {
+        tracing::warn!(
+            index,
+            view = app.traces.len(),
+            "a finished trace is not in view"
+        );
+        return;
+    }
+    app.trace_messages.resize(index + 1, message_index);
     app.trace_messages[index] = message_index;
     if let Some(t) = app.current_turn() {
         t.trace = Some(index);
     }
-    // Written with the round's end, which the agent reports next.
 }
 
 pub(super) fn system_set(

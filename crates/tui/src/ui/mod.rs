@@ -52,16 +52,16 @@ pub fn prepare(app: &mut App, size: Rect, theme: &markdown::Theme) {
 }
 
 fn prepare_inspector(app: &mut App, area: Rect) {
-    let Some((i, _)) = app.inspected_trace() else {
+    let Some(i) = app.inspected_index() else {
         app.inspector_view.clear();
         return;
     };
     let total = app.traces.len();
     // The view appends what arrived since the last frame; it never rebuilds a growing trace.
-    app.inspector_view.refresh(&app.traces[i], i, total);
+    app.inspector_view.refresh(&app.traces[i].read(), i, total);
     let lines = &app.inspector_view;
     if let Some(call) = app.inspector.jump_to_call.take() {
-        match inspector::line_of_call(&app.traces[i], lines.iter(), call) {
+        match inspector::line_of_call(&app.traces[i].read(), lines.iter(), call) {
             Some(n) => app.inspector.scroll = n,
             None => {
                 app.inspector.message = Some(format!("no markers of call {call} in this request"))

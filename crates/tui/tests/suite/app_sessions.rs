@@ -4,7 +4,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::engine::{EngineEvent, Op, TurnOutcome, set_system};
+use kimi_core::engine::{EngineEvent, Op, SharedTrace, TurnOutcome, set_system};
 use kimi_core::session::{Session, SessionStore};
 use kimi_core::tools::Toolbox;
 use kimi_protocol::{Message, ToolCall};
@@ -62,17 +62,31 @@ fn appended(a: &mut App, store: &SessionStore, index: usize, message: Message) -
     )
 }
 
-/// A round's end as the agent reports it: its message, its trace, the end.
-fn round_end(round: u32, index: usize, message: Message, trace: Box<Trace>) -> [EngineEvent; 3] {
+/// A round's end as the agent reports it (its trace, shared, reported late for brevity): its
+/// message, its trace, the end.
+fn round_end(round: u32, index: usize, message: Message, trace: Box<Trace>) -> [EngineEvent; 4] {
+    let [appended, finished, end] = round_finish(round, index, message);
+    [
+        EngineEvent::TraceStarted {
+            index: round as usize - 1,
+            trace: SharedTrace::new(*trace),
+        },
+        appended,
+        finished,
+        end,
+    ]
+}
+
+/// The end of a round whose trace was started: its message, its trace finished, the end.
+fn round_finish(round: u32, index: usize, message: Message) -> [EngineEvent; 3] {
     [
         EngineEvent::MessageAppended {
             index,
             message: Box::new(message),
         },
-        EngineEvent::TraceAdded {
+        EngineEvent::TraceFinished {
             index: round as usize - 1,
             message_index: index,
-            trace,
         },
         EngineEvent::RoundFinished {
             round,
@@ -282,12 +296,16 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
         &store,
         AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
     );
+    // The agent's trace of the request, which it fills in as the chunks arrive.
+    apply(
+        &mut a,
+        &store,
+        AppEvent::Engine(EngineEvent::TraceStarted {
+            index: 0,
+            trace: SharedTrace::new(*trace("Once upon")),
+        }),
+    );
     for e in [
-        StreamEvent::Request {
-            url: "http://h/v1/completions".into(),
-            body: serde_json::json!({"prompt": "p"}),
-            prompt: Some("p".into()),
-        },
         StreamEvent::Chunk {
             data: "Once upon".into(),
             at_us: 5,
@@ -358,12 +376,7 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
     drop(b);
 
     // The round ends: its message replaces the partial record.
-    for e in round_end(
-        1,
-        1,
-        Message::assistant("Once upon a time."),
-        trace("Once upon a time."),
-    ) {
+    for e in round_finish(1, 1, Message::assistant("Once upon a time.")) {
         apply(&mut a, &store, AppEvent::Engine(e));
     }
     let s = store.load(&id).expect("loads");

@@ -2,15 +2,18 @@
 //! with a reason, always-allow, editing arguments, cancelling mid-stream, retry.
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::engine::{ApprovalRequest, Decision, EngineEvent, Op, TurnOutcome, set_system};
+use kimi_core::engine::{
+    ApprovalRequest, Decision, EngineEvent, Op, SharedTrace, TurnOutcome, set_system,
+};
 use kimi_core::tools::{Approval, CallProblem, ToolSpec, Toolbox};
 use kimi_protocol::{Message, ToolCall};
-use kimi_protocol::{Mode, StreamEvent};
+use kimi_protocol::{Mode, StreamEvent, Trace};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::state::{App, Connection, DialogStage, Entry, PaneState, TurnState};
 use kimi_ui::app::update::update;
 use serde_json::json;
-use tokio::sync::oneshot;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 fn weather() -> ToolSpec {
     ToolSpec {
@@ -35,21 +38,69 @@ fn app() -> App {
     )
 }
 
+thread_local! {
+    /// The decisions the app sent the agent (`Op::Approve`), as the agent's inbox gets them.
+    static DECISIONS: RefCell<Vec<(u64, Decision, bool)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `effects`, after noting the decisions among them.
+fn noted(effects: Vec<Effect>) -> Vec<Effect> {
+    for f in &effects {
+        if let Effect::Agent(Op::Approve {
+            id,
+            decision,
+            always,
+        }) = f
+        {
+            DECISIONS.with(|d| d.borrow_mut().push((*id, decision.clone(), *always)));
+        }
+    }
+    effects
+}
+
+/// The agent's side of one approval request: the decision sent for its id, if any yet.
+struct Answer {
+    id: u64,
+}
+
+impl Answer {
+    fn new() -> Answer {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Answer {
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    fn try_recv(&mut self) -> Result<Decision, &'static str> {
+        self.sent().map(|(d, _)| d).ok_or("nothing decided")
+    }
+
+    /// The decision and whether it allows the tool for the session.
+    fn sent(&self) -> Option<(Decision, bool)> {
+        DECISIONS.with(|d| {
+            let d = d.borrow();
+            let mine: Vec<_> = d.iter().filter(|(id, ..)| *id == self.id).collect();
+            assert!(mine.len() <= 1, "one decision per request: {mine:?}");
+            mine.first().map(|(_, d, always)| (d.clone(), *always))
+        })
+    }
+}
+
 fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
-    update(
+    noted(update(
         app,
         AppEvent::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE))),
-    )
+    ))
 }
 
 fn ctrl(app: &mut App, c: char) -> Vec<Effect> {
-    update(
+    noted(update(
         app,
         AppEvent::Terminal(Event::Key(KeyEvent::new(
             KeyCode::Char(c),
             KeyModifiers::CONTROL,
         ))),
-    )
+    ))
 }
 
 /// Enter, and what the agent reports before any request for the operations it gets: the
@@ -84,7 +135,7 @@ fn typed(app: &mut App, text: &str) {
 }
 
 /// A turn streaming one weather call, then the engine asking about it.
-fn ask(app: &mut App, arguments: &str) -> oneshot::Receiver<Decision> {
+fn ask(app: &mut App, arguments: &str) -> Answer {
     let call = ToolCall::new("functions.get_weather:0", "get_weather", arguments);
     for e in [
         EngineEvent::RoundStarted { round: 1 },
@@ -108,10 +159,11 @@ fn ask(app: &mut App, arguments: &str) -> oneshot::Receiver<Decision> {
         .err()
         .into_iter()
         .collect();
-    let (reply, answer) = oneshot::channel();
-    update(
+    let answer = Answer::new();
+    noted(update(
         app,
         AppEvent::Engine(EngineEvent::ApprovalRequested {
+            id: answer.id,
             request: Box::new(ApprovalRequest {
                 index: 0,
                 call,
@@ -119,9 +171,8 @@ fn ask(app: &mut App, arguments: &str) -> oneshot::Receiver<Decision> {
                 arguments: arguments.into(),
                 problems,
             }),
-            reply,
         }),
-    );
+    ));
     // The event loop draws a frame after each batch of events.
     app.frame_drawn();
     answer
@@ -180,18 +231,26 @@ fn n_denies_with_the_typed_reason_and_esc_denies_without() {
 #[test]
 fn a_always_allows_the_tool_for_the_session() {
     let mut a = app();
-    let mut first = ask(&mut a, r#"{"city": "Paris"}"#);
+    // The agent keeps the policy (it asks no more about the tool); the app tells it which.
+    let first = ask(&mut a, r#"{"city": "Paris"}"#);
     key(&mut a, KeyCode::Char('a'));
-    assert!(matches!(first.try_recv(), Ok(Decision::Approve { .. })));
-    // The next call to the same tool is approved without a dialog...
-    let mut second = ask(&mut a, r#"{"city": "Lyon"}"#);
+    assert!(matches!(
+        first.sent(),
+        Some((Decision::Approve { .. }, true))
+    ));
     assert!(a.dialog.is_none());
+    let second = ask(&mut a, r#"{"city": "Lyon"}"#);
+    key(&mut a, KeyCode::Char('y'));
     assert!(
-        matches!(second.try_recv(), Ok(Decision::Approve { arguments }) if arguments.contains("Lyon"))
+        matches!(second.sent(), Some((Decision::Approve { arguments }, false)) if arguments.contains("Lyon"))
     );
-    // ...but never with invalid arguments.
-    let _third = ask(&mut a, r#"{"city": 1}"#);
-    assert!(a.dialog.is_some(), "invalid arguments still ask");
+    // Invalid arguments cannot be allowed for the session.
+    let third = ask(&mut a, r#"{"city": 1}"#);
+    key(&mut a, KeyCode::Char('a'));
+    assert!(
+        third.sent().is_none() && a.dialog.is_some(),
+        "invalid arguments still ask"
+    );
 }
 
 #[test]
@@ -433,7 +492,7 @@ fn inspector_search_never_indexes_past_the_end() {
     let mut a = app();
     let mut t = kimi_protocol::Trace::default();
     t.push_chunk("hello", 1);
-    a.traces.push(t);
+    a.traces.push(t.into());
     ctrl(&mut a, 't');
     assert!(a.inspector.open);
     key(&mut a, KeyCode::Char('/'));
@@ -558,7 +617,6 @@ fn y_and_a_wait_until_every_argument_line_was_on_screen() {
     key(&mut a, KeyCode::Char('a'));
     assert!(answer.try_recv().is_err(), "approved unseen arguments");
     assert!(hint(&a).contains("scroll to the end first"), "{}", hint(&a));
-    assert!(a.always_allow.is_empty());
     // The end alone is not enough: the middle was never drawn.
     key(&mut a, KeyCode::End);
     a.frame_drawn();
@@ -588,10 +646,11 @@ fn a_key_typed_before_the_dialog_was_drawn_approves_nothing() {
         "get_weather",
         r#"{"city": "Paris"}"#,
     );
-    let (reply, mut answer) = oneshot::channel();
+    let mut answer = Answer::new();
     update(
         &mut a,
         AppEvent::Engine(EngineEvent::ApprovalRequested {
+            id: answer.id,
             request: Box::new(ApprovalRequest {
                 index: 0,
                 call,
@@ -599,7 +658,6 @@ fn a_key_typed_before_the_dialog_was_drawn_approves_nothing() {
                 arguments: r#"{"city": "Paris"}"#.into(),
                 problems: Vec::new(),
             }),
-            reply,
         }),
     );
     key(&mut a, KeyCode::Char('y'));
@@ -640,11 +698,14 @@ fn ctrl_t_inspects_the_pending_call_and_closing_returns_to_the_dialog() {
     // The round's request, so the call has a trace to inspect.
     update(
         &mut a,
-        AppEvent::Engine(EngineEvent::Stream(StreamEvent::Request {
-            url: "http://127.0.0.1:1/v1/completions".into(),
-            body: json!({}),
-            prompt: Some(String::new()),
-        })),
+        AppEvent::Engine(EngineEvent::TraceStarted {
+            index: 0,
+            trace: SharedTrace::new(Trace {
+                url: "http://127.0.0.1:1/v1/completions".into(),
+                prompt: Some(String::new()),
+                ..Trace::default()
+            }),
+        }),
     );
     ctrl(&mut a, 't');
     assert!(a.inspector.open, "Ctrl-T opens the inspector");

@@ -261,7 +261,7 @@ fn raw_trace() -> Trace {
 #[test]
 fn inspector_raw_mode() {
     let mut a = app(Mode::Raw);
-    a.traces.push(raw_trace());
+    a.traces.push(raw_trace().into());
     a.inspector.open = true;
     insta::assert_snapshot!(screen(&mut a, 110, 40));
 }
@@ -287,7 +287,7 @@ fn inspector_chat_mode() {
     {
         t.push_chunk(e, 1_000 * (i as u64 + 1));
     }
-    a.traces.push(t);
+    a.traces.push(t.into());
     a.inspector.open = true;
     insta::assert_snapshot!(screen(&mut a, 110, 30));
 }
