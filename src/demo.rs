@@ -61,6 +61,9 @@ pub fn demo_tools(dir: &Path) -> Result<Vec<ToolSpec>> {
     ])
 }
 
+/// The profile name of a demo run, as its saved sessions record it.
+pub const PROFILE: &str = "demo";
+
 /// Where the demo scripts go.
 pub fn tools_dir() -> PathBuf {
     kimi_ui::app::state_dir().join("demo-tools")
@@ -83,7 +86,7 @@ pub async fn start(mode: Option<Mode>) -> Result<(MockServer, Resolved)> {
     Ok((
         server,
         Resolved {
-            profile_name: "demo".into(),
+            profile_name: PROFILE.into(),
             profile,
             tools,
             config_path: None,

@@ -134,6 +134,7 @@ where
     }
     tracing::info!(demo, "starting the TUI");
     let mut guard = terminal::TerminalGuard::enter().context("cannot take over the terminal")?;
+    app.keyboard_enhanced = guard.keyboard_enhanced;
     let result = event_loop(
         &mut guard.terminal,
         &mut app,
@@ -151,7 +152,21 @@ where
     }
     drop(guard);
     drop(keep_alive);
+    if let Some(text) = resume_hint(&app) {
+        println!("{text}");
+    }
     result
+}
+
+/// What is printed on exit when the conversation was saved: its id and the exact command that
+/// continues it. Nothing for a run that saved nothing (a demo where nothing was sent).
+pub fn resume_hint(app: &App) -> Option<String> {
+    let session = app.session.as_ref()?;
+    app.saved?;
+    Some(format!(
+        "Session {id} saved. Continue it with:\n  kimi-tui --session {id}",
+        id = session.id
+    ))
 }
 
 async fn event_loop(
@@ -281,7 +296,7 @@ fn run_effects(
             }
             Effect::SaveInspector(text) => save_inspector(app, &text),
             Effect::SaveSession => saved::save(app, store),
-            Effect::Export { markdown, path } => saved::export_to(app, markdown, &path),
+            Effect::Export { markdown, path } => saved::export_to(app, markdown, path.as_deref()),
             Effect::Quit => app.should_quit = true,
         }
     }

@@ -138,10 +138,28 @@ fn stop_saving(app: &mut App, why: &str) {
 }
 
 /// `/export md|json PATH`.
-pub fn export_to(app: &mut App, markdown: bool, path: &str) {
+pub fn export_to(app: &mut App, markdown: bool, path: Option<&str>) {
     let Some(session) = snapshot(app) else {
         return app.notice("Nothing to export: sessions are off for this run.", true);
     };
+    // No path: a file named for the session, in the directory kimi-tui was started from,
+    // named in full in the notice so it can be found.
+    let path = match path {
+        Some(p) => p.to_owned(),
+        None => {
+            let name = format!(
+                "kimi-{}.{}",
+                session.id,
+                if markdown { "md" } else { "json" }
+            );
+            std::env::current_dir()
+                .map(|d| d.join(&name))
+                .unwrap_or_else(|_| name.into())
+                .display()
+                .to_string()
+        }
+    };
+    let path = path.as_str();
     let text = if markdown {
         to_markdown(&session)
     } else {

@@ -315,12 +315,17 @@ pub struct App {
     pub help_open: bool,
     /// Lines of the help scrolled off its top.
     pub help_scroll: usize,
+    /// The terminal accepted the keyboard enhancement protocol: Shift-Enter reaches the app
+    /// (and the help lists it).
+    pub keyboard_enhanced: bool,
     pub activity: Activity,
     pub usage: Usage,
     /// Lines scrolled up from the bottom; 0 = pinned to the bottom, following the stream.
     pub scroll_from_bottom: usize,
     /// The selected tool pane (entry index, pane index), cycled with Tab.
     pub selected_pane: Option<(usize, usize)>,
+    /// Tab chose a pane: the next layout scrolls the transcript to show it.
+    pub reveal_selected: bool,
     /// A turn is in flight.
     pub busy: bool,
     pub should_quit: bool,
@@ -385,10 +390,12 @@ impl App {
             inspector: InspectorState::default(),
             help_open: false,
             help_scroll: 0,
+            keyboard_enhanced: false,
             activity: Activity::Idle,
             usage: Usage::default(),
             scroll_from_bottom: 0,
             selected_pane: None,
+            reveal_selected: false,
             busy: false,
             should_quit: false,
             dirty: true,

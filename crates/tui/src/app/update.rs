@@ -108,6 +108,8 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     if lookup(Context::Global, &k) == Some(Action::CancelOrQuit) {
         if app.busy {
             cancel(app, fx);
+        } else if app.dialog.is_none() && !app.input.is_empty() {
+            clear_draft(app);
         } else {
             fx.push(Effect::Quit);
         }
@@ -151,6 +153,7 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::ToggleCall) => toggle_pane(app),
         Some(Action::ToggleInspector) => toggle_inspector(app),
         Some(Action::NewLine) => app.input.insert_newline(),
+        Some(a) if edit(&mut app.input, a) => {}
         Some(Action::Send) => submit(app, fx),
         Some(Action::HistoryPrev) if app.input.cursor().0 == 0 && !app.history.is_empty() => {
             recall(app, true)
@@ -167,6 +170,49 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     }
 }
 
+/// Ctrl-C on a draft, as in Codex and Claude Code: the draft goes (into the prompt history, so
+/// Up brings it back) and a second Ctrl-C on the empty input quits.
+fn clear_draft(app: &mut App) {
+    let text = app.input.lines().join("\n");
+    if app.history.last() != Some(&text) {
+        app.history.push(text);
+    }
+    app.history_pos = None;
+    app.input = new_input();
+    app.notice(
+        "Draft cleared (Up brings it back); Ctrl-C again quits.",
+        false,
+    );
+}
+
+/// The readline editing actions of the key table, applied to a text box. `false` when `action`
+/// is not one of them.
+fn edit(input: &mut TextArea<'static>, action: Action) -> bool {
+    match action {
+        Action::LineStart => input.move_cursor(CursorMove::Head),
+        Action::LineEnd => input.move_cursor(CursorMove::End),
+        Action::WordBack => input.move_cursor(CursorMove::WordBack),
+        Action::WordForward => input.move_cursor(CursorMove::WordForward),
+        Action::DeleteToLineStart => {
+            input.delete_line_by_head();
+        }
+        Action::DeleteToLineEnd => {
+            input.delete_line_by_end();
+        }
+        Action::DeleteWordBack => {
+            input.delete_word();
+        }
+        Action::Undo => {
+            input.undo();
+        }
+        Action::Yank => {
+            input.paste();
+        }
+        _ => return false,
+    }
+    true
+}
+
 fn open_help(app: &mut App) {
     app.help_open = true;
     app.help_scroll = 0;
@@ -174,7 +220,7 @@ fn open_help(app: &mut App) {
 
 fn help_key(app: &mut App, k: &KeyEvent) {
     // The help's lines and the rows the overlay shows of them (two go to its border).
-    let total = crate::ui::help::line_count();
+    let total = crate::ui::help::line_count(app.screen.0, app.keyboard_enhanced);
     let shown = usize::from(app.screen.1).saturating_sub(2).max(1);
     let last = total.saturating_sub(shown);
     let page = shown.saturating_sub(1).max(1);
@@ -260,6 +306,7 @@ fn select_pane(app: &mut App, forward: bool) {
         bump(app, e);
     }
     bump(app, all[next].0);
+    app.reveal_selected = true;
 }
 
 fn bump(app: &mut App, entry: usize) {
@@ -560,10 +607,17 @@ fn submit(app: &mut App, fx: &mut Vec<Effect>) {
     if trimmed.is_empty() {
         return;
     }
-    if let Some(cmd) = commands::parse(trimmed) {
-        app.input = new_input();
-        return slash(app, cmd, fx);
-    }
+    // `//text` is a message that starts with `/` (`/text`); a single `/` starts a command.
+    let message = match commands::unescape(&text) {
+        Some(message) => message,
+        None => {
+            if let Some(cmd) = commands::parse(trimmed) {
+                app.input = new_input();
+                return slash(app, cmd, fx);
+            }
+            text.clone()
+        }
+    };
     if app.busy {
         app.notice(
             "A turn is running: wait for it, or press Esc to cancel it.",
@@ -571,10 +625,11 @@ fn submit(app: &mut App, fx: &mut Vec<Effect>) {
         );
         return;
     }
-    app.history.push(text.clone());
+    // The history keeps what was typed (`//text`), so recalling it sends the same message.
+    app.history.push(text);
     app.history_pos = None;
     app.input = new_input();
-    send_user(app, text, fx);
+    send_user(app, message, fx);
 }
 
 fn send_user(app: &mut App, text: String, fx: &mut Vec<Effect>) {
@@ -682,18 +737,27 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             } else {
                 let mut s = String::from("Tools:");
                 for t in app.toolbox.specs() {
+                    let always = if app.always_allow.contains(&t.name) {
+                        ", always allowed this session"
+                    } else {
+                        ""
+                    };
                     s.push_str(&format!(
-                        "\n  {} [{}] {} · {}",
+                        "\n  {} [{}{always}] {} · {}",
                         t.name,
                         format!("{:?}", t.approval).to_lowercase(),
                         t.command.join(" "),
                         t.description
                     ));
                 }
+                if !app.always_allow.is_empty() {
+                    s.push_str("\n/tools revoke NAME (or all: /tools revoke) asks again.");
+                }
                 s
             };
             app.notice(text, false);
         }
+        SlashCommand::Revoke(name) => revoke(app, name),
         SlashCommand::Retry => {
             if app.busy {
                 return app.notice("A turn is running.", true);
@@ -719,6 +783,29 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
         SlashCommand::Export { markdown, path } => fx.push(Effect::Export { markdown, path }),
         SlashCommand::Unknown(msg) => app.notice(msg, true),
     }
+}
+
+/// Take "always allow" back (the TUI answers the engine's approval requests, so the policy
+/// is the app's): the next call of the tool opens the dialog again.
+fn revoke(app: &mut App, name: Option<String>) {
+    let text = match name {
+        None if app.always_allow.is_empty() => "No tool is always allowed.".to_owned(),
+        None => {
+            let names = std::mem::take(&mut app.always_allow).join(", ");
+            format!("Always allow revoked for {names}: their calls ask again.")
+        }
+        Some(n) => match app.always_allow.iter().position(|a| *a == n) {
+            Some(i) => {
+                app.always_allow.remove(i);
+                format!("Always allow revoked for {n}: its calls ask again.")
+            }
+            None => {
+                let shown = sanitize::one_line(&n, 80);
+                return app.notice(format!("{shown} is not always allowed."), true);
+            }
+        },
+    };
+    app.notice(text, false);
 }
 
 fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {

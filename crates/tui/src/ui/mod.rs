@@ -92,6 +92,6 @@ pub fn draw(frame: &mut Frame, app: &App) {
         approval::render(frame, frame.area(), d);
     }
     if app.help_open {
-        help::render(frame, frame.area(), app.help_scroll);
+        help::render(frame, frame.area(), app.help_scroll, app.keyboard_enhanced);
     }
 }

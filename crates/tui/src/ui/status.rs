@@ -45,6 +45,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         ),
         Span::raw(format!(" {} @ {} ", c.model, c.host)),
         Span::styled(format!("│ {state} "), Style::default().fg(Color::Yellow)),
+        always_allowed(app),
         Span::styled(format!("│ {usage} "), Style::default().fg(Color::DarkGray)),
         Span::styled(
             format!("│ {}", hints()),
@@ -52,6 +53,22 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         ),
     ]);
     frame.render_widget(Paragraph::new(line), area);
+}
+
+/// The tools approved with `a` for this session, visible so the choice is not forgotten
+/// (`/tools revoke` takes it back).
+fn always_allowed(app: &App) -> Span<'static> {
+    if app.always_allow.is_empty() {
+        return Span::raw("");
+    }
+    let names = app.always_allow.join(", ");
+    Span::styled(
+        format!(
+            "│ always: {} ",
+            kimi_protocol::sanitize::one_line(&names, 40)
+        ),
+        Style::default().fg(Color::Green),
+    )
 }
 
 /// The key table's hints: `F1 help · Ctrl-T inspector · Esc cancel`.
