@@ -138,6 +138,14 @@ fn stop_saving(app: &mut App, why: &str) {
 }
 
 /// `/export md|json PATH`.
+/// Where `/export` without a path writes: `DIR/kimi-ID.md` (or `.json`).
+pub fn default_export_path(dir: &std::path::Path, id: &str, markdown: bool) -> std::path::PathBuf {
+    dir.join(format!(
+        "kimi-{id}.{}",
+        if markdown { "md" } else { "json" }
+    ))
+}
+
 pub fn export_to(app: &mut App, markdown: bool, path: Option<&str>) {
     let Some(session) = snapshot(app) else {
         return app.notice("Nothing to export: sessions are off for this run.", true);
@@ -147,14 +155,8 @@ pub fn export_to(app: &mut App, markdown: bool, path: Option<&str>) {
     let path = match path {
         Some(p) => p.to_owned(),
         None => {
-            let name = format!(
-                "kimi-{}.{}",
-                session.id,
-                if markdown { "md" } else { "json" }
-            );
-            std::env::current_dir()
-                .map(|d| d.join(&name))
-                .unwrap_or_else(|_| name.into())
+            let dir = std::env::current_dir().unwrap_or_default();
+            default_export_path(&dir, &session.id, markdown)
                 .display()
                 .to_string()
         }
