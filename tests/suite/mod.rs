@@ -1,6 +1,7 @@
 mod cli;
 mod config_cli;
 mod config_example;
+mod defects_cli;
 mod doctor;
 mod exec_cli;
 mod files_tmux;
