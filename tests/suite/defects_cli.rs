@@ -28,3 +28,46 @@ async fn doctor_passes_against_a_server_that_always_streams() {
         r.out
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_passes_right_after_config_init_from_any_directory() {
+    let server = kimi_mock::MockServer::start(MockOptions::default(), 0)
+        .await
+        .expect("mock");
+    let home = tempfile::tempdir().expect("tmp");
+    // Run from a directory that is not the source tree: relative tool paths would fail here.
+    let elsewhere = home.path().join("somewhere/else");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let bin = env!("CARGO_BIN_EXE_kimi-tui");
+    let run = |args: &[&str]| {
+        std::process::Command::new(bin)
+            .args(args)
+            .current_dir(&elsewhere)
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .output()
+            .expect("runs")
+    };
+    let init = tokio::task::block_in_place(|| run(&["config", "init"]));
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    let url = server.base_url();
+    let out = tokio::task::block_in_place(|| run(&["doctor", "--base-url", &url]));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for tool in ["get_weather", "get_time", "list_dir"] {
+        assert!(text.contains(&format!("✓ tool {tool}: ")), "{text}");
+    }
+    assert!(text.ends_with("all checks passed\n"), "{text}");
+    server.shutdown().await;
+}
