@@ -71,3 +71,38 @@ async fn doctor_passes_right_after_config_init_from_any_directory() {
     assert!(text.ends_with("all checks passed\n"), "{text}");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn exec_caps_long_tool_arguments_on_stderr_and_names_where_errors_come_from() {
+    use super::exec_cli::{exec, text};
+    let city = "Paris ".repeat(170);
+    let opts = MockOptions {
+        tool_calls: vec![kimi_mock::ScriptedCall {
+            id: None,
+            name: "get_weather".into(),
+            arguments: serde_json::json!({"city": city, "units": "metric"}).to_string(),
+        }],
+        ..MockOptions::default()
+    };
+    let o = exec(opts, "chat", "ask", &["--yes", "weather?"]).await;
+    let err = text(&o.stderr);
+    let running = err
+        .lines()
+        .find(|l| l.contains("running with"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(running.chars().count() < 400, "{running}");
+    assert!(
+        running.contains("bytes in all, keys: city, units"),
+        "{running}"
+    );
+    // A failing server: the error says which profile of which file sent the request.
+    let opts = MockOptions {
+        fail_status: Some(401),
+        ..MockOptions::default()
+    };
+    let o = exec(opts, "chat", "ask", &["hello"]).await;
+    let err = text(&o.stderr);
+    assert!(err.contains("HTTP 401"), "{err}");
+    assert!(err.contains("profile `test` in "), "{err}");
+    assert!(err.contains("config.toml]"), "{err}");
+}

@@ -84,6 +84,7 @@ where
     let demo = start.demo;
     // Everything that can fail on configuration fails here, before the terminal is taken.
     let (resolved, keep_alive) = setup.await?;
+    let origin = resolved.origin();
     let Resolved {
         profile_name,
         profile,
@@ -92,8 +93,8 @@ where
     } = resolved;
     let endpoint = profile
         .endpoint()
-        .map_err(|e| anyhow::anyhow!("profile `{profile_name}`: {e}"))?;
-    let toolbox = Toolbox::new(tools).map_err(anyhow::Error::msg)?;
+        .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+    let toolbox = Toolbox::new(tools).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
     let host = reqwest::Url::parse(&endpoint.base_url)
         .ok()
         .and_then(|u| {
