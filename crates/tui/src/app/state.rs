@@ -272,6 +272,8 @@ pub struct InspectorState {
     /// A line to bring into view on the next draw (search hit, a call's first marker).
     pub jump_to_call: Option<usize>,
     pub message: Option<String>,
+    /// Whole lines the view held at the last layout: what PgUp/PgDn move by.
+    pub page: usize,
 }
 
 /// The status line's view of what is happening.
@@ -477,7 +479,7 @@ impl App {
 /// A fresh multi-line input box.
 pub fn new_input() -> TextArea<'static> {
     let mut t = TextArea::default();
-    t.set_placeholder_text("Message Kimi  (Enter send · Shift-Enter newline · /help)");
+    t.set_placeholder_text("Message Kimi  (Enter send · Ctrl-J newline · /help)");
     t.set_wrap_mode(ratatui_textarea::WrapMode::Glyph);
     t.set_cursor_line_style(ratatui::style::Style::default());
     // Set here, not per frame: the box is drawn as it is, never cloned, so its wrap layout is

@@ -409,10 +409,27 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
             }
         }
     }
-    let page = app.page_height.saturating_sub(2).max(1);
+    let page = app.inspector.page.max(1);
     let traces = app.traces.len();
     let ins = &mut app.inspector;
-    match lookup(Context::Inspector, &k) {
+    let action = lookup(Context::Inspector, &k);
+    // Moving on leaves the last search note behind (it described the old position).
+    if matches!(
+        action,
+        Some(
+            Action::LineUp
+                | Action::LineDown
+                | Action::PageUp
+                | Action::PageDown
+                | Action::Top
+                | Action::Bottom
+                | Action::PrevRequest
+                | Action::NextRequest
+        )
+    ) {
+        ins.message = None;
+    }
+    match action {
         // Over the dialog only the view closes: the dialog is still pending under it.
         Some(Action::ToggleInspector) if over_dialog => ins.open = false,
         Some(Action::ToggleInspector) => toggle_inspector(app),
@@ -464,14 +481,24 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
     } else {
         start
     };
-    let hit = view.find(&query, from, forward);
-    match hit {
+    // Past the last match the search wraps around, as in less and vim, and says so.
+    let (hit, wrapped) = match view.find(&query, from, forward) {
+        Some(n) => (Some(n), false),
+        None if forward => (view.find(&query, 0, true), true),
+        None => (view.find(&query, view.len(), false), true),
+    };
+    app.inspector.message = Some(match hit {
         Some(n) => {
             app.inspector.scroll = n;
-            app.inspector.message = Some(format!("/{query}: line {}", n + 1));
+            let note = match (wrapped, forward) {
+                (false, _) => "",
+                (true, true) => " (wrapped to the top)",
+                (true, false) => " (wrapped to the bottom)",
+            };
+            format!("/{query}: line {}{note}", n + 1)
         }
-        None => app.inspector.message = Some(format!("/{query}: no more matches")),
-    }
+        None => format!("/{query}: no matches"),
+    });
 }
 
 fn dialog_key(app: &mut App, k: KeyEvent) {

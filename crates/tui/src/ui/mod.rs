@@ -4,6 +4,7 @@
 pub mod approval;
 pub(crate) mod help;
 pub mod inspector;
+pub(crate) mod inspector_rows;
 pub mod inspector_view;
 pub mod markdown;
 pub mod special;
@@ -11,6 +12,7 @@ pub mod status;
 pub(crate) mod style;
 pub mod tool_pane;
 pub(crate) mod transcript;
+pub mod width;
 pub(crate) mod wrap;
 
 use ratatui::Frame;
@@ -68,12 +70,17 @@ fn prepare_inspector(app: &mut App, area: Rect) {
             }
         }
     }
-    // Lines wrap when drawn, so any line may be the top one; past the end means "the end".
+    // Lines wrap when drawn: scrolling counts screen rows, so `End` (and any scroll past the
+    // end) puts the last line on the last row, and a page is the lines the view holds.
     let rows = area.height.saturating_sub(3) as usize;
+    let width = area.width.saturating_sub(2) as usize;
     let lines = &app.inspector_view;
-    if app.inspector.scroll >= lines.len() {
-        app.inspector.scroll = lines.len().saturating_sub(rows.max(1));
+    let last = inspector_rows::last_top(lines.len(), |n| lines.line(n), width, rows);
+    if app.inspector.scroll > last {
+        app.inspector.scroll = last;
     }
+    app.inspector.page =
+        inspector_rows::fitting(lines.window(app.inspector.scroll, rows), width, rows);
 }
 
 pub fn draw(frame: &mut Frame, app: &App) {
