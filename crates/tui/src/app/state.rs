@@ -274,6 +274,9 @@ pub struct InspectorState {
     pub message: Option<String>,
     /// Whole lines the view held at the last layout: what PgUp/PgDn move by.
     pub page: usize,
+    /// The line of the last search match: `n`/`N` go on from it (the view may show it lower
+    /// than the top, near the end).
+    pub hit: Option<usize>,
 }
 
 /// The status line's view of what is happening.

@@ -340,6 +340,7 @@ fn toggle_inspector(app: &mut App) {
     ins.open = !ins.open;
     ins.searching = None;
     ins.message = None;
+    ins.hit = None;
     if !ins.open {
         return;
     }
@@ -388,6 +389,7 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
                 ins.searching = None;
                 ins.message = Some("search: n next, N previous".into());
                 ins.jump_to_call = None;
+                ins.hit = None;
                 search_step(app, true, true);
                 return;
             }
@@ -428,6 +430,7 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         )
     ) {
         ins.message = None;
+        ins.hit = None;
     }
     match action {
         // Over the dialog only the view closes: the dialog is still pending under it.
@@ -475,7 +478,11 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
     let total = app.traces.len();
     let view = &mut app.inspector_view;
     view.refresh(&app.traces[i], i, total);
-    let start = app.inspector.scroll.min(view.len());
+    let start = app
+        .inspector
+        .hit
+        .unwrap_or(app.inspector.scroll)
+        .min(view.len());
     let from = if forward && !from_current {
         start + 1
     } else {
@@ -490,6 +497,7 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
     app.inspector.message = Some(match hit {
         Some(n) => {
             app.inspector.scroll = n;
+            app.inspector.hit = Some(n);
             let note = match (wrapped, forward) {
                 (false, _) => "",
                 (true, true) => " (wrapped to the top)",

@@ -264,3 +264,93 @@ fn the_exit_hint_names_the_session_only_once_it_was_saved() {
     let hint = kimi_ui::app::resume_hint(&a).expect("a hint");
     assert!(hint.contains(&format!("kimi-tui --session {id}")), "{hint}");
 }
+
+/// A chat-mode trace of `events` SSE events, each long enough to wrap at 80 columns.
+fn long_chat_trace(events: usize) -> kimi_protocol::Trace {
+    let mut t = kimi_protocol::Trace {
+        mode: kimi_protocol::Mode::Chat,
+        url: "http://h/v1/chat/completions".into(),
+        ..kimi_protocol::Trace::default()
+    };
+    for i in 0..events {
+        let data = format!(
+            "{{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"event {i} {}\"}}}}]}}",
+            "lorem ipsum dolor sit amet ".repeat(4)
+        );
+        t.push_chunk(&data, 1000 * i as u64);
+    }
+    t
+}
+
+fn rows_of(screen: &str) -> Vec<&str> {
+    screen.lines().collect()
+}
+
+#[test]
+fn inspector_end_and_page_down_count_wrapped_rows() {
+    let mut a = app();
+    a.traces.push(long_chat_trace(44));
+    ctrl(&mut a, 't');
+    assert!(a.inspector.open);
+    screen(&mut a, 80, 24);
+    key(&mut a, KeyCode::End);
+    let shown = screen(&mut a, 80, 24);
+    assert!(
+        shown.contains("event 43 "),
+        "End shows the last event:\n{shown}"
+    );
+    // PgDn from the top never skips a line: every event is on one of the pages.
+    key(&mut a, KeyCode::Home);
+    let mut seen = String::new();
+    for _ in 0..60 {
+        seen.push_str(&screen(&mut a, 80, 24));
+        key(&mut a, KeyCode::PageDown);
+    }
+    for i in 0..44 {
+        assert!(seen.contains(&format!("event {i} ")), "event {i} skipped");
+    }
+}
+
+#[test]
+fn inspector_search_highlights_wraps_around_and_leaves_no_stale_note() {
+    let mut a = app();
+    a.traces.push(long_chat_trace(30));
+    ctrl(&mut a, 't');
+    screen(&mut a, 100, 30);
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "event 29 ");
+    key(&mut a, KeyCode::Enter);
+    let first = a.inspector.scroll;
+    // The match is drawn in reverse video.
+    let mut term = Terminal::new(TestBackend::new(100, 30)).expect("terminal");
+    ui::prepare(
+        &mut a,
+        Rect::new(0, 0, 100, 30),
+        &ui::markdown::Theme::default(),
+    );
+    term.draw(|f| ui::draw(f, &a)).expect("draw");
+    let buf = term.backend().buffer();
+    let reversed: String = buf
+        .content()
+        .iter()
+        .filter(|c| c.modifier.contains(ratatui::style::Modifier::REVERSED))
+        .map(|c| c.symbol())
+        .collect();
+    // (The input's cursor cell is reversed too: a space at the end.)
+    assert_eq!(reversed.trim_end(), "event 29");
+    // n past the last match wraps to the first and says so.
+    key(&mut a, KeyCode::Char('n'));
+    let note = a.inspector.message.clone().unwrap_or_default();
+    assert!(note.contains("wrapped to the top"), "{note}");
+    assert_eq!(a.inspector.scroll, first, "the only match again");
+    // Scrolling clears the note: it described the old position.
+    key(&mut a, KeyCode::Up);
+    assert_eq!(a.inspector.message, None);
+    let shown = screen(&mut a, 100, 30);
+    assert!(!rows_of(&shown).iter().any(|r| r.contains("wrapped")));
+    // A query with no match at all says so.
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "zzz");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.inspector.message.as_deref(), Some("/zzz: no matches"));
+}
