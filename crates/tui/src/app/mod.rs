@@ -136,6 +136,7 @@ where
     tracing::info!(demo, "starting the TUI");
     let mut guard = terminal::TerminalGuard::enter().context("cannot take over the terminal")?;
     app.keyboard_enhanced = guard.keyboard_enhanced;
+    app.no_color = crate::ui::no_color::requested();
     let result = event_loop(
         &mut guard.terminal,
         &mut app,

@@ -323,6 +323,8 @@ pub struct App {
     /// The terminal accepted the keyboard enhancement protocol: Shift-Enter reaches the app
     /// (and the help lists it).
     pub keyboard_enhanced: bool,
+    /// `NO_COLOR` is set: frames are drawn without colour (badges in reverse video).
+    pub no_color: bool,
     pub activity: Activity,
     pub usage: Usage,
     /// Lines scrolled up from the bottom; 0 = pinned to the bottom, following the stream.
@@ -396,6 +398,7 @@ impl App {
             help_open: false,
             help_scroll: 0,
             keyboard_enhanced: false,
+            no_color: false,
             activity: Activity::Idle,
             usage: Usage::default(),
             scroll_from_bottom: 0,

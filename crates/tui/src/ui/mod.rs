@@ -7,6 +7,7 @@ pub mod inspector;
 pub(crate) mod inspector_rows;
 pub mod inspector_view;
 pub mod markdown;
+pub mod no_color;
 pub mod special;
 pub mod status;
 pub(crate) mod style;
@@ -100,5 +101,8 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     if app.help_open {
         help::render(frame, frame.area(), app.help_scroll, app.keyboard_enhanced);
+    }
+    if app.no_color {
+        no_color::strip(frame.buffer_mut());
     }
 }

@@ -354,3 +354,74 @@ fn inspector_search_highlights_wraps_around_and_leaves_no_stale_note() {
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.inspector.message.as_deref(), Some("/zzz: no matches"));
 }
+
+/// The screen with reverse-video runs in ⟦ ⟧: what tells a badge apart without colour.
+fn styled_screen(app: &mut App, w: u16, h: u16) -> (String, bool) {
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    ui::prepare(app, Rect::new(0, 0, w, h), &ui::markdown::Theme::default());
+    term.draw(|f| ui::draw(f, app)).expect("draw");
+    let buf = term.backend().buffer();
+    let mut colourless = true;
+    let mut out = String::new();
+    for y in 0..h {
+        let mut row = String::new();
+        let mut inside = false;
+        let mut skip = 0;
+        for x in 0..w {
+            let cell = &buf[(x, y)];
+            colourless &=
+                cell.fg == ratatui::style::Color::Reset && cell.bg == ratatui::style::Color::Reset;
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let rev = cell.modifier.contains(ratatui::style::Modifier::REVERSED);
+            if rev != inside {
+                row.push(if rev { '⟦' } else { '⟧' });
+                inside = rev;
+            }
+            row.push_str(cell.symbol());
+            skip = ui::width::str_width(cell.symbol()).saturating_sub(1);
+        }
+        if inside {
+            row.push('⟧');
+        }
+        out.push_str(row.trim_end());
+        out.push('\n');
+    }
+    (out, colourless)
+}
+
+#[test]
+fn under_no_color_marker_badges_are_in_reverse_video() {
+    let mut t = kimi_protocol::Trace {
+        mode: kimi_protocol::Mode::Raw,
+        url: "http://127.0.0.1:8000/v1/completions".into(),
+        prompt: Some("<|im_user|>user<|im_middle|>Weather in Paris?<|im_end|>".into()),
+        ..kimi_protocol::Trace::default()
+    };
+    for (i, c) in ["Let me check.", "<|tool_calls_section_begin|>", "done"]
+        .iter()
+        .enumerate()
+    {
+        t.push_chunk(c, 1000 * i as u64);
+    }
+    t.markers.push(kimi_protocol::MarkerHit {
+        marker: kimi_protocol::Marker::SectionBegin,
+        offset: 13,
+        call: None,
+    });
+    let mut a = app();
+    a.traces.push(t);
+    a.inspector.open = true;
+    a.no_color = true;
+    let (shown, colourless) = styled_screen(&mut a, 90, 20);
+    assert!(colourless, "NO_COLOR: no colour anywhere");
+    // Markers and their token ids stand out from the text around them.
+    assert!(
+        shown.contains("│⟦<|tool_calls_section_begin|> 163595 ⟧│"),
+        "{shown}"
+    );
+    assert!(shown.contains("⟦<|im_user|> 163587 ⟧user"), "{shown}");
+    insta::assert_snapshot!(shown);
+}
