@@ -12,6 +12,7 @@ mod mock_process;
 mod mock_tool_call_flags;
 mod session_journal;
 mod sessions;
+mod tui_defects_tmux;
 mod tui_dialog_tmux;
 mod tui_midturn_tmux;
 mod tui_network_tmux;
