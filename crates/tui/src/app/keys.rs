@@ -196,7 +196,7 @@ pub const TABLE: &[Row] = &[
     Row {
         context: Input,
         keys: "Shift-Enter",
-        help: "new line (this terminal reports it)",
+        help: "new line (where the terminal reports it: kitty keyboard protocol)",
         hint: None,
         binds: &[(with(Enter, KeyModifiers::SHIFT), NewLine)],
     },
@@ -286,7 +286,7 @@ pub const TABLE: &[Row] = &[
     Row {
         context: Input,
         keys: "Tab / Shift-Tab",
-        help: "select a tool call",
+        help: "select a tool call and scroll to it",
         hint: None,
         binds: &[(k(Tab), SelectPrevCall), (k(BackTab), SelectNextCall)],
     },

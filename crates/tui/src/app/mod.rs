@@ -8,6 +8,7 @@ pub mod commands;
 pub mod dialog;
 pub mod event;
 mod journal_sync;
+pub mod key_reference;
 pub mod keys;
 pub mod partial;
 pub mod paste;
