@@ -75,11 +75,15 @@ mod tests {
 
     #[test]
     fn commands_point_at_the_installed_scripts_and_nothing_else_changes() {
-        let example = "a\ncommand = [\"./assets/tools/weather.sh\"]\n# command = [\"./x\"]\n";
-        let dir = Path::new("/home/u/.config/kimi-tui/to\"ols");
-        assert_eq!(
-            point_at(example, dir),
-            "a\ncommand = [\"/home/u/.config/kimi-tui/to\\\"ols/weather.sh\"]\n# command = [\"./x\"]\n"
-        );
+        let example = "a = 1\ncommand = [\"./assets/tools/weather.sh\"]\n# command = [\"./x\"]\n";
+        for dir in ["/home/u/.config/kimi-tui/tools", "/tmp/o'dd \"dir\"\\x"] {
+            let out = point_at(example, Path::new(dir));
+            let v: toml::Table = toml::from_str(&out).expect("still TOML");
+            assert_eq!(
+                v["command"][0].as_str(),
+                Some(format!("{dir}/weather.sh").as_str())
+            );
+            assert!(out.starts_with("a = 1\n") && out.ends_with("# command = [\"./x\"]\n"));
+        }
     }
 }
