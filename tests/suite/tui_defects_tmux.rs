@@ -148,3 +148,19 @@ fn on_exit_the_resume_command_is_printed_and_resume_alone_continues_a_demo_sessi
         "the same session",
     );
 }
+
+#[test]
+fn a_message_typed_while_the_answer_streams_is_queued_then_sent() {
+    let home = tempfile::tempdir().expect("tmp home");
+    let t = demo("queued", home.path());
+    t.send_line("Tell me something");
+    t.wait_for(&["streaming"], "the answer streaming");
+    t.send_line("And a follow-up");
+    t.wait_for(&["1 queued"], "the queued message in the status bar");
+    t.wait_for_within(
+        &["You asked: \"And a follow-up\"", "│ idle │"],
+        Duration::from_secs(30),
+        "the queued message sent and answered",
+    );
+    t.quit();
+}

@@ -246,7 +246,7 @@ pub const TABLE: &[Row] = &[
     Row {
         context: Input,
         keys: "Up / Down",
-        help: "earlier prompts (on the first / last line)",
+        help: "earlier prompts (first / last line); a queued message first",
         hint: None,
         binds: &[(k(Up), HistoryPrev), (k(Down), HistoryNext)],
     },

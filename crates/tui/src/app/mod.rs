@@ -12,6 +12,7 @@ pub mod key_reference;
 pub mod keys;
 pub mod partial;
 pub mod paste;
+pub mod queue;
 mod resume;
 pub mod saved;
 pub mod state;

@@ -313,6 +313,8 @@ pub struct App {
     /// Earlier prompts, oldest first, and where Up/Down recall is.
     pub history: Vec<String>,
     pub history_pos: Option<usize>,
+    /// Messages typed while a turn ran, oldest first: sent as turns end (see `queue`).
+    pub queued: Vec<String>,
     pub dialog: Option<ApprovalDialog>,
     /// Tools approved with `a` for the rest of the session.
     pub always_allow: Vec<String>,
@@ -392,6 +394,7 @@ impl App {
             input: new_input(),
             history: Vec::new(),
             history_pos: None,
+            queued: Vec::new(),
             dialog: None,
             always_allow: Vec::new(),
             inspector: InspectorState::default(),

@@ -155,6 +155,11 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::NewLine) => app.input.insert_newline(),
         Some(a) if edit(&mut app.input, a) => {}
         Some(Action::Send) => submit(app, fx),
+        Some(Action::HistoryPrev) if empty && !app.queued.is_empty() => {
+            if let Some(text) = super::queue::take_back(app) {
+                set_input(&mut app.input, &text);
+            }
+        }
         Some(Action::HistoryPrev) if app.input.cursor().0 == 0 && !app.history.is_empty() => {
             recall(app, true)
         }
@@ -653,17 +658,13 @@ fn submit(app: &mut App, fx: &mut Vec<Effect>) {
             text.clone()
         }
     };
-    if app.busy {
-        app.notice(
-            "A turn is running: wait for it, or press Esc to cancel it.",
-            true,
-        );
-        return;
-    }
     // The history keeps what was typed (`//text`), so recalling it sends the same message.
     app.history.push(text);
     app.history_pos = None;
     app.input = new_input();
+    if app.busy {
+        return super::queue::push(app, message);
+    }
     send_user(app, message, fx);
 }
 
@@ -885,8 +886,18 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             trace,
         } => view::trace_added(app, index, message_index, *trace),
         EngineEvent::ApprovalRequested { request, reply } => view::approval(app, *request, reply),
-        EngineEvent::TurnDone { outcome } => view::turn_done(app, &outcome, fx),
-        EngineEvent::TurnFailed { message } => view::turn_failed(app, &message, fx),
+        EngineEvent::TurnDone { outcome } => {
+            view::turn_done(app, &outcome, fx);
+            // A cancelled or failed turn sends nothing queued: it goes back into the input.
+            let stopped = outcome.cancelled || outcome.error.is_some();
+            if let Some(text) = super::queue::next(app, stopped) {
+                send_user(app, text, fx);
+            }
+        }
+        EngineEvent::TurnFailed { message } => {
+            view::turn_failed(app, &message, fx);
+            let _ = super::queue::next(app, true);
+        }
         EngineEvent::SystemSet { prompt, change } => view::system_set(app, prompt, change, fx),
         EngineEvent::Cleared => view::cleared(app),
         EngineEvent::Truncated { messages, traces } => view::truncated(app, messages, traces, fx),

@@ -46,6 +46,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         Span::raw(format!(" {} @ {} ", c.model, c.host)),
         Span::styled(format!("│ {state} "), Style::default().fg(Color::Yellow)),
         always_allowed(app),
+        queued(app),
         Span::styled(format!("│ {usage} "), Style::default().fg(Color::DarkGray)),
         Span::styled(
             format!("│ {}", hints()),
@@ -69,6 +70,14 @@ fn always_allowed(app: &App) -> Span<'static> {
         ),
         Style::default().fg(Color::Green),
     )
+}
+
+/// Messages waiting for the turn to end.
+fn queued(app: &App) -> Span<'static> {
+    match app.queued.len() {
+        0 => Span::raw(""),
+        n => Span::styled(format!("│ {n} queued "), Style::default().fg(Color::Cyan)),
+    }
 }
 
 /// The key table's hints: `F1 help · Ctrl-T inspector · Esc cancel`.

@@ -425,3 +425,60 @@ fn under_no_color_marker_badges_are_in_reverse_video() {
     assert!(shown.contains("⟦<|im_user|> 163587 ⟧user"), "{shown}");
     insta::assert_snapshot!(shown);
 }
+
+fn turn_done(app: &mut App, cancelled: bool) -> Vec<Effect> {
+    update(
+        app,
+        AppEvent::Engine(EngineEvent::TurnDone {
+            outcome: Box::new(kimi_core::engine::TurnOutcome {
+                cancelled,
+                ..Default::default()
+            }),
+        }),
+    )
+}
+
+#[test]
+fn a_message_typed_during_a_turn_is_queued_shown_and_sent_when_it_ends() {
+    let mut a = app();
+    typed(&mut a, "first");
+    enter(&mut a);
+    assert!(a.busy);
+    typed(&mut a, "second");
+    let fx = key(&mut a, KeyCode::Enter);
+    assert!(fx.is_empty(), "nothing sent mid-turn: {fx:?}");
+    assert_eq!(a.queued, ["second"]);
+    assert_eq!(draft(&a), "");
+    let shown = screen(&mut a, 120, 30);
+    assert!(shown.contains("│ 1 queued"), "{shown}");
+    // The turn ends: the queued message goes out at once.
+    let fx = turn_done(&mut a, false);
+    assert!(fx.contains(&Effect::Agent(Op::UserTurn {
+        text: "second".into()
+    })));
+    assert!(a.queued.is_empty() && a.busy);
+}
+
+#[test]
+fn a_queued_message_can_be_taken_back_and_a_cancel_keeps_it() {
+    let mut a = app();
+    typed(&mut a, "first");
+    enter(&mut a);
+    typed(&mut a, "second");
+    key(&mut a, KeyCode::Enter);
+    // Up on the empty input takes it back to edit.
+    key(&mut a, KeyCode::Up);
+    assert_eq!(draft(&a), "second");
+    assert!(a.queued.is_empty());
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.queued, ["second"]);
+    // Cancelled: nothing is sent, the text is back in the input.
+    let fx = turn_done(&mut a, true);
+    assert!(
+        !fx.iter()
+            .any(|f| matches!(f, Effect::Agent(Op::UserTurn { .. }))),
+        "{fx:?}"
+    );
+    assert_eq!(draft(&a), "second");
+    assert!(a.queued.is_empty());
+}
