@@ -1,9 +1,12 @@
 //! Width-aware layout of one logical line of styled spans into screen rows.
 //!
-//! Widths are display columns measured per grapheme cluster by [`crate::ui::width`], the UI's
-//! one width measure: a base character with its combining marks, an emoji ZWJ sequence, a
-//! flag. A cluster is never split across rows, so a wide character or an accented letter
-//! stays whole.
+//! Widths are display columns from `unicode-width`, measured per *cluster*: a base character
+//! together with the zero-width characters after it (combining marks, variation selectors),
+//! emoji skin-tone modifiers, a character joined by U+200D ZWJ and the second regional
+//! indicator of a flag. A cluster is never split across rows, so a wide character or an
+//! accented letter stays whole. The width of a cluster is `UnicodeWidthStr::width` of the
+//! cluster, which is what ratatui sums for a line, and the width of a string is never more
+//! than the sum of the widths of its clusters, so a row never measures wider than planned.
 //!
 //! Every row (prefix included) fits in the width; a cluster wider than the whole available
 //! width (a wide character at width 1) is replaced by `…`.
@@ -12,6 +15,7 @@ use std::borrow::Cow;
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// How a logical line is laid out at a width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,24 +31,78 @@ pub(crate) enum Kind {
     Rule,
 }
 
-/// The cluster that starts at byte `i` of `s`: its end (byte index) and display width, as
-/// the UI's one width measure ([`crate::ui::width`]) has it.
+const ZWJ: char = '\u{200D}';
+
+fn is_regional_indicator(c: char) -> bool {
+    ('\u{1F1E6}'..='\u{1F1FF}').contains(&c)
+}
+
+fn is_skin_tone(c: char) -> bool {
+    ('\u{1F3FB}'..='\u{1F3FF}').contains(&c)
+}
+
+/// The cluster that starts at byte `i` of `s`: its end (byte index) and display width.
 pub(crate) fn cluster(s: &str, i: usize) -> (usize, usize) {
     let bytes = s.as_bytes();
     let b = bytes[i];
-    if (0x20..0x7f).contains(&b) && bytes.get(i + 1).is_none_or(|&n| n < 0x80) {
-        // Printable ASCII not followed by a combining mark: the common case.
-        return (i + 1, 1);
+    if b < 0x80 && bytes.get(i + 1).is_none_or(|&n| n < 0x80) {
+        // ASCII not followed by a combining mark: the common case.
+        let w = if (0x20..0x7f).contains(&b) {
+            1
+        } else {
+            s[i..i + 1].width()
+        };
+        return (i + 1, w);
     }
-    match crate::ui::width::clusters(&s[i..]).next() {
-        Some((g, w)) => (i + g.len(), w),
-        None => (s.len(), 0),
+    let mut chars = s[i..].chars();
+    let Some(first) = chars.next() else {
+        // Only at the end of `s` (`bytes[i]` above rules that out): nothing left to measure.
+        return (s.len(), 0);
+    };
+    let mut end = i + first.len_utf8();
+    let mut prev = first;
+    let mut flag_open = is_regional_indicator(first);
+    for c in chars {
+        let absorb = if prev == ZWJ || c == ZWJ {
+            true
+        } else if flag_open && is_regional_indicator(c) {
+            flag_open = false;
+            true
+        } else if is_skin_tone(c) {
+            !prev.is_ascii()
+        } else {
+            c.width() == Some(0)
+        };
+        if !absorb {
+            break;
+        }
+        end += c.len_utf8();
+        prev = c;
     }
+    let w = if end == i + first.len_utf8() {
+        match first.width() {
+            Some(w) => w,
+            None => s[i..end].width(),
+        }
+    } else {
+        s[i..end].width()
+    };
+    (end, w)
 }
 
-/// Display width of `s` as the sum of its cluster widths.
+/// Display width of `s` as the sum of its cluster widths (an upper bound of `s.width()`).
 pub(crate) fn str_width(s: &str) -> usize {
-    crate::ui::width::str_width(s)
+    if s.is_ascii() && s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return s.len();
+    }
+    let mut i = 0;
+    let mut w = 0;
+    while i < s.len() {
+        let (end, cw) = cluster(s, i);
+        w += cw;
+        i = end;
+    }
+    w
 }
 
 /// Display width of spans, summed over clusters.
