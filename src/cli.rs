@@ -167,6 +167,9 @@ pub struct MockArgs {
     /// Start every event stream with a UTF-8 byte order mark.
     #[arg(long)]
     pub bom: bool,
+    /// Stream every answer, even to requests with `"stream": false` (like some gateways).
+    #[arg(long)]
+    pub always_stream: bool,
     /// Content-Type of streamed answers; a `text/html` one sends a login page instead of events,
     /// an empty one sends no Content-Type at all.
     #[arg(long, value_name = "TYPE")]

@@ -2,7 +2,6 @@
 //! Unix machine, so a new user sees streaming, a tool call, approval and the inspector with
 //! nothing installed.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -14,24 +13,9 @@ use kimi_core::tools::{Approval, ToolSpec};
 use kimi_mock::{MockOptions, MockServer};
 use kimi_protocol::Mode;
 
-/// The demo tool scripts, embedded so the binary works outside the source tree.
-const SCRIPTS: [(&str, &str); 3] = [
-    ("weather.sh", include_str!("../assets/tools/weather.sh")),
-    ("time.sh", include_str!("../assets/tools/time.sh")),
-    ("list_dir.sh", include_str!("../assets/tools/list_dir.sh")),
-];
-
 /// Write the demo scripts into `dir` (executable) and describe them as tools.
 pub fn demo_tools(dir: &Path) -> Result<Vec<ToolSpec>> {
-    kimi_core::private_fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create {}", dir.display()))?;
-    for (name, text) in SCRIPTS {
-        let path = dir.join(name);
-        kimi_core::private_fs::write(&path, text.as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        // Executable by the user only, like everything else kimi-tui writes.
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))?;
-    }
+    crate::commands::example_tools::install(dir)?;
     let script = |n: &str| vec![dir.join(n).display().to_string()];
     Ok(vec![
         ToolSpec {
@@ -62,6 +46,9 @@ pub fn demo_tools(dir: &Path) -> Result<Vec<ToolSpec>> {
     ])
 }
 
+/// The profile name of a demo run, as its saved sessions record it.
+pub const PROFILE: &str = "demo";
+
 /// Where the demo scripts go.
 pub fn tools_dir() -> PathBuf {
     kimi_ui::app::state_dir().join("demo-tools")
@@ -84,7 +71,7 @@ pub async fn start(mode: Option<Mode>) -> Result<(MockServer, Resolved)> {
     Ok((
         server,
         Resolved {
-            profile_name: "demo".into(),
+            profile_name: PROFILE.into(),
             profile,
             tools,
             config_path: None,

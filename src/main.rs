@@ -42,12 +42,41 @@ fn chat(cli: &Cli) -> anyhow::Result<()> {
         resume: cli.resume,
         session: cli.session.clone(),
     };
-    if cli.demo {
+    if cli.demo || resumes_demo(cli) {
         return demo(start, cli.connect.mode.map(Into::into));
     }
     let overrides = cli.connect.overrides();
     let setup = async move { kimi_core::config::resolve(&overrides).map(|r| (r, ())) };
     Ok(kimi_ui::app::run(start, setup)?)
+}
+
+/// The profile name `--demo` runs and saves its sessions under.
+#[cfg(feature = "demo")]
+const DEMO_PROFILE: &str = kimi_tui::demo::PROFILE;
+#[cfg(not(feature = "demo"))]
+const DEMO_PROFILE: &str = "demo";
+
+/// `--resume` (or `--session ID`) of a session made with `--demo` continues in the demo: its
+/// server was the built-in mock, which no config file names. A profile, config or server given
+/// on the command line wins.
+fn resumes_demo(cli: &Cli) -> bool {
+    let c = &cli.connect;
+    if !(cli.resume || cli.session.is_some())
+        || c.config.is_some()
+        || c.profile.is_some()
+        || c.base_url.is_some()
+    {
+        return false;
+    }
+    let Ok(store) = kimi_core::session::SessionStore::open_default() else {
+        return false;
+    };
+    let list = store.list();
+    let summary = match &cli.session {
+        None => list.sessions.first(),
+        Some(id) => list.sessions.iter().find(|s| s.id == *id),
+    };
+    summary.is_some_and(|s| s.profile == DEMO_PROFILE)
 }
 
 #[cfg(feature = "demo")]

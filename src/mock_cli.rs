@@ -122,5 +122,6 @@ pub fn options(a: &MockArgs) -> MockOptions {
         },
         // Filled by `run` from `scripted_calls`, which can fail.
         tool_calls: Vec::new(),
+        always_stream: a.always_stream,
     }
 }

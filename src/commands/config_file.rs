@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
+use super::example_tools;
 use crate::cli::{ConfigAction, ConfigArgs};
 use kimi_core::config;
 
@@ -30,11 +31,16 @@ pub fn run(args: &ConfigArgs, outer: Option<&PathBuf>) -> Result<()> {
         }
         ConfigAction::Init(a) => {
             let path = config_path(a.config.as_ref().or(outer))?;
-            init(&path)?;
+            // The example tools go beside the config and the config names them by absolute
+            // path, so `doctor` passes and the tools run from any directory.
+            let tools = example_tools::beside(&path)?;
+            init(&path, &example_tools::point_at(EXAMPLE, &tools))?;
+            example_tools::install(&tools)?;
             super::write_stdout(
                 format!(
-                    "wrote an example config to {}\nedit its profiles for your server (and the tool paths), then run `kimi-tui doctor`\n",
-                    path.display()
+                    "wrote an example config to {}\nand its example tools to {}\nedit its profiles for your server, then run `kimi-tui doctor`\n",
+                    path.display(),
+                    tools.display()
                 )
                 .as_bytes(),
             )
@@ -42,8 +48,8 @@ pub fn run(args: &ConfigArgs, outer: Option<&PathBuf>) -> Result<()> {
     }
 }
 
-/// Write the example to `path`, creating its directory; never replaces an existing file.
-fn init(path: &PathBuf) -> Result<()> {
+/// Write `text` to `path`, creating its directory; never replaces an existing file.
+fn init(path: &PathBuf, text: &str) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         kimi_core::private_fs::create_dir_all(parent)
             .with_context(|| format!("cannot create the directory {}", parent.display()))?;
@@ -61,7 +67,7 @@ fn init(path: &PathBuf) -> Result<()> {
         ),
         Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
     };
-    file.write_all(EXAMPLE.as_bytes())
+    file.write_all(text.as_bytes())
         .and_then(|()| file.sync_all())
         .with_context(|| format!("cannot write {}", path.display()))
 }

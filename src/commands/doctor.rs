@@ -404,11 +404,11 @@ async fn check_raw(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
         "prompt": raw_probe_prompt(ep.sort_tool_keys),
         "max_tokens": 16,
         "temperature": 0,
-        "stream": false,
+        "stream": true,
         "skip_special_tokens": false,
         "spaces_between_special_tokens": false,
     });
-    let answer = match probe::post_json(ep, "completions", &body).await {
+    let answer = match probe::post_streamed(ep, "completions", &body).await {
         Ok(v) => v,
         Err(e) => {
             report.fail(
@@ -456,9 +456,9 @@ async fn check_chat(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
         "tools": [weather_tool()],
         "max_tokens": 256,
         "temperature": 0,
-        "stream": false,
+        "stream": true,
     });
-    let answer = match probe::post_json(ep, "chat/completions", &body).await {
+    let answer = match probe::post_streamed(ep, "chat/completions", &body).await {
         Ok(v) => v,
         Err(e) => {
             report.fail(

@@ -39,11 +39,12 @@ fn panic_net<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
 
 fn run_logged(args: &ExecArgs) -> Result<()> {
     let resolved = config::resolve(&args.connect.overrides())?;
+    let origin = resolved.origin();
     let endpoint = resolved
         .profile
         .endpoint()
-        .map_err(|e| anyhow::anyhow!("profile `{}`: {e}", resolved.profile_name))?;
-    let toolbox = Toolbox::new(resolved.tools).map_err(anyhow::Error::msg)?;
+        .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+    let toolbox = Toolbox::new(resolved.tools).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
     let backend = Backend::new(endpoint)?;
     // One task is enough: the agent waits on the network, the printer on the agent.
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -119,7 +120,8 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
     out.flush().ok();
     let outcome = outcome.map_err(|m| anyhow::anyhow!("internal error: {m}"))?;
     if let Some(e) = outcome.error {
-        anyhow::bail!("{e}");
+        // The server's words, then where the settings that reached it came from.
+        anyhow::bail!("{e} [{origin}]");
     }
     if outcome.cancelled {
         anyhow::bail!("cancelled");
@@ -202,7 +204,7 @@ impl Printer {
             } => format!(
                 "[tool] {} running with {}",
                 call_label(&call),
-                sanitize::one_line(&arguments, ARGUMENT_CHARS)
+                summarize_arguments(&arguments)
             ),
             EngineEvent::ToolFinished { call, outcome, .. } => format!(
                 "[tool] {} {:?} in {} ms, {} bytes of output",
@@ -223,7 +225,32 @@ impl Printer {
 }
 
 /// Arguments on the `[tool] ... running with` line are cut after this many characters.
-const ARGUMENT_CHARS: usize = 10_000;
+const ARGUMENT_CHARS: usize = 200;
+
+/// The arguments for the `[tool]` line: as they are when short; else their start, then how
+/// large they are and (a JSON object) which keys they hold, so a 1 MB argument is one line.
+fn summarize_arguments(arguments: &str) -> String {
+    let chars = arguments.chars().count();
+    if chars <= ARGUMENT_CHARS {
+        return sanitize::one_line(arguments, ARGUMENT_CHARS);
+    }
+    let start: String = arguments.chars().take(ARGUMENT_CHARS).collect();
+    let keys = match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(serde_json::Value::Object(o)) => {
+            let names: Vec<&str> = o.keys().map(String::as_str).collect();
+            format!(
+                ", keys: {}",
+                sanitize::one_line(&names.join(", "), ARGUMENT_CHARS)
+            )
+        }
+        _ => String::new(),
+    };
+    format!(
+        "{}… ({} bytes in all{keys}; --json prints them whole)",
+        sanitize::one_line(&start, ARGUMENT_CHARS),
+        arguments.len()
+    )
+}
 
 /// `NAME (ID)` of a call, each escaped on one line: a hostile id cannot fake more lines.
 fn call_label(call: &kimi_protocol::ToolCall) -> String {

@@ -2,6 +2,7 @@
 
 pub mod config_file;
 pub mod doctor;
+pub mod example_tools;
 pub mod exec;
 mod input;
 pub mod parse;

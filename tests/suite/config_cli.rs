@@ -45,7 +45,11 @@ fn config_init_writes_the_example_and_never_overwrites() {
     let o = run(dir.path(), &["config", "init"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let path = dir.path().join("xdg/kimi-tui/config.toml");
-    assert_eq!(std::fs::read_to_string(&path).expect("written"), EXAMPLE);
+    let tools = dir.path().join("xdg/kimi-tui/tools");
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("written"),
+        kimi_tui::commands::example_tools::point_at(EXAMPLE, &tools)
+    );
     assert!(text(&o.stdout).contains(&path.display().to_string()));
     assert!(text(&o.stdout).contains("kimi-tui doctor"));
     // The written file is a working config.
@@ -70,10 +74,12 @@ fn config_init_creates_directories_for_an_explicit_path() {
     let dir = tempfile::tempdir().expect("tmp");
     let o = run(dir.path(), &["config", "init", "--config", "a/b/kimi.toml"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
+    // The tools beside it, named by absolute path (the --config path was relative).
     assert_eq!(
         std::fs::read_to_string(dir.path().join("a/b/kimi.toml")).expect("written"),
-        EXAMPLE
+        kimi_tui::commands::example_tools::point_at(EXAMPLE, &dir.path().join("a/b/tools"))
     );
+    assert!(dir.path().join("a/b/tools/weather.sh").is_file());
     assert!(
         !dir.path().join("xdg").exists(),
         "the default path is untouched"

@@ -41,15 +41,15 @@ parameters = {{ type = "object", required = ["city"], properties = {{ city = {{ 
     path
 }
 
-struct Run {
-    code: Option<i32>,
-    out: String,
-    err: String,
+pub(super) struct Run {
+    pub(super) code: Option<i32>,
+    pub(super) out: String,
+    pub(super) err: String,
 }
 
 impl Run {
     /// The line starting with `prefix` (a status symbol and a check name).
-    fn line(&self, prefix: &str) -> &str {
+    pub(super) fn line(&self, prefix: &str) -> &str {
         self.out
             .lines()
             .find(|l| l.starts_with(prefix))
@@ -66,14 +66,14 @@ impl Run {
         }
     }
 
-    fn has(&self, prefix: &str) -> bool {
+    pub(super) fn has(&self, prefix: &str) -> bool {
         self.out.lines().any(|l| l.starts_with(prefix))
     }
 }
 
 /// Run `kimi-tui doctor ARGS` in `cwd` with `env` set (and the test key variable unset unless
 /// given).
-async fn doctor(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+pub(super) async fn doctor(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kimi-tui"));
     cmd.arg("doctor")
         .args(args)
@@ -94,7 +94,7 @@ async fn doctor(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
 }
 
 /// Doctor against a mock started with `opts`, profile in `mode` with `extra` TOML.
-async fn against_mock(opts: MockOptions, mode: &str, extra: &str) -> (Run, Vec<Value>) {
+pub(super) async fn against_mock(opts: MockOptions, mode: &str, extra: &str) -> (Run, Vec<Value>) {
     let server = MockServer::start(opts, 0).await.expect("mock");
     let dir = tempfile::tempdir().expect("tmp");
     let cfg = write_config(dir.path(), &server.base_url(), mode, extra);

@@ -45,7 +45,7 @@ parameters = {{ type = "object", required = ["city"], properties = {{ city = {{ 
     path
 }
 
-async fn exec(opts: MockOptions, mode: &str, approval: &str, args: &[&str]) -> Output {
+pub(super) async fn exec(opts: MockOptions, mode: &str, approval: &str, args: &[&str]) -> Output {
     let server = MockServer::start(opts, 0).await.expect("mock");
     let dir = tempfile::tempdir().expect("tmp");
     let cfg = config(dir.path(), &server.base_url(), mode, approval);
@@ -58,7 +58,7 @@ async fn exec(opts: MockOptions, mode: &str, approval: &str, args: &[&str]) -> O
     out
 }
 
-fn text(b: &[u8]) -> String {
+pub(super) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 

@@ -364,13 +364,19 @@ fn every_file_the_program_writes_is_private() {
         "out/cli/chat.md",
         "config/kimi-tui/config.toml",
         "out/cfg/other.toml",
+        "config/kimi-tui/tools/weather.sh",
     ] {
         assert!(
             files.iter().any(|f| f.contains(want)),
             "{want} in {files:?}"
         );
     }
-    let demo_tools = |p: &PathBuf| p.to_string_lossy().contains("demo-tools/");
+    // The example tools (`--demo`, and beside a config from `config init`) are the user's
+    // own executables: 0700.
+    let demo_tools = |p: &PathBuf| {
+        p.to_string_lossy().contains("demo-tools/")
+            || p.is_file() && p.parent().is_some_and(|d| d.ends_with("tools"))
+    };
     let bad: Vec<String> = all
         .iter()
         .filter(|p| {

@@ -1,6 +1,7 @@
 mod cli;
 mod config_cli;
 mod config_example;
+mod defects_cli;
 mod doctor;
 mod exec_cli;
 mod family_cli;
@@ -18,6 +19,7 @@ mod raw_family;
 mod session_journal;
 mod sessions;
 mod stream_timeouts;
+mod tui_defects_tmux;
 mod tui_dialog_tmux;
 mod tui_midturn_tmux;
 mod tui_network_tmux;

@@ -43,13 +43,19 @@ pub(super) enum End {
 }
 
 pub(super) fn client(ep: &Endpoint) -> Result<reqwest::Client, BackendError> {
+    http_client(ep.connect_timeout)
+}
+
+/// An HTTP client with the project's TLS provider and redirect policy (cross-origin redirects
+/// refused), for every HTTP peer: the model server, and MCP servers over Streamable HTTP.
+pub fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, BackendError> {
     static PROVIDER: Once = Once::new();
     // reqwest is built without a bundled crypto provider; ring is installed once for the process.
     PROVIDER.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
     reqwest::Client::builder()
-        .connect_timeout(ep.connect_timeout)
+        .connect_timeout(connect_timeout)
         .redirect(redirect_policy())
         .build()
         .map_err(|e| BackendError::Setup(format!("cannot create the HTTP client: {}", chain(&e))))

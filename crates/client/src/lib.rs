@@ -19,6 +19,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use error::BackendError;
+pub use http::http_client;
 pub use url::{host_and_port, redact_url};
 
 use kimi_protocol::{Message, Mode, Model, RenderOptions, StreamEvent, Template, ToolCall, Usage};

@@ -676,6 +676,18 @@ pub struct Resolved {
     pub mcp_servers: Vec<McpServerConfig>,
 }
 
+// Issue 11: errors say where a value came from.
+impl Resolved {
+    /// `profile `local` in /home/u/.config/kimi-tui/config.toml`, or `(no config file)`: for
+    /// error texts, so the user knows which file to correct.
+    pub fn origin(&self) -> String {
+        match &self.config_path {
+            Some(p) => format!("profile `{}` in {}", self.profile_name, p.display()),
+            None => format!("profile `{}` (no config file)", self.profile_name),
+        }
+    }
+}
+
 /// Why no profile could be resolved.
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {

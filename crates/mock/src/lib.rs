@@ -68,6 +68,9 @@ pub struct MockOptions {
     /// Answer every user message with these calls, whatever they hold (hostile ids, names,
     /// arguments); tool results are still quoted back as usual.
     pub tool_calls: Vec<ScriptedCall>,
+    /// Stream every generation answer, even when the request says `stream: false` (some
+    /// gateways always stream).
+    pub always_stream: bool,
 }
 
 /// A tool call the mock emits verbatim (`--tool-call-file`, `--tool-call-id/-name/-args`).
@@ -104,6 +107,7 @@ impl Default for MockOptions {
             redirect_to: None,
             redirect_status: 307,
             tool_calls: Vec::new(),
+            always_stream: false,
         }
     }
 }

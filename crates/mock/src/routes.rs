@@ -210,7 +210,8 @@ impl AppState {
     fn respond(&self, reply: Reply, mode: Mode, common: &Common, prompt_tokens: u64) -> Response {
         let reply = Arc::new(reply);
         let ids: Vec<Option<String>> = self.opts.tool_calls.iter().map(|c| c.id.clone()).collect();
-        let header = Header::new(mode, &self.opts.model, common.stream);
+        let streaming = common.stream || self.opts.always_stream;
+        let header = Header::new(mode, &self.opts.model, streaming);
         let deltas = |chunk_bytes| {
             Deltas::new(
                 Tokens::with_ids(reply.clone(), &ids),
@@ -219,7 +220,7 @@ impl AppState {
                 chunk_bytes,
             )
         };
-        if !common.stream {
+        if !streaming {
             let value = sse::complete(&header, mode, deltas(None), prompt_tokens);
             let body = Bytes::from(value.to_string());
             return self.deliver(

@@ -209,7 +209,7 @@ impl State {
         }
     }
 
-    /// `SetSystem`, `SetMode`, `Clear`.
+    /// `SetSystem`, `SetMode`, `Revoke`, `Clear`.
     pub async fn apply(&mut self, io: &mut Io, op: Op) {
         match op {
             Op::SetSystem { prompt } => {
@@ -222,6 +222,10 @@ impl State {
                 io.emit(EngineEvent::SystemSet { prompt, change }).await;
             }
             Op::SetMode(mode) => self.set_mode(io, mode).await,
+            Op::Revoke { tool: None } => self.always_allow.clear(),
+            Op::Revoke { tool: Some(t) } => {
+                self.always_allow.remove(&t);
+            }
             Op::Clear => {
                 self.conversation.clear();
                 self.traces.clear();

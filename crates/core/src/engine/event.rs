@@ -26,6 +26,9 @@ pub enum Op {
     Retry,
     /// Reply with [`EngineEvent::Snapshot`].
     Snapshot,
+    /// Take back "always allow" (given with [`Op::Approve`]) from one tool, or from all: their
+    /// next calls ask again. Applied between rounds or when idle.
+    Revoke { tool: Option<String> },
     /// Cancel the running turn and stop.
     Shutdown,
     /// The answer to [`EngineEvent::ApprovalRequested`] `id`. With `always` (and approved),

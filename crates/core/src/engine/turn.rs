@@ -39,7 +39,8 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
             result.tool_calls.clone()
         };
         let finish = result.effective_finish().to_owned();
-        outcome.truncated = finish == "length";
+        // A broken stream also ends with "length" (its call was cut): that is not max_tokens.
+        outcome.truncated = !failed && finish == "length";
         outcome.cancelled = result.cancelled;
         outcome.error = result.error.clone();
         // The trace belongs to the message its answer left, or (none kept) to the next one.

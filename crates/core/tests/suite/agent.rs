@@ -386,6 +386,15 @@ async fn an_approval_waits_for_its_own_id_and_always_stops_the_asking() {
             .iter()
             .any(|e| matches!(e, EngineEvent::ToolStarted { .. }))
     );
+    // Revoked (`/tools revoke`): the next call of the tool asks again.
+    assert!(agent.send(Op::Revoke {
+        tool: Some("get_weather".into())
+    }));
+    user(&agent, WEATHER);
+    let (id, _) = next_approval(&mut agent).await;
+    approve(&agent, id, false);
+    let (outcome, _) = until_done(&mut agent, |_| panic!("asked twice after revoke")).await;
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
     server.shutdown().await;
 }
 

@@ -9,12 +9,14 @@ pub(crate) enum SlashCommand {
     /// `None` shows the current prompt.
     System(Option<String>),
     Tools,
+    /// `/tools revoke [NAME]`: take back "always allow" from one tool, or from all.
+    Revoke(Option<String>),
     Inspector,
     Retry,
-    /// `/export md PATH` or `/export json PATH`.
+    /// `/export [md|json] [PATH]`: Markdown unless `json`; no path: the default file.
     Export {
         markdown: bool,
-        path: String,
+        path: Option<String>,
     },
     Help,
     Quit,
@@ -33,21 +35,33 @@ pub(crate) const HELP: &[(&str, &str)] = &[
         "/tools",
         "list the configured tools and their approval policy",
     ),
+    (
+        "/tools revoke [NAME]",
+        "ask again for a tool (or all) you always allowed",
+    ),
     ("/inspector", "open the raw-stream inspector (Ctrl-T)"),
     ("/retry", "send the last user message again"),
     (
-        "/export md|json PATH",
-        "write the conversation as Markdown or OpenAI-shape JSON",
+        "/export [md|json] [PATH]",
+        "write the conversation as Markdown or OpenAI-shape JSON (no path: ./kimi-SESSION.md)",
     ),
     ("/help", "keys and commands (F1)"),
     ("/quit", "leave (Ctrl-D on an empty input)"),
+    ("//text", "send a message that starts with / (here /text)"),
 ];
+
+/// `Some(message)` when `input` is `//text`: the message `/text`, one slash taken off, so a
+/// message can start with `/` (as in Claude Code). Leading blanks before `//` go too.
+pub fn unescape(input: &str) -> Option<String> {
+    let rest = input.trim_start().strip_prefix("//")?;
+    Some(format!("/{rest}"))
+}
 
 /// `Some` when `input` is a slash command (a single leading `/` followed by a word).
 pub fn parse(input: &str) -> Option<SlashCommand> {
     let rest = input.strip_prefix('/')?;
-    // `//text` and paths like `/usr/bin` with a space-free tail are still commands only if
-    // they name one; anything unknown is reported, not sent to the model by accident.
+    // Anything unknown is reported, not sent to the model by accident: a message starting
+    // with `/` is typed `//` (see `unescape`).
     let (name, arg) = match rest.split_once(char::is_whitespace) {
         Some((n, a)) => (n, a.trim()),
         None => (rest, ""),
@@ -60,18 +74,30 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         },
         "clear" => SlashCommand::Clear,
         "system" => SlashCommand::System((!arg.is_empty()).then(|| arg.to_owned())),
-        "tools" => SlashCommand::Tools,
+        "tools" => match arg.split_once(char::is_whitespace).unwrap_or((arg, "")) {
+            ("", _) => SlashCommand::Tools,
+            ("revoke", name) => {
+                SlashCommand::Revoke((!name.trim().is_empty()).then(|| name.trim().to_owned()))
+            }
+            _ => SlashCommand::Unknown("usage: /tools, or /tools revoke [NAME]".into()),
+        },
         "inspector" => SlashCommand::Inspector,
         "retry" => SlashCommand::Retry,
-        "export" => match arg.split_once(char::is_whitespace) {
-            Some((fmt @ ("md" | "json"), path)) if !path.trim().is_empty() => {
-                SlashCommand::Export {
-                    markdown: fmt == "md",
-                    path: path.trim().to_owned(),
-                }
+        "export" => {
+            let (fmt, path) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
+            let path = (!path.trim().is_empty()).then(|| path.trim().to_owned());
+            match fmt {
+                "" | "md" => SlashCommand::Export {
+                    markdown: true,
+                    path,
+                },
+                "json" => SlashCommand::Export {
+                    markdown: false,
+                    path,
+                },
+                _ => SlashCommand::Unknown("usage: /export [md|json] [PATH]".into()),
             }
-            _ => SlashCommand::Unknown("usage: /export md|json PATH".into()),
-        },
+        }
         "help" => SlashCommand::Help,
         "quit" | "exit" => SlashCommand::Quit,
         other => SlashCommand::Unknown(format!("unknown command /{other}; /help lists them")),
@@ -95,15 +121,46 @@ mod tests {
         );
         assert_eq!(parse("/system"), Some(SlashCommand::System(None)));
         assert_eq!(parse("/retry"), Some(SlashCommand::Retry));
+        assert_eq!(parse("/tools"), Some(SlashCommand::Tools));
+        assert_eq!(
+            parse("/tools revoke get_weather"),
+            Some(SlashCommand::Revoke(Some("get_weather".into())))
+        );
+        assert_eq!(parse("/tools revoke"), Some(SlashCommand::Revoke(None)));
         assert!(matches!(parse("/nope"), Some(SlashCommand::Unknown(m)) if m.contains("/nope")));
         assert_eq!(parse("hello /mode chat"), None);
         assert_eq!(
             parse("/export md  /tmp/a b.md"),
             Some(SlashCommand::Export {
                 markdown: true,
-                path: "/tmp/a b.md".into()
+                path: Some("/tmp/a b.md".into())
             })
         );
+        assert_eq!(
+            parse("/export"),
+            Some(SlashCommand::Export {
+                markdown: true,
+                path: None
+            })
+        );
+        assert_eq!(
+            parse("/export json"),
+            Some(SlashCommand::Export {
+                markdown: false,
+                path: None
+            })
+        );
+        assert_eq!(
+            parse("//etc/hosts is a file"),
+            Some(SlashCommand::Unknown(
+                "unknown command //etc/hosts; /help lists them".into()
+            ))
+        );
+        assert_eq!(
+            unescape("//etc/hosts is a file").as_deref(),
+            Some("/etc/hosts is a file")
+        );
+        assert_eq!(unescape("/etc"), None);
         assert!(matches!(
             parse("/export pdf x"),
             Some(SlashCommand::Unknown(_))

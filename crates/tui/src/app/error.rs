@@ -11,8 +11,9 @@ pub enum AppError {
     /// The caller's setup failed (configuration, the demo server).
     #[error(transparent)]
     Setup(Box<dyn std::error::Error + Send + Sync>),
-    #[error("profile `{profile}`: {message}")]
-    Profile { profile: String, message: String },
+    /// The profile's settings are not usable; `origin` names the profile and its config file.
+    #[error("{origin}: {message}")]
+    Profile { origin: String, message: String },
     /// The configured tools are not valid.
     #[error("{0}")]
     Tools(String),
@@ -48,7 +49,7 @@ mod tests {
         let setup: Box<dyn std::error::Error + Send + Sync> = "no such profile `x`".into();
         assert_eq!(AppError::Setup(setup).to_string(), "no such profile `x`");
         let p = AppError::Profile {
-            profile: "local".into(),
+            origin: "profile `local`".into(),
             message: "`api_key_env` KEY is not set".into(),
         };
         assert_eq!(

@@ -22,10 +22,11 @@ pub enum Effect {
     SaveInspector(String),
     /// Write the session file (after each message).
     SaveSession,
-    /// `/export md|json PATH`.
+    /// `/export [md|json] [PATH]`; no path: a file named for the session in the current
+    /// directory.
     Export {
         markdown: bool,
-        path: String,
+        path: Option<String>,
     },
     Quit,
 }

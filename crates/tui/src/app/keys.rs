@@ -70,6 +70,17 @@ pub(crate) enum Action {
     SaveEdit,
     /// Back from the reason or the editor to the question.
     BackToDialog,
+    // Readline editing in the input (issue 11): as in every shell.
+    LineStart,
+    LineEnd,
+    WordBack,
+    WordForward,
+    DeleteToLineStart,
+    DeleteToLineEnd,
+    DeleteWordBack,
+    Undo,
+    /// Ctrl-Y: put back what Ctrl-U, Ctrl-K or Ctrl-W deleted.
+    Yank,
 }
 
 /// One key: its code and the modifiers it needs (more may be held).
@@ -102,6 +113,24 @@ const fn ctrl(ch: char) -> Key {
 
 const fn with(code: KeyCode, mods: KeyModifiers) -> Key {
     Key { code, mods }
+}
+
+const fn alt(ch: char) -> Key {
+    Key {
+        code: KeyCode::Char(ch),
+        mods: KeyModifiers::ALT,
+    }
+}
+
+/// Keys a terminal reports only under the keyboard enhancement protocol (kitty's `CSI u`):
+/// elsewhere Shift-Enter arrives as a plain Enter. Rows bound only to these are left out of the
+/// help when the running terminal did not accept the protocol.
+pub const ENHANCED_ONLY: &[Key] = &[with(Enter, KeyModifiers::SHIFT)];
+
+/// Whether `row` has a key that reaches the app in a terminal with (`enhanced`) or without the
+/// keyboard enhancement protocol.
+pub fn row_works(row: &Row, enhanced: bool) -> bool {
+    enhanced || row.binds.iter().any(|(k, _)| !ENHANCED_ONLY.contains(k))
 }
 
 /// One row of the table: keys and their actions in a context, as the help shows them.
@@ -143,7 +172,7 @@ pub(crate) const TABLE: &[Row] = &[
     Row {
         context: Global,
         keys: "Ctrl-C",
-        help: "cancel if something runs, otherwise quit",
+        help: "cancel what runs; else clear the draft (Up brings it back); else quit",
         hint: None,
         binds: &[(ctrl('c'), CancelOrQuit)],
     },
@@ -156,19 +185,68 @@ pub(crate) const TABLE: &[Row] = &[
     },
     Row {
         context: Input,
-        keys: "Shift-Enter, Ctrl-J",
-        help: "new line (Alt-Enter too)",
+        keys: "Ctrl-J, Alt-Enter",
+        help: "new line",
         hint: None,
         binds: &[
-            (with(Enter, KeyModifiers::SHIFT), NewLine),
             (with(Enter, KeyModifiers::ALT), NewLine),
             (ctrl('j'), NewLine),
         ],
     },
     Row {
         context: Input,
+        keys: "Shift-Enter",
+        help: "new line (where the terminal reports it: kitty keyboard protocol)",
+        hint: None,
+        binds: &[(with(Enter, KeyModifiers::SHIFT), NewLine)],
+    },
+    Row {
+        context: Input,
+        keys: "Ctrl-A / Ctrl-E",
+        help: "start / end of the line",
+        hint: None,
+        binds: &[(ctrl('a'), LineStart), (ctrl('e'), LineEnd)],
+    },
+    Row {
+        context: Input,
+        keys: "Alt-B / Alt-F",
+        help: "back / forward a word",
+        hint: None,
+        binds: &[(alt('b'), WordBack), (alt('f'), WordForward)],
+    },
+    Row {
+        context: Input,
+        keys: "Ctrl-U / Ctrl-K",
+        help: "delete to the start / end of the line",
+        hint: None,
+        binds: &[(ctrl('u'), DeleteToLineStart), (ctrl('k'), DeleteToLineEnd)],
+    },
+    Row {
+        context: Input,
+        keys: "Ctrl-W",
+        help: "delete the word before the cursor",
+        hint: None,
+        binds: &[(ctrl('w'), DeleteWordBack)],
+    },
+    Row {
+        context: Input,
+        keys: "Ctrl-Z, Ctrl-_",
+        help: "undo an edit",
+        hint: None,
+        // Ctrl-_ is byte 0x1F, which terminals without the enhancement protocol report as Ctrl-7.
+        binds: &[(ctrl('z'), Undo), (ctrl('_'), Undo), (ctrl('7'), Undo)],
+    },
+    Row {
+        context: Input,
+        keys: "Ctrl-Y",
+        help: "put back what Ctrl-U, Ctrl-K or Ctrl-W deleted",
+        hint: None,
+        binds: &[(ctrl('y'), Yank)],
+    },
+    Row {
+        context: Input,
         keys: "Up / Down",
-        help: "earlier prompts (on the first / last line)",
+        help: "earlier prompts (first / last line); a queued message first",
         hint: None,
         binds: &[(k(Up), HistoryPrev), (k(Down), HistoryNext)],
     },
@@ -208,7 +286,7 @@ pub(crate) const TABLE: &[Row] = &[
     Row {
         context: Input,
         keys: "Tab / Shift-Tab",
-        help: "select a tool call",
+        help: "select a tool call and scroll to it",
         hint: None,
         binds: &[(k(Tab), SelectPrevCall), (k(BackTab), SelectNextCall)],
     },

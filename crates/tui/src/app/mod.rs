@@ -9,10 +9,12 @@ pub(crate) mod dialog;
 mod error;
 pub mod event;
 mod journal_sync;
+pub mod key_reference;
 pub(crate) mod keys;
 pub(crate) mod mcp_view;
 pub(crate) mod partial;
 pub mod paste;
+pub mod queue;
 mod resume;
 pub mod saved;
 pub mod state;
@@ -88,6 +90,7 @@ where
     let demo = start.demo;
     // Everything that can fail on configuration fails here, before the terminal is taken.
     let (resolved, keep_alive) = setup.await.map_err(|e| AppError::Setup(e.into()))?;
+    let origin = resolved.origin();
     let Resolved {
         profile_name,
         profile,
@@ -96,10 +99,10 @@ where
         ..
     } = resolved;
     let endpoint = profile.endpoint().map_err(|message| AppError::Profile {
-        profile: profile_name.clone(),
+        origin: origin.clone(),
         message,
     })?;
-    let toolbox = Toolbox::new(tools).map_err(AppError::Tools)?;
+    let toolbox = Toolbox::new(tools).map_err(|e| AppError::Tools(format!("{origin}: {e}")))?;
     // MCP servers start in the background: the first frame does not wait for them.
     let toolbox = if mcp_servers.is_empty() {
         toolbox
@@ -140,6 +143,8 @@ where
     tracing::info!(demo, "starting the TUI");
     let mut guard = terminal::TerminalGuard::enter().map_err(AppError::Terminal)?;
     let mcp = toolbox.mcp().cloned();
+    app.keyboard_enhanced = guard.keyboard_enhanced;
+    app.no_color = crate::ui::no_color::requested();
     let result = event_loop(
         &mut guard.terminal,
         &mut app,
@@ -160,7 +165,21 @@ where
     }
     drop(guard);
     drop(keep_alive);
+    if let Some(text) = resume_hint(&app) {
+        println!("{text}");
+    }
     result
+}
+
+/// What is printed on exit when the conversation was saved: its id and the exact command that
+/// continues it. Nothing for a run that saved nothing (a demo where nothing was sent).
+pub fn resume_hint(app: &App) -> Option<String> {
+    let session = app.session.as_ref()?;
+    app.saved?;
+    Some(format!(
+        "Session {id} saved. Continue it with:\n  kimi-tui --session {id}",
+        id = session.id
+    ))
 }
 
 async fn event_loop(
@@ -310,7 +329,7 @@ fn run_effects(
             }
             Effect::SaveInspector(text) => save_inspector(app, &text),
             Effect::SaveSession => saved::save(app, store),
-            Effect::Export { markdown, path } => saved::export_to(app, markdown, &path),
+            Effect::Export { markdown, path } => saved::export_to(app, markdown, path.as_deref()),
             Effect::Quit => app.should_quit = true,
         }
     }

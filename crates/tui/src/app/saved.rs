@@ -139,10 +139,30 @@ fn stop_saving(app: &mut App, why: &str) {
 }
 
 /// `/export md|json PATH`.
-pub fn export_to(app: &mut App, markdown: bool, path: &str) {
+/// Where `/export` without a path writes: `DIR/kimi-ID.md` (or `.json`).
+pub fn default_export_path(dir: &std::path::Path, id: &str, markdown: bool) -> std::path::PathBuf {
+    dir.join(format!(
+        "kimi-{id}.{}",
+        if markdown { "md" } else { "json" }
+    ))
+}
+
+pub fn export_to(app: &mut App, markdown: bool, path: Option<&str>) {
     let Some(session) = snapshot(app) else {
         return app.notice("Nothing to export: sessions are off for this run.", true);
     };
+    // No path: a file named for the session, in the directory kimi-tui was started from,
+    // named in full in the notice so it can be found.
+    let path = match path {
+        Some(p) => p.to_owned(),
+        None => {
+            let dir = std::env::current_dir().unwrap_or_default();
+            default_export_path(&dir, &session.id, markdown)
+                .display()
+                .to_string()
+        }
+    };
+    let path = path.as_str();
     let text = if markdown {
         to_markdown(&session)
     } else {

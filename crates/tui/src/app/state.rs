@@ -271,6 +271,11 @@ pub struct InspectorState {
     /// A line to bring into view on the next draw (search hit, a call's first marker).
     pub jump_to_call: Option<usize>,
     pub message: Option<String>,
+    /// Whole lines the view held at the last layout: what PgUp/PgDn move by.
+    pub page: usize,
+    /// The line of the last search match: `n`/`N` go on from it (the view may show it lower
+    /// than the top, near the end).
+    pub hit: Option<usize>,
 }
 
 /// The status line's view of what is happening.
@@ -308,17 +313,30 @@ pub struct App {
     /// Earlier prompts, oldest first, and where Up/Down recall is.
     pub history: Vec<String>,
     pub history_pos: Option<usize>,
+    /// Messages typed while a turn ran, oldest first: sent as turns end (see `queue`).
+    pub queued: Vec<String>,
+    /// The tools the user allowed with `a` for the session, as shown in the status bar and
+    /// `/tools`: a view of the engine's policy (it changes only through `Op::Approve` with
+    /// `always` and `Op::Revoke`, which the app sends).
+    pub always_allow: Vec<String>,
     pub dialog: Option<ApprovalDialog>,
     pub inspector: InspectorState,
     pub help_open: bool,
     /// Lines of the help scrolled off its top.
     pub help_scroll: usize,
+    /// The terminal accepted the keyboard enhancement protocol: Shift-Enter reaches the app
+    /// (and the help lists it).
+    pub keyboard_enhanced: bool,
+    /// `NO_COLOR` is set: frames are drawn without colour (badges in reverse video).
+    pub no_color: bool,
     pub activity: Activity,
     pub usage: Usage,
     /// Lines scrolled up from the bottom; 0 = pinned to the bottom, following the stream.
     pub scroll_from_bottom: usize,
     /// The selected tool pane (entry index, pane index), cycled with Tab.
     pub selected_pane: Option<(usize, usize)>,
+    /// Tab chose a pane: the next layout scrolls the transcript to show it.
+    pub reveal_selected: bool,
     /// A turn is in flight.
     pub busy: bool,
     pub should_quit: bool,
@@ -378,14 +396,19 @@ impl App {
             input: new_input(),
             history: Vec::new(),
             history_pos: None,
+            queued: Vec::new(),
+            always_allow: Vec::new(),
             dialog: None,
             inspector: InspectorState::default(),
             help_open: false,
             help_scroll: 0,
+            keyboard_enhanced: false,
+            no_color: false,
             activity: Activity::Idle,
             usage: Usage::default(),
             scroll_from_bottom: 0,
             selected_pane: None,
+            reveal_selected: false,
             busy: false,
             should_quit: false,
             dirty: true,
@@ -474,7 +497,7 @@ impl App {
 /// A fresh multi-line input box.
 pub fn new_input() -> TextArea<'static> {
     let mut t = TextArea::default();
-    t.set_placeholder_text("Message Kimi  (Enter send · Shift-Enter newline · /help)");
+    t.set_placeholder_text("Message Kimi  (Enter send · Ctrl-J newline · /help)");
     t.set_wrap_mode(ratatui_textarea::WrapMode::Glyph);
     t.set_cursor_line_style(ratatui::style::Style::default());
     // Set here, not per frame: the box is drawn as it is, never cloned, so its wrap layout is

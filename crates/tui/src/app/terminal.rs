@@ -3,8 +3,13 @@
 
 use std::io::{self, Stdout};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::execute;
 use crossterm::terminal::{
@@ -18,9 +23,56 @@ pub(crate) type Term = Terminal<CrosstermBackend<Stdout>>;
 /// Restores the terminal when dropped.
 pub(crate) struct TerminalGuard {
     pub terminal: Term,
+    /// The terminal took the keyboard enhancement flags: Shift-Enter reaches the app.
+    pub keyboard_enhanced: bool,
+}
+
+/// How long startup waits for the terminal to answer the keyboard protocol query. Terminals
+/// answer in a few milliseconds (their device-attributes reply ends the wait); one that never
+/// answers costs this much, not crossterm's own 2 s.
+const KEYBOARD_QUERY_WAIT: Duration = Duration::from_millis(300);
+
+/// The flags were pushed: `restore` pops them (only then: a pop the terminal never had a push
+/// for would undo whatever the shell set).
+static KEYBOARD_PUSHED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the terminal speaks the keyboard enhancement protocol (kitty's `CSI u`), asked on a
+/// helper thread so that a silent terminal cannot stall startup past [`KEYBOARD_QUERY_WAIT`].
+/// Keys typed meanwhile stay in crossterm's queue for the event loop.
+fn supports_keyboard_enhancement() -> bool {
+    let (tx, rx) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("keyboard-query".into())
+        .spawn(move || {
+            let _ = tx.send(crossterm::terminal::supports_keyboard_enhancement());
+        });
+    if spawned.is_err() {
+        return false;
+    }
+    matches!(rx.recv_timeout(KEYBOARD_QUERY_WAIT), Ok(Ok(true)))
+}
+
+/// Turn the keyboard enhancement on where the terminal has it, so that Shift-Enter arrives as
+/// itself; returns whether it is on.
+fn enable_keyboard_enhancement() -> bool {
+    if !supports_keyboard_enhancement() {
+        return false;
+    }
+    // Only disambiguation: key releases and the other reports would change what `update`
+    // receives for every key.
+    let pushed = execute!(
+        io::stdout(),
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+    )
+    .is_ok();
+    KEYBOARD_PUSHED.store(pushed, Ordering::SeqCst);
+    pushed
 }
 
 fn restore() {
+    if KEYBOARD_PUSHED.swap(false, Ordering::SeqCst) {
+        let _ = execute!(io::stdout(), PopKeyboardEnhancementFlags);
+    }
     let _ = disable_raw_mode();
     let _ = execute!(
         io::stdout(),
@@ -60,8 +112,12 @@ impl TerminalGuard {
             restore();
             return Err(e);
         }
+        let keyboard_enhanced = enable_keyboard_enhancement();
         match Terminal::new(CrosstermBackend::new(stdout)) {
-            Ok(terminal) => Ok(TerminalGuard { terminal }),
+            Ok(terminal) => Ok(TerminalGuard {
+                terminal,
+                keyboard_enhanced,
+            }),
             Err(e) => {
                 restore();
                 Err(e)

@@ -108,6 +108,8 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     if lookup(Context::Global, &k) == Some(Action::CancelOrQuit) {
         if app.busy {
             cancel(app, fx);
+        } else if app.dialog.is_none() && !app.input.is_empty() {
+            clear_draft(app);
         } else {
             fx.push(Effect::Quit);
         }
@@ -151,7 +153,13 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::ToggleCall) => toggle_pane(app),
         Some(Action::ToggleInspector) => toggle_inspector(app),
         Some(Action::NewLine) => app.input.insert_newline(),
+        Some(a) if edit(&mut app.input, a) => {}
         Some(Action::Send) => submit(app, fx),
+        Some(Action::HistoryPrev) if empty && !app.queued.is_empty() => {
+            if let Some(text) = super::queue::take_back(app) {
+                set_input(&mut app.input, &text);
+            }
+        }
         Some(Action::HistoryPrev) if app.input.cursor().0 == 0 && !app.history.is_empty() => {
             recall(app, true)
         }
@@ -167,6 +175,49 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     }
 }
 
+/// Ctrl-C on a draft, as in Codex and Claude Code: the draft goes (into the prompt history, so
+/// Up brings it back) and a second Ctrl-C on the empty input quits.
+fn clear_draft(app: &mut App) {
+    let text = app.input.lines().join("\n");
+    if app.history.last() != Some(&text) {
+        app.history.push(text);
+    }
+    app.history_pos = None;
+    app.input = new_input();
+    app.notice(
+        "Draft cleared (Up brings it back); Ctrl-C again quits.",
+        false,
+    );
+}
+
+/// The readline editing actions of the key table, applied to a text box. `false` when `action`
+/// is not one of them.
+fn edit(input: &mut TextArea<'static>, action: Action) -> bool {
+    match action {
+        Action::LineStart => input.move_cursor(CursorMove::Head),
+        Action::LineEnd => input.move_cursor(CursorMove::End),
+        Action::WordBack => input.move_cursor(CursorMove::WordBack),
+        Action::WordForward => input.move_cursor(CursorMove::WordForward),
+        Action::DeleteToLineStart => {
+            input.delete_line_by_head();
+        }
+        Action::DeleteToLineEnd => {
+            input.delete_line_by_end();
+        }
+        Action::DeleteWordBack => {
+            input.delete_word();
+        }
+        Action::Undo => {
+            input.undo();
+        }
+        Action::Yank => {
+            input.paste();
+        }
+        _ => return false,
+    }
+    true
+}
+
 fn open_help(app: &mut App) {
     app.help_open = true;
     app.help_scroll = 0;
@@ -174,7 +225,7 @@ fn open_help(app: &mut App) {
 
 fn help_key(app: &mut App, k: &KeyEvent) {
     // The help's lines and the rows the overlay shows of them (two go to its border).
-    let total = crate::ui::help::line_count();
+    let total = crate::ui::help::line_count(app.screen.0, app.keyboard_enhanced);
     let shown = usize::from(app.screen.1).saturating_sub(2).max(1);
     let last = total.saturating_sub(shown);
     let page = shown.saturating_sub(1).max(1);
@@ -255,6 +306,7 @@ fn select_pane(app: &mut App, forward: bool) {
         bump(app, e);
     }
     bump(app, all[next].0);
+    app.reveal_selected = true;
 }
 
 fn bump(app: &mut App, entry: usize) {
@@ -288,6 +340,7 @@ fn toggle_inspector(app: &mut App) {
     ins.open = !ins.open;
     ins.searching = None;
     ins.message = None;
+    ins.hit = None;
     if !ins.open {
         return;
     }
@@ -336,6 +389,7 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
                 ins.searching = None;
                 ins.message = Some("search: n next, N previous".into());
                 ins.jump_to_call = None;
+                ins.hit = None;
                 search_step(app, true, true);
                 return;
             }
@@ -357,10 +411,28 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
             }
         }
     }
-    let page = app.page_height.saturating_sub(2).max(1);
+    let page = app.inspector.page.max(1);
     let traces = app.traces.len();
     let ins = &mut app.inspector;
-    match lookup(Context::Inspector, &k) {
+    let action = lookup(Context::Inspector, &k);
+    // Moving on leaves the last search note behind (it described the old position).
+    if matches!(
+        action,
+        Some(
+            Action::LineUp
+                | Action::LineDown
+                | Action::PageUp
+                | Action::PageDown
+                | Action::Top
+                | Action::Bottom
+                | Action::PrevRequest
+                | Action::NextRequest
+        )
+    ) {
+        ins.message = None;
+        ins.hit = None;
+    }
+    match action {
         // Over the dialog only the view closes: the dialog is still pending under it.
         Some(Action::ToggleInspector) if over_dialog => ins.open = false,
         Some(Action::ToggleInspector) => toggle_inspector(app),
@@ -406,20 +478,35 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
     let total = app.traces.len();
     let view = &mut app.inspector_view;
     view.refresh(&app.traces[i].read(), i, total);
-    let start = app.inspector.scroll.min(view.len());
+    let start = app
+        .inspector
+        .hit
+        .unwrap_or(app.inspector.scroll)
+        .min(view.len());
     let from = if forward && !from_current {
         start + 1
     } else {
         start
     };
-    let hit = view.find(&query, from, forward);
-    match hit {
+    // Past the last match the search wraps around, as in less and vim, and says so.
+    let (hit, wrapped) = match view.find(&query, from, forward) {
+        Some(n) => (Some(n), false),
+        None if forward => (view.find(&query, 0, true), true),
+        None => (view.find(&query, view.len(), false), true),
+    };
+    app.inspector.message = Some(match hit {
         Some(n) => {
             app.inspector.scroll = n;
-            app.inspector.message = Some(format!("/{query}: line {}", n + 1));
+            app.inspector.hit = Some(n);
+            let note = match (wrapped, forward) {
+                (false, _) => "",
+                (true, true) => " (wrapped to the top)",
+                (true, false) => " (wrapped to the bottom)",
+            };
+            format!("/{query}: line {}{note}", n + 1)
         }
-        None => app.inspector.message = Some(format!("/{query}: no more matches")),
-    }
+        None => format!("/{query}: no matches"),
+    });
 }
 
 fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
@@ -527,6 +614,10 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     }
     if let Some(d) = decision {
         let id = dialog.request.call.id.clone();
+        let tool = &dialog.request.call.function.name;
+        if always && matches!(d, Decision::Approve { .. }) && !app.always_allow.contains(tool) {
+            app.always_allow.push(tool.clone());
+        }
         if let Some(approval) = dialog.id.take() {
             fx.push(Effect::Agent(Op::Approve {
                 id: approval,
@@ -557,21 +648,25 @@ fn submit(app: &mut App, fx: &mut Vec<Effect>) {
     if trimmed.is_empty() {
         return;
     }
-    if let Some(cmd) = commands::parse(trimmed) {
-        app.input = new_input();
-        return slash(app, cmd, fx);
-    }
-    if app.busy {
-        app.notice(
-            "A turn is running: wait for it, or press Esc to cancel it.",
-            true,
-        );
-        return;
-    }
-    app.history.push(text.clone());
+    // `//text` is a message that starts with `/` (`/text`); a single `/` starts a command.
+    let message = match commands::unescape(&text) {
+        Some(message) => message,
+        None => {
+            if let Some(cmd) = commands::parse(trimmed) {
+                app.input = new_input();
+                return slash(app, cmd, fx);
+            }
+            text.clone()
+        }
+    };
+    // The history keeps what was typed (`//text`), so recalling it sends the same message.
+    app.history.push(text);
     app.history_pos = None;
     app.input = new_input();
-    send_user(app, text, fx);
+    if app.busy {
+        return super::queue::push(app, message);
+    }
+    send_user(app, message, fx);
 }
 
 fn send_user(app: &mut App, text: String, fx: &mut Vec<Effect>) {
@@ -682,13 +777,21 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             } else {
                 let mut s = String::from("Tools:");
                 for t in app.toolbox.specs() {
+                    let always = if app.always_allow.contains(&t.name) {
+                        ", always allowed this session"
+                    } else {
+                        ""
+                    };
                     s.push_str(&format!(
-                        "\n  {} [{}] {} · {}",
+                        "\n  {} [{}{always}] {} · {}",
                         t.name,
                         format!("{:?}", t.approval).to_lowercase(),
                         t.command.join(" "),
                         t.description
                     ));
+                }
+                if !app.always_allow.is_empty() {
+                    s.push_str("\n/tools revoke NAME (or all: /tools revoke) asks again.");
                 }
                 if !mcp.is_empty() {
                     s.push('\n');
@@ -698,6 +801,7 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             };
             app.notice(text, false);
         }
+        SlashCommand::Revoke(name) => revoke(app, name, fx),
         SlashCommand::Retry => {
             if app.busy {
                 return app.notice("A turn is running.", true);
@@ -723,6 +827,33 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
         SlashCommand::Export { markdown, path } => fx.push(Effect::Export { markdown, path }),
         SlashCommand::Unknown(msg) => app.notice(msg, true),
     }
+}
+
+/// Take "always allow" back: the engine holds the policy (`Op::Revoke`), `app.always_allow` is
+/// the view of it the status bar and `/tools` show. The next call of the tool asks again.
+fn revoke(app: &mut App, name: Option<String>, fx: &mut Vec<Effect>) {
+    let text = match name {
+        None if app.always_allow.is_empty() => "No tool is always allowed.".to_owned(),
+        None => {
+            let names = std::mem::take(&mut app.always_allow).join(", ");
+            fx.push(Effect::Agent(Op::Revoke { tool: None }));
+            format!("Always allow revoked for {names}: their calls ask again.")
+        }
+        Some(n) => match app.always_allow.iter().position(|a| *a == n) {
+            Some(i) => {
+                app.always_allow.remove(i);
+                fx.push(Effect::Agent(Op::Revoke {
+                    tool: Some(n.clone()),
+                }));
+                format!("Always allow revoked for {n}: its calls ask again.")
+            }
+            None => {
+                let shown = sanitize::one_line(&n, 80);
+                return app.notice(format!("{shown} is not always allowed."), true);
+            }
+        },
+    };
+    app.notice(text, false);
 }
 
 fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
@@ -767,8 +898,18 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             message_index,
         } => view::trace_finished(app, index, message_index),
         EngineEvent::ApprovalRequested { id, request } => view::approval(app, id, *request, fx),
-        EngineEvent::TurnDone { outcome } => view::turn_done(app, &outcome, fx),
-        EngineEvent::TurnFailed { message } => view::turn_failed(app, &message, fx),
+        EngineEvent::TurnDone { outcome } => {
+            view::turn_done(app, &outcome, fx);
+            // A cancelled or failed turn sends nothing queued: it goes back into the input.
+            let stopped = outcome.cancelled || outcome.error.is_some();
+            if let Some(text) = super::queue::next(app, stopped) {
+                send_user(app, text, fx);
+            }
+        }
+        EngineEvent::TurnFailed { message } => {
+            view::turn_failed(app, &message, fx);
+            let _ = super::queue::next(app, true);
+        }
         EngineEvent::SystemSet { prompt, change } => view::system_set(app, prompt, change, fx),
         EngineEvent::Cleared => view::cleared(app),
         EngineEvent::Truncated { messages, traces } => view::truncated(app, messages, traces, fx),

@@ -7,43 +7,76 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::style;
+use super::wrap::wrap_line;
 use crate::app::commands::HELP;
-use crate::app::keys::{SECTIONS, TABLE};
+use crate::app::keys::{SECTIONS, TABLE, row_works};
 
-fn row(keys: &str, what: &'static str) -> Line<'static> {
-    Line::from(vec![
-        Span::styled(format!("  {keys:<22}"), style::user_header()),
-        Span::raw(what),
-    ])
+/// Columns of the key column, with its indent.
+const KEYS_COLUMN: usize = 24;
+
+/// One row: the keys, then what they do, wrapped under itself to fit `width` columns (the
+/// help is as narrow as the screen: nothing is cut off at 80 columns).
+fn row(keys: &str, what: &'static str, width: usize, out: &mut Vec<Line<'static>>) {
+    let avail = width.saturating_sub(KEYS_COLUMN).max(12);
+    // Keys too long for their column get a line of their own.
+    let own_line = keys.chars().count() > KEYS_COLUMN - 3;
+    if own_line {
+        out.push(Line::from(Span::styled(
+            format!("  {keys}"),
+            style::user_header(),
+        )));
+    }
+    for (i, piece) in wrap_line(what, avail).into_iter().enumerate() {
+        let head = if i == 0 && !own_line {
+            format!("  {keys:<22}")
+        } else {
+            " ".repeat(KEYS_COLUMN)
+        };
+        out.push(Line::from(vec![
+            Span::styled(head, style::user_header()),
+            Span::raw(piece),
+        ]));
+    }
 }
 
-/// The help's lines, drawn from the key table and the command list.
-pub fn lines() -> Vec<Line<'static>> {
+/// The inside width of the help overlay on a screen `screen_width` columns wide.
+fn inner_width(screen_width: u16) -> usize {
+    usize::from(screen_width.saturating_sub(4).min(96).saturating_sub(2))
+}
+
+/// The help's lines for a screen `screen_width` wide, drawn from the key table (the rows whose
+/// keys reach the app in this terminal: `enhanced` is the keyboard protocol) and the command
+/// list.
+pub fn lines(screen_width: u16, enhanced: bool) -> Vec<Line<'static>> {
+    let width = inner_width(screen_width);
     let mut lines = Vec::new();
     for (title, contexts) in SECTIONS {
         if !lines.is_empty() {
             lines.push(Line::default());
         }
         lines.push(Line::from(Span::styled(*title, style::accent())));
-        for r in TABLE.iter().filter(|r| contexts.contains(&r.context)) {
-            lines.push(row(r.keys, r.help));
+        for r in TABLE
+            .iter()
+            .filter(|r| contexts.contains(&r.context) && row_works(r, enhanced))
+        {
+            row(r.keys, r.help, width, &mut lines);
         }
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled("Commands", style::accent())));
     for (c, what) in HELP {
-        lines.push(row(c, what));
+        row(c, what, width, &mut lines);
     }
     lines
 }
 
 /// How many lines the help has (what `update` scrolls through).
-pub fn line_count() -> usize {
-    lines().len()
+pub fn line_count(screen_width: u16, enhanced: bool) -> usize {
+    lines(screen_width, enhanced).len()
 }
 
-pub fn render(frame: &mut Frame, area: Rect, scroll: usize) {
-    let lines = lines();
+pub fn render(frame: &mut Frame, area: Rect, scroll: usize, enhanced: bool) {
+    let lines = lines(area.width, enhanced);
     let total = lines.len();
     let w = area.width.saturating_sub(4).min(96);
     let h = (total as u16 + 2).min(area.height);
@@ -78,7 +111,7 @@ mod tests {
     use super::*;
 
     fn text() -> Vec<String> {
-        lines()
+        lines(200, true)
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect()
@@ -100,6 +133,39 @@ mod tests {
                 "hint {key} is not a key in the help"
             );
         }
-        assert_eq!(line_count(), text.len());
+        assert_eq!(line_count(200, true), text.len());
+    }
+
+    #[test]
+    fn at_80_columns_nothing_is_cut_off() {
+        // Every word of every row is on screen: the description wraps under itself.
+        let text: Vec<String> = lines(80, false)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        for l in &text {
+            assert!(
+                unicode_width::UnicodeWidthStr::width(l.as_str()) <= inner_width(80),
+                "{l:?} is wider than the overlay"
+            );
+        }
+        let all = text.join(" ");
+        let words = |s: &str| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+        for r in TABLE.iter().filter(|r| row_works(r, false)) {
+            for w in words(r.help) {
+                assert!(all.contains(&w), "{w} of {r:?} is missing at 80 columns");
+            }
+        }
+    }
+
+    #[test]
+    fn shift_enter_is_listed_only_when_the_terminal_reports_it() {
+        let has = |enhanced| {
+            lines(100, enhanced)
+                .iter()
+                .any(|l| l.spans.iter().any(|s| s.content.contains("Shift-Enter")))
+        };
+        assert!(has(true));
+        assert!(!has(false));
     }
 }

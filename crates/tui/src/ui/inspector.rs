@@ -5,9 +5,9 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use super::style;
+use super::{inspector_rows, style};
 use crate::app::state::App;
 use kimi_protocol::sanitize;
 use kimi_protocol::{Marker, special};
@@ -354,8 +354,14 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         return;
     };
     let start = app.inspector.scroll.min(lines.len().saturating_sub(1));
-    let visible: Vec<Line<'static>> = lines.window(start, body.height as usize).cloned().collect();
-    frame.render_widget(Paragraph::new(visible).wrap(Wrap { trim: false }), body);
+    // Wrapped as `prepare` counted; search matches in reverse video.
+    let rows = body.height as usize;
+    let query = app.inspector.query.as_deref().unwrap_or_default();
+    let visible: Vec<Line<'static>> = lines
+        .window(start, rows)
+        .map(|l| inspector_rows::highlight(l, query))
+        .collect();
+    frame.render_widget(inspector_rows::paragraph(visible), body);
     let foot_text = if let Some(q) = &app.inspector.searching {
         format!("/{q}▏")
     } else {

@@ -4,13 +4,16 @@
 pub mod approval;
 pub(crate) mod help;
 pub mod inspector;
+pub(crate) mod inspector_rows;
 pub mod inspector_view;
 pub mod markdown;
+pub mod no_color;
 pub mod special;
 pub mod status;
 pub(crate) mod style;
 pub mod tool_pane;
 pub(crate) mod transcript;
+pub mod width;
 pub(crate) mod wrap;
 
 use ratatui::Frame;
@@ -68,12 +71,17 @@ fn prepare_inspector(app: &mut App, area: Rect) {
             }
         }
     }
-    // Lines wrap when drawn, so any line may be the top one; past the end means "the end".
+    // Lines wrap when drawn: scrolling counts screen rows, so `End` (and any scroll past the
+    // end) puts the last line on the last row, and a page is the lines the view holds.
     let rows = area.height.saturating_sub(3) as usize;
+    let width = area.width.saturating_sub(2) as usize;
     let lines = &app.inspector_view;
-    if app.inspector.scroll >= lines.len() {
-        app.inspector.scroll = lines.len().saturating_sub(rows.max(1));
+    let last = inspector_rows::last_top(lines.len(), |n| lines.line(n), width, rows);
+    if app.inspector.scroll > last {
+        app.inspector.scroll = last;
     }
+    app.inspector.page =
+        inspector_rows::fitting(lines.window(app.inspector.scroll, rows), width, rows);
 }
 
 pub fn draw(frame: &mut Frame, app: &App) {
@@ -92,6 +100,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
         approval::render(frame, frame.area(), d);
     }
     if app.help_open {
-        help::render(frame, frame.area(), app.help_scroll);
+        help::render(frame, frame.area(), app.help_scroll, app.keyboard_enhanced);
+    }
+    if app.no_color {
+        no_color::strip(frame.buffer_mut());
     }
 }

@@ -45,6 +45,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         ),
         Span::raw(format!(" {} @ {} ", c.model, c.host)),
         Span::styled(format!("│ {state} "), Style::default().fg(Color::Yellow)),
+        always_allowed(app),
+        queued(app),
         Span::styled(format!("│ {usage} "), Style::default().fg(Color::DarkGray)),
         mcp_span(app),
         Span::styled(
@@ -53,6 +55,30 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         ),
     ]);
     frame.render_widget(Paragraph::new(line), area);
+}
+
+/// The tools approved with `a` for this session, visible so the choice is not forgotten
+/// (`/tools revoke` takes it back).
+fn always_allowed(app: &App) -> Span<'static> {
+    if app.always_allow.is_empty() {
+        return Span::raw("");
+    }
+    let names = app.always_allow.join(", ");
+    Span::styled(
+        format!(
+            "│ always: {} ",
+            kimi_protocol::sanitize::one_line(&names, 40)
+        ),
+        Style::default().fg(Color::Green),
+    )
+}
+
+/// Messages waiting for the turn to end.
+fn queued(app: &App) -> Span<'static> {
+    match app.queued.len() {
+        0 => Span::raw(""),
+        n => Span::styled(format!("│ {n} queued "), Style::default().fg(Color::Cyan)),
+    }
 }
 
 /// `│ MCP 1/2 ✗ files `, red when a server failed; nothing without MCP servers.

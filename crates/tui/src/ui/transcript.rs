@@ -58,9 +58,44 @@ pub fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme) {
         app.scroll_from_bottom += after - before;
     }
     app.last_seen = (count, width);
+    if std::mem::take(&mut app.reveal_selected) {
+        reveal_selected(app, width, rows, theme, now);
+    }
     if i == 0 {
         let total: usize = app.entries.iter().map(height).sum();
         app.scroll_from_bottom = app.scroll_from_bottom.min(total.saturating_sub(rows));
+    }
+}
+
+/// Scroll so the selected tool pane is on screen (Tab chose it): its top at the top of the view
+/// when it is above, its bottom at the bottom when it is below.
+fn reveal_selected(app: &mut App, width: u16, rows: usize, theme: &Theme, now: Instant) {
+    let Some((e, p)) = app.selected_pane else {
+        return;
+    };
+    // The blocks from the pane's down are laid out (once; the caches keep them).
+    for i in e..app.entries.len() {
+        let sel = (i == e).then_some(p);
+        refresh(&mut app.entries[i], width, theme, sel, now);
+    }
+    let Some(Entry::Assistant(t)) = app.entries.get(e) else {
+        return;
+    };
+    let before_pane: usize = t.panes[..p.min(t.panes.len())]
+        .iter()
+        .map(|pane| tool_pane::lines(pane, width, false, now).len())
+        .sum();
+    let pane_len = t
+        .panes
+        .get(p)
+        .map_or(0, |pane| tool_pane::lines(pane, width, true, now).len());
+    let below: usize = app.entries[e + 1..].iter().map(height).sum();
+    // Lines from the bottom of the transcript up to (and including) the pane's first line.
+    let top = t.extra.lines.len() - before_pane.min(t.extra.lines.len()) + below;
+    let bottom = top.saturating_sub(pane_len);
+    let shown = app.scroll_from_bottom..app.scroll_from_bottom + rows;
+    if !shown.contains(&(top.saturating_sub(1))) || !shown.contains(&bottom) {
+        app.scroll_from_bottom = bottom.max(top.saturating_sub(rows));
     }
 }
 

@@ -3,7 +3,6 @@
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthChar;
 
 /// `text` in lines of at most `width` columns, each prefixed by `prefix` (counted in the
 /// width). Breaks at spaces when it can, inside words when it must; tabs become spaces.
@@ -39,11 +38,12 @@ pub(crate) fn wrap_line(line: &str, width: usize) -> Vec<String> {
     let mut cur_w = 0usize;
     // Byte index in `cur` just after the last space, and the width up to there.
     let mut last_space: Option<(usize, usize)> = None;
-    for c in line.chars() {
-        let w = c.width().unwrap_or(0);
+    // Cluster by cluster (the UI's one width measure): an emoji ZWJ sequence is one wide
+    // cluster, never split.
+    for (c, w) in super::width::clusters(line) {
         if cur_w + w > width && !cur.is_empty() {
             // A space that does not fit is the break itself.
-            if c == ' ' {
+            if c == " " {
                 pieces.push(std::mem::take(&mut cur));
                 cur_w = 0;
                 last_space = None;
@@ -63,9 +63,9 @@ pub(crate) fn wrap_line(line: &str, width: usize) -> Vec<String> {
             }
             last_space = None;
         }
-        cur.push(c);
+        cur.push_str(c);
         cur_w += w;
-        if c == ' ' {
+        if c == " " {
             last_space = Some((cur.len(), cur_w));
         }
     }

@@ -213,7 +213,7 @@ fn a_turn_is_saved_message_by_message_and_restores_whole() {
     assert_eq!(t.markdown.text(), "Checking.");
 
     let out = dir.path().join("out.md");
-    saved::export_to(&mut b, true, out.to_str().expect("utf-8"));
+    saved::export_to(&mut b, true, Some(out.to_str().expect("utf-8")));
     let md = std::fs::read_to_string(&out).expect("exported");
     assert!(
         md.contains("Weather?") && md.contains("get_weather") && md.contains("It is sunny."),
@@ -370,7 +370,7 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
     assert_eq!(again.partial, s.partial);
     assert_eq!(again.messages.len(), 2);
     let out = dir.path().join("x/out.md");
-    saved::export_to(&mut b, true, out.to_str().expect("utf-8"));
+    saved::export_to(&mut b, true, Some(out.to_str().expect("utf-8")));
     let md = std::fs::read_to_string(&out).expect("exported");
     assert!(md.contains("interrupted") && md.contains("a time"), "{md}");
     drop(b);

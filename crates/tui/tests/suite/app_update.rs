@@ -24,7 +24,7 @@ fn weather() -> ToolSpec {
     }
 }
 
-fn app() -> App {
+pub(super) fn app() -> App {
     let connection = Connection {
         profile: "test".into(),
         mode: Mode::Raw,
@@ -59,7 +59,7 @@ fn noted(effects: Vec<Effect>) -> Vec<Effect> {
 }
 
 /// The agent's side of one approval request: the decision sent for its id, if any yet.
-struct Answer {
+pub(super) struct Answer {
     id: u64,
 }
 
@@ -71,8 +71,13 @@ impl Answer {
         }
     }
 
-    fn try_recv(&mut self) -> Result<Decision, &'static str> {
+    pub(super) fn try_recv(&mut self) -> Result<Decision, &'static str> {
         self.sent().map(|(d, _)| d).ok_or("nothing decided")
+    }
+
+    /// Whether the decision sent allows the tool for the session.
+    pub(super) fn always(&self) -> bool {
+        self.sent().is_some_and(|(_, always)| always)
     }
 
     /// The decision and whether it allows the tool for the session.
@@ -86,14 +91,14 @@ impl Answer {
     }
 }
 
-fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
+pub(super) fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
     noted(update(
         app,
         AppEvent::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE))),
     ))
 }
 
-fn ctrl(app: &mut App, c: char) -> Vec<Effect> {
+pub(super) fn ctrl(app: &mut App, c: char) -> Vec<Effect> {
     noted(update(
         app,
         AppEvent::Terminal(Event::Key(KeyEvent::new(
@@ -105,7 +110,7 @@ fn ctrl(app: &mut App, c: char) -> Vec<Effect> {
 
 /// Enter, and what the agent reports before any request for the operations it gets: the
 /// user's message appended, a new system prompt set.
-fn enter(app: &mut App) -> Vec<Effect> {
+pub(super) fn enter(app: &mut App) -> Vec<Effect> {
     let fx = key(app, KeyCode::Enter);
     for f in &fx {
         let e = match f {
@@ -124,18 +129,18 @@ fn enter(app: &mut App) -> Vec<Effect> {
     fx
 }
 
-fn user_turn(text: &str) -> Vec<Effect> {
+pub(super) fn user_turn(text: &str) -> Vec<Effect> {
     vec![Effect::Agent(Op::UserTurn { text: text.into() })]
 }
 
-fn typed(app: &mut App, text: &str) {
+pub(super) fn typed(app: &mut App, text: &str) {
     for c in text.chars() {
         key(app, KeyCode::Char(c));
     }
 }
 
 /// A turn streaming one weather call, then the engine asking about it.
-fn ask(app: &mut App, arguments: &str) -> Answer {
+pub(super) fn ask(app: &mut App, arguments: &str) -> Answer {
     let call = ToolCall::new("functions.get_weather:0", "get_weather", arguments);
     for e in [
         EngineEvent::RoundStarted { round: 1 },
@@ -903,7 +908,7 @@ fn a_paste_over_the_cap_is_refused_with_a_notice_and_nothing_lost() {
     assert!(last_notice(&a).is_some_and(|(t, _)| t.contains("1 MiB limit")));
 }
 
-fn notices(app: &App) -> Vec<(String, bool)> {
+pub(super) fn notices(app: &App) -> Vec<(String, bool)> {
     app.entries
         .iter()
         .filter_map(|e| match e {

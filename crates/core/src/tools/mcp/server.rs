@@ -158,7 +158,7 @@ fn spawn(
 fn http_transport(
     config: &McpServerConfig,
     url: &str,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+) -> Result<impl rmcp::transport::Transport<rmcp::RoleClient> + use<>, String> {
     let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     if let Some(var) = &config.bearer_token_env {
         match std::env::var(var) {
@@ -172,12 +172,9 @@ fn http_transport(
             }
         }
     }
-    // reqwest is built without a default TLS provider; the model client installs the same one.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(config.startup_timeout_secs))
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    // HTTP is the client crate's: the same TLS provider and redirect policy as the model's.
+    let client = kimi_client::http_client(Duration::from_secs(config.startup_timeout_secs))
+        .map_err(|e| e.to_string())?;
     Ok(StreamableHttpClientTransport::with_client(
         client,
         transport_config,

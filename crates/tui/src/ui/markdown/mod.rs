@@ -18,7 +18,7 @@ mod blocks;
 mod cache;
 mod highlight;
 mod render;
-mod wrap;
+pub(crate) mod wrap;
 
 #[cfg(test)]
 mod tests;

@@ -703,36 +703,60 @@ impl<'a> Renderer<'a, '_> {
         };
         let theme = self.theme;
         let cols = table.rows.iter().map(Vec::len).max().unwrap_or(0);
-        let mut widths = vec![0usize; cols];
+        let mut natural = vec![0usize; cols];
         for row in &table.rows {
             for (c, cell) in row.iter().enumerate() {
-                widths[c] = widths[c].max(spans_width(cell));
+                natural[c] = natural[c].max(spans_width(cell));
             }
         }
+        // Columns narrower than their text wrap it (issue 11): nothing is cut off.
+        let (first, _) = self.prefixes();
+        let avail = self.width.saturating_sub(spans_width(&first));
+        let widths = column_widths(&natural, avail.saturating_sub(3 * cols.saturating_sub(1)));
         let sep = Span::styled(" │ ", theme.table_border);
         for (r, row) in table.rows.iter().enumerate() {
-            let mut spans: Vec<Span<'static>> = Vec::new();
-            for (c, &width) in widths.iter().enumerate() {
-                if c > 0 {
-                    spans.push(sep.clone());
+            let empty = Vec::new();
+            // Each cell as rows of its column's width.
+            let cells: Vec<Vec<Line<'static>>> = widths
+                .iter()
+                .enumerate()
+                .map(|(c, &w)| {
+                    let mut lines = Vec::new();
+                    wrap_into(
+                        &[],
+                        &[],
+                        row.get(c).unwrap_or(&empty),
+                        Kind::Prose,
+                        w,
+                        &mut lines,
+                    );
+                    lines
+                })
+                .collect();
+            let height = cells.iter().map(Vec::len).max().unwrap_or(0).max(1);
+            for k in 0..height {
+                let mut spans: Vec<Span<'static>> = Vec::new();
+                for (c, &width) in widths.iter().enumerate() {
+                    if c > 0 {
+                        spans.push(sep.clone());
+                    }
+                    let part = cells[c].get(k).map(|l| l.spans.as_slice()).unwrap_or(&[]);
+                    let pad = width.saturating_sub(spans_width(part));
+                    let (before, after) = match table.aligns.get(c) {
+                        Some(Alignment::Right) => (pad, 0),
+                        Some(Alignment::Center) => (pad / 2, pad - pad / 2),
+                        _ => (0, pad),
+                    };
+                    if before > 0 {
+                        spans.push(Span::raw(spaces(before)));
+                    }
+                    spans.extend(part.iter().cloned());
+                    if after > 0 && c + 1 < cols {
+                        spans.push(Span::raw(spaces(after)));
+                    }
                 }
-                let empty = Vec::new();
-                let cell = row.get(c).unwrap_or(&empty);
-                let pad = width - spans_width(cell);
-                let (before, after) = match table.aligns.get(c) {
-                    Some(Alignment::Right) => (pad, 0),
-                    Some(Alignment::Center) => (pad / 2, pad - pad / 2),
-                    _ => (0, pad),
-                };
-                if before > 0 {
-                    spans.push(Span::raw(spaces(before)));
-                }
-                spans.extend(cell.iter().cloned());
-                if after > 0 && c + 1 < cols {
-                    spans.push(Span::raw(spaces(after)));
-                }
+                self.emit(&spans, Kind::Clip, None);
             }
-            self.emit(&spans, Kind::Clip, None);
             if r + 1 == table.header_rows {
                 let line: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
                 let rule = [Span::styled(line.join("─┼─"), theme.table_border)];
@@ -740,5 +764,38 @@ impl<'a> Renderer<'a, '_> {
             }
         }
         self.need_blank = true;
+    }
+}
+
+/// Column widths that fit `budget` columns of text: each column its natural width when all
+/// fit; else the narrow ones keep theirs and the rest share what is left equally (each at
+/// least 1, so a very narrow screen still shows every column, wrapped).
+fn column_widths(natural: &[usize], budget: usize) -> Vec<usize> {
+    if natural.iter().sum::<usize>() <= budget {
+        return natural.to_vec();
+    }
+    let mut widths = vec![0usize; natural.len()];
+    let mut open: Vec<usize> = (0..natural.len()).collect();
+    let mut left = budget;
+    // Water-filling: a column under the fair share is done; the others split the rest.
+    loop {
+        let share = left / open.len().max(1);
+        let (small, big): (Vec<usize>, Vec<usize>) =
+            open.iter().partition(|&&c| natural[c] <= share);
+        if small.is_empty() {
+            let extra = left - share * big.len();
+            for (k, &c) in big.iter().enumerate() {
+                widths[c] = (share + usize::from(k < extra)).max(1);
+            }
+            return widths;
+        }
+        for &c in &small {
+            widths[c] = natural[c].max(1);
+            left = left.saturating_sub(natural[c]);
+        }
+        open = big;
+        if open.is_empty() {
+            return widths;
+        }
     }
 }

@@ -246,11 +246,40 @@ fn snapshot_table() {
         find_span(&lines, " │ ").1.style,
         Theme::default().table_border
     );
-    // Too wide: each row is cut with an ellipsis.
+    // Too wide: the cells wrap inside their columns; nothing is cut off (issue 11).
     let narrow = md(text, 12);
     assert_fits(&narrow, 12, "table");
     insta::assert_snapshot!("table_narrow", plain(&narrow));
-    assert!(plain(&narrow).lines().any(|l| l.ends_with('…')));
+    assert!(!plain(&narrow).contains('…'));
+    let letters: String = plain(&narrow)
+        .chars()
+        .filter(|c| !c.is_whitespace() && !"│─┼".contains(*c))
+        .collect();
+    for c in "NameQtyNoteapple3red香蕉12yellowfruit".chars() {
+        assert!(letters.contains(c), "{c} lost:\n{}", plain(&narrow));
+    }
+}
+
+#[test]
+fn table_cells_with_zwj_emoji_wrap_and_line_up() {
+    let text = "| who | what |\n|---|---|\n| 👩‍💻 dev | writes code all day long in a terminal |\n| 🇫🇷 | bonjour |\n";
+    let lines = md(text, 30);
+    assert_fits(&lines, 30, "zwj table");
+    let shown = plain(&lines);
+    assert!(!shown.contains('…'), "{shown}");
+    assert!(shown.contains("👩‍💻"), "the sequence stays whole: {shown}");
+    for w in [
+        "writes", "code", "all", "day", "long", "terminal", "bonjour",
+    ] {
+        assert!(shown.contains(w), "{w} lost:\n{shown}");
+    }
+    // Every row puts its separator at the same column: widths agree with the terminal's.
+    let cols: Vec<usize> = shown
+        .lines()
+        .filter(|l| l.contains('│'))
+        .map(|l| crate::ui::width::str_width(l.split('│').next().unwrap_or_default()))
+        .collect();
+    assert!(cols.windows(2).all(|w| w[0] == w[1]), "{cols:?}\n{shown}");
 }
 
 #[test]

@@ -1,0 +1,45 @@
+//! Messages typed while a turn runs (issue 11): queued, shown in the status bar, sent one by
+//! one as turns end. `Up` on an empty input takes the last one back to edit or drop; a turn
+//! the user cancelled sends nothing, and the queue goes back into the input, so no text is lost.
+
+use super::state::App;
+
+/// Queue `text` (the turn running now is not disturbed).
+pub fn push(app: &mut App, text: String) {
+    app.queued.push(text);
+    let n = app.queued.len();
+    app.notice(
+        format!("Queued ({n}): sent when this answer ends. Up on an empty input takes it back."),
+        false,
+    );
+}
+
+/// Up on an empty input with something queued: the last queued message back in the input.
+pub fn take_back(app: &mut App) -> Option<String> {
+    let text = app.queued.pop()?;
+    app.notice(
+        "Taken back from the queue: edit it, or clear it with Ctrl-C.",
+        false,
+    );
+    Some(text)
+}
+
+/// The turn ended: the next queued message, to send now; `None` when the queue is empty or the
+/// turn was cancelled (then the queue goes back into an empty input instead).
+pub fn next(app: &mut App, cancelled: bool) -> Option<String> {
+    if app.queued.is_empty() {
+        return None;
+    }
+    if cancelled {
+        if app.input.is_empty() {
+            let text = std::mem::take(&mut app.queued).join("\n\n");
+            app.input.insert_str(&text);
+            app.notice(
+                "The turn was cancelled: the queued message is back in the input.",
+                false,
+            );
+        }
+        return None;
+    }
+    Some(app.queued.remove(0))
+}
