@@ -4,6 +4,8 @@
 //! SSE loop, timeouts, cancellation and error messages.
 
 mod chat;
+mod chat_reasoning;
+mod chat_request;
 mod completions;
 mod error;
 mod http;
@@ -18,6 +20,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use chat_request::{ReasoningField, is_moonshot};
 pub use error::BackendError;
 pub use url::redact_url;
 
@@ -45,6 +48,15 @@ pub struct Endpoint {
     pub sort_tool_keys: bool,
     /// Break special-token strings in tool results before sending (both modes).
     pub neutralize_tool_markers: bool,
+    // Issue 10 (thinking models), app side.
+    /// The family template (raw mode renders it; chat mode reads `thinks()` from it).
+    pub template: kimi_protocol::family::Template,
+    /// The `thinking` template keyword argument; `None` leaves the model's default (on).
+    pub thinking: Option<bool>,
+    /// Raw mode: the tokenizer's preprocessing (sorted tools, K2.5 TypeScript declarations).
+    pub preprocess_tools: bool,
+    /// Chat mode: under which name(s) assistant reasoning is sent back.
+    pub reasoning_field: ReasoningField,
 }
 
 impl Endpoint {
@@ -62,6 +74,21 @@ impl Endpoint {
             idle_timeout: Duration::from_secs(120),
             sort_tool_keys: false,
             neutralize_tool_markers: false,
+            template: kimi_protocol::family::Template::for_model(model),
+            thinking: None,
+            preprocess_tools: true,
+            reasoning_field: ReasoningField::default(),
+        }
+    }
+
+    /// Whether this turn's model thinks: a thinking template with `thinking` not turned off
+    /// (K2-Thinking ignores the switch: it always thinks).
+    pub fn thinks(&self) -> bool {
+        use kimi_protocol::family::Template;
+        match self.template {
+            Template::K2Instruct => false,
+            Template::K2Thinking => true,
+            Template::K25 | Template::K26 => self.thinking != Some(false),
         }
     }
 
@@ -94,6 +121,8 @@ impl std::fmt::Debug for Endpoint {
 pub struct TurnResult {
     /// Assistant text, exactly as received (markers removed).
     pub content: String,
+    /// The model's reasoning (thinking models), markers removed; empty when there was none.
+    pub reasoning: String,
     /// Complete calls, in order, ids verbatim.
     pub tool_calls: Vec<ToolCall>,
     /// How many calls began but never completed.
@@ -122,7 +151,10 @@ impl TurnResult {
 
     /// The assistant message to append to the conversation.
     pub fn assistant_message(&self) -> Message {
-        Message::assistant_with_calls(self.content.clone(), self.tool_calls.clone())
+        Message {
+            reasoning_content: (!self.reasoning.is_empty()).then(|| self.reasoning.clone()),
+            ..Message::assistant_with_calls(self.content.clone(), self.tool_calls.clone())
+        }
     }
 }
 
