@@ -78,7 +78,7 @@ pub async fn start(mode: Option<Mode>) -> Result<(MockServer, Resolved)> {
     .await
     .context("cannot start the demo server")?;
     let mut profile = Profile::new(mode.unwrap_or(Mode::Raw), &server.base_url());
-    profile.max_tokens = 4096;
+    profile.max_tokens = Some(4096);
     let tools = demo_tools(&tools_dir())?;
     Ok((
         server,
