@@ -42,7 +42,11 @@ fn chat(cli: &Cli) -> anyhow::Result<()> {
         session: cli.session.clone(),
     };
     if cli.demo {
-        return demo(start, cli.connect.mode.map(Into::into));
+        return demo(
+            start,
+            cli.connect.mode.map(Into::into),
+            cli.connect.model.clone(),
+        );
     }
     let overrides = cli.connect.overrides();
     kimi_ui::app::run(start, async move {
@@ -51,16 +55,20 @@ fn chat(cli: &Cli) -> anyhow::Result<()> {
 }
 
 #[cfg(feature = "demo")]
-fn demo(start: Start, mode: Option<kimi_protocol::Mode>) -> anyhow::Result<()> {
+fn demo(
+    start: Start,
+    mode: Option<kimi_protocol::Mode>,
+    model: Option<String>,
+) -> anyhow::Result<()> {
     // The server lives as long as the TUI: `run` drops it after restoring the terminal.
     kimi_ui::app::run(start, async move {
-        let (server, resolved) = kimi_tui::demo::start(mode).await?;
+        let (server, resolved) = kimi_tui::demo::start(mode, model).await?;
         Ok((resolved, server))
     })
 }
 
 #[cfg(not(feature = "demo"))]
-fn demo(_: Start, _: Option<kimi_protocol::Mode>) -> anyhow::Result<()> {
+fn demo(_: Start, _: Option<kimi_protocol::Mode>, _: Option<String>) -> anyhow::Result<()> {
     anyhow::bail!("this build has no --demo (built without the `demo` feature)")
 }
 
