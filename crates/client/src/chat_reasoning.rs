@@ -66,8 +66,8 @@ impl Default for Channels {
         Channels {
             content: LocalParse::default(),
             // Reasoning deltas start inside the reasoning. With the protocol parser's reasoning
-            // channel this becomes `LocalParse::starting_in_reasoning()`; until then its text
-            // events are read as reasoning below.
+            // channel this becomes `LocalParse::with_reasoning(true)`; until then its text
+            // events are read as reasoning below (`as_reasoning`).
             reasoning: LocalParse::default(),
             split: Split::Start,
             hold: String::new(),

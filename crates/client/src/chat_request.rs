@@ -52,7 +52,7 @@ pub fn is_moonshot(base_url: &str) -> bool {
 /// The body of one streamed chat request.
 pub(super) fn body(ep: &Endpoint, messages: &[Message], tools: &[Value]) -> Value {
     let moonshot = is_moonshot(&ep.base_url);
-    let fixed_sampling = moonshot && matches!(ep.template, Template::K25 | Template::K26);
+    let fixed_sampling = moonshot && matches!(ep.template(), Template::K25 | Template::K26);
     let mut body = json!({
         "model": ep.model,
         "messages": messages_json(ep, messages),
@@ -67,7 +67,7 @@ pub(super) fn body(ep: &Endpoint, messages: &[Message], tools: &[Value]) -> Valu
             body["top_p"] = json!(0.95);
         }
     }
-    if ep.thinking == Some(false) && ep.template.thinks() {
+    if ep.thinking == Some(false) && ep.template().thinks() {
         if moonshot {
             body["thinking"] = json!({"type": "disabled"});
         } else {
@@ -85,7 +85,7 @@ pub(super) fn body(ep: &Endpoint, messages: &[Message], tools: &[Value]) -> Valu
 /// Tool-call messages of a thinking model always carry it (Moonshot answers 400 otherwise);
 /// K2.5/K2.6 endpoints treat `""` as missing, so an empty one is sent as `" "` (spec 8.5).
 fn messages_json(ep: &Endpoint, messages: &[Message]) -> Vec<Value> {
-    let placeholder = if matches!(ep.template, Template::K25 | Template::K26) {
+    let placeholder = if matches!(ep.template(), Template::K25 | Template::K26) {
         " "
     } else {
         ""

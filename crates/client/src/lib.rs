@@ -24,7 +24,7 @@ pub use chat_request::{ReasoningField, is_moonshot};
 pub use error::BackendError;
 pub use url::redact_url;
 
-use kimi_protocol::{Message, Mode, StreamEvent, ToolCall, Trace, Usage};
+use kimi_protocol::{Message, Mode, StreamEvent, Template, ToolCall, Trace, Usage};
 
 /// Everything needed to reach one model.
 #[derive(Clone)]
@@ -48,13 +48,19 @@ pub struct Endpoint {
     pub sort_tool_keys: bool,
     /// Break special-token strings in tool results before sending (both modes).
     pub neutralize_tool_markers: bool,
-    // Issue 10 (thinking models), app side.
-    /// The family template (raw mode renders it; chat mode reads `thinks()` from it).
-    pub template: kimi_protocol::family::Template,
-    /// The `thinking` template keyword argument; `None` leaves the model's default (on).
+    // Raw mode and the Kimi K2 family (spec k2-family): the template, its keyword arguments,
+    // and the tokenizer-side preprocessing. See `Endpoint::raw_render_options`.
+    /// Raw mode: the chat template; `None` picks it from the model name
+    /// (`Template::for_model`).
+    pub template: Option<Template>,
+    /// Raw mode: the `thinking` keyword (K2.5/K2.6); `None` leaves it to the template (on).
     pub thinking: Option<bool>,
-    /// Raw mode: the tokenizer's preprocessing (sorted tools, K2.5 TypeScript declarations).
+    /// Raw mode: K2.6's `preserve_thinking` keyword (secondhand rule).
+    pub preserve_thinking: bool,
+    /// Raw mode: apply Moonshot's tokenizer preprocessing for K2-Thinking/K2.5/K2.6 (sorted
+    /// tool keys, K2.5/K2.6 TypeScript declaration), as official servers do. On by default.
     pub preprocess_tools: bool,
+    // Chat mode and thinking models (issue 10, app side).
     /// Chat mode: under which name(s) assistant reasoning is sent back.
     pub reasoning_field: ReasoningField,
 }
@@ -74,18 +80,24 @@ impl Endpoint {
             idle_timeout: Duration::from_secs(120),
             sort_tool_keys: false,
             neutralize_tool_markers: false,
-            template: kimi_protocol::family::Template::for_model(model),
+            template: None,
             thinking: None,
+            preserve_thinking: false,
             preprocess_tools: true,
             reasoning_field: ReasoningField::default(),
         }
     }
 
+    /// The template raw mode renders: the configured one, else the model name's.
+    pub fn template(&self) -> Template {
+        self.template
+            .unwrap_or_else(|| Template::for_model(&self.model))
+    }
+
     /// Whether this turn's model thinks: a thinking template with `thinking` not turned off
     /// (K2-Thinking ignores the switch: it always thinks).
     pub fn thinks(&self) -> bool {
-        use kimi_protocol::family::Template;
-        match self.template {
+        match self.template() {
             Template::K2Instruct => false,
             Template::K2Thinking => true,
             Template::K25 | Template::K26 => self.thinking != Some(false),

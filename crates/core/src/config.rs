@@ -172,7 +172,7 @@ impl Profile {
         ep.api_key = api_key;
         ep.temperature = self.temperature();
         ep.max_tokens = self.max_tokens();
-        ep.template = self.template();
+        ep.template = self.template;
         ep.thinking = self.thinking;
         ep.preprocess_tools = self.preprocess_tools;
         ep.reasoning_field = self.reasoning_field;
@@ -567,7 +567,7 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
         assert_eq!(k.reasoning_field, ReasoningField::Both);
         let ep = k.endpoint().expect("endpoint");
         assert_eq!(
-            (ep.template, ep.thinking, ep.reasoning_field),
+            (ep.template(), ep.thinking, ep.reasoning_field),
             (Template::K25, Some(false), ReasoningField::Both)
         );
         let s = &c.profiles["set"];
