@@ -237,8 +237,10 @@ impl AppState {
         prompt_tokens: u64,
         plan: Option<thinking::Plan>,
     ) -> Response {
+        // The leaked markers carry the ids the model wrote (`functions.NAME:IDX`), whatever id
+        // the structured copy was given.
         let leak = (self.opts.duplicate_calls && !reply.calls.is_empty())
-            .then(|| thinking::markers(&reply, &self.scripted_ids()));
+            .then(|| thinking::markers(&reply, &[]));
         let reply = Arc::new(reply);
         let ids = self.scripted_ids();
         let header = Header::new(mode, &self.opts.model, common.stream);

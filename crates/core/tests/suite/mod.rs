@@ -1,3 +1,4 @@
 mod agent;
 mod engine;
 mod tools_runner;
+mod thinking;
