@@ -11,6 +11,8 @@ mod journal_sync;
 pub mod keys;
 pub mod partial;
 pub mod paste;
+pub mod reasoning;
+mod reasoning_update;
 mod resume;
 pub mod saved;
 pub mod state;
@@ -111,11 +113,14 @@ where
         model: endpoint.model.clone(),
         host,
     };
+    let (template, thinking) = (endpoint.template(), endpoint.thinking);
     let (store, resumed, note) = resume::open_sessions(&start)?;
     let session = Session::for_endpoint(&connection.profile, &endpoint);
     let backend = Backend::new(endpoint)?;
     let mut app = App::new(connection, toolbox.clone(), profile.system_prompt.clone());
     app.neutralize_tool_markers = profile.neutralize_markers_in_tool_results;
+    app.template = template;
+    app.thinking = thinking;
     match resumed {
         Some(r) => {
             saved::restore(&mut app, r.session);

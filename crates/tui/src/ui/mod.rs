@@ -6,6 +6,7 @@ pub(crate) mod help;
 pub mod inspector;
 pub mod inspector_view;
 pub mod markdown;
+pub mod reasoning;
 pub mod special;
 pub mod status;
 pub(crate) mod style;

@@ -43,6 +43,10 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             format!(" {} ", c.mode.as_str()),
             Style::default().fg(Color::Black).bg(Color::Magenta),
         ),
+        Span::styled(
+            template_label(app),
+            Style::default().fg(Color::Magenta),
+        ),
         Span::raw(format!(" {} @ {} ", c.model, c.host)),
         Span::styled(format!("│ {state} "), Style::default().fg(Color::Yellow)),
         Span::styled(format!("│ {usage} "), Style::default().fg(Color::DarkGray)),
@@ -54,7 +58,17 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(Paragraph::new(line), area);
 }
 
-/// The key table's hints: `F1 help · Ctrl-T inspector · Esc cancel`.
+/// The family template in use, and `thinking off` when the user turned it off.
+fn template_label(app: &App) -> String {
+    let off = app.thinking == Some(false) && app.template.thinks();
+    format!(
+        " {}{} ",
+        app.template.as_str(),
+        if off { " · thinking off" } else { "" }
+    )
+}
+
+/// The key table's hints: `F1 help · Ctrl-T inspector · F2 reasoning · Esc cancel`.
 fn hints() -> String {
     crate::app::keys::hints()
         .iter()
