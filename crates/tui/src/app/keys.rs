@@ -231,7 +231,7 @@ pub const TABLE: &[Row] = &[
     Row {
         context: Input,
         keys: "F2",
-        help: "show / hide the reasoning of thinking models (folded once the answer starts)",
+        help: "show / hide the reasoning of thinking models",
         hint: Some((2, "F2", "reasoning")),
         binds: &[(k(F(2)), ToggleReasoning)],
     },
