@@ -16,3 +16,4 @@ mod tui_midturn_tmux;
 mod tui_network_tmux;
 mod tui_paste;
 mod tui_tmux;
+mod thinking_cli;
