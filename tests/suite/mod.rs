@@ -17,3 +17,4 @@ mod tui_network_tmux;
 mod tui_paste;
 mod tui_tmux;
 mod thinking_cli;
+mod thinking_tmux;
