@@ -18,3 +18,4 @@ mod tui_paste;
 mod tui_tmux;
 mod thinking_cli;
 mod thinking_tmux;
+mod doctor_thinking;

@@ -253,7 +253,12 @@ impl AppState {
             )
         };
         if !common.stream {
-            let value = sse::complete(&header, mode, deltas(None), prompt_tokens);
+            let mut value = sse::complete(&header, mode, deltas(None), prompt_tokens);
+            if let Some(plan) = &plan
+                && let Some(m) = value.pointer_mut("/choices/0/message")
+            {
+                m[self.opts.reasoning_key.as_str()] = Value::String(plan.reasoning.clone());
+            }
             let body = Bytes::from(value.to_string());
             return self.deliver(
                 Box::new(std::iter::once(body)),
