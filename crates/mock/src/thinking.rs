@@ -200,3 +200,50 @@ pub fn missing_reasoning(opts: &MockOptions, messages: &[Message]) -> Option<Str
         "thinking is enabled but reasoning_content is missing in assistant tool call message at index {index}"
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kimi_protocol::message::ToolCall;
+
+    fn opts(model: &str) -> MockOptions {
+        MockOptions {
+            model: model.into(),
+            ..MockOptions::default()
+        }
+    }
+
+    #[test]
+    fn who_thinks_and_when_a_request_turns_it_off() {
+        assert!(!thinks(&opts("moonshotai/Kimi-K2-Instruct"), &json!({})));
+        assert!(thinks(&opts("kimi-k2-thinking"), &json!({})));
+        // K2-Thinking ignores the switch; K2.5 honours each spelling of it.
+        let off = json!({"chat_template_kwargs": {"thinking": false}});
+        assert!(thinks(&opts("kimi-k2-thinking"), &off));
+        assert!(!thinks(&opts("kimi-k2.5"), &off));
+        assert!(!thinks(&opts("kimi-k2.5"), &json!({"thinking": {"type": "disabled"}})));
+        assert!(!thinks(&opts("kimi-k2.5"), &json!({"prompt": "x<think></think>"})));
+        assert!(thinks(&opts("kimi-k2.5"), &json!({"prompt": "x<think>"})));
+    }
+
+    #[test]
+    fn moonshots_rule_names_the_first_bare_tool_call_message() {
+        let call = Message::assistant_with_calls("", vec![ToolCall::new("a", "f", "{}")]);
+        let with = |r: &str| Message {
+            reasoning_content: Some(r.into()),
+            ..call.clone()
+        };
+        let history = vec![Message::user("q"), with("ok"), Message::user("q"), call.clone()];
+        assert_eq!(
+            missing_reasoning(&opts("kimi-k2.5"), &history).as_deref(),
+            Some(
+                "thinking is enabled but reasoning_content is missing in assistant tool call message at index 3"
+            )
+        );
+        // K2.5 counts "" as missing; K2-Thinking accepts it; " " passes both.
+        let empty = vec![Message::user("q"), with("")];
+        assert!(missing_reasoning(&opts("kimi-k2.5"), &empty).is_some());
+        assert!(missing_reasoning(&opts("kimi-k2-thinking"), &empty).is_none());
+        assert!(missing_reasoning(&opts("kimi-k2.5"), &[with(" ")]).is_none());
+    }
+}
