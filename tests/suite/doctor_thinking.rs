@@ -87,7 +87,10 @@ async fn reasoning_in_content_says_to_enable_the_parser() {
         line(&out, "! reasoning: ").contains("reasoning parser is off"),
         "{out}"
     );
-    assert!(out.contains("fix: start vLLM or SGLang with --reasoning-parser kimi_k2"), "{out}");
+    assert!(
+        out.contains("fix: start vLLM or SGLang with --reasoning-parser kimi_k2"),
+        "{out}"
+    );
 }
 
 #[tokio::test]

@@ -70,10 +70,17 @@ async fn exec_keeps_reasoning_off_stdout_and_shows_it_with_the_flag() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     let (out, err) = (text(&o.stdout), text(&o.stderr));
     assert!(out.contains("Paris"), "{out}");
-    assert!(!out.contains(REASONING) && !err.contains(REASONING), "{out}\n{err}");
+    assert!(
+        !out.contains(REASONING) && !err.contains(REASONING),
+        "{out}\n{err}"
+    );
     // The tool round finished: the second request carried the reasoning (else 400).
     assert_eq!(requests.len(), 2);
-    assert!(requests[0]["temperature"] == 1.0, "thinking default: {}", requests[0]);
+    assert!(
+        requests[0]["temperature"] == 1.0,
+        "thinking default: {}",
+        requests[0]
+    );
     assert!(requests[0]["max_tokens"] == 32768);
 
     let (o, _) = exec(
@@ -115,7 +122,11 @@ fn a_journal_keeps_each_answers_reasoning_and_a_resumed_view_shows_it_folded() {
             reasoning_content: Some("I should call get_weather.".into()),
             ..Message::assistant_with_calls(
                 "",
-                vec![ToolCall::new("functions.get_weather:0", "get_weather", "{}")],
+                vec![ToolCall::new(
+                    "functions.get_weather:0",
+                    "get_weather",
+                    "{}",
+                )],
             )
         },
         Message::tool_result("functions.get_weather:0", "get_weather", "Sunny"),
@@ -128,7 +139,10 @@ fn a_journal_keeps_each_answers_reasoning_and_a_resumed_view_shows_it_folded() {
     let back = store.load(&s.id).expect("loads");
     assert_eq!(back.messages, s.messages, "reasoning survives the journal");
     let md = to_markdown(&back);
-    assert!(md.contains("<summary>Reasoning</summary>\n\nIt is sunny; say so."), "{md}");
+    assert!(
+        md.contains("<summary>Reasoning</summary>\n\nIt is sunny; say so."),
+        "{md}"
+    );
 
     // The resumed transcript: each answer's reasoning in its cell, not in its text.
     let connection = kimi_ui::app::state::Connection {
@@ -137,11 +151,8 @@ fn a_journal_keeps_each_answers_reasoning_and_a_resumed_view_shows_it_folded() {
         model: "kimi-k2-thinking".into(),
         host: "h".into(),
     };
-    let mut app = kimi_ui::app::state::App::new(
-        connection,
-        kimi_core::tools::Toolbox::default(),
-        None,
-    );
+    let mut app =
+        kimi_ui::app::state::App::new(connection, kimi_core::tools::Toolbox::default(), None);
     kimi_ui::app::saved::restore(&mut app, back);
     let turns: Vec<_> = app
         .entries

@@ -15,7 +15,10 @@ fn thinking_demo_shows_folded_reasoning_that_f2_opens() {
         ),
         home.path(),
     );
-    t.wait_for(&["kimi-tui", "kimi-k2-thinking", "k2-thinking"], "the welcome screen");
+    t.wait_for(
+        &["kimi-tui", "kimi-k2-thinking", "k2-thinking"],
+        "the welcome screen",
+    );
     t.literal("What's the weather like in Paris?");
     t.keys(&["Enter"]);
     let dialog = t.wait_for(&["Run get_weather?"], "the approval dialog");
@@ -25,8 +28,14 @@ fn thinking_demo_shows_folded_reasoning_that_f2_opens() {
         &["Thought for", "(F2 show)", "│ idle │"],
         "the answer with its reasoning folded",
     );
-    assert!(!done.contains("I should call get_weather"), "folded: {done}");
-    assert!(done.contains(" chat  k2-thinking "), "the status bar names the template: {done}");
+    assert!(
+        !done.contains("I should call get_weather"),
+        "folded: {done}"
+    );
+    assert!(
+        done.contains(" chat  k2-thinking "),
+        "the status bar names the template: {done}"
+    );
     t.keys(&["F2"]);
     let open = t.wait_for(
         &["(F2 hide)", "I should call get_weather"],

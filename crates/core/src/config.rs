@@ -133,8 +133,11 @@ impl Profile {
     /// The temperature sent: as set, else 1.0 for a thinking model (spec k2-family 8.7), 0.6
     /// otherwise (and for K2.5/K2.6 with thinking off).
     pub fn temperature(&self) -> f64 {
-        self.temperature
-            .unwrap_or(if self.thinks() { 1.0 } else { DEFAULT_TEMPERATURE })
+        self.temperature.unwrap_or(if self.thinks() {
+            1.0
+        } else {
+            DEFAULT_TEMPERATURE
+        })
     }
 
     /// `max_tokens` sent: as set, else [`THINKING_MAX_TOKENS`] for a thinking template, 4096.
@@ -559,7 +562,10 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
         let t = &c.profiles["t"];
         assert_eq!(t.template(), Template::K2Thinking);
         assert!(t.thinks() && t.preprocess_tools);
-        assert_eq!((t.temperature(), t.max_tokens()), (1.0, THINKING_MAX_TOKENS));
+        assert_eq!(
+            (t.temperature(), t.max_tokens()),
+            (1.0, THINKING_MAX_TOKENS)
+        );
         let k = &c.profiles["k25"];
         assert_eq!(k.template(), Template::K25);
         assert!(!k.thinks() && !k.preprocess_tools);

@@ -221,8 +221,14 @@ mod tests {
         let off = json!({"chat_template_kwargs": {"thinking": false}});
         assert!(thinks(&opts("kimi-k2-thinking"), &off));
         assert!(!thinks(&opts("kimi-k2.5"), &off));
-        assert!(!thinks(&opts("kimi-k2.5"), &json!({"thinking": {"type": "disabled"}})));
-        assert!(!thinks(&opts("kimi-k2.5"), &json!({"prompt": "x<think></think>"})));
+        assert!(!thinks(
+            &opts("kimi-k2.5"),
+            &json!({"thinking": {"type": "disabled"}})
+        ));
+        assert!(!thinks(
+            &opts("kimi-k2.5"),
+            &json!({"prompt": "x<think></think>"})
+        ));
         assert!(thinks(&opts("kimi-k2.5"), &json!({"prompt": "x<think>"})));
     }
 
@@ -233,7 +239,12 @@ mod tests {
             reasoning_content: Some(r.into()),
             ..call.clone()
         };
-        let history = vec![Message::user("q"), with("ok"), Message::user("q"), call.clone()];
+        let history = vec![
+            Message::user("q"),
+            with("ok"),
+            Message::user("q"),
+            call.clone(),
+        ];
         assert_eq!(
             missing_reasoning(&opts("kimi-k2.5"), &history).as_deref(),
             Some(

@@ -283,7 +283,10 @@ mod tests {
         // JSON keeps it under its own field.
         let v: Value = serde_json::from_str(&to_openai_json(&s)).expect("json");
         let last = v.as_array().and_then(|a| a.last()).expect("a message");
-        assert_eq!(last["reasoning_content"], "Think </details> <b>twice</b> & answer.");
+        assert_eq!(
+            last["reasoning_content"],
+            "Think </details> <b>twice</b> & answer."
+        );
     }
 
     #[test]

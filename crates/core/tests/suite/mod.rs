@@ -1,4 +1,4 @@
 mod agent;
 mod engine;
-mod tools_runner;
 mod thinking;
+mod tools_runner;

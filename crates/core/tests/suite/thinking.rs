@@ -58,7 +58,10 @@ impl Run {
     }
 
     fn tool_results(&self) -> usize {
-        self.conversation.iter().filter(|m| m.role == "tool").count()
+        self.conversation
+            .iter()
+            .filter(|m| m.role == "tool")
+            .count()
     }
 
     fn answers(&self) -> Vec<&Message> {
@@ -142,7 +145,10 @@ fn assert_one_tool_round(r: &Run) {
     assert_eq!(answers[0].tool_calls[0].function.name, "get_weather");
     assert!(answers[1].text().contains("Paris"), "{:?}", answers[1]);
     for a in &answers {
-        assert!(!a.text().contains("<|") && !a.text().contains("think>"), "{a:?}");
+        assert!(
+            !a.text().contains("<|") && !a.text().contains("think>"),
+            "{a:?}"
+        );
     }
 }
 
@@ -160,7 +166,10 @@ async fn reasoning_content_deltas_are_kept_and_sent_back() {
     assert_one_tool_round(&r);
     let first = r.answers()[0];
     let reasoning = first.reasoning_content.as_deref().expect("kept");
-    assert!(reasoning.contains("I should call get_weather"), "{reasoning}");
+    assert!(
+        reasoning.contains("I should call get_weather"),
+        "{reasoning}"
+    );
     assert!(r.reasoning().contains("I should call get_weather"));
     // The second request of the round carries it on the tool-call message (Moonshot's rule).
     let sent = &r.requests[1]["messages"];
@@ -305,7 +314,11 @@ async fn moonshot_answers_400_when_the_reasoning_is_not_sent_back() {
         "{text}"
     );
     assert_eq!(r.requests.len(), 2);
-    assert!(r.requests[1]["messages"][1].get("reasoning_content").is_none());
+    assert!(
+        r.requests[1]["messages"][1]
+            .get("reasoning_content")
+            .is_none()
+    );
 }
 
 #[tokio::test]
@@ -328,7 +341,11 @@ async fn k2_instruct_turns_carry_no_reasoning() {
     let r = run(thinking("moonshotai/Kimi-K2-Instruct"), Mode::Chat, |_| {}).await;
     assert_one_tool_round(&r);
     assert!(r.answers().iter().all(|a| a.reasoning_content.is_none()));
-    assert!(r.requests[1]["messages"][1].get("reasoning_content").is_none());
+    assert!(
+        r.requests[1]["messages"][1]
+            .get("reasoning_content")
+            .is_none()
+    );
 }
 
 // Raw mode: the completion's `<think>` channel is parsed by the protocol crate's parser, whose
@@ -342,7 +359,10 @@ async fn raw_think_tags_are_reasoning_and_go_back_in_the_prompt() {
         let r = run(thinking(model), Mode::Raw, |_| {}).await;
         assert_one_tool_round(&r);
         let reasoning = r.answers()[0].reasoning_content.clone().expect("kept");
-        assert!(reasoning.contains("I should call get_weather"), "{model}: {reasoning}");
+        assert!(
+            reasoning.contains("I should call get_weather"),
+            "{model}: {reasoning}"
+        );
         // The template renders the tool-call turn's reasoning into the next prompt.
         let prompt = r.requests[1]["prompt"].as_str().expect("a prompt");
         assert!(prompt.contains(&reasoning), "{model}: {prompt}");

@@ -179,7 +179,9 @@ pub(crate) fn chunk_lines(
     if let Some(first) = lines.first_mut() {
         // A chat chunk carrying reasoning (thinking models) is told apart from the answer's.
         if trace.mode == Mode::Chat && carries_reasoning(chunk) {
-            first.spans.insert(0, Span::styled("think ", reasoning_badge()));
+            first
+                .spans
+                .insert(0, Span::styled("think ", reasoning_badge()));
         }
         first.spans.insert(0, prefix);
         first.spans.push(Span::styled("│", style::dim()));
@@ -195,13 +197,15 @@ pub(crate) fn chunk_lines(
 /// Whether a chat payload has a reasoning delta: `reasoning_content` or `reasoning` with a
 /// string value (an explicit null, as SGLang sends, is not reasoning).
 fn carries_reasoning(chunk: &str) -> bool {
-    ["\"reasoning_content\"", "\"reasoning\""].iter().any(|key| {
-        chunk.match_indices(key).any(|(i, _)| {
-            let rest = chunk[i + key.len()..].trim_start();
-            rest.strip_prefix(':')
-                .is_some_and(|v| v.trim_start().starts_with('"'))
+    ["\"reasoning_content\"", "\"reasoning\""]
+        .iter()
+        .any(|key| {
+            chunk.match_indices(key).any(|(i, _)| {
+                let rest = chunk[i + key.len()..].trim_start();
+                rest.strip_prefix(':')
+                    .is_some_and(|v| v.trim_start().starts_with('"'))
+            })
         })
-    })
 }
 
 fn reasoning_badge() -> ratatui::style::Style {
@@ -549,6 +553,8 @@ mod reasoning_tests {
         assert!(!carries_reasoning(
             r#"{"delta":{"content":"x","reasoning_content":null}}"#
         ));
-        assert!(!carries_reasoning(r#"{"delta":{"content":""reasoning" is a word"}}"#));
+        assert!(!carries_reasoning(
+            r#"{"delta":{"content":""reasoning" is a word"}}"#
+        ));
     }
 }

@@ -42,7 +42,10 @@ pub fn lines(r: &Reasoning, open: bool, width: u16, now: Instant) -> Vec<Line<'s
     ];
     if !live {
         let verb = if open { "hide" } else { "show" };
-        spans.push(Span::styled(format!("  ({TOGGLE_KEY} {verb})"), style::dim()));
+        spans.push(Span::styled(
+            format!("  ({TOGGLE_KEY} {verb})"),
+            style::dim(),
+        ));
     }
     let mut out = vec![Line::from(spans)];
     if shown {

@@ -47,7 +47,14 @@ pub fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme) {
     while i > 0 {
         i -= 1;
         let sel = selected.and_then(|(e, p)| (e == i).then_some(p));
-        refresh(&mut app.entries[i], width, theme, sel, now, app.reasoning_open);
+        refresh(
+            &mut app.entries[i],
+            width,
+            theme,
+            sel,
+            now,
+            app.reasoning_open,
+        );
         covered += height(&app.entries[i]);
         if covered >= app.scroll_from_bottom.saturating_add(rows) && i + 1 < count {
             break;

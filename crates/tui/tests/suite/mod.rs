@@ -1,4 +1,4 @@
 mod app_sessions;
 mod app_update;
-mod ui_snapshots;
 mod reasoning_cell;
+mod ui_snapshots;

@@ -51,7 +51,11 @@ fn turn(app: &App) -> &AssistantTurn {
 /// The screen as text rows, trailing spaces trimmed.
 fn screen(app: &mut App, w: u16, h: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    kimi_ui::ui::prepare(app, Rect::new(0, 0, w, h), &kimi_ui::ui::markdown::Theme::default());
+    kimi_ui::ui::prepare(
+        app,
+        Rect::new(0, 0, w, h),
+        &kimi_ui::ui::markdown::Theme::default(),
+    );
     term.draw(|f| kimi_ui::ui::draw(f, app)).expect("draw");
     let buf = term.backend().buffer();
     (0..h)
@@ -154,12 +158,18 @@ fn thinking_command_switches_the_next_request_and_the_status_bar() {
     for c in "/thinking off".chars() {
         update(
             &mut a,
-            AppEvent::Terminal(Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))),
+            AppEvent::Terminal(Event::Key(KeyEvent::new(
+                KeyCode::Char(c),
+                KeyModifiers::NONE,
+            ))),
         );
     }
     let fx = update(
         &mut a,
-        AppEvent::Terminal(Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))),
+        AppEvent::Terminal(Event::Key(KeyEvent::new(
+            KeyCode::Enter,
+            KeyModifiers::NONE,
+        ))),
     );
     assert!(
         fx.iter()
