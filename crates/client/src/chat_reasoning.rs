@@ -51,8 +51,6 @@ pub(super) struct Channels {
     split: Split,
     /// Content bytes held back: a possible `<think>` / `</think>` prefix.
     hold: String,
-    /// Content text shown so far, while it may still turn out to be reasoning.
-    shown: String,
     /// Reasoning moved out of the content at `</think>` (K2.5/K2.6 without a reasoning parser).
     moved: String,
     /// Bytes at the start of the parsed content that were moved to the reasoning.
@@ -71,7 +69,6 @@ impl Default for Channels {
             reasoning: LocalParse::default(),
             split: Split::Start,
             hold: String::new(),
-            shown: String::new(),
             moved: String::new(),
             moved_len: 0,
             saw_reasoning: false,
@@ -101,7 +98,6 @@ impl Channels {
             self.saw_reasoning = true;
             // The server splits reasoning itself: content is content from now on.
             if matches!(self.split, Split::Content | Split::Start) {
-                self.shown.clear();
                 self.split = Split::Settled;
                 let held = std::mem::take(&mut self.hold);
                 self.feed_content(&held, sink);
@@ -150,12 +146,18 @@ impl Channels {
 
     /// Content while no reasoning arrived: a `</think>` means everything before was reasoning.
     fn content_watching(&mut self, text: &str, sink: &mut Sink<'_>) {
+        // The common case (a server that never thinks): nothing held and no `<`, no copy.
+        if self.hold.is_empty() && memchr::memchr(b'<', text.as_bytes()).is_none() {
+            self.feed_content(text, sink);
+            return;
+        }
         let mut buf = std::mem::take(&mut self.hold);
         buf.push_str(text);
         if let Some(at) = buf.find(END_THINK) {
             self.feed_content(&buf[..at], sink);
             self.split = Split::Settled;
-            self.moved = std::mem::take(&mut self.shown);
+            // Everything shown as content so far was reasoning.
+            self.moved = self.content.content().to_owned();
             self.moved_len = self.moved.len();
             self.no_parser(sink);
             if !self.moved.is_empty() {
@@ -185,14 +187,7 @@ impl Channels {
         if text.is_empty() {
             return;
         }
-        let watching = matches!(self.split, Split::Content);
-        let shown = &mut self.shown;
-        self.content.feed(text, &mut |ev| {
-            if watching && let StreamEvent::Text(t) = &ev {
-                shown.push_str(t);
-            }
-            sink(Channel::Content, ev);
-        });
+        self.content.feed(text, &mut |ev| sink(Channel::Content, ev));
     }
 
     fn feed_reasoning(&mut self, text: &str, sink: &mut Sink<'_>) {
