@@ -187,7 +187,8 @@ impl Channels {
         if text.is_empty() {
             return;
         }
-        self.content.feed(text, &mut |ev| sink(Channel::Content, ev));
+        self.content
+            .feed(text, &mut |ev| sink(Channel::Content, ev));
     }
 
     fn feed_reasoning(&mut self, text: &str, sink: &mut Sink<'_>) {
@@ -362,7 +363,8 @@ mod tests {
                 "{channel}: {evs:?}"
             );
             assert!(
-                evs.iter().any(|(_, e)| matches!(e, StreamEvent::Warning(_))),
+                evs.iter()
+                    .any(|(_, e)| matches!(e, StreamEvent::Warning(_))),
                 "{channel}: {evs:?}"
             );
         }

@@ -137,7 +137,13 @@ fn thinking(model: &str) -> MockOptions {
 /// The common outcome of a weather turn: one call, run once, an answer, no error.
 fn assert_one_tool_round(r: &Run) {
     assert!(r.outcome.error.is_none(), "{:?}", r.outcome.error);
-    assert_eq!(r.tool_results(), 1, "{:#?}\n{}", r.conversation, r.requests[0]);
+    assert_eq!(
+        r.tool_results(),
+        1,
+        "{:#?}\n{}",
+        r.conversation,
+        r.requests[0]
+    );
     assert_eq!(r.approvals, 1);
     let answers = r.answers();
     assert_eq!(answers.len(), 2);
