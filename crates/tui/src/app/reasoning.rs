@@ -34,17 +34,6 @@ impl Reasoning {
         self.took = Some(Duration::ZERO);
     }
 
-    /// Text moved out of the answer into the reasoning (a server without a reasoning parser):
-    /// replaces nothing, comes first.
-    pub fn prepend(&mut self, text: &str, now: Instant) {
-        let mut s = StreamSanitizer::default();
-        let mut clean = s.push(text);
-        clean.push_str(&self.text);
-        self.text = clean;
-        self.started.get_or_insert(now);
-        self.tokens += 1;
-    }
-
     /// The answer started (or the round ended): the reasoning is over and folds.
     pub fn end(&mut self, now: Instant) {
         if self.took.is_none()
