@@ -75,7 +75,11 @@ fn chat_turn(c: &mut Criterion) {
         ..MockOptions::default()
     };
     let server = rt.block_on(MockServer::start(opts, 0)).expect("mock");
-    let ep = Endpoint::new(Mode::Chat, &server.base_url(), "moonshotai/Kimi-K2-Instruct");
+    let ep = Endpoint::new(
+        Mode::Chat,
+        &server.base_url(),
+        "moonshotai/Kimi-K2-Instruct",
+    );
     let backend = Backend::new(ep).expect("client");
     let mut g = c.benchmark_group("agent");
     g.measurement_time(Duration::from_secs(5));
