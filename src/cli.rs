@@ -204,6 +204,26 @@ pub struct MockArgs {
     /// The argument text of the --tool-call-name call, sent as is (default {}).
     #[arg(long, value_name = "TEXT")]
     pub tool_call_args: Option<String>,
+    // The thinking model (a --model naming Kimi-K2-Thinking, K2.5 or K2.6).
+    /// Chat: stream reasoning in this delta field: reasoning_content (Moonshot, SGLang) or
+    /// reasoning (recent vLLM, OpenRouter).
+    #[arg(long, value_name = "FIELD", default_value = "reasoning_content",
+          value_parser = ["reasoning_content", "reasoning"])]
+    pub reasoning_key: String,
+    /// Chat: no reasoning parser: reasoning arrives in `content` with `</think>`.
+    #[arg(long)]
+    pub reasoning_in_content: bool,
+    /// Calls inside the reasoning: as marker text in reasoning (chat), or a tool section opened
+    /// before `</think>` (raw).
+    #[arg(long)]
+    pub call_in_reasoning: bool,
+    /// Chat: each call as `tool_calls` deltas and, leaked, as markers in `content` too.
+    #[arg(long)]
+    pub duplicate_calls: bool,
+    /// Chat: answer 400 as Moonshot does when an assistant tool-call message in the history
+    /// has no reasoning_content.
+    #[arg(long)]
+    pub require_reasoning: bool,
 }
 
 /// Where to connect: the config file, a profile in it, and overrides of its settings.
@@ -267,6 +287,9 @@ pub struct ExecArgs {
     /// (instead of streaming the answer).
     #[arg(long)]
     pub json: bool,
+    /// Print the model's reasoning (thinking models) to stderr as it streams.
+    #[arg(long)]
+    pub reasoning: bool,
     /// The user's message.
     pub prompt: String,
 }

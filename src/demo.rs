@@ -54,19 +54,26 @@ pub fn tools_dir() -> PathBuf {
     kimi_ui::app::state_dir().join("demo-tools")
 }
 
-/// Start the mock server (streaming at a visible pace) and the demo profile.
-pub async fn start(mode: Option<Mode>) -> Result<(MockServer, Resolved)> {
+/// Start the mock server (streaming at a visible pace) and the demo profile. `model` picks the
+/// mock's model: `--demo --model kimi-k2-thinking` (or K2.5/K2.6 names) runs the thinking model.
+pub async fn start(mode: Option<Mode>, model: Option<String>) -> Result<(MockServer, Resolved)> {
+    let defaults = MockOptions::default();
+    let model = model.unwrap_or(defaults.model.clone());
     let server = MockServer::start(
         MockOptions {
             delay_ms: 12,
-            ..MockOptions::default()
+            model: model.clone(),
+            ..defaults
         },
         0,
     )
     .await
     .context("cannot start the demo server")?;
     let mut profile = Profile::new(mode.unwrap_or(Mode::Raw), &server.base_url());
-    profile.max_tokens = 4096;
+    profile.model = model;
+    if !profile.template().thinks() {
+        profile.max_tokens = Some(4096);
+    }
     let tools = demo_tools(&tools_dir())?;
     Ok((
         server,

@@ -43,7 +43,11 @@ fn chat(cli: &Cli) -> anyhow::Result<()> {
         session: cli.session.clone(),
     };
     if cli.demo || resumes_demo(cli) {
-        return demo(start, cli.connect.mode.map(Into::into));
+        return demo(
+            start,
+            cli.connect.mode.map(Into::into),
+            cli.connect.model.clone(),
+        );
     }
     let overrides = cli.connect.overrides();
     let setup = async move { kimi_core::config::resolve(&overrides).map(|r| (r, ())) };
@@ -80,17 +84,21 @@ fn resumes_demo(cli: &Cli) -> bool {
 }
 
 #[cfg(feature = "demo")]
-fn demo(start: Start, mode: Option<kimi_protocol::Mode>) -> anyhow::Result<()> {
+fn demo(
+    start: Start,
+    mode: Option<kimi_protocol::Mode>,
+    model: Option<String>,
+) -> anyhow::Result<()> {
     // The server lives as long as the TUI: `run` drops it after restoring the terminal.
     let setup = async move {
-        let (server, resolved) = kimi_tui::demo::start(mode).await?;
+        let (server, resolved) = kimi_tui::demo::start(mode, model).await?;
         Ok::<_, anyhow::Error>((resolved, server))
     };
     Ok(kimi_ui::app::run(start, setup)?)
 }
 
 #[cfg(not(feature = "demo"))]
-fn demo(_: Start, _: Option<kimi_protocol::Mode>) -> anyhow::Result<()> {
+fn demo(_: Start, _: Option<kimi_protocol::Mode>, _: Option<String>) -> anyhow::Result<()> {
     anyhow::bail!("this build has no --demo (built without the `demo` feature)")
 }
 

@@ -123,5 +123,15 @@ pub fn options(a: &MockArgs) -> MockOptions {
         // Filled by `run` from `scripted_calls`, which can fail.
         tool_calls: Vec::new(),
         always_stream: a.always_stream,
+        // `MockArgs::default()` (not parsed by clap) has an empty key.
+        reasoning_key: if a.reasoning_key.is_empty() {
+            MockOptions::default().reasoning_key
+        } else {
+            a.reasoning_key.clone()
+        },
+        reasoning_in_content: a.reasoning_in_content,
+        call_in_reasoning: a.call_in_reasoning,
+        duplicate_calls: a.duplicate_calls,
+        require_reasoning: a.require_reasoning,
     }
 }

@@ -353,9 +353,95 @@ async fn check_server(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
         return;
     }
 
+    check_family(ep, report);
     match ep.mode {
         Mode::Raw => check_raw(ep, ctx, report).await,
         Mode::Chat => check_chat(ep, ctx, report).await,
+    }
+}
+
+/// Check 3b: which member of the K2 family this is, and the template raw mode renders.
+fn check_family(ep: &Endpoint, report: &mut Report) {
+    use kimi_protocol::family::{Model, Template};
+    let template = ep.template();
+    let chosen = if ep.template.is_some() {
+        "set by the profile's `template`"
+    } else {
+        "chosen from the model name"
+    };
+    if Model::classify(&ep.model) == Model::K3 && ep.template.is_none() {
+        report.warn(
+            "model family",
+            &format!(
+                "{} is Kimi K3: chat mode only (raw mode refuses: K3 uses another prompt format)",
+                one_line(&ep.model)
+            ),
+            None,
+        );
+        return;
+    }
+    let kind = match template {
+        Template::K2Instruct => "not a thinking model".to_owned(),
+        Template::K2Thinking => "thinking model (always thinks)".to_owned(),
+        Template::K25 | Template::K26 if ep.thinking == Some(false) => {
+            "thinking model, thinking off (thinking = false)".to_owned()
+        }
+        Template::K25 | Template::K26 => "thinking model (thinking on)".to_owned(),
+    };
+    report.pass(
+        "model family",
+        &format!(
+            "{kind}; raw mode renders the {} template ({chosen})",
+            template.as_str()
+        ),
+    );
+}
+
+/// A thinking model's probe: room for its reasoning, and no temperature where Moonshot fixes
+/// it (K2.5/K2.6 on its API reject a changed one).
+fn thinking_probe(ep: &Endpoint, mut body: Value) -> Value {
+    use kimi_protocol::family::Template;
+    if ep.thinks() {
+        body["max_tokens"] = json!(4096);
+        if kimi_client::is_moonshot(&ep.base_url)
+            && matches!(ep.template(), Template::K25 | Template::K26)
+            && let Some(o) = body.as_object_mut()
+        {
+            o.remove("temperature");
+        }
+    }
+    body
+}
+
+/// Check 5b (thinking models, chat mode): does the server split the reasoning itself?
+fn check_reasoning(message: &Value, report: &mut Report) {
+    let field = ["reasoning_content", "reasoning"].into_iter().find(|k| {
+        message
+            .get(*k)
+            .and_then(Value::as_str)
+            .is_some_and(|r| !r.is_empty())
+    });
+    let content = message
+        .get("content")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match field {
+        Some(f) => report.pass(
+            "reasoning",
+            &format!("the server's reasoning parser is on (reasoning arrives in `{f}`)"),
+        ),
+        None if content.contains("</think>") || content.starts_with("<think>") => report.warn(
+            "reasoning",
+            "the server's reasoning parser is off: the reasoning came in content with <think>              tags (kimi-tui splits it and warns each turn)",
+            Some(
+                "start vLLM or SGLang with --reasoning-parser kimi_k2 (with the tool parser as before)",
+            ),
+        ),
+        None => report.warn(
+            "reasoning",
+            "the answer carried no reasoning (neither reasoning_content nor reasoning, nor              <think> in content)",
+            None,
+        ),
     }
 }
 
@@ -458,6 +544,7 @@ async fn check_chat(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
         "temperature": 0,
         "stream": true,
     });
+    let body = thinking_probe(ep, body);
     let answer = match probe::post_streamed(ep, "chat/completions", &body).await {
         Ok(v) => v,
         Err(e) => {
@@ -481,6 +568,9 @@ async fn check_chat(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
         );
         return;
     };
+    if ep.thinks() {
+        check_reasoning(message, report);
+    }
     let calls = message
         .get("tool_calls")
         .and_then(Value::as_array)

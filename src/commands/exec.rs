@@ -72,6 +72,7 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
             }
         });
         let mut printer = Printer::new(json, resolved.profile.neutralize_markers_in_tool_results);
+        printer.show_reasoning = args.reasoning;
         printer.special_tokens("your message", &args.prompt);
         let mut policy = FixedPolicy { yes: args.yes };
         agent.send(Op::UserTurn {
@@ -148,6 +149,12 @@ struct Printer {
     warned: bool,
     /// The round's text stream: a sequence split across tokens is removed whole.
     text: sanitize::StreamSanitizer,
+    /// `--reasoning`: the model's reasoning goes to stderr as it streams (never to stdout,
+    /// which holds the answer alone).
+    show_reasoning: bool,
+    reasoning: sanitize::StreamSanitizer,
+    /// Reasoning was printed and its line is still open.
+    reasoning_open: bool,
 }
 
 impl Printer {
@@ -158,6 +165,16 @@ impl Printer {
             neutralized,
             warned: false,
             text: Default::default(),
+            show_reasoning: false,
+            reasoning: Default::default(),
+            reasoning_open: false,
+        }
+    }
+
+    /// End the reasoning block on stderr before anything else is printed.
+    fn close_reasoning(&mut self) {
+        if std::mem::take(&mut self.reasoning_open) {
+            eprintln!();
         }
     }
 
@@ -183,10 +200,24 @@ impl Printer {
     fn event(&mut self, e: EngineEvent) {
         let note = match e {
             EngineEvent::RoundStarted { .. } => {
+                self.close_reasoning();
                 self.text = Default::default();
+                self.reasoning = Default::default();
+                return;
+            }
+            EngineEvent::Stream(StreamEvent::Reasoning(t)) if self.show_reasoning => {
+                let clean = self.reasoning.push(&t);
+                let mut err = std::io::stderr().lock();
+                if !self.reasoning_open {
+                    self.reasoning_open = true;
+                    let _ = err.write_all(b"[reasoning] ");
+                }
+                let _ = err.write_all(clean.as_bytes());
+                let _ = err.flush();
                 return;
             }
             EngineEvent::Stream(StreamEvent::Text(t)) if !self.json => {
+                self.close_reasoning();
                 let clean = self.text.push(&t);
                 let mut out = self.stdout.lock();
                 let _ = out.write_all(clean.as_bytes());
@@ -219,6 +250,7 @@ impl Printer {
             }
             _ => return,
         };
+        self.close_reasoning();
         // Names, arguments and server text come from outside: no escape sequence gets through.
         eprintln!("{}", sanitize::for_terminal(&note));
     }

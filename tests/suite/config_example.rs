@@ -27,7 +27,14 @@ fn known_keys() -> BTreeSet<String> {
     };
     let values = [
         serde_json::to_value(Config::default()).expect("json"),
-        serde_json::to_value(Profile::new(Mode::Raw, "http://x/v1")).expect("json"),
+        serde_json::to_value(Profile {
+            temperature: Some(0.6),
+            max_tokens: Some(1),
+            template: Some(kimi_protocol::Template::K25),
+            thinking: Some(true),
+            ..Profile::new(Mode::Raw, "http://x/v1")
+        })
+        .expect("json"),
         serde_json::to_value(tool).expect("json"),
     ];
     values
@@ -150,7 +157,19 @@ fn each_commented_line_is_valid_and_shows_the_real_default() {
     let original = parse(EXAMPLE);
     let lines: Vec<&str> = EXAMPLE.lines().collect();
     // Keys without a default: the example shows a sample value.
-    let samples = ["api_key_env", "system_prompt", "cwd", "env", "inherit_env"];
+    // Unset temperature and max_tokens depend on the template (thinking models), so setting them
+    // changes the profile even to the value shown.
+    let samples = [
+        "api_key_env",
+        "system_prompt",
+        "cwd",
+        "env",
+        "inherit_env",
+        "temperature",
+        "max_tokens",
+        "template",
+        "thinking",
+    ];
     for (i, key) in commented_keys(EXAMPLE) {
         let mut edited: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
         let uncommented = lines[i]

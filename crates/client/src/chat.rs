@@ -1,17 +1,20 @@
 //! Chat mode: POST `/chat/completions` with `tools` and assemble the streamed `tool_calls`
-//! deltas. `content` still goes through the local marker parser, so a server whose tool parser
-//! is off (markers in `content`) still yields tool calls instead of raw markers as text.
+//! deltas. `content` and reasoning still go through the local marker parser
+//! (`chat_reasoning`), so a server whose tool parser is off (markers in `content`, or inside
+//! the reasoning) still yields tool calls instead of raw markers as text; a call delivered both
+//! ways runs once.
 
 use std::borrow::Cow;
 use std::time::Instant;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::TurnResult;
+use super::chat_reasoning::{Channel, Channels};
 use super::http::{self, Call, Progress, StreamChoice};
-use super::markers::LocalParse;
 use kimi_protocol::completion::check_arguments;
+use kimi_protocol::completion::parse_arguments;
 use kimi_protocol::{Message, ToolCall, call_id, special};
 use kimi_protocol::{StreamEvent, Usage};
 
@@ -40,6 +43,24 @@ struct Delta<'a> {
     content: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     tool_calls: Option<Vec<CallDelta<'a>>>,
+    /// Reasoning: Moonshot, SGLang, vLLM before its rename.
+    #[serde(default, borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    /// Reasoning: OpenRouter, vLLM after PR #27752.
+    #[serde(default, borrow)]
+    reasoning: Option<Cow<'a, str>>,
+}
+
+impl<'a> Delta<'a> {
+    /// `reasoning_content` if it is a string, else `reasoning`: never both, as some servers
+    /// mirror the same text into the two fields (spec k2-family 8.1).
+    fn take_reasoning(&mut self) -> Option<Cow<'a, str>> {
+        match self.reasoning_content.take() {
+            Some(r) => Some(r),
+            None => self.reasoning.take(),
+        }
+        .filter(|r| !r.is_empty())
+    }
 }
 
 #[derive(Deserialize)]
@@ -61,11 +82,12 @@ struct FunctionDelta<'a> {
     arguments: Option<Value>,
 }
 
-/// Where a call came from: a `tool_calls` delta index, or the local marker parser's index.
+/// Where a call came from: a `tool_calls` delta index, or a local marker parser's index in
+/// one of the channels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Source {
     Delta(usize),
-    Marker(usize),
+    Marker(Channel, usize),
 }
 
 #[derive(Debug)]
@@ -76,6 +98,11 @@ struct Slot {
     arguments: String,
     begun: bool,
     complete: bool,
+    /// A marker call's events held back until it ends, because structured calls exist and it
+    /// may be a leaked copy of one of them (vLLM before PR #31207).
+    held: Option<Vec<StreamEvent>>,
+    /// A marker copy of a structured call: dropped, never run.
+    duplicate: bool,
 }
 
 /// Turns deltas from both sources into one numbering of calls, in order of first appearance.
@@ -96,8 +123,20 @@ impl Assembler {
             arguments: String::new(),
             begun: false,
             complete: false,
+            held: None,
+            duplicate: false,
         });
         self.slots.len() - 1
+    }
+
+    /// The structured call `slot` repeats: same id, or same name and same arguments.
+    fn original_of(&self, slot: &Slot) -> Option<usize> {
+        self.slots.iter().position(|s| {
+            matches!(s.source, Source::Delta(_))
+                && s.begun
+                && ((!slot.id.is_empty() && s.id == slot.id)
+                    || (s.name == slot.name && same_arguments(&s.arguments, &slot.arguments)))
+        })
     }
 
     fn delta(&mut self, position: usize, d: CallDelta<'_>, on_event: &mut dyn FnMut(StreamEvent)) {
@@ -151,33 +190,96 @@ impl Assembler {
         }
     }
 
-    /// A local-parser event: renumber its call index into a slot.
-    fn marker_event(&mut self, ev: StreamEvent, on_event: &mut dyn FnMut(StreamEvent)) {
+    /// A local-parser event of `channel`: renumber its call index into a slot. While
+    /// structured calls exist, a marker call is held until it ends and dropped if it repeats one.
+    fn marker_event(
+        &mut self,
+        channel: Channel,
+        ev: StreamEvent,
+        warnings: &mut Vec<String>,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) {
         let ev = match ev {
             StreamEvent::ToolCallBegin { index, id, name } => {
-                let i = self.slot(Source::Marker(index));
+                let structured = self
+                    .slots
+                    .iter()
+                    .any(|s| matches!(s.source, Source::Delta(_)));
+                let i = self.slot(Source::Marker(channel, index));
                 let slot = &mut self.slots[i];
                 slot.begun = true;
                 slot.id = id.clone();
                 slot.name = name.clone();
-                StreamEvent::ToolCallBegin { index: i, id, name }
+                let ev = StreamEvent::ToolCallBegin { index: i, id, name };
+                if structured {
+                    slot.held = Some(vec![ev]);
+                    return;
+                }
+                ev
             }
-            StreamEvent::ToolCallArgs { index, delta } => StreamEvent::ToolCallArgs {
-                index: self.slot(Source::Marker(index)),
-                delta,
-            },
+            StreamEvent::ToolCallArgs { index, delta } => {
+                let i = self.slot(Source::Marker(channel, index));
+                self.slots[i].arguments.push_str(&delta);
+                StreamEvent::ToolCallArgs { index: i, delta }
+            }
             StreamEvent::ToolCallEnd { index } => {
-                let i = self.slot(Source::Marker(index));
+                let i = self.slot(Source::Marker(channel, index));
                 self.slots[i].complete = true;
+                if self.slots[i].held.is_some()
+                    && let Some(original) = self.original_of(&self.slots[i])
+                {
+                    self.slots[i].duplicate = true;
+                    self.slots[i].held = None;
+                    let w = duplicate_warning(&self.slots[i], channel, original);
+                    on_event(StreamEvent::Warning(w.clone()));
+                    warnings.push(w);
+                    return;
+                }
                 StreamEvent::ToolCallEnd { index: i }
             }
             StreamEvent::ToolCallIncomplete { index } => StreamEvent::ToolCallIncomplete {
-                index: self.slot(Source::Marker(index)),
+                index: self.slot(Source::Marker(channel, index)),
             },
             other => other,
         };
+        let index = match &ev {
+            StreamEvent::ToolCallArgs { index, .. }
+            | StreamEvent::ToolCallEnd { index }
+            | StreamEvent::ToolCallIncomplete { index } => Some(*index),
+            _ => None,
+        };
+        if let Some(i) = index
+            && let Some(held) = self.slots[i].held.as_mut()
+        {
+            if matches!(ev, StreamEvent::ToolCallArgs { .. }) {
+                held.push(ev);
+                return;
+            }
+            // It ends and is not a copy: show it as it came.
+            for e in self.slots[i].held.take().into_iter().flatten() {
+                on_event(e);
+            }
+        }
         on_event(ev);
     }
+}
+
+/// Arguments equal as JSON values when both parse, else as trimmed text.
+fn same_arguments(a: &str, b: &str) -> bool {
+    match (parse_arguments(a), parse_arguments(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a.trim() == b.trim(),
+    }
+}
+
+fn duplicate_warning(slot: &Slot, channel: Channel, original: usize) -> String {
+    format!(
+        "tool call {} ({}) arrived twice: as a tool_calls delta and as marker text in {}; \
+         the copy was dropped and will not run",
+        original,
+        slot.name,
+        channel.describe()
+    )
 }
 
 pub(super) async fn stream(
@@ -192,20 +294,10 @@ pub(super) async fn stream(
     } else {
         Cow::Borrowed(messages)
     };
-    let mut body = json!({
-        "model": ep.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-        "max_tokens": ep.max_tokens,
-        "temperature": ep.temperature,
-    });
-    if !tools.is_empty() {
-        body["tools"] = Value::Array(tools.to_vec());
-        body["tool_choice"] = json!("auto");
-    }
-    let mut local = LocalParse::default();
+    let body = super::chat_request::body(ep, &messages, tools);
+    let mut channels = Channels::default();
     let mut calls = Assembler::default();
+    let mut dropped: Vec<String> = Vec::new();
     let mut progress = Progress::default();
     let mut bytes = 0u64;
     let started = Instant::now();
@@ -223,9 +315,15 @@ pub(super) async fn stream(
                 at_us,
             });
             let choice = progress.accept::<Choice>(data, on_event)?;
-            if let Some(delta) = choice.and_then(|c| c.delta) {
+            if let Some(mut delta) = choice.and_then(|c| c.delta) {
+                let mut sink = |ch: Channel, ev: StreamEvent| {
+                    calls.marker_event(ch, ev, &mut dropped, on_event)
+                };
+                if let Some(text) = delta.take_reasoning() {
+                    channels.reasoning(&text, &mut sink);
+                }
                 if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                    local.feed(&text, &mut |ev| calls.marker_event(ev, on_event));
+                    channels.content(&text, &mut sink);
                 }
                 for (position, d) in delta.tool_calls.into_iter().flatten().enumerate() {
                     calls.delta(position, d, on_event);
@@ -236,7 +334,7 @@ pub(super) async fn stream(
     )
     .await;
 
-    local.finish(&mut |ev| calls.marker_event(ev, on_event));
+    let done = channels.finish(&mut |ch, ev| calls.marker_event(ch, ev, &mut dropped, on_event));
     let finished = progress.finish_reason.is_some();
     let (error, cancelled) = http::outcome(end, finished, bytes, started, on_event);
     let Progress {
@@ -253,19 +351,43 @@ pub(super) async fn stream(
     };
     // Structured calls are complete only if the stream finished.
     let finished = result.error.is_none() && !result.cancelled;
-    result.incomplete_calls = local.incomplete();
-    let parsed = local.into_parsed();
-    let mut from_markers = parsed.tool_calls.into_iter();
-    for (i, slot) in calls.slots.iter_mut().enumerate() {
+    result.incomplete_calls = done.incomplete;
+    let mut from_content = done.content.tool_calls.into_iter();
+    let mut from_reasoning = done.reasoning.tool_calls.into_iter();
+    for i in 0..calls.slots.len() {
+        let slot = &calls.slots[i];
         match slot.source {
-            Source::Marker(_) => {
-                if slot.complete
-                    && let Some(c) = from_markers.next()
-                {
-                    result.tool_calls.push(c);
+            Source::Marker(channel, _) => {
+                let parsed = match channel {
+                    Channel::Content => &mut from_content,
+                    Channel::Reasoning => &mut from_reasoning,
+                };
+                if !slot.complete {
+                    continue;
                 }
+                let Some(c) = parsed.next() else { continue };
+                if slot.duplicate {
+                    continue;
+                }
+                // A structured copy that arrived after this one ended: still only one runs.
+                if let Some(original) = calls.original_of(slot) {
+                    let w = duplicate_warning(slot, channel, original);
+                    on_event(StreamEvent::Warning(w.clone()));
+                    warnings.push(w);
+                    continue;
+                }
+                let w = format!(
+                    "tool call {i} ({}) was found as marker text in {} (the server's tool \
+                     parser did not take it); it was recovered as a real call",
+                    c.function.name,
+                    channel.describe()
+                );
+                on_event(StreamEvent::Warning(w.clone()));
+                warnings.push(w);
+                result.tool_calls.push(c);
             }
             Source::Delta(_) if finished && slot.begun => {
+                let slot = &mut calls.slots[i];
                 slot.complete = true;
                 on_event(StreamEvent::ToolCallEnd { index: i });
                 let call = ToolCall::new(&slot.id, &slot.name, slot.arguments.trim());
@@ -291,8 +413,22 @@ pub(super) async fn stream(
             }
         }
     }
-    result.content = parsed.content;
-    warnings.extend(parsed.warnings.iter().map(ToString::to_string));
+    // Spaced markers leave blanks around the calls: that is not an answer.
+    let calls_found = !result.tool_calls.is_empty() || result.incomplete_calls > 0;
+    result.content = if calls_found && done.content_text.trim().is_empty() {
+        String::new()
+    } else {
+        done.content_text
+    };
+    result.reasoning = if calls_found && done.reasoning_text.trim().is_empty() {
+        String::new()
+    } else {
+        done.reasoning_text
+    };
+    let parser_warnings = done.content.warnings.iter().chain(&done.reasoning.warnings);
+    warnings.extend(parser_warnings.map(ToString::to_string));
+    warnings.extend(done.notes);
+    warnings.extend(dropped);
     result.warnings = warnings;
     result
 }

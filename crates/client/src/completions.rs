@@ -116,6 +116,7 @@ pub(super) async fn stream(
     result.incomplete_calls = local.incomplete();
     let parsed = local.into_parsed();
     result.content = parsed.content;
+    result.reasoning = parsed.reasoning;
     result.tool_calls = parsed.tool_calls;
     warnings.extend(parsed.warnings.iter().map(ToString::to_string));
     result.warnings = warnings;

@@ -4,6 +4,8 @@
 //! SSE loop, timeouts, cancellation and error messages.
 
 mod chat;
+mod chat_reasoning;
+mod chat_request;
 mod completions;
 mod error;
 mod http;
@@ -18,6 +20,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use chat_request::{ReasoningField, is_moonshot};
 pub use error::BackendError;
 pub use http::http_client;
 pub use url::{host_and_port, redact_url};
@@ -58,6 +61,9 @@ pub struct Endpoint {
     /// Raw mode: apply Moonshot's tokenizer preprocessing for K2-Thinking/K2.5/K2.6 (sorted
     /// tool keys, K2.5/K2.6 TypeScript declaration), as official servers do. On by default.
     pub preprocess_tools: bool,
+    // Chat mode and thinking models (issue 10, app side).
+    /// Chat mode: under which name(s) assistant reasoning is sent back.
+    pub reasoning_field: ReasoningField,
 }
 
 impl Endpoint {
@@ -79,6 +85,17 @@ impl Endpoint {
             thinking: None,
             preserve_thinking: false,
             preprocess_tools: true,
+            reasoning_field: ReasoningField::default(),
+        }
+    }
+
+    /// Whether this turn's model thinks: a thinking template with `thinking` not turned off
+    /// (K2-Thinking ignores the switch: it always thinks).
+    pub fn thinks(&self) -> bool {
+        match self.template() {
+            Template::K2Instruct => false,
+            Template::K2Thinking => true,
+            Template::K25 | Template::K26 => self.thinking != Some(false),
         }
     }
 
@@ -142,6 +159,8 @@ impl std::fmt::Debug for Endpoint {
 pub struct TurnResult {
     /// Assistant text, exactly as received (markers removed).
     pub content: String,
+    /// The model's reasoning (thinking models), markers removed; empty when there was none.
+    pub reasoning: String,
     /// Complete calls, in order, ids verbatim.
     pub tool_calls: Vec<ToolCall>,
     /// How many calls began but never completed.
@@ -169,7 +188,10 @@ impl TurnResult {
 
     /// The assistant message to append to the conversation.
     pub fn assistant_message(&self) -> Message {
-        Message::assistant_with_calls(self.content.clone(), self.tool_calls.clone())
+        Message {
+            reasoning_content: (!self.reasoning.is_empty()).then(|| self.reasoning.clone()),
+            ..Message::assistant_with_calls(self.content.clone(), self.tool_calls.clone())
+        }
     }
 }
 

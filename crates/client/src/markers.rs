@@ -48,6 +48,11 @@ impl LocalParse {
         self.parser.turn_ended()
     }
 
+    /// The content parsed so far (markers removed).
+    pub fn content(&self) -> &str {
+        self.seen.collector.content()
+    }
+
     /// Calls that began (or whose header began) and were cut off.
     pub fn incomplete(&self) -> usize {
         self.seen.incomplete

@@ -11,10 +11,11 @@ use serde::{Deserialize, Serialize};
 use toml::de::{DeTable, DeValue};
 
 use kimi_protocol::Mode;
+use kimi_protocol::family::Template;
 
 use crate::tools::mcp::McpServerConfig;
 use crate::tools::{ToolSpec, Toolbox};
-use kimi_client::Endpoint;
+use kimi_client::{Endpoint, ReasoningField};
 
 /// One way to reach a model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,10 +30,13 @@ pub struct Profile {
     /// The environment variable holding the API key; the key itself is never in the file.
     #[serde(default)]
     pub api_key_env: Option<String>,
-    #[serde(default = "default_temperature")]
-    pub temperature: f64,
-    #[serde(default = "default_max_tokens")]
-    pub max_tokens: u32,
+    /// Unset: 0.6, or for a thinking model 1.0 (0.6 with `thinking = false`); see
+    /// [`Profile::temperature`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Unset: 4096, or for a thinking model [`THINKING_MAX_TOKENS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
     #[serde(default)]
     pub system_prompt: Option<String>,
     /// Raw mode: sort tool schema keys recursively (some tokenizer versions do).
@@ -49,6 +53,28 @@ pub struct Profile {
     /// `< |im_end|>`), so a tool's output cannot forge a turn boundary.
     #[serde(default)]
     pub neutralize_markers_in_tool_results: bool,
+    // Issue 10: the thinking members of the K2 family.
+    /// The chat template raw mode renders; unset: chosen from the model name
+    /// (`Template::for_model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<Template>,
+    /// The `thinking` template keyword argument (K2.5/K2.6); unset: the model's default (on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<bool>,
+    /// Raw mode: the tokenizer's preprocessing (sorted tools, K2.5 TypeScript declarations).
+    #[serde(default = "default_true")]
+    pub preprocess_tools: bool,
+    /// Chat mode: the name under which reasoning is sent back on assistant messages.
+    #[serde(default)]
+    pub reasoning_field: ReasoningField,
+}
+
+/// `max_tokens` of a thinking profile that does not set it: reasoning is long, and Moonshot's
+/// thinking-model guide uses 32k.
+pub const THINKING_MAX_TOKENS: u32 = 32768;
+
+fn default_true() -> bool {
+    true
 }
 
 pub(crate) const DEFAULT_MODEL: &str = "moonshotai/Kimi-K2-Instruct";
@@ -56,12 +82,8 @@ pub(crate) const DEFAULT_MODEL: &str = "moonshotai/Kimi-K2-Instruct";
 fn default_model() -> String {
     DEFAULT_MODEL.to_owned()
 }
-fn default_temperature() -> f64 {
-    0.6
-}
-fn default_max_tokens() -> u32 {
-    4096
-}
+const DEFAULT_TEMPERATURE: f64 = 0.6;
+const DEFAULT_MAX_TOKENS: u32 = 4096;
 fn default_connect_timeout() -> u64 {
     10
 }
@@ -79,15 +101,53 @@ impl Profile {
             base_url: base_url.to_owned(),
             model: default_model(),
             api_key_env: None,
-            temperature: default_temperature(),
-            max_tokens: default_max_tokens(),
+            temperature: None,
+            max_tokens: None,
             system_prompt: None,
             sort_tool_keys: false,
             connect_timeout_secs: default_connect_timeout(),
             idle_timeout_secs: default_idle_timeout(),
             max_rounds: default_max_rounds(),
             neutralize_markers_in_tool_results: false,
+            template: None,
+            thinking: None,
+            preprocess_tools: true,
+            reasoning_field: ReasoningField::default(),
         }
+    }
+
+    /// The template in use: the configured one, else the model name's.
+    pub fn template(&self) -> Template {
+        self.template
+            .unwrap_or_else(|| Template::for_model(&self.model))
+    }
+
+    /// Whether the model thinks with this profile (K2-Thinking always does).
+    pub fn thinks(&self) -> bool {
+        match self.template() {
+            Template::K2Instruct => false,
+            Template::K2Thinking => true,
+            Template::K25 | Template::K26 => self.thinking != Some(false),
+        }
+    }
+
+    /// The temperature sent: as set, else 1.0 for a thinking model (spec k2-family 8.7), 0.6
+    /// otherwise (and for K2.5/K2.6 with thinking off).
+    pub fn temperature(&self) -> f64 {
+        self.temperature.unwrap_or(if self.thinks() {
+            1.0
+        } else {
+            DEFAULT_TEMPERATURE
+        })
+    }
+
+    /// `max_tokens` sent: as set, else [`THINKING_MAX_TOKENS`] for a thinking template, 4096.
+    pub fn max_tokens(&self) -> u32 {
+        self.max_tokens.unwrap_or(if self.template().thinks() {
+            THINKING_MAX_TOKENS
+        } else {
+            DEFAULT_MAX_TOKENS
+        })
     }
 
     /// The endpoint, with the API key read from the environment now.
@@ -114,8 +174,12 @@ impl Profile {
         };
         let mut ep = Endpoint::new(self.mode, &self.base_url, &self.model);
         ep.api_key = api_key;
-        ep.temperature = self.temperature;
-        ep.max_tokens = self.max_tokens;
+        ep.temperature = self.temperature();
+        ep.max_tokens = self.max_tokens();
+        ep.template = self.template;
+        ep.thinking = self.thinking;
+        ep.preprocess_tools = self.preprocess_tools;
+        ep.reasoning_field = self.reasoning_field;
         ep.sort_tool_keys = self.sort_tool_keys;
         ep.neutralize_tool_markers = self.neutralize_markers_in_tool_results;
         ep.connect_timeout = Duration::from_secs(self.connect_timeout_secs);
@@ -271,15 +335,17 @@ impl Config {
                     ),
                 ));
             }
-            if !(0.0..=2.0).contains(&p.temperature) {
+            if let Some(t) = p.temperature
+                && !(0.0..=2.0).contains(&t)
+            {
                 return Err(at(
                     loc("temperature"),
                     key("temperature"),
-                    format!("expected a number from 0 to 2, got {}", p.temperature),
+                    format!("expected a number from 0 to 2, got {t}"),
                 ));
             }
             for (k, v) in [
-                ("max_tokens", u64::from(p.max_tokens)),
+                ("max_tokens", u64::from(p.max_tokens())),
                 ("idle_timeout_secs", p.idle_timeout_secs),
                 ("connect_timeout_secs", p.connect_timeout_secs),
                 ("max_rounds", u64::from(p.max_rounds)),
@@ -480,8 +546,8 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
         assert_eq!(name, "local");
         assert_eq!(p.mode, Mode::Raw);
         assert_eq!(p.model, DEFAULT_MODEL);
-        assert_eq!(p.temperature, 0.6);
-        assert_eq!(p.max_tokens, 4096);
+        assert_eq!(p.temperature(), 0.6);
+        assert_eq!(p.max_tokens(), 4096);
         let (_, h) = c.profile(Some("hosted")).expect("named");
         assert_eq!(h.mode, Mode::Chat);
         assert_eq!(c.tools.len(), 1);
@@ -526,6 +592,49 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
         assert_eq!(e.line, Some(3));
         assert!(e.to_string().starts_with("cfg.toml:3:"), "{e}");
         assert!(e.message.contains("temprature"), "{e}");
+    }
+
+    #[test]
+    fn thinking_keys_parse_and_pick_defaults() {
+        let text = "[profiles.t]\nbase_url = \"http://x/v1\"\nmodel = \"moonshotai/Kimi-K2-Thinking\"\n\
+                    [profiles.k25]\nbase_url = \"http://x/v1\"\nmodel = \"m\"\ntemplate = \"k2.5\"\n\
+                    thinking = false\npreprocess_tools = false\nreasoning_field = \"both\"\n\
+                    [profiles.set]\nbase_url = \"http://x/v1\"\nmodel = \"kimi-k2.6\"\n\
+                    temperature = 0.2\nmax_tokens = 100\n";
+        let c = parse(text).expect("valid");
+        let t = &c.profiles["t"];
+        assert_eq!(t.template(), Template::K2Thinking);
+        assert!(t.thinks() && t.preprocess_tools);
+        assert_eq!(
+            (t.temperature(), t.max_tokens()),
+            (1.0, THINKING_MAX_TOKENS)
+        );
+        let k = &c.profiles["k25"];
+        assert_eq!(k.template(), Template::K25);
+        assert!(!k.thinks() && !k.preprocess_tools);
+        assert_eq!(k.temperature(), 0.6, "thinking off: 0.6");
+        assert_eq!(k.reasoning_field, ReasoningField::Both);
+        let ep = k.endpoint().expect("endpoint");
+        assert_eq!(
+            (ep.template(), ep.thinking, ep.reasoning_field),
+            (Template::K25, Some(false), ReasoningField::Both)
+        );
+        let s = &c.profiles["set"];
+        assert_eq!((s.temperature(), s.max_tokens()), (0.2, 100));
+    }
+
+    #[test]
+    fn bad_thinking_keys_name_file_line_and_key() {
+        for (line, want) in [
+            ("template = \"k3\"", "template"),
+            ("thinking = \"yes\"", "thinking"),
+            ("reasoning_field = \"thoughts\"", "reasoning_field"),
+        ] {
+            let text = format!("[profiles.local]\nbase_url = \"http://x/v1\"\n{line}\n");
+            let e = parse(&text).expect_err(line);
+            assert_eq!(e.line, Some(3), "{e}");
+            assert_eq!(e.key.as_deref(), Some(want), "{e}");
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub(crate) mod request;
 mod routes;
 pub mod script;
 pub(crate) mod sse;
+pub mod thinking;
 pub mod tokens;
 
 use std::net::SocketAddr;
@@ -71,6 +72,21 @@ pub struct MockOptions {
     /// Stream every generation answer, even when the request says `stream: false` (some
     /// gateways always stream).
     pub always_stream: bool,
+    // The thinking model (issue 10): on when `model` names a thinking member of the family.
+    /// Chat: the delta field reasoning streams in (`reasoning_content`, or `reasoning` as
+    /// recent vLLM and OpenRouter send it).
+    pub reasoning_key: String,
+    /// Chat: no reasoning parser on the server, so the reasoning arrives in `content`
+    /// (`<think>…</think>` for K2-Thinking, `…</think>` for K2.5/K2.6).
+    pub reasoning_in_content: bool,
+    /// The calls arrive inside the reasoning as marker text (chat), or the tool section opens
+    /// before `</think>` (raw), as K2-Thinking does.
+    pub call_in_reasoning: bool,
+    /// Chat: the calls come as `tool_calls` deltas and their markers leak into `content` too.
+    pub duplicate_calls: bool,
+    /// Chat: answer 400 like Moonshot's API when an assistant tool-call message in the history
+    /// lacks its reasoning.
+    pub require_reasoning: bool,
 }
 
 /// A tool call the mock emits verbatim (`--tool-call-file`, `--tool-call-id/-name/-args`).
@@ -108,6 +124,11 @@ impl Default for MockOptions {
             redirect_status: 307,
             tool_calls: Vec::new(),
             always_stream: false,
+            reasoning_key: "reasoning_content".to_owned(),
+            reasoning_in_content: false,
+            call_in_reasoning: false,
+            duplicate_calls: false,
+            require_reasoning: false,
         }
     }
 }

@@ -35,7 +35,7 @@ pub fn parse(prompt: &str) -> Conversation {
         let body = &body_and_rest[..end];
         rest = &body_and_rest[end + IM_END.len()..];
         if marker == IM_SYSTEM && header == "tool_declare" {
-            conv.tools = serde_json::from_str(body).unwrap_or_default();
+            conv.tools = serde_json::from_str(body).unwrap_or_else(|_| typescript_tools(body));
             continue;
         }
         conv.messages.push(turn(marker, header, body));
@@ -44,6 +44,16 @@ pub fn parse(prompt: &str) -> Conversation {
         conv.messages.push(Message::user(prompt));
     }
     conv
+}
+
+/// The tools of a K2.5/K2.6 TypeScript declaration (`type NAME = (_: {...}) => any;` inside
+/// `namespace functions`), by name only: what the script needs to decide which to call.
+fn typescript_tools(body: &str) -> Vec<Value> {
+    body.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("type "))
+        .filter_map(|rest| rest.split_once(" = ("))
+        .map(|(name, _)| serde_json::json!({"type": "function", "function": {"name": name}}))
+        .collect()
 }
 
 /// Whether `prompt` ends inside an open tool call of an unterminated assistant turn: after the
@@ -219,5 +229,23 @@ mod tests {
         }
         let c = parse("<|im_system|>tool_declare<|im_middle|>not json<|im_end|>");
         assert!(c.tools.is_empty() && c.messages.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod typescript_tests {
+    #[test]
+    fn a_typescript_declaration_names_its_tools() {
+        let body = "# Tools\n\n## functions\nnamespace functions {\n// w\ntype get_weather = (_: {\n  city: string\n}) => any;\ntype get_time = (_: {}) => any;\n}\n";
+        let prompt = format!(
+            "<|im_system|>tool_declare<|im_middle|>{body}<|im_end|><|im_user|>user<|im_middle|>hi<|im_end|>"
+        );
+        let conv = super::parse(&prompt);
+        let names: Vec<&str> = conv
+            .tools
+            .iter()
+            .filter_map(|t| t.pointer("/function/name").and_then(|n| n.as_str()))
+            .collect();
+        assert_eq!(names, ["get_weather", "get_time"]);
     }
 }

@@ -22,6 +22,7 @@ use super::prompt;
 use super::request::{self, Common};
 use super::script::{self, Reply};
 use super::sse::{self, Events, Header};
+use super::thinking;
 use super::tokens::Tokens;
 use kimi_protocol::message::Message;
 
@@ -144,12 +145,16 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
         Reply::close_open_call()
     } else {
         let conv = prompt::parse(&req.prompt);
-        st.script(&conv.messages, &conv.tools)
+        let mut reply = st.script(&conv.messages, &conv.tools);
+        if thinking::thinks(&st.opts, &value) {
+            thinking::raw(&st.opts, &mut reply, &req.prompt);
+        }
+        reply
     };
     let mode = Mode::Raw {
         strip_special: req.skip_special_tokens || st.opts.strip_special_tokens,
     };
-    st.respond(reply, mode, &req.common, req.prompt.len() as u64 / 4)
+    st.respond(reply, mode, &req.common, req.prompt.len() as u64 / 4, None)
 }
 
 async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
@@ -161,12 +166,24 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
         Ok(r) => r,
         Err(msg) => return bad_request(&msg),
     };
-    let reply = st.script(&req.messages, &req.tools);
+    let thinks = thinking::thinks(&st.opts, &value);
+    if thinks
+        && st.opts.require_reasoning
+        && let Some(msg) = thinking::missing_reasoning(&st.opts, &req.messages)
+    {
+        return bad_request(&msg);
+    }
+    let mut reply = st.script(&req.messages, &req.tools);
+    let plan = if thinks {
+        thinking::chat(&st.opts, &mut reply, &st.scripted_ids())
+    } else {
+        None
+    };
     let mode = Mode::Chat {
         markers_in_content: st.opts.markers_in_content,
     };
     let message_bytes = value.get("messages").map_or(0, |m| m.to_string().len());
-    st.respond(reply, mode, &req.common, message_bytes as u64 / 4)
+    st.respond(reply, mode, &req.common, message_bytes as u64 / 4, plan)
 }
 
 fn bad_request(msg: &str) -> Response {
@@ -207,9 +224,25 @@ impl AppState {
             .unwrap_or_else(|| script::reply(messages, &script::declared_names(tools)))
     }
 
-    fn respond(&self, reply: Reply, mode: Mode, common: &Common, prompt_tokens: u64) -> Response {
+    /// The ids `--tool-call-id` and friends give the calls.
+    fn scripted_ids(&self) -> Vec<Option<String>> {
+        self.opts.tool_calls.iter().map(|c| c.id.clone()).collect()
+    }
+
+    fn respond(
+        &self,
+        reply: Reply,
+        mode: Mode,
+        common: &Common,
+        prompt_tokens: u64,
+        plan: Option<thinking::Plan>,
+    ) -> Response {
+        // The leaked markers carry the ids the model wrote (`functions.NAME:IDX`), whatever id
+        // the structured copy was given.
+        let leak = (self.opts.duplicate_calls && !reply.calls.is_empty())
+            .then(|| thinking::markers(&reply, &[]));
         let reply = Arc::new(reply);
-        let ids: Vec<Option<String>> = self.opts.tool_calls.iter().map(|c| c.id.clone()).collect();
+        let ids = self.scripted_ids();
         let streaming = common.stream || self.opts.always_stream;
         let header = Header::new(mode, &self.opts.model, streaming);
         let deltas = |chunk_bytes| {
@@ -221,21 +254,43 @@ impl AppState {
             )
         };
         if !streaming {
-            let value = sse::complete(&header, mode, deltas(None), prompt_tokens);
+            let mut value = sse::complete(&header, mode, deltas(None), prompt_tokens);
+            if let Some(plan) = &plan
+                && let Some(m) = value.pointer_mut("/choices/0/message")
+            {
+                m[self.opts.reasoning_key.as_str()] = Value::String(plan.reasoning.clone());
+            }
             let body = Bytes::from(value.to_string());
             return self.deliver(
                 Box::new(std::iter::once(body)),
                 Some(HeaderValue::from_static("application/json")),
             );
         }
-        let events = || {
-            Events::new(
+        let events = || -> Box<dyn Iterator<Item = Bytes> + Send> {
+            let mut events = Events::new(
                 header.clone(),
                 mode,
                 deltas(self.opts.chunk_bytes),
                 common.include_usage,
                 prompt_tokens,
-            )
+            );
+            if plan.is_none() && leak.is_none() {
+                return Box::new(events);
+            }
+            // Thinking: the role chunk, the reasoning deltas, then the answer.
+            let mut all: Vec<Bytes> = events.next().into_iter().collect();
+            if let Some(plan) = &plan {
+                all.extend(thinking::reasoning_events(
+                    &header,
+                    &self.opts.reasoning_key,
+                    plan,
+                ));
+            }
+            all.extend(events);
+            if let Some(text) = &leak {
+                all = thinking::leak_markers(all, &header, text);
+            }
+            Box::new(all.into_iter())
         };
         let (malformed, error) = (self.opts.malformed_sse, self.opts.error_event);
         let mut events: Box<dyn Iterator<Item = Bytes> + Send> = if malformed || error {

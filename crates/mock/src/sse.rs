@@ -71,6 +71,13 @@ impl Header {
         obj
     }
 
+    /// One chat chunk event carrying `delta` (the thinking model's extra events).
+    pub(crate) fn chat_delta(&self, delta: Value) -> Bytes {
+        event(&self.object(json!({
+            "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": null}]
+        })))
+    }
+
     /// The serialized object up to the start of the first choice's varying part, for the hot path.
     fn prefix(&self) -> String {
         let head = self.object(json!({}));

@@ -226,6 +226,7 @@ impl State {
             Op::Revoke { tool: Some(t) } => {
                 self.always_allow.remove(&t);
             }
+            Op::SetThinking(on) => self.set_thinking(io, on).await,
             Op::Clear => {
                 self.conversation.clear();
                 self.traces.clear();
@@ -238,6 +239,21 @@ impl State {
             | Op::Shutdown
             | Op::Approve { .. } => {}
         }
+    }
+
+    /// `/thinking on|off`: the next request carries the switch (chat: the server's kwarg or
+    /// Moonshot's `thinking`; raw: the template's `thinking`).
+    async fn set_thinking(&mut self, io: &mut Io, on: bool) {
+        let mut endpoint = self.backend.endpoint().clone();
+        endpoint.thinking = Some(on);
+        let text = match Backend::new(endpoint) {
+            Ok(b) => {
+                self.backend = b;
+                return;
+            }
+            Err(e) => format!("cannot switch thinking: {e}"),
+        };
+        io.emit(EngineEvent::Notice { text, error: true }).await;
     }
 
     async fn set_mode(&mut self, io: &mut Io, mode: Mode) {

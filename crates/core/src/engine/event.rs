@@ -22,6 +22,8 @@ pub enum Op {
     Clear,
     /// Talk to the server in this mode from the next request on.
     SetMode(Mode),
+    /// The `thinking` switch (K2.5/K2.6) from the next request on: `/thinking on|off`.
+    SetThinking(bool),
     /// Drop the answers to the last user message and ask again.
     Retry,
     /// Reply with [`EngineEvent::Snapshot`].

@@ -270,7 +270,11 @@ fn finished_message(result: &TurnResult, failed: bool) -> Option<Message> {
     if !failed {
         return Some(result.assistant_message());
     }
-    (!result.content.is_empty()).then(|| Message::assistant(result.content.clone()))
+    // The reasoning goes with it: it is part of the answer's history (spec k2-family 8.4).
+    (!result.content.is_empty()).then(|| Message {
+        reasoning_content: (!result.reasoning.is_empty()).then(|| result.reasoning.clone()),
+        ..Message::assistant(result.content.clone())
+    })
 }
 
 /// Operations that are not for a running turn, kept for after it.

@@ -52,6 +52,9 @@ pub fn to_markdown(session: &Session) -> String {
             }
             other => section(&mut out, &capitalized(other), m.name.as_deref()),
         }
+        if let Some(r) = m.reasoning_content.as_deref() {
+            reasoning(&mut out, r);
+        }
         let body = content_markdown(m.content.as_ref());
         body_and_calls(&mut out, &body, &m.tool_calls);
     }
@@ -59,6 +62,23 @@ pub fn to_markdown(session: &Session) -> String {
         interrupted(&mut out, p);
     }
     out
+}
+
+/// A thinking model's reasoning: collapsed, apart from the answer. Escaped as HTML text, so
+/// a `</details>` in it cannot close the block.
+fn reasoning(out: &mut String, text: &str) {
+    let text = text.trim();
+    if text.is_empty() {
+        return;
+    }
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let _ = write!(
+        out,
+        "<details>\n<summary>Reasoning</summary>\n\n{escaped}\n\n</details>\n\n"
+    );
 }
 
 /// An answer that never finished (see [`PartialAnswer`]): shown, marked as such.
@@ -246,6 +266,27 @@ mod tests {
                 None => panic!("missing or out of order: {part:?}\n---\n{md}"),
             }
         }
+    }
+
+    #[test]
+    fn reasoning_is_a_collapsed_block_before_the_answer() {
+        let mut s = session();
+        s.messages.push(Message {
+            reasoning_content: Some("Think </details> <b>twice</b> & answer.".into()),
+            ..Message::assistant("Done.")
+        });
+        let md = to_markdown(&s);
+        let want = "### Assistant\n\n<details>\n<summary>Reasoning</summary>\n\n\
+                    Think &lt;/details&gt; &lt;b&gt;twice&lt;/b&gt; &amp; answer.\n\n\
+                    </details>\n\nDone.\n";
+        assert!(md.ends_with(want), "{md}");
+        // JSON keeps it under its own field.
+        let v: Value = serde_json::from_str(&to_openai_json(&s)).expect("json");
+        let last = v.as_array().and_then(|a| a.last()).expect("a message");
+        assert_eq!(
+            last["reasoning_content"],
+            "Think </details> <b>twice</b> & answer."
+        );
     }
 
     #[test]

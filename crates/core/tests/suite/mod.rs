@@ -1,3 +1,4 @@
 mod agent;
 mod engine;
+mod thinking;
 mod tools_runner;

@@ -5,6 +5,8 @@ use kimi_protocol::Mode;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum SlashCommand {
     Mode(Mode),
+    /// `/thinking on|off`: the `thinking` switch of K2.5/K2.6 for the next request.
+    Thinking(bool),
     Clear,
     /// `None` shows the current prompt.
     System(Option<String>),
@@ -28,6 +30,10 @@ pub(crate) const HELP: &[(&str, &str)] = &[
     (
         "/mode raw|chat",
         "switch between raw completions and the chat endpoint",
+    ),
+    (
+        "/thinking on|off",
+        "thinking models (K2.5/K2.6): think or not, from the next request",
     ),
     ("/clear", "start a new conversation"),
     ("/system TEXT", "set the system prompt (no text: show it)"),
@@ -72,6 +78,11 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
             "chat" => SlashCommand::Mode(Mode::Chat),
             _ => SlashCommand::Unknown("usage: /mode raw|chat".into()),
         },
+        "thinking" => match arg {
+            "on" => SlashCommand::Thinking(true),
+            "off" => SlashCommand::Thinking(false),
+            _ => SlashCommand::Unknown("usage: /thinking on|off".into()),
+        },
         "clear" => SlashCommand::Clear,
         "system" => SlashCommand::System((!arg.is_empty()).then(|| arg.to_owned())),
         "tools" => match arg.split_once(char::is_whitespace).unwrap_or((arg, "")) {
@@ -111,6 +122,9 @@ mod tests {
     #[test]
     fn commands_parse() {
         assert_eq!(parse("/mode chat"), Some(SlashCommand::Mode(Mode::Chat)));
+        assert_eq!(parse("/thinking off"), Some(SlashCommand::Thinking(false)));
+        assert_eq!(parse("/thinking on"), Some(SlashCommand::Thinking(true)));
+        assert!(matches!(parse("/thinking"), Some(SlashCommand::Unknown(_))));
         assert!(matches!(
             parse("/mode fast"),
             Some(SlashCommand::Unknown(_))

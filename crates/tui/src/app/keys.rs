@@ -48,6 +48,8 @@ pub(crate) enum Action {
     SelectNextCall,
     ToggleCall,
     ToggleInspector,
+    /// Open or fold the reasoning of thinking models.
+    ToggleReasoning,
     OpenHelp,
     CloseHelp,
     CloseInspector,
@@ -303,6 +305,13 @@ pub(crate) const TABLE: &[Row] = &[
         help: "inspector: raw stream, markers and token ids (of the selected call)",
         hint: Some((2, "Ctrl-T", "inspector")),
         binds: &[(ctrl('t'), ToggleInspector)],
+    },
+    Row {
+        context: Input,
+        keys: "F2",
+        help: "show / hide the reasoning of thinking models",
+        hint: Some((2, "F2", "reasoning")),
+        binds: &[(k(F(2)), ToggleReasoning)],
     },
     Row {
         context: Input,
@@ -591,7 +600,12 @@ mod tests {
         let h = hints();
         assert_eq!(
             h,
-            vec![("F1", "help"), ("Ctrl-T", "inspector"), ("Esc", "cancel")]
+            vec![
+                ("F1", "help"),
+                ("Ctrl-T", "inspector"),
+                ("F2", "reasoning"),
+                ("Esc", "cancel")
+            ]
         );
         for (key, _) in h {
             let row = TABLE

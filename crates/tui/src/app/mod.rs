@@ -15,6 +15,8 @@ pub(crate) mod mcp_view;
 pub(crate) mod partial;
 pub mod paste;
 pub mod queue;
+pub mod reasoning;
+mod reasoning_update;
 mod resume;
 pub mod saved;
 pub mod state;
@@ -119,11 +121,14 @@ where
         model: endpoint.model.clone(),
         host,
     };
+    let (template, thinking) = (endpoint.template(), endpoint.thinking);
     let (store, resumed, note) = resume::open_sessions(&start)?;
     let session = Session::for_endpoint(&connection.profile, &endpoint);
     let backend = Backend::new(endpoint)?;
     let mut app = App::new(connection, toolbox.clone(), profile.system_prompt.clone());
     app.neutralize_tool_markers = profile.neutralize_markers_in_tool_results;
+    app.template = template;
+    app.thinking = thinking;
     match resumed {
         Some(r) => {
             saved::restore(&mut app, r.session);

@@ -211,6 +211,13 @@ pub fn restore(app: &mut App, mut session: Session) {
                 let trace = app.trace_messages.iter().position(|&k| k == i);
                 let mut turn = AssistantTurn::new(trace);
                 turn.set_text(&m.text());
+                if let Some(r) = m
+                    .reasoning_content
+                    .as_deref()
+                    .filter(|r| !r.trim().is_empty())
+                {
+                    turn.reasoning.set(r);
+                }
                 turn.state = TurnState::Done;
                 for (k, call) in m.tool_calls.iter().enumerate() {
                     let mut pane = ToolPane::new(

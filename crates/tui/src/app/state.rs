@@ -71,6 +71,8 @@ pub struct AssistantTurn {
     pub header: LineCache,
     /// This answer's text stream: an escape sequence split across tokens is removed whole.
     pub sanitizer: kimi_protocol::sanitize::StreamSanitizer,
+    /// The reasoning cell (thinking models); drawn with the header.
+    pub reasoning: super::reasoning::Reasoning,
 }
 
 impl AssistantTurn {
@@ -85,6 +87,7 @@ impl AssistantTurn {
             extra: LineCache::default(),
             header: LineCache::default(),
             sanitizer: Default::default(),
+            reasoning: Default::default(),
         }
     }
 
@@ -382,6 +385,12 @@ pub struct App {
     pub special_tokens_warned: bool,
     /// The profile breaks special-token strings in tool results before sending them.
     pub neutralize_tool_markers: bool,
+    /// Folded reasoning cells are shown open (the reasoning key toggles it).
+    pub reasoning_open: bool,
+    /// The family template in use (the status bar shows it); set from the profile.
+    pub template: kimi_protocol::Template,
+    /// `thinking` as the profile or `/thinking` set it; `None`: the model's default (on).
+    pub thinking: Option<bool>,
 }
 
 impl App {
@@ -401,6 +410,9 @@ impl App {
             dialog: None,
             inspector: InspectorState::default(),
             help_open: false,
+            reasoning_open: false,
+            template: kimi_protocol::Template::default(),
+            thinking: None,
             help_scroll: 0,
             keyboard_enhanced: false,
             no_color: false,

@@ -152,6 +152,7 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::SelectNextCall) => select_pane(app, false),
         Some(Action::ToggleCall) => toggle_pane(app),
         Some(Action::ToggleInspector) => toggle_inspector(app),
+        Some(Action::ToggleReasoning) => super::reasoning_update::toggle(app),
         Some(Action::NewLine) => app.input.insert_newline(),
         Some(a) if edit(&mut app.input, a) => {}
         Some(Action::Send) => submit(app, fx),
@@ -730,6 +731,24 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             }
             fx.push(Effect::Agent(Op::SetMode(m)));
         }
+        SlashCommand::Thinking(on) => {
+            // The agent switches before its next request.
+            app.thinking = Some(on);
+            let text = if !app.template.thinks() {
+                format!(
+                    "Thinking {}: the template {} has no reasoning; the switch is sent anyway.",
+                    if on { "on" } else { "off" },
+                    app.template.as_str()
+                )
+            } else {
+                format!(
+                    "Thinking {} from the next request.",
+                    if on { "on" } else { "off" }
+                )
+            };
+            app.notice(text, false);
+            fx.push(Effect::Agent(Op::SetThinking(on)));
+        }
         SlashCommand::Clear => {
             if app.busy {
                 app.notice(
@@ -876,6 +895,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         } => {
             // The round's message (or its failure) replaces what was saved of it as it streamed.
             app.streaming = None;
+            super::reasoning_update::answer_started(app);
             app.change_rev += 1;
             fx.push(Effect::SaveSession);
             if let Some(t) = app.current_turn() {
@@ -996,6 +1016,7 @@ fn stream(app: &mut App, s: StreamEvent) {
             }
         }
         StreamEvent::Text(t) => {
+            super::reasoning_update::answer_started(app);
             if let Some(s) = app.streaming.as_mut() {
                 s.text(&t);
                 app.change_rev += 1;
@@ -1004,9 +1025,10 @@ fn stream(app: &mut App, s: StreamEvent) {
                 turn.push_text(&t);
             }
         }
-        // The reasoning cell is issue 10's; until it lands reasoning is not part of the answer.
-        StreamEvent::Reasoning(_) => {}
+        // Never part of the answer: the reasoning cell holds it.
+        StreamEvent::Reasoning(t) => super::reasoning_update::reasoning(app, &t),
         StreamEvent::ToolCallBegin { index, id, name } => {
+            super::reasoning_update::answer_started(app);
             if let Some(s) = app.streaming.as_mut() {
                 s.call_begin(index, &id, &name);
                 app.change_rev += 1;

@@ -177,6 +177,12 @@ pub(crate) fn chunk_lines(
     };
     let mut lines = marked_lines(chunk, start, &markers, Some(start..mark.end));
     if let Some(first) = lines.first_mut() {
+        // A chat chunk carrying reasoning (thinking models) is told apart from the answer's.
+        if trace.mode == Mode::Chat && carries_reasoning(chunk) {
+            first
+                .spans
+                .insert(0, Span::styled("think ", reasoning_badge()));
+        }
         first.spans.insert(0, prefix);
         first.spans.push(Span::styled("│", style::dim()));
     }
@@ -186,6 +192,24 @@ pub(crate) fn chunk_lines(
     }
     out.extend(lines);
     mark.end
+}
+
+/// Whether a chat payload has a reasoning delta: `reasoning_content` or `reasoning` with a
+/// string value (an explicit null, as SGLang sends, is not reasoning).
+fn carries_reasoning(chunk: &str) -> bool {
+    ["\"reasoning_content\"", "\"reasoning\""]
+        .iter()
+        .any(|key| {
+            chunk.match_indices(key).any(|(i, _)| {
+                let rest = chunk[i + key.len()..].trim_start();
+                rest.strip_prefix(':')
+                    .is_some_and(|v| v.trim_start().starts_with('"'))
+            })
+        })
+}
+
+fn reasoning_badge() -> ratatui::style::Style {
+    style::dim().add_modifier(ratatui::style::Modifier::ITALIC | ratatui::style::Modifier::REVERSED)
 }
 
 /// Markers found by text in `s` (for prompts and chat payloads): (start, end, marker).
@@ -519,5 +543,24 @@ mod tests {
         // Ranges from a damaged saved trace are ignored, not sliced.
         t.prompt_text_markers = vec![(1, 3), (body, prompt.len() + 5), (body + 1, body)];
         let _ = build(&t, 0, 1);
+    }
+}
+
+#[cfg(test)]
+mod reasoning_tests {
+    use super::carries_reasoning;
+
+    #[test]
+    fn reasoning_chunks_are_told_apart() {
+        assert!(carries_reasoning(
+            r#"{"choices":[{"delta":{"content":null,"reasoning_content":"hm"}}]}"#
+        ));
+        assert!(carries_reasoning(r#"{"delta": {"reasoning": "hm"}}"#));
+        assert!(!carries_reasoning(
+            r#"{"delta":{"content":"x","reasoning_content":null}}"#
+        ));
+        assert!(!carries_reasoning(
+            r#"{"delta":{"content":""reasoning" is a word"}}"#
+        ));
     }
 }

@@ -8,6 +8,7 @@ pub(crate) mod inspector_rows;
 pub mod inspector_view;
 pub mod markdown;
 pub mod no_color;
+pub mod reasoning;
 pub mod special;
 pub mod status;
 pub(crate) mod style;

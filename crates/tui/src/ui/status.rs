@@ -37,12 +37,21 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         "in {} · out {}",
         app.usage.prompt_tokens, app.usage.completion_tokens
     );
-    let line = Line::from(vec![
+    let mut spans = vec![
         Span::styled(format!(" {} ", c.profile), bar),
         Span::styled(
             format!(" {} ", c.mode.as_str()),
             Style::default().fg(Color::Black).bg(Color::Magenta),
         ),
+    ];
+    // K2-Instruct is the default and says nothing; a thinking template is named.
+    if app.template.thinks() {
+        spans.push(Span::styled(
+            template_label(app),
+            Style::default().fg(Color::Magenta),
+        ));
+    }
+    spans.extend([
         Span::raw(format!(" {} @ {} ", c.model, c.host)),
         Span::styled(format!("│ {state} "), Style::default().fg(Color::Yellow)),
         always_allowed(app),
@@ -50,10 +59,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         Span::styled(format!("│ {usage} "), Style::default().fg(Color::DarkGray)),
         mcp_span(app),
         Span::styled(
-            format!("│ {}", hints()),
+            format!("│ {}", hints(app.template.thinks())),
             Style::default().fg(Color::DarkGray),
         ),
     ]);
+    let line = Line::from(spans);
     frame.render_widget(Paragraph::new(line), area);
 }
 
@@ -92,10 +102,22 @@ fn mcp_span(app: &App) -> Span<'static> {
     }
 }
 
-/// The key table's hints: `F1 help · Ctrl-T inspector · Esc cancel`.
-fn hints() -> String {
+/// The family template in use, and `thinking off` when the user turned it off.
+fn template_label(app: &App) -> String {
+    let off = app.thinking == Some(false) && app.template.thinks();
+    format!(
+        " {}{} ",
+        app.template.as_str(),
+        if off { " · thinking off" } else { "" }
+    )
+}
+
+/// The key table's hints: `F1 help · Ctrl-T inspector · F2 reasoning · Esc cancel`; the
+/// reasoning key only for a thinking model, the only one with reasoning to show.
+fn hints(thinking_model: bool) -> String {
     crate::app::keys::hints()
         .iter()
+        .filter(|(key, _)| thinking_model || *key != crate::ui::reasoning::TOGGLE_KEY)
         .map(|(key, what)| format!("{key} {what}"))
         .collect::<Vec<_>>()
         .join(" · ")

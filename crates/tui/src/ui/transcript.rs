@@ -12,7 +12,7 @@ use ratatui::widgets::Paragraph;
 
 use super::markdown::Theme;
 use super::wrap::{wrap, wrap_hanging};
-use super::{special, style, tool_pane};
+use super::{reasoning, special, style, tool_pane};
 use crate::app::state::{App, AssistantTurn, Entry, LineCache, TurnState};
 use kimi_protocol::sanitize;
 
@@ -47,7 +47,14 @@ pub fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme) {
     while i > 0 {
         i -= 1;
         let sel = selected.and_then(|(e, p)| (e == i).then_some(p));
-        refresh(&mut app.entries[i], width, theme, sel, now);
+        refresh(
+            &mut app.entries[i],
+            width,
+            theme,
+            sel,
+            now,
+            app.reasoning_open,
+        );
         covered += height(&app.entries[i]);
         if covered >= app.scroll_from_bottom.saturating_add(rows) && i + 1 < count {
             break;
@@ -76,7 +83,8 @@ fn reveal_selected(app: &mut App, width: u16, rows: usize, theme: &Theme, now: I
     // The blocks from the pane's down are laid out (once; the caches keep them).
     for i in e..app.entries.len() {
         let sel = (i == e).then_some(p);
-        refresh(&mut app.entries[i], width, theme, sel, now);
+        let open = app.reasoning_open;
+        refresh(&mut app.entries[i], width, theme, sel, now, open);
     }
     let Some(Entry::Assistant(t)) = app.entries.get(e) else {
         return;
@@ -99,7 +107,14 @@ fn reveal_selected(app: &mut App, width: u16, rows: usize, theme: &Theme, now: I
     }
 }
 
-fn refresh(entry: &mut Entry, width: u16, theme: &Theme, selected: Option<usize>, now: Instant) {
+fn refresh(
+    entry: &mut Entry,
+    width: u16,
+    theme: &Theme,
+    selected: Option<usize>,
+    now: Instant,
+    reasoning_open: bool,
+) {
     match entry {
         Entry::User { text, cache } => {
             if !cache.valid(width, 1) {
@@ -126,7 +141,7 @@ fn refresh(entry: &mut Entry, width: u16, theme: &Theme, selected: Option<usize>
                 set(cache, width, 1, lines);
             }
         }
-        Entry::Assistant(t) => refresh_turn(t, width, theme, selected, now),
+        Entry::Assistant(t) => refresh_turn(t, width, theme, selected, now, reasoning_open),
     }
 }
 
@@ -142,6 +157,7 @@ fn refresh_turn(
     theme: &Theme,
     selected: Option<usize>,
     now: Instant,
+    reasoning_open: bool,
 ) {
     let rev = t.rev;
     if !t.header.valid(width, rev) {
@@ -153,7 +169,10 @@ fn refresh_turn(
             TurnState::Interrupted => spans.push(Span::styled("  interrupted", style::warning())),
             TurnState::Done => {}
         }
-        set(&mut t.header, width, rev, vec![Line::from(spans)]);
+        // The reasoning cell sits between the header and the answer.
+        let mut lines = vec![Line::from(spans)];
+        lines.extend(reasoning::lines(&t.reasoning, reasoning_open, width, now));
+        set(&mut t.header, width, rev, lines);
     }
     // The markdown cache re-renders only its changed tail.
     t.markdown.lines(width, theme);

@@ -1,0 +1,227 @@
+//! The chat-mode request body: messages with their reasoning under the configured name, the
+//! thinking switch, and sampling parameters as the server accepts them (spec k2-family 8.4-8.7).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::Endpoint;
+use kimi_protocol::Message;
+use kimi_protocol::family::Template;
+
+/// Under which name an assistant message's reasoning is sent back (spec 8.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningField {
+    /// Moonshot's API, SGLang, vLLM before its rename.
+    #[default]
+    ReasoningContent,
+    /// vLLM after PR #27752, OpenRouter.
+    Reasoning,
+    Both,
+    /// Strict OpenAI-compatible servers that reject unknown fields.
+    None,
+}
+
+impl ReasoningField {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningField::ReasoningContent => "reasoning_content",
+            ReasoningField::Reasoning => "reasoning",
+            ReasoningField::Both => "both",
+            ReasoningField::None => "none",
+        }
+    }
+}
+
+/// Moonshot's hosted API (`api.moonshot.ai`, `api.moonshot.cn`): it has its own thinking switch
+/// and fixes the sampling of K2.5/K2.6.
+pub fn is_moonshot(base_url: &str) -> bool {
+    let rest = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    let host = host
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    host == "api.moonshot.ai" || host == "api.moonshot.cn"
+}
+
+/// The body of one streamed chat request.
+pub(super) fn body(ep: &Endpoint, messages: &[Message], tools: &[Value]) -> Value {
+    let moonshot = is_moonshot(&ep.base_url);
+    let fixed_sampling = moonshot && matches!(ep.template(), Template::K25 | Template::K26);
+    let mut body = json!({
+        "model": ep.model,
+        "messages": messages_json(ep, messages),
+        "stream": true,
+        "stream_options": {"include_usage": true},
+        "max_tokens": ep.max_tokens,
+    });
+    if !fixed_sampling {
+        body["temperature"] = json!(ep.temperature);
+        // Self-hosted thinking models: the sampling Moonshot recommends for them.
+        if ep.thinks() && !moonshot {
+            body["top_p"] = json!(0.95);
+        }
+    }
+    if ep.thinking == Some(false) && ep.template().thinks() {
+        if moonshot {
+            body["thinking"] = json!({"type": "disabled"});
+        } else {
+            body["chat_template_kwargs"] = json!({"thinking": false});
+        }
+    }
+    if !tools.is_empty() {
+        body["tools"] = Value::Array(tools.to_vec());
+        body["tool_choice"] = json!("auto");
+    }
+    body
+}
+
+/// The messages as sent: each assistant message's reasoning under the configured name(s).
+/// Tool-call messages of a thinking model always carry it (Moonshot answers 400 otherwise);
+/// K2.5/K2.6 endpoints treat `""` as missing, so an empty one is sent as `" "` (spec 8.5).
+fn messages_json(ep: &Endpoint, messages: &[Message]) -> Vec<Value> {
+    let placeholder = if matches!(ep.template(), Template::K25 | Template::K26) {
+        " "
+    } else {
+        ""
+    };
+    messages
+        .iter()
+        .map(|m| {
+            let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
+            let Value::Object(map) = &mut v else {
+                return v;
+            };
+            map.remove("reasoning_content");
+            if m.role != "assistant" {
+                return v;
+            }
+            let reasoning = match m.reasoning_content.as_deref() {
+                Some(r) if !r.is_empty() => Some(r),
+                _ if !m.tool_calls.is_empty() && ep.thinks() => Some(placeholder),
+                Some(r) => Some(r),
+                None => None,
+            };
+            if let Some(r) = reasoning {
+                put_reasoning(map, ep.reasoning_field, r);
+            }
+            v
+        })
+        .collect()
+}
+
+fn put_reasoning(map: &mut Map<String, Value>, field: ReasoningField, text: &str) {
+    let names: &[&str] = match field {
+        ReasoningField::ReasoningContent => &["reasoning_content"],
+        ReasoningField::Reasoning => &["reasoning"],
+        ReasoningField::Both => &["reasoning_content", "reasoning"],
+        ReasoningField::None => &[],
+    };
+    for name in names {
+        map.insert((*name).to_owned(), Value::String(text.to_owned()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kimi_protocol::{Mode, ToolCall};
+
+    fn ep(model: &str, base: &str) -> Endpoint {
+        Endpoint::new(Mode::Chat, base, model)
+    }
+
+    fn history() -> Vec<Message> {
+        vec![
+            Message::user("weather?"),
+            Message::assistant_with_calls("", vec![ToolCall::new("functions.f:0", "f", "{}")]),
+            Message::tool_result("functions.f:0", "f", "sunny"),
+            Message {
+                reasoning_content: Some("done".into()),
+                ..Message::assistant("Sunny.")
+            },
+        ]
+    }
+
+    #[test]
+    fn moonshot_is_told_by_host_only() {
+        assert!(is_moonshot("https://api.moonshot.ai/v1"));
+        assert!(is_moonshot("https://user:pw@API.moonshot.cn:443/v1"));
+        assert!(!is_moonshot("https://api.moonshot.ai.evil.example/v1"));
+        assert!(!is_moonshot("http://127.0.0.1:8000/v1?x=api.moonshot.ai"));
+    }
+
+    #[test]
+    fn tool_call_messages_of_thinking_models_always_carry_reasoning() {
+        let b = body(
+            &ep("kimi-k2.5", "https://api.moonshot.ai/v1"),
+            &history(),
+            &[],
+        );
+        let msgs = b["messages"].as_array().expect("messages");
+        assert_eq!(
+            msgs[1]["reasoning_content"], " ",
+            "K2.5: empty sent as a space"
+        );
+        assert_eq!(msgs[3]["reasoning_content"], "done");
+        assert!(msgs[0].get("reasoning_content").is_none());
+        // Moonshot fixes K2.5's sampling: none is sent.
+        assert!(b.get("temperature").is_none() && b.get("top_p").is_none());
+
+        let b = body(
+            &ep("kimi-k2-thinking", "http://127.0.0.1:1/v1"),
+            &history(),
+            &[],
+        );
+        assert_eq!(b["messages"][1]["reasoning_content"], "");
+        assert_eq!(b["top_p"], 0.95);
+    }
+
+    #[test]
+    fn the_field_name_is_a_setting() {
+        let mut e = ep("kimi-k2-thinking", "http://127.0.0.1:1/v1");
+        e.reasoning_field = ReasoningField::Both;
+        let b = body(&e, &history(), &[]);
+        assert_eq!(b["messages"][3]["reasoning_content"], "done");
+        assert_eq!(b["messages"][3]["reasoning"], "done");
+        e.reasoning_field = ReasoningField::Reasoning;
+        let b = body(&e, &history(), &[]);
+        assert!(b["messages"][3].get("reasoning_content").is_none());
+        assert_eq!(b["messages"][3]["reasoning"], "done");
+        e.reasoning_field = ReasoningField::None;
+        let b = body(&e, &history(), &[]);
+        assert!(b["messages"][1].get("reasoning_content").is_none());
+        assert!(b["messages"][3].get("reasoning").is_none());
+    }
+
+    #[test]
+    fn k2_instruct_bodies_are_unchanged() {
+        let b = body(
+            &ep("moonshotai/Kimi-K2-Instruct", "http://h/v1"),
+            &history(),
+            &[],
+        );
+        assert!(b["messages"][1].get("reasoning_content").is_none());
+        assert_eq!(b["temperature"], 0.6);
+        assert!(b.get("top_p").is_none() && b.get("chat_template_kwargs").is_none());
+    }
+
+    #[test]
+    fn thinking_off_uses_each_servers_switch() {
+        let mut e = ep("kimi-k2.5", "https://api.moonshot.cn/v1");
+        e.thinking = Some(false);
+        let b = body(&e, &[], &[]);
+        assert_eq!(b["thinking"], json!({"type": "disabled"}));
+        assert!(b.get("chat_template_kwargs").is_none());
+        let mut e = ep("moonshotai/Kimi-K2.5", "http://127.0.0.1:8000/v1");
+        e.thinking = Some(false);
+        let b = body(&e, &[], &[]);
+        assert_eq!(b["chat_template_kwargs"], json!({"thinking": false}));
+        assert!(b.get("thinking").is_none() && b.get("top_p").is_none());
+    }
+}

@@ -1,0 +1,67 @@
+//! The reasoning of one answer (thinking models), as the transcript's reasoning cell holds it:
+//! the text (sanitized as it streams), when it started and ended, and how many tokens came.
+//! It is never part of the answer: `/copy` and export read the answer alone.
+
+use std::time::{Duration, Instant};
+
+use kimi_protocol::sanitize::StreamSanitizer;
+
+#[derive(Debug, Default)]
+pub struct Reasoning {
+    text: String,
+    sanitizer: StreamSanitizer,
+    /// Reasoning deltas received: one token each as servers stream them.
+    pub tokens: usize,
+    started: Option<Instant>,
+    /// Set when the answer (or a call, or the end of the round) followed the reasoning.
+    took: Option<Duration>,
+}
+
+impl Reasoning {
+    /// A streamed piece of reasoning.
+    pub fn push(&mut self, text: &str, now: Instant) {
+        self.started.get_or_insert(now);
+        self.tokens += 1;
+        let clean = self.sanitizer.push(text);
+        self.text.push_str(&clean);
+    }
+
+    /// A saved answer's whole reasoning (a resumed session): already over.
+    pub fn set(&mut self, text: &str) {
+        let mut s = StreamSanitizer::default();
+        self.text = s.push(text);
+        self.tokens = 0;
+        self.took = Some(Duration::ZERO);
+    }
+
+    /// The answer started (or the round ended): the reasoning is over and folds.
+    pub fn end(&mut self, now: Instant) {
+        if self.took.is_none()
+            && let Some(t) = self.started
+        {
+            self.took = Some(now.saturating_duration_since(t));
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.started.is_none()
+    }
+
+    /// Still streaming: shown open, whatever the toggle says.
+    pub fn live(&self) -> bool {
+        self.started.is_some() && self.took.is_none()
+    }
+
+    /// How long the model thought: until now while live.
+    pub fn elapsed(&self, now: Instant) -> Duration {
+        match (self.took, self.started) {
+            (Some(d), _) => d,
+            (None, Some(t)) => now.saturating_duration_since(t),
+            (None, None) => Duration::ZERO,
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! How stream events and keys change the reasoning cells (kept out of `update.rs`, which
+//! dispatches here).
+
+use std::time::Instant;
+
+use super::state::{App, Entry};
+
+/// A reasoning delta for the current answer. Text the client moved out of the answer (a
+/// server without a reasoning parser: everything before `</think>`) arrives as one delta equal
+/// to the whole answer so far: the answer is emptied, once, and the text becomes reasoning.
+pub(super) fn reasoning(app: &mut App, text: &str) {
+    let now = Instant::now();
+    let Some(turn) = app.current_turn() else {
+        return;
+    };
+    if turn.reasoning.is_empty() && !text.is_empty() && turn.markdown.text() == text {
+        turn.set_text("");
+        app.change_rev += 1;
+        if let Some(s) = app.streaming.as_mut() {
+            s.answer.content.clear();
+        }
+    }
+    if let Some(turn) = app.current_turn() {
+        turn.reasoning.push(text, now);
+        turn.rev += 1;
+    }
+}
+
+/// The answer (text or a call) began, or the round ended: the live cell folds.
+pub(super) fn answer_started(app: &mut App) {
+    if let Some(turn) = app.current_turn()
+        && turn.reasoning.live()
+    {
+        turn.reasoning.end(Instant::now());
+        turn.rev += 1;
+    }
+}
+
+/// The reasoning key: open or fold every finished cell.
+pub(super) fn toggle(app: &mut App) {
+    app.reasoning_open = !app.reasoning_open;
+    for e in &mut app.entries {
+        if let Entry::Assistant(t) = e
+            && !t.reasoning.is_empty()
+        {
+            t.rev += 1;
+        }
+    }
+    app.dirty = true;
+}

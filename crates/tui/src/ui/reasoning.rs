@@ -1,0 +1,61 @@
+//! The reasoning cell: a plain function from the cell's state to lines. Live, it shows the
+//! reasoning dimmed under a `Thinking… 2.1s · 40 tokens` header; once the answer starts it
+//! folds to that one line, and the reasoning key (F2) opens and closes every folded cell.
+
+use std::time::Instant;
+
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::style;
+use super::wrap::wrap;
+use crate::app::reasoning::Reasoning;
+
+/// The key that opens and closes folded cells, as the header names it.
+pub const TOGGLE_KEY: &str = "F2";
+
+/// The cell's lines at `width`; none when the answer had no reasoning.
+pub fn lines(r: &Reasoning, open: bool, width: u16, now: Instant) -> Vec<Line<'static>> {
+    if r.is_empty() {
+        return Vec::new();
+    }
+    let secs = r.elapsed(now).as_secs_f64();
+    let count = match r.tokens {
+        0 => String::new(),
+        1 => " · 1 token".to_owned(),
+        n => format!(" · {n} tokens"),
+    };
+    let live = r.live();
+    let shown = live || open;
+    let head = if live {
+        format!("Thinking… {secs:.1}s{count}")
+    } else if r.tokens == 0 {
+        // A resumed answer: its timing was not saved.
+        "Reasoning".to_owned()
+    } else {
+        format!("Thought for {secs:.1}s{count}")
+    };
+    let mark = if shown { "▾ " } else { "▸ " };
+    let mut spans = vec![
+        Span::styled(mark, style::dim()),
+        Span::styled(head, style::dim().add_modifier(Modifier::ITALIC)),
+    ];
+    if !live {
+        let verb = if open { "hide" } else { "show" };
+        spans.push(Span::styled(
+            format!("  ({TOGGLE_KEY} {verb})"),
+            style::dim(),
+        ));
+    }
+    let mut out = vec![Line::from(spans)];
+    if shown {
+        let body: Style = style::dim().add_modifier(Modifier::ITALIC);
+        out.extend(wrap(
+            r.text().trim_matches('\n'),
+            width,
+            Span::styled("│ ", style::dim()),
+            body,
+        ));
+    }
+    out
+}
