@@ -33,6 +33,8 @@ fn gather(text: &[u8]) -> Option<Result<Value, BackendError>> {
         return None;
     }
     let mut content = String::new();
+    // Per field, as the server named it: `doctor` reports which one a thinking model used.
+    let mut reasoning: Vec<(&'static str, String)> = Vec::new();
     let mut completion = String::new();
     let mut chat = false;
     let mut finish = Value::Null;
@@ -69,6 +71,14 @@ fn gather(text: &[u8]) -> Option<Result<Value, BackendError>> {
         if let Some(t) = delta.get("content").and_then(Value::as_str) {
             content.push_str(t);
         }
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(t) = delta.get(key).and_then(Value::as_str) {
+                match reasoning.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, text)) => text.push_str(t),
+                    None => reasoning.push((key, t.to_owned())),
+                }
+            }
+        }
         for call in delta
             .get("tool_calls")
             .and_then(Value::as_array)
@@ -84,6 +94,9 @@ fn gather(text: &[u8]) -> Option<Result<Value, BackendError>> {
     }
     let answer = if chat {
         let mut message = serde_json::json!({"role": "assistant", "content": content});
+        for (key, text) in reasoning {
+            message[key] = Value::String(text);
+        }
         if !calls.is_empty() {
             message["tool_calls"] = Value::Array(calls.into_iter().map(Value::Object).collect());
         }
@@ -234,5 +247,19 @@ mod tests {
             .expect("a stream")
             .expect_err("an error");
         assert!(e.to_string().contains("overloaded"), "{e}");
+    }
+
+    #[test]
+    fn streamed_reasoning_keeps_the_field_the_server_used() {
+        let sse = concat!(
+            "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"Let me \",\"content\":null}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"think.\"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\n",
+        );
+        let v = gather(sse.as_bytes()).expect("a stream").expect("ok");
+        let m = &v["choices"][0]["message"];
+        assert_eq!(m["reasoning_content"], "Let me think.");
+        assert_eq!(m["content"], "Hi");
+        assert!(m.get("reasoning").is_none(), "{m}");
     }
 }
