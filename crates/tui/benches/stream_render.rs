@@ -75,7 +75,7 @@ fn code_app(lines: usize, history: bool, theme: &ui::markdown::Theme) -> App {
     app
 }
 
-/// An app whose answer is one paragraph of `tokens` tokens, laid out once.
+/// An app whose answer is one paragraph of `tokens` tokens, streamed in.
 fn paragraph_app(tokens: usize, theme: &ui::markdown::Theme) -> App {
     let mut app = new_app();
     let words = [
@@ -88,14 +88,17 @@ fn paragraph_app(tokens: usize, theme: &ui::markdown::Theme) -> App {
         " `lazy`",
         " dogs.",
     ];
-    let mut text = String::from("Here it is:\n\nStart");
-    for i in 0..tokens {
-        text.push_str(words[i % words.len()]);
-    }
     let mut t = AssistantTurn::new(None);
-    t.push_text(&text);
+    t.push_text("Here it is:\n\nStart");
     app.entries.push(Entry::Assistant(Box::new(t)));
     app.turn_entry = Some(app.entries.len() - 1);
+    // Streamed in, laid out every 64 tokens, as a running app would see it.
+    for i in 0..tokens {
+        push_token(&mut app, words[i % words.len()]);
+        if i % 64 == 0 {
+            ui::prepare(&mut app, AREA, theme);
+        }
+    }
     ui::prepare(&mut app, AREA, theme);
     app
 }

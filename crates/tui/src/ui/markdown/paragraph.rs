@@ -61,6 +61,7 @@ pub(crate) fn shape(tail: &str) -> Option<Shape> {
 
 /// Where to commit in `text[from..end]` (a one-line paragraph, or the rest of one after a
 /// commit) whose rows are `rows`: the text offset of a row start and the rows before it.
+/// Costs a few layouts of the text when it finds a candidate; the caller backs off on `None`.
 pub(crate) fn commit_point(
     text: &str,
     from: usize,
@@ -72,7 +73,9 @@ pub(crate) fn commit_point(
     if rows.len() < 3 {
         return None;
     }
-    for k in [rows.len() - 1, rows.len() - 2] {
+    // The last rows first; a row that starts with markup (a styled word) has no plain word
+    // to find, so a few more are tried (one try, after a large append, must not fail on it).
+    for k in (rows.len().saturating_sub(16).max(1)..rows.len()).rev() {
         let Some(p) = row_start(text, from, end, rows, k) else {
             continue;
         };

@@ -837,6 +837,39 @@ fn streaming_a_long_paragraph_lays_out_only_its_last_rows() {
 }
 
 #[test]
+fn a_paragraph_set_whole_commits_its_rows_at_once() {
+    // A restored or bulk-appended paragraph whose last rows start with styled words.
+    let theme = Theme::default();
+    let mut cache = MarkdownCache::new();
+    let mut text = String::from("Here it is:\n\nStart");
+    for i in 0..20_000 {
+        text.push_str(
+            [
+                " The",
+                " quick",
+                " **brown**",
+                " fox",
+                " jumps",
+                " over",
+                " `lazy`",
+                " dogs.",
+            ][i % 8],
+        );
+    }
+    cache.push_str(&text);
+    cache.height(120, &theme);
+    let before = cache.rendered_bytes();
+    cache.push_str(" word");
+    text.push_str(" word");
+    assert_eq!(cache.lines(120, &theme), &render(&text, 120, &theme)[..]);
+    assert!(
+        cache.rendered_bytes() - before < 2_000,
+        "{}",
+        cache.rendered_bytes() - before
+    );
+}
+
+#[test]
 fn an_open_emphasis_keeps_a_paragraph_uncommitted_until_it_closes() {
     // `*` opened early and closed 3 KB later restyles everything between: nothing before it
     // may be committed, and the result must still equal a whole render.
