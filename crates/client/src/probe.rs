@@ -37,6 +37,8 @@ fn gather(text: &[u8]) -> Option<Result<Value, BackendError>> {
     let mut chat = false;
     let mut finish = Value::Null;
     let mut calls: Vec<serde_json::Map<String, Value>> = Vec::new();
+    // Reasoning deltas, by the field they came in (`doctor` reports which one the server uses).
+    let mut reasoning: Vec<(&'static str, String)> = Vec::new();
     for line in text.lines() {
         let Some(data) = line.strip_prefix("data:").map(str::trim) else {
             continue;
@@ -69,6 +71,14 @@ fn gather(text: &[u8]) -> Option<Result<Value, BackendError>> {
         if let Some(t) = delta.get("content").and_then(Value::as_str) {
             content.push_str(t);
         }
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(t) = delta.get(key).and_then(Value::as_str) {
+                match reasoning.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, r)) => r.push_str(t),
+                    None => reasoning.push((key, t.to_owned())),
+                }
+            }
+        }
         for call in delta
             .get("tool_calls")
             .and_then(Value::as_array)
@@ -86,6 +96,9 @@ fn gather(text: &[u8]) -> Option<Result<Value, BackendError>> {
         let mut message = serde_json::json!({"role": "assistant", "content": content});
         if !calls.is_empty() {
             message["tool_calls"] = Value::Array(calls.into_iter().map(Value::Object).collect());
+        }
+        for (key, r) in reasoning {
+            message[key] = Value::String(r);
         }
         serde_json::json!({"choices": [{"message": message, "finish_reason": finish}]})
     } else {
@@ -224,6 +237,21 @@ mod tests {
         assert_eq!(m["tool_calls"][0]["id"], "c0");
         assert_eq!(m["tool_calls"][0]["function"]["name"], "get_weather");
         assert_eq!(m["tool_calls"][0]["function"]["arguments"], "{\"city\": 1}");
+        assert!(
+            m.get("reasoning_content").is_none(),
+            "no reasoning, no field"
+        );
+        // A thinking model's reasoning deltas come back in the field they streamed in.
+        let thinking = concat!(
+            "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"The user \"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"asks.\"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n",
+            "data: [DONE]\n\n"
+        );
+        let v = gather(thinking.as_bytes()).expect("a stream").expect("ok");
+        let m = &v["choices"][0]["message"];
+        assert_eq!(m["reasoning_content"], "The user asks.");
+        assert_eq!(m["content"], "Hi");
         let raw = "data: {\"choices\":[{\"text\":\"<|tool_call_end|>\"}]}\n\ndata: [DONE]\n";
         let v = gather(raw.as_bytes()).expect("a stream").expect("ok");
         assert_eq!(v["choices"][0]["text"], "<|tool_call_end|>");
