@@ -164,6 +164,6 @@ fn a_journal_keeps_each_answers_reasoning_and_a_resumed_view_shows_it_folded() {
         .collect();
     assert_eq!(turns.len(), 2);
     assert_eq!(turns[1].reasoning.text(), "It is sunny; say so.");
-    assert_eq!(turns[1].markdown.text(), "Sunny.");
+    assert_eq!(turns[1].text(), "Sunny.");
     assert!(!turns[1].reasoning.live(), "folded");
 }

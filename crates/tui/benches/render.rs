@@ -26,11 +26,11 @@ fn app_with(messages: usize) -> App {
         if i % 2 == 0 {
             app.entries.push(Entry::User {
                 text: format!("Question {i}: how does this work in Rust and in 北京?"),
-                cache: Default::default(),
+                id: Default::default(),
             });
         } else {
             let mut t = AssistantTurn::new(None);
-            t.markdown.push_str(&format!(
+            t.push_text(&format!(
                 "## Answer {i}\n\nSome **text** with `code`.\n\n```rust\nfn main() {{ println!(\"{i}\"); }}\n```\n\n- one\n- two\n"
             ));
             t.state = TurnState::Done;
@@ -57,7 +57,7 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 k += 1;
                 if let Some(Entry::Assistant(t)) = app.entries.last_mut() {
-                    t.markdown.push_str(if k.is_multiple_of(12) {
+                    t.push_text(if k.is_multiple_of(12) {
                         "\n\n"
                     } else {
                         " token"

@@ -2,6 +2,9 @@
 //!
 //! - `code block frame/N`: the last line of an N-line fenced code block grows by a token, then
 //!   the frame is laid out and drawn. Linear rendering means 2,000 lines cost about what 10 do.
+//! - `paragraph frame/N`: an answer that is one paragraph of N tokens (no newline, some
+//!   `**bold**` and `code`) grows by a token, then the frame is laid out and drawn. Committed
+//!   rows are kept, so 100,000 tokens cost about what 1,000 do.
 //! - `inspector frame/2MiB`: a raw-mode trace holding 2 MiB of chunks gets one more chunk,
 //!   then the open inspector is laid out and drawn.
 //! - `inspector search step/2MiB`: `n` (next match) in the inspector on that trace.
@@ -50,7 +53,7 @@ fn code_app(lines: usize, history: bool, theme: &ui::markdown::Theme) -> App {
     if history {
         let mut t = AssistantTurn::new(None);
         for i in 0..60 {
-            t.markdown.push_str(&format!(
+            t.push_text(&format!(
                 "Line {i} of an earlier answer, with some *styled* words.\n\n"
             ));
         }
@@ -65,16 +68,44 @@ fn code_app(lines: usize, history: bool, theme: &ui::markdown::Theme) -> App {
         ));
     }
     text.push_str("    let last =");
-    t.markdown.push_str(&text);
+    t.push_text(&text);
     app.entries.push(Entry::Assistant(Box::new(t)));
     app.turn_entry = Some(app.entries.len() - 1);
     ui::prepare(&mut app, AREA, theme);
     app
 }
 
+/// An app whose answer is one paragraph of `tokens` tokens, streamed in.
+fn paragraph_app(tokens: usize, theme: &ui::markdown::Theme) -> App {
+    let mut app = new_app();
+    let words = [
+        " The",
+        " quick",
+        " **brown**",
+        " fox",
+        " jumps",
+        " over",
+        " `lazy`",
+        " dogs.",
+    ];
+    let mut t = AssistantTurn::new(None);
+    t.push_text("Here it is:\n\nStart");
+    app.entries.push(Entry::Assistant(Box::new(t)));
+    app.turn_entry = Some(app.entries.len() - 1);
+    // Streamed in, laid out every 64 tokens, as a running app would see it.
+    for i in 0..tokens {
+        push_token(&mut app, words[i % words.len()]);
+        if i % 64 == 0 {
+            ui::prepare(&mut app, AREA, theme);
+        }
+    }
+    ui::prepare(&mut app, AREA, theme);
+    app
+}
+
 fn push_token(app: &mut App, token: &str) {
     if let Some(t) = app.current_turn() {
-        t.markdown.push_str(token);
+        t.push_text(token);
     }
 }
 
@@ -140,6 +171,23 @@ fn frames(c: &mut Criterion) {
                     took += t0.elapsed();
                 }
                 took
+            })
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("paragraph frame");
+    g.sample_size(10).measurement_time(Duration::from_secs(3));
+    for n in [1_000usize, 100_000] {
+        let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+        // Built once per size: appending to it is what is measured (criterion's few
+        // thousand iterations add a few percent to the paragraph).
+        let mut app = paragraph_app(n, &theme);
+        g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
+            b.iter(|| {
+                push_token(&mut app, " word");
+                ui::prepare(&mut app, AREA, &theme);
+                term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
             })
         });
     }

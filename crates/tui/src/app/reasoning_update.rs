@@ -13,7 +13,7 @@ pub(super) fn reasoning(app: &mut App, text: &str) {
     let Some(turn) = app.current_turn() else {
         return;
     };
-    if turn.reasoning.is_empty() && !text.is_empty() && turn.markdown.text() == text {
+    if turn.reasoning.is_empty() && !text.is_empty() && turn.text() == text {
         turn.set_text("");
         app.change_rev += 1;
         if let Some(s) = app.streaming.as_mut() {

@@ -204,8 +204,8 @@ pub fn restore(app: &mut App, mut session: Session) {
         }
         match m.role.as_str() {
             "user" => app.entries.push(Entry::User {
+                id: Default::default(),
                 text: m.text(),
-                cache: Default::default(),
             }),
             "assistant" => {
                 let trace = app.trace_messages.iter().position(|&k| k == i);

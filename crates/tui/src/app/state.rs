@@ -3,42 +3,49 @@
 use std::sync::RwLockReadGuard;
 use std::time::{Duration, Instant};
 
-use ratatui::text::Line;
 use ratatui_textarea::TextArea;
 
-use crate::ui::markdown::MarkdownCache;
 use kimi_core::engine::{ApprovalRequest, SharedTrace};
 use kimi_core::tools::Toolbox;
 use kimi_protocol::Message;
 use kimi_protocol::{Mode, Trace, Usage};
 
-/// One block of the transcript.
+/// One block of the transcript: domain data only. Its rendering (wrapped rows and their
+/// caches) belongs to the view (`ui::transcript::TranscriptView`), keyed by the cell's id.
 #[derive(Debug)]
 pub enum Entry {
     User {
+        id: CellId,
         text: String,
-        cache: LineCache,
     },
     Assistant(Box<AssistantTurn>),
     /// App messages: mode switched, command output, errors outside a turn.
     Notice {
+        id: CellId,
         text: String,
         error: bool,
-        cache: LineCache,
     },
 }
 
-/// Rendered lines of a block for one width; rebuilt when `rev` or the width changes.
-#[derive(Debug, Default)]
-pub struct LineCache {
-    pub width: u16,
-    pub rev: u64,
-    pub lines: Vec<Line<'static>>,
+impl Entry {
+    /// The cell's stable id (the key of its rendering in the view).
+    pub fn id(&self) -> CellId {
+        match self {
+            Entry::User { id, .. } | Entry::Notice { id, .. } => *id,
+            Entry::Assistant(t) => t.id,
+        }
+    }
 }
 
-impl LineCache {
-    pub fn valid(&self, width: u16, rev: u64) -> bool {
-        self.width == width && self.rev == rev && !self.lines.is_empty()
+/// A transcript cell's identity, unique in the process: `CellId::default()` draws a new one,
+/// so a cell built anywhere (update, session restore, tests) never shares another's rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CellId(u64);
+
+impl Default for CellId {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        CellId(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
     }
 }
 
@@ -58,17 +65,18 @@ pub enum TurnState {
 /// The model's answer for one request: its text and the calls it made.
 #[derive(Debug)]
 pub struct AssistantTurn {
-    pub markdown: MarkdownCache,
+    pub id: CellId,
+    /// The answer as shown (sanitized); only grows, except through `set_text`.
+    text: String,
+    /// Bumped when the text is replaced rather than extended (the view lays it out again).
+    text_gen: u64,
     pub state: TurnState,
     pub panes: Vec<ToolPane>,
     /// Index into `App::traces` of this request's trace.
     pub trace: Option<usize>,
     pub warnings: Vec<String>,
-    /// Bumped on every change outside the markdown (panes, state), to invalidate `extra`.
+    /// Bumped on every change outside the text (panes, state, warnings, selection).
     pub rev: u64,
-    /// Lines after the markdown: panes, warnings, the error.
-    pub extra: LineCache,
-    pub header: LineCache,
     /// This answer's text stream: an escape sequence split across tokens is removed whole.
     pub sanitizer: kimi_protocol::sanitize::StreamSanitizer,
     /// The reasoning cell (thinking models); drawn with the header.
@@ -78,23 +86,33 @@ pub struct AssistantTurn {
 impl AssistantTurn {
     pub fn new(trace: Option<usize>) -> Self {
         AssistantTurn {
-            markdown: MarkdownCache::new(),
+            id: CellId::default(),
+            text: String::new(),
+            text_gen: 0,
             state: TurnState::Streaming,
             panes: Vec::new(),
             trace,
             warnings: Vec::new(),
             rev: 1,
-            extra: LineCache::default(),
-            header: LineCache::default(),
             sanitizer: Default::default(),
             reasoning: Default::default(),
         }
     }
 
+    /// The answer's text as shown.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Bumped each time the text is replaced (see [`set_text`](Self::set_text)).
+    pub fn text_gen(&self) -> u64 {
+        self.text_gen
+    }
+
     /// Model text as it streams in: shown once the sanitizer has seen what came before it.
     pub fn push_text(&mut self, text: &str) {
         let clean = self.sanitizer.push(text);
-        self.markdown.push_str(&clean);
+        self.text.push_str(&clean);
     }
 
     /// A saved answer's whole text, through the same sanitizer as the live stream, so a
@@ -102,7 +120,9 @@ impl AssistantTurn {
     pub fn set_text(&mut self, text: &str) {
         self.sanitizer = Default::default();
         let clean = self.sanitizer.push(text);
-        self.markdown.set_text(&clean);
+        self.text.clear();
+        self.text.push_str(&clean);
+        self.text_gen += 1;
     }
 
     pub fn pane_mut(&mut self, index: usize) -> Option<&mut ToolPane> {
@@ -355,6 +375,9 @@ pub struct App {
     pub last_seen: (usize, u16),
     /// The inspector's lines for the selected trace, kept up to date as it grows.
     pub inspector_view: crate::ui::inspector_view::InspectorView,
+    /// The transcript's rendering: rows of the cells near the viewport (view state, never
+    /// read by `update`).
+    pub transcript_view: crate::ui::transcript::TranscriptView,
     /// The saved-session record this conversation is written to; `None` when saving is off.
     pub session: Option<kimi_core::session::Session>,
     /// For each trace, the index of the message it produced (see `SessionTrace`).
@@ -430,6 +453,7 @@ impl App {
             page_height: 20,
             last_seen: (0, 0),
             inspector_view: Default::default(),
+            transcript_view: Default::default(),
             session: None,
             trace_messages: Vec::new(),
             saved: None,
@@ -450,9 +474,9 @@ impl App {
 
     pub fn notice(&mut self, text: impl Into<String>, error: bool) {
         self.entries.push(Entry::Notice {
+            id: CellId::default(),
             text: text.into(),
             error,
-            cache: LineCache::default(),
         });
         self.dirty = true;
     }

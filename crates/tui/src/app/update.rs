@@ -675,8 +675,8 @@ fn send_user(app: &mut App, text: String, fx: &mut Vec<Effect>) {
     // reports it; the view shows it at once.
     let found = special::find(&text);
     app.entries.push(Entry::User {
+        id: Default::default(),
         text: text.clone(),
-        cache: LineCache::default(),
     });
     app.scroll_from_bottom = 0;
     start_turn(app, fx, Op::UserTurn { text: text.clone() });

@@ -1,5 +1,6 @@
-//! Widgets. `prepare` refreshes the caches that layout needs (the only part that writes to the
-//! app, called by the event loop before each frame); `draw` renders from `&App` only.
+//! Widgets. `prepare` refreshes what the next frame needs (the views' own state: the transcript's
+//! rows, the inspector's lines; called by the event loop before each frame); `draw` renders
+//! from `&App` only. Widgets implement [`renderable::Renderable`] where they own their rows.
 
 pub mod approval;
 pub(crate) mod help;
@@ -9,11 +10,13 @@ pub mod inspector_view;
 pub mod markdown;
 pub mod no_color;
 pub mod reasoning;
+pub(crate) mod reasoning_layout;
+pub mod renderable;
 pub mod special;
 pub mod status;
 pub(crate) mod style;
 pub mod tool_pane;
-pub(crate) mod transcript;
+pub mod transcript;
 pub mod width;
 pub(crate) mod wrap;
 
@@ -21,6 +24,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use crate::app::state::App;
+use renderable::Renderable;
 
 /// The areas of one frame.
 pub(crate) struct Areas {
@@ -90,7 +94,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     if app.inspector.open {
         inspector::render(frame, a.transcript, app);
     } else {
-        transcript::render(frame, a.transcript, app);
+        app.transcript_view.render(a.transcript, frame.buffer_mut());
     }
     frame.render_widget(&app.input, a.input);
     status::render(frame, a.status, app);

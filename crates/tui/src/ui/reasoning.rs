@@ -16,8 +16,31 @@ pub const TOGGLE_KEY: &str = "F2";
 
 /// The cell's lines at `width`; none when the answer had no reasoning.
 pub fn lines(r: &Reasoning, open: bool, width: u16, now: Instant) -> Vec<Line<'static>> {
-    if r.is_empty() {
+    let Some(head) = head(r, open, now) else {
         return Vec::new();
+    };
+    let mut out = vec![head];
+    if shown(r, open) {
+        out.extend(body(body_text(r.text()), width));
+    }
+    out
+}
+
+/// The body is shown: while live, whatever the toggle says, or when open.
+pub(crate) fn shown(r: &Reasoning, open: bool) -> bool {
+    r.live() || open
+}
+
+/// The part of the reasoning the body shows (blank lines around it left out).
+pub(crate) fn body_text(text: &str) -> &str {
+    text.trim_matches('\n')
+}
+
+/// The header line: `Thinking… 2.1s · 40 tokens` live, `Thought for …` after; none when the
+/// answer had no reasoning.
+pub(crate) fn head(r: &Reasoning, open: bool, now: Instant) -> Option<Line<'static>> {
+    if r.is_empty() {
+        return None;
     }
     let secs = r.elapsed(now).as_secs_f64();
     let count = match r.tokens {
@@ -26,7 +49,6 @@ pub fn lines(r: &Reasoning, open: bool, width: u16, now: Instant) -> Vec<Line<'s
         n => format!(" · {n} tokens"),
     };
     let live = r.live();
-    let shown = live || open;
     let head = if live {
         format!("Thinking… {secs:.1}s{count}")
     } else if r.tokens == 0 {
@@ -35,7 +57,7 @@ pub fn lines(r: &Reasoning, open: bool, width: u16, now: Instant) -> Vec<Line<'s
     } else {
         format!("Thought for {secs:.1}s{count}")
     };
-    let mark = if shown { "▾ " } else { "▸ " };
+    let mark = if shown(r, open) { "▾ " } else { "▸ " };
     let mut spans = vec![
         Span::styled(mark, style::dim()),
         Span::styled(head, style::dim().add_modifier(Modifier::ITALIC)),
@@ -47,15 +69,12 @@ pub fn lines(r: &Reasoning, open: bool, width: u16, now: Instant) -> Vec<Line<'s
             style::dim(),
         ));
     }
-    let mut out = vec![Line::from(spans)];
-    if shown {
-        let body: Style = style::dim().add_modifier(Modifier::ITALIC);
-        out.extend(wrap(
-            r.text().trim_matches('\n'),
-            width,
-            Span::styled("│ ", style::dim()),
-            body,
-        ));
-    }
-    out
+    Some(Line::from(spans))
+}
+
+/// Body rows of `text` (a run of whole lines of [`body_text`]) at `width`: wrapping is line by
+/// line, so the rows of consecutive runs are the rows of the whole.
+pub(crate) fn body(text: &str, width: u16) -> Vec<Line<'static>> {
+    let body: Style = style::dim().add_modifier(Modifier::ITALIC);
+    wrap(text, width, Span::styled("│ ", style::dim()), body)
 }

@@ -1,123 +1,77 @@
-//! The conversation as lines. `prepare` (called by the event loop before drawing) refreshes
-//! the cached lines of the blocks that are visible, starting from the bottom, so a frame costs
-//! the same with 10 or 10,000 messages; `render` only reads those caches.
+//! The conversation as rows: [`TranscriptView`] owns the rendering of every cell (keyed by
+//! the cell's [`CellId`]), the model (`App::entries`) holds only domain data.
+//!
+//! Each frame, [`prepare`] refreshes the cells that are visible, starting from the bottom (so a
+//! frame costs the same with 10 or 10,000 messages), keeps the view still when the user has
+//! scrolled up and the last cell grows, picks the visible rows, and drops the rows of cells
+//! (and of pieces of a long answer) far from the viewport: memory follows the text held, not
+//! what was drawn. [`TranscriptView`] then renders from `&self` ([`Renderable`]).
+//!
+//! Adding a cell kind: add its variant to `Entry` with a `CellId`, a struct that renders it
+//! implementing [`CellView`] (refresh from the entry at a width, say its height, copy rows,
+//! evict what it can lay out again), and a line in [`CellCache::new`] and [`CellCache::view`].
+//! Nothing else here changes. A part of an existing cell (the reasoning of a thinking model)
+//! is instead a segment of that cell's view: [`TurnCell`] lays out the answer's reasoning
+//! between its header and its markdown, keyed by what it shows (`reasoning_layout.rs`).
 
+use std::collections::HashMap;
+use std::ops::Range;
 use std::time::Instant;
 
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
-use super::markdown::Theme;
+use super::markdown::{MarkdownLayout, Theme};
+use super::reasoning_layout::ReasoningLayout;
+use super::renderable::Renderable;
 use super::wrap::{wrap, wrap_hanging};
-use super::{reasoning, special, style, tool_pane};
-use crate::app::state::{App, AssistantTurn, Entry, LineCache, TurnState};
+use super::{special, style, tool_pane};
+use crate::app::state::{App, AssistantTurn, CellId, Entry, TurnState};
 use kimi_protocol::sanitize;
 
-/// Lines of one block, in order, borrowed from its caches.
-fn segments(entry: &Entry) -> [&[Line<'static>]; 3] {
-    match entry {
-        Entry::User { cache, .. } | Entry::Notice { cache, .. } => [&cache.lines, &[], &[]],
-        Entry::Assistant(t) => [&t.header.lines, t.markdown.cached_lines(), &t.extra.lines],
-    }
+/// Screens of rows kept laid out above and below the viewport (scrolling a page is free).
+const MARGIN_SCREENS: usize = 2;
+
+/// What a cell's rendering needs besides the cell.
+pub(crate) struct Ctx<'a> {
+    pub width: u16,
+    pub theme: &'a Theme,
+    /// The selected tool pane of this cell, if any.
+    pub selected: Option<usize>,
+    pub now: Instant,
+    /// Finished reasoning cells are shown open (the reasoning key, F2).
+    pub reasoning_open: bool,
 }
 
-fn height(entry: &Entry) -> usize {
-    segments(entry).iter().map(|s| s.len()).sum()
+/// The rendering of one kind of transcript cell: owned by the view, never by the model.
+pub(crate) trait CellView {
+    /// Bring the rows up to date with `entry` (the cell it was made for) at `ctx.width`.
+    fn refresh(&mut self, entry: &Entry, ctx: &Ctx<'_>);
+    /// Rows in all, as of the last refresh.
+    fn height(&self) -> usize;
+    /// Lay out again the rows of `range` that were evicted.
+    fn materialize(&mut self, entry: &Entry, range: Range<usize>);
+    /// Append rows `range` to `out`.
+    fn rows_into(&self, range: Range<usize>, out: &mut Vec<Line<'static>>);
+    /// Drop the rows outside `keep` that can be laid out again (heights stay known).
+    fn retain(&mut self, keep: Range<usize>);
 }
 
-/// Bring the caches of every visible block up to date for `width`, keep the view still when
-/// the user has scrolled up and the last block grows, and clamp the scroll position.
-pub fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme) {
-    let now = Instant::now();
-    let rows = height_rows as usize;
-    app.page_height = rows;
-    let count = app.entries.len();
-    let selected = app.selected_pane;
-    // While scrolled up, what grows below the view (the last block, new blocks) moves the
-    // anchor by as much, so the text being read stays put.
-    let (seen_count, seen_width) = app.last_seen;
-    let tail_from = seen_count.saturating_sub(1).min(count);
-    let tail_height = |entries: &[Entry]| entries[tail_from..].iter().map(height).sum::<usize>();
-    let before = tail_height(&app.entries);
-    let mut covered = 0usize;
-    let mut i = count;
-    while i > 0 {
-        i -= 1;
-        let sel = selected.and_then(|(e, p)| (e == i).then_some(p));
-        refresh(
-            &mut app.entries[i],
-            width,
-            theme,
-            sel,
-            now,
-            app.reasoning_open,
-        );
-        covered += height(&app.entries[i]);
-        if covered >= app.scroll_from_bottom.saturating_add(rows) && i + 1 < count {
-            break;
-        }
-    }
-    let after = tail_height(&app.entries);
-    if app.scroll_from_bottom > 0 && seen_width == width && seen_count <= count && after > before {
-        app.scroll_from_bottom += after - before;
-    }
-    app.last_seen = (count, width);
-    if std::mem::take(&mut app.reveal_selected) {
-        reveal_selected(app, width, rows, theme, now);
-    }
-    if i == 0 {
-        let total: usize = app.entries.iter().map(height).sum();
-        app.scroll_from_bottom = app.scroll_from_bottom.min(total.saturating_sub(rows));
-    }
-}
-
-/// Scroll so the selected tool pane is on screen (Tab chose it): its top at the top of the view
-/// when it is above, its bottom at the bottom when it is below.
-fn reveal_selected(app: &mut App, width: u16, rows: usize, theme: &Theme, now: Instant) {
-    let Some((e, p)) = app.selected_pane else {
-        return;
-    };
-    // The blocks from the pane's down are laid out (once; the caches keep them).
-    for i in e..app.entries.len() {
-        let sel = (i == e).then_some(p);
-        let open = app.reasoning_open;
-        refresh(&mut app.entries[i], width, theme, sel, now, open);
-    }
-    let Some(Entry::Assistant(t)) = app.entries.get(e) else {
-        return;
-    };
-    let before_pane: usize = t.panes[..p.min(t.panes.len())]
-        .iter()
-        .map(|pane| tool_pane::lines(pane, width, false, now).len())
-        .sum();
-    let pane_len = t
-        .panes
-        .get(p)
-        .map_or(0, |pane| tool_pane::lines(pane, width, true, now).len());
-    let below: usize = app.entries[e + 1..].iter().map(height).sum();
-    // Lines from the bottom of the transcript up to (and including) the pane's first line.
-    let top = t.extra.lines.len() - before_pane.min(t.extra.lines.len()) + below;
-    let bottom = top.saturating_sub(pane_len);
-    let shown = app.scroll_from_bottom..app.scroll_from_bottom + rows;
-    if !shown.contains(&(top.saturating_sub(1))) || !shown.contains(&bottom) {
-        app.scroll_from_bottom = bottom.max(top.saturating_sub(rows));
-    }
-}
-
-fn refresh(
-    entry: &mut Entry,
+/// Rows of a cell whose text never changes (a user message, a notice).
+#[derive(Debug, Default)]
+pub(crate) struct StaticCell {
+    /// The width `rows` was counted at (0: never laid out).
     width: u16,
-    theme: &Theme,
-    selected: Option<usize>,
-    now: Instant,
-    reasoning_open: bool,
-) {
-    match entry {
-        Entry::User { text, cache } => {
-            if !cache.valid(width, 1) {
+    rows: usize,
+    lines: Option<Vec<Line<'static>>>,
+}
+
+impl StaticCell {
+    fn layout(entry: &Entry, width: u16) -> Vec<Line<'static>> {
+        match entry {
+            Entry::User { text, .. } => {
                 let mut head = Line::from(Span::styled("▌ You", style::user_header()));
                 head.spans.extend(special::note(text));
                 let mut lines = vec![head];
@@ -128,39 +82,75 @@ fn refresh(
                     Style::default(),
                 )));
                 lines.push(Line::default());
-                set(cache, width, 1, lines);
+                lines
             }
-        }
-        Entry::Notice { text, error, cache } => {
-            if !cache.valid(width, 1) {
+            Entry::Notice { text, error, .. } => {
                 let s = if *error { style::error() } else { style::dim() };
                 let text = sanitize::for_terminal(text);
                 let mut lines =
                     wrap_hanging(&text, width, Span::styled("• ", s), Span::raw("  "), s);
                 lines.push(Line::default());
-                set(cache, width, 1, lines);
+                lines
             }
+            Entry::Assistant(_) => Vec::new(),
         }
-        Entry::Assistant(t) => refresh_turn(t, width, theme, selected, now, reasoning_open),
     }
 }
 
-fn set(cache: &mut LineCache, width: u16, rev: u64, lines: Vec<Line<'static>>) {
-    cache.width = width;
-    cache.rev = rev;
-    cache.lines = lines;
+impl CellView for StaticCell {
+    fn refresh(&mut self, entry: &Entry, ctx: &Ctx<'_>) {
+        // Evicted rows keep their count; they are laid out again only when shown.
+        if self.width != ctx.width {
+            let lines = Self::layout(entry, ctx.width);
+            self.width = ctx.width;
+            self.rows = lines.len();
+            self.lines = Some(lines);
+        }
+    }
+
+    fn height(&self) -> usize {
+        self.rows
+    }
+
+    fn materialize(&mut self, entry: &Entry, _range: Range<usize>) {
+        if self.lines.is_none() {
+            self.lines = Some(Self::layout(entry, self.width));
+        }
+    }
+
+    fn rows_into(&self, range: Range<usize>, out: &mut Vec<Line<'static>>) {
+        if let Some(lines) = &self.lines {
+            let end = range.end.min(lines.len());
+            out.extend_from_slice(&lines[range.start.min(end)..end]);
+        }
+    }
+
+    fn retain(&mut self, keep: Range<usize>) {
+        if keep.is_empty() || keep.start >= self.rows {
+            self.lines = None;
+        }
+    }
 }
 
-fn refresh_turn(
-    t: &mut AssistantTurn,
+/// Rows of an assistant turn: a header, the reasoning cell (thinking models), the answer's
+/// markdown, then panes, warnings and the error. The markdown's layout keeps no copy of the
+/// text (the turn holds it).
+#[derive(Debug, Default)]
+pub(crate) struct TurnCell {
     width: u16,
-    theme: &Theme,
-    selected: Option<usize>,
-    now: Instant,
-    reasoning_open: bool,
-) {
-    let rev = t.rev;
-    if !t.header.valid(width, rev) {
+    /// The turn's `rev` that `header` and `extra` show.
+    rev: u64,
+    text_gen: u64,
+    header: Vec<Line<'static>>,
+    reasoning: ReasoningLayout,
+    markdown: MarkdownLayout,
+    extra: Vec<Line<'static>>,
+    /// Rows of each tool pane within `extra` (for revealing the selected pane).
+    panes: Vec<Range<usize>>,
+}
+
+impl TurnCell {
+    fn header(t: &AssistantTurn) -> Vec<Line<'static>> {
         let mut spans = vec![Span::styled("◆ Kimi", style::assistant_header())];
         match &t.state {
             TurnState::Streaming => spans.push(Span::styled("  streaming…", style::dim())),
@@ -169,17 +159,23 @@ fn refresh_turn(
             TurnState::Interrupted => spans.push(Span::styled("  interrupted", style::warning())),
             TurnState::Done => {}
         }
-        // The reasoning cell sits between the header and the answer.
-        let mut lines = vec![Line::from(spans)];
-        lines.extend(reasoning::lines(&t.reasoning, reasoning_open, width, now));
-        set(&mut t.header, width, rev, lines);
+        vec![Line::from(spans)]
     }
-    // The markdown cache re-renders only its changed tail.
-    t.markdown.lines(width, theme);
-    if !t.extra.valid(width, rev) {
+
+    /// Lines after the markdown: panes, warnings, the error; and the rows of each pane.
+    fn extra(t: &AssistantTurn, ctx: &Ctx<'_>) -> (Vec<Line<'static>>, Vec<Range<usize>>) {
+        let width = ctx.width;
         let mut lines = Vec::new();
+        let mut panes = Vec::with_capacity(t.panes.len());
         for (k, pane) in t.panes.iter().enumerate() {
-            lines.extend(tool_pane::lines(pane, width, selected == Some(k), now));
+            let start = lines.len();
+            lines.extend(tool_pane::lines(
+                pane,
+                width,
+                ctx.selected == Some(k),
+                ctx.now,
+            ));
+            panes.push(start..lines.len());
         }
         for w in &t.warnings {
             let mark = Span::styled("⚠ ", style::warning());
@@ -225,49 +221,354 @@ fn refresh_turn(
             _ => {}
         }
         lines.push(Line::default());
-        set(&mut t.extra, width, rev, lines);
+        (lines, panes)
+    }
+
+    /// Rows above the markdown: the header and the reasoning cell.
+    fn above_markdown(&self) -> usize {
+        self.header.len() + self.reasoning.height()
+    }
+
+    /// The turn's rows `range`, as a range of the rows of a part that starts at `base`.
+    fn part_range(range: &Range<usize>, base: usize) -> Range<usize> {
+        range.start.saturating_sub(base)..range.end.saturating_sub(base)
+    }
+
+    /// The markdown rows `range` of the turn's rows, as a range of the markdown's rows.
+    fn markdown_range(&self, range: &Range<usize>) -> Range<usize> {
+        Self::part_range(range, self.above_markdown())
+    }
+
+    /// Rows of pane `pane` within the turn's rows.
+    fn pane_rows(&self, pane: usize) -> Option<Range<usize>> {
+        let base = self.above_markdown() + self.markdown.height();
+        let r = self.panes.get(pane)?;
+        Some(base + r.start..base + r.end)
     }
 }
 
-/// Draw the visible window of the transcript (caches prepared for `area.width`).
-pub fn render(frame: &mut Frame, area: Rect, app: &App) {
-    let rows = area.height as usize;
-    // Walk up from the bottom to the first visible line.
-    let mut skip_from_bottom = app.scroll_from_bottom;
-    let mut window: Vec<Line<'static>> = Vec::with_capacity(rows);
-    for entry in app.entries.iter().rev() {
-        let h = height(entry);
-        if skip_from_bottom >= h {
-            skip_from_bottom -= h;
-            continue;
+impl CellView for TurnCell {
+    fn refresh(&mut self, entry: &Entry, ctx: &Ctx<'_>) {
+        let Entry::Assistant(t) = entry else {
+            return;
+        };
+        if self.width != ctx.width || self.rev != t.rev || self.header.is_empty() {
+            self.header = Self::header(t);
+            (self.extra, self.panes) = Self::extra(t, ctx);
+            self.width = ctx.width;
+            self.rev = t.rev;
         }
-        // Lines `from..take` of this entry are in view: only those are visited, so a frame
-        // costs the same at the end of a 10,000-line answer as of a 10-line one.
-        let take = h - skip_from_bottom;
-        let need = rows - window.len();
-        let from = take.saturating_sub(need);
-        let mut picked: Vec<&Line<'static>> = Vec::with_capacity(take - from);
-        let mut base = 0;
-        for seg in segments(entry) {
-            let (lo, hi) = (from.max(base), take.min(base + seg.len()));
+        self.reasoning
+            .refresh(&t.reasoning, ctx.reasoning_open, ctx.width, ctx.now);
+        if self.text_gen != t.text_gen() {
+            self.markdown.reset();
+            self.text_gen = t.text_gen();
+        }
+        // Lays out only what changed: the tail, or everything after a width change.
+        self.markdown.refresh(t.text(), ctx.width, ctx.theme);
+    }
+
+    fn height(&self) -> usize {
+        self.above_markdown() + self.markdown.height() + self.extra.len()
+    }
+
+    fn materialize(&mut self, entry: &Entry, range: Range<usize>) {
+        if let Entry::Assistant(t) = entry {
+            let r = Self::part_range(&range, self.header.len());
+            self.reasoning.materialize(&t.reasoning, r);
+            let r = self.markdown_range(&range);
+            self.markdown.materialize(t.text(), r);
+        }
+    }
+
+    fn rows_into(&self, range: Range<usize>, out: &mut Vec<Line<'static>>) {
+        let h = self.header.len();
+        let a = self.above_markdown();
+        let m = self.markdown.height();
+        let seg = |lines: &[Line<'static>], base: usize, out: &mut Vec<Line<'static>>| {
+            let lo = range.start.max(base);
+            let hi = range.end.min(base + lines.len());
             if lo < hi {
-                picked.extend(&seg[lo - base..hi - base]);
+                out.extend_from_slice(&lines[lo - base..hi - base]);
             }
-            base += seg.len();
+        };
+        seg(&self.header, 0, out);
+        self.reasoning.rows_into(Self::part_range(&range, h), out);
+        let r = self.markdown_range(&range);
+        self.markdown.rows_into(r.start..r.end.min(m), out);
+        seg(&self.extra, a + m, out);
+    }
+
+    fn retain(&mut self, keep: Range<usize>) {
+        self.reasoning
+            .retain(Self::part_range(&keep, self.header.len()));
+        let r = self.markdown_range(&keep);
+        self.markdown.retain(r);
+    }
+}
+
+/// One cell's rendering, of the kind that matches its entry.
+#[derive(Debug)]
+pub(crate) enum CellCache {
+    Static(StaticCell),
+    Turn(Box<TurnCell>),
+}
+
+impl CellCache {
+    fn new(entry: &Entry) -> Self {
+        match entry {
+            Entry::User { .. } | Entry::Notice { .. } => CellCache::Static(StaticCell::default()),
+            Entry::Assistant(_) => CellCache::Turn(Box::default()),
         }
-        for l in picked.into_iter().rev() {
-            window.push(l.clone());
+    }
+
+    fn view(&mut self) -> &mut dyn CellView {
+        match self {
+            CellCache::Static(c) => c,
+            CellCache::Turn(c) => c.as_mut(),
         }
-        skip_from_bottom = 0;
-        if window.len() >= rows {
+    }
+
+    fn view_ref(&self) -> &dyn CellView {
+        match self {
+            CellCache::Static(c) => c,
+            CellCache::Turn(c) => c.as_ref(),
+        }
+    }
+}
+
+/// The transcript's rendering: the cells' rows near the viewport, and the rows of the next
+/// frame (chosen by [`prepare`]).
+#[derive(Debug, Default)]
+pub struct TranscriptView {
+    cells: HashMap<CellId, CellCache>,
+    /// Cells that held rows after the last frame (the others hold only their height).
+    live: Vec<CellId>,
+    /// The rows the next frame shows, top to bottom, and the width they were laid out for.
+    window: Vec<Line<'static>>,
+    width: u16,
+    /// Rows of the whole transcript at `width` (for `desired_height`).
+    total: usize,
+}
+
+impl TranscriptView {
+    /// Bring `entry`'s rendering up to date (made on first sight); its height.
+    fn refresh(&mut self, entry: &Entry, ctx: &Ctx<'_>) -> usize {
+        let cell = self
+            .cells
+            .entry(entry.id())
+            .or_insert_with(|| CellCache::new(entry));
+        cell.view().refresh(entry, ctx);
+        cell.view_ref().height()
+    }
+
+    fn height_of(&self, entry: &Entry) -> usize {
+        self.cells
+            .get(&entry.id())
+            .map_or(0, |c| c.view_ref().height())
+    }
+
+    /// Rows of cell text laid out and held now, across all cells (for tests of eviction).
+    pub fn held_rows(&self) -> usize {
+        let mut n = 0;
+        for c in self.cells.values() {
+            n += match c {
+                CellCache::Static(s) => s.lines.as_ref().map_or(0, Vec::len),
+                CellCache::Turn(t) => {
+                    t.header.len()
+                        + t.reasoning.live_rows()
+                        + t.markdown.live_rows()
+                        + t.extra.len()
+                }
+            };
+        }
+        n
+    }
+}
+
+impl Renderable for TranscriptView {
+    fn render(&self, area: Rect, buf: &mut Buffer) {
+        self.window.render(area, buf);
+    }
+
+    fn desired_height(&self, width: u16) -> u16 {
+        let rows = if width == self.width {
+            self.total
+        } else {
+            self.window.len()
+        };
+        u16::try_from(rows).unwrap_or(u16::MAX)
+    }
+}
+
+/// Bring the view up to date for a transcript area of `width` x `height_rows`: refresh the
+/// visible cells, keep the view still when the user has scrolled up and the last cell grows,
+/// clamp the scroll position, pick the rows to draw, and evict what is far from them.
+pub fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme) {
+    let now = Instant::now();
+    let rows = height_rows as usize;
+    app.page_height = rows;
+    let App {
+        entries,
+        transcript_view: view,
+        selected_pane,
+        last_seen,
+        scroll_from_bottom,
+        reasoning_open,
+        reveal_selected: reveal,
+        ..
+    } = app;
+    let count = entries.len();
+    // While scrolled up, what grows below the view (the last cell, new cells) moves the
+    // anchor by as much, so the text being read stays put.
+    let (seen_count, seen_width) = *last_seen;
+    let tail_from = seen_count.saturating_sub(1).min(count);
+    let before: usize = entries[tail_from..].iter().map(|e| view.height_of(e)).sum();
+    let mut covered = 0usize;
+    let mut i = count;
+    while i > 0 {
+        i -= 1;
+        let entry = &entries[i];
+        let ctx = Ctx {
+            width,
+            theme,
+            selected: selected_pane.and_then(|(e, p)| (e == i).then_some(p)),
+            now,
+            reasoning_open: *reasoning_open,
+        };
+        covered += view.refresh(entry, &ctx);
+        if covered >= scroll_from_bottom.saturating_add(rows) && i + 1 < count {
             break;
         }
     }
-    window.reverse();
-    if app.entries.is_empty() {
-        window = welcome(app);
+    let after: usize = entries[tail_from..].iter().map(|e| view.height_of(e)).sum();
+    if *scroll_from_bottom > 0 && seen_width == width && seen_count <= count && after > before {
+        *scroll_from_bottom += after - before;
     }
-    frame.render_widget(Paragraph::new(window), area);
+    *last_seen = (count, width);
+    if std::mem::take(reveal)
+        && let Some(sel) = *selected_pane
+    {
+        let ctx = Ctx {
+            width,
+            theme,
+            selected: None,
+            now,
+            reasoning_open: *reasoning_open,
+        };
+        reveal_selected(view, entries, sel, &ctx, rows, scroll_from_bottom);
+    }
+    if i == 0 {
+        let total: usize = entries.iter().map(|e| view.height_of(e)).sum();
+        *scroll_from_bottom = (*scroll_from_bottom).min(total.saturating_sub(rows));
+        view.total = total;
+    }
+    view.width = width;
+    pick_window(view, entries, *scroll_from_bottom, rows);
+    if count == 0 {
+        let w = welcome(app);
+        app.transcript_view.window = w;
+    }
+}
+
+/// Scroll so the selected tool pane `(entry, pane)` is on screen (Tab chose it): its top at
+/// the top of the view when it is above, its bottom at the bottom when it is below.
+fn reveal_selected(
+    view: &mut TranscriptView,
+    entries: &[Entry],
+    (e, p): (usize, usize),
+    ctx: &Ctx<'_>,
+    rows: usize,
+    scroll_from_bottom: &mut usize,
+) {
+    if e >= entries.len() {
+        return;
+    }
+    // The cells from the pane's down are laid out (once; the view keeps their heights).
+    let mut below = 0usize;
+    for entry in &entries[e + 1..] {
+        below += view.refresh(entry, ctx);
+    }
+    let ctx = Ctx {
+        selected: Some(p),
+        ..*ctx
+    };
+    let h = view.refresh(&entries[e], &ctx);
+    let Some(CellCache::Turn(cell)) = view.cells.get(&entries[e].id()) else {
+        return;
+    };
+    let Some(pane) = cell.pane_rows(p) else {
+        return;
+    };
+    // Rows from the bottom of the transcript up to (and including) the pane's first row, and
+    // up to just below its last.
+    let top = h.saturating_sub(pane.start) + below;
+    let bottom = h.saturating_sub(pane.end) + below;
+    let shown = *scroll_from_bottom..*scroll_from_bottom + rows;
+    if !shown.contains(&(top.saturating_sub(1))) || !shown.contains(&bottom) {
+        *scroll_from_bottom = bottom.max(top.saturating_sub(rows));
+    }
+}
+
+/// Choose the rows in view (`skip` rows up from the bottom), lay out again what was evicted
+/// among them, and evict the rows of cells far from them.
+fn pick_window(view: &mut TranscriptView, entries: &[Entry], skip: usize, rows: usize) {
+    let margin = rows.saturating_mul(MARGIN_SCREENS);
+    // Rows of the whole transcript counted from the bottom: view [skip, skip + rows), keep
+    // [skip - margin, skip + rows + margin).
+    let keep_lo = skip.saturating_sub(margin);
+    let keep_hi = skip + rows + margin;
+    let mut chunks: Vec<Vec<Line<'static>>> = Vec::new();
+    let mut kept: Vec<CellId> = Vec::new();
+    let mut below = 0usize;
+    for entry in entries.iter().rev() {
+        if below >= keep_hi {
+            break;
+        }
+        let id = entry.id();
+        let Some(cell) = view.cells.get_mut(&id) else {
+            continue;
+        };
+        let h = cell.view_ref().height();
+        // This cell's rows, top-down, are [h - (hi - below), h - (lo - below)) of the view.
+        let local = |from_bottom_lo: usize, from_bottom_hi: usize| {
+            let lo = h.saturating_sub(from_bottom_hi.saturating_sub(below));
+            let hi = h.saturating_sub(from_bottom_lo.saturating_sub(below));
+            lo..hi
+        };
+        let keep = local(keep_lo, keep_hi);
+        let show = local(skip, skip + rows);
+        if below + h > keep_lo {
+            let c = cell.view();
+            c.materialize(entry, show.clone());
+            c.retain(keep);
+            kept.push(id);
+            if !show.is_empty() {
+                let mut part = Vec::with_capacity(show.len());
+                c.rows_into(show, &mut part);
+                chunks.push(part);
+            }
+        }
+        below += h;
+    }
+    // Cells that held rows last frame and are now far away give them up.
+    for id in std::mem::take(&mut view.live) {
+        if !kept.contains(&id)
+            && let Some(c) = view.cells.get_mut(&id)
+        {
+            c.view().retain(0..0);
+        }
+    }
+    view.live = kept;
+    // Rendering of removed cells (/clear, /retry) is dropped once they pile up.
+    if view.cells.len() > entries.len() + 64 {
+        let ids: std::collections::HashSet<CellId> = entries.iter().map(Entry::id).collect();
+        view.cells.retain(|id, _| ids.contains(id));
+    }
+    view.window.clear();
+    for part in chunks.into_iter().rev() {
+        view.window.extend(part);
+    }
 }
 
 fn welcome(app: &App) -> Vec<Line<'static>> {

@@ -6,7 +6,7 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{Decision, EngineEvent, Op};
 use kimi_protocol::StreamEvent;
 use kimi_ui::app::event::{AppEvent, Effect};
-use kimi_ui::app::state::{App, Entry, LineCache, PaneState, TurnState};
+use kimi_ui::app::state::{App, Entry, PaneState, TurnState};
 use kimi_ui::app::update::update;
 use kimi_ui::ui;
 use ratatui::Terminal;
@@ -157,8 +157,8 @@ fn long_transcript(a: &mut App, after: usize) {
     }
     for i in 0..after {
         a.entries.push(Entry::User {
+            id: Default::default(),
             text: format!("follow-up question number {i}"),
-            cache: LineCache::default(),
         });
     }
 }

@@ -210,7 +210,7 @@ fn a_turn_is_saved_message_by_message_and_restores_whole() {
     assert_eq!(t.trace, Some(0));
     assert_eq!(t.panes[0].state, PaneState::Answered);
     assert_eq!(t.panes[0].result.as_deref(), Some("Sunny"));
-    assert_eq!(t.markdown.text(), "Checking.");
+    assert_eq!(t.text(), "Checking.");
 
     let out = dir.path().join("out.md");
     saved::export_to(&mut b, true, Some(out.to_str().expect("utf-8")));
@@ -357,11 +357,7 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
         panic!()
     };
     assert_eq!(t.state, TurnState::Interrupted);
-    assert_eq!(
-        t.markdown.text(),
-        "Once upon a time",
-        "sanitized for the screen"
-    );
+    assert_eq!(t.text(), "Once upon a time", "sanitized for the screen");
     assert_eq!(t.panes[0].state, PaneState::Incomplete);
     assert_eq!(t.trace, Some(0));
     // It stays in the file when the resumed session is saved again, and in the export.
@@ -473,7 +469,7 @@ fn shown_answers(a: &App) -> Vec<String> {
     a.entries
         .iter()
         .filter_map(|e| match e {
-            Entry::Assistant(t) => Some(t.markdown.text().to_owned()),
+            Entry::Assistant(t) => Some(t.text().to_owned()),
             _ => None,
         })
         .collect()

@@ -316,7 +316,7 @@ fn esc_cancels_a_running_generation_and_keeps_the_text() {
     let Some(Entry::Assistant(t)) = a.entries.last() else {
         panic!("turn");
     };
-    assert_eq!(t.markdown.text(), "Once upon");
+    assert_eq!(t.text(), "Once upon");
     // Ctrl-C cancels while busy instead of quitting.
     assert_eq!(ctrl(&mut a, 'c'), vec![Effect::Agent(Op::Cancel)]);
 }
@@ -342,7 +342,7 @@ fn retry_resends_the_last_user_turn() {
     ];
     a.entries.push(Entry::User {
         text: "second".into(),
-        cache: Default::default(),
+        id: Default::default(),
     });
     typed(&mut a, "/retry");
     let fx = key(&mut a, KeyCode::Enter);
@@ -398,7 +398,7 @@ fn turn_text(app: &App) -> String {
         .iter()
         .rev()
         .find_map(|e| match e {
-            Entry::Assistant(t) => Some(t.markdown.text().to_owned()),
+            Entry::Assistant(t) => Some(t.text().to_owned()),
             _ => None,
         })
         .expect("an assistant turn")

@@ -98,7 +98,7 @@ fn reasoning_streams_into_its_cell_and_folds_when_the_answer_starts() {
     assert_eq!(t.reasoning.text(), "The user asks. I know this.");
     assert_eq!(t.reasoning.tokens, 2);
     assert!(t.reasoning.live());
-    assert_eq!(t.markdown.text(), "", "never part of the answer");
+    assert_eq!(t.text(), "", "never part of the answer");
     let s = screen(&mut a, 60, 12);
     assert!(s.contains("Thinking…"), "{s}");
     assert!(s.contains("│ The user asks. I know this."), "{s}");
@@ -106,7 +106,7 @@ fn reasoning_streams_into_its_cell_and_folds_when_the_answer_starts() {
     stream(&mut a, StreamEvent::Text("Paris is sunny.".into()));
     let t = turn(&a);
     assert!(!t.reasoning.live(), "the answer folds it");
-    assert_eq!(t.markdown.text(), "Paris is sunny.");
+    assert_eq!(t.text(), "Paris is sunny.");
     let s = screen(&mut a, 60, 12);
     assert!(s.contains("Thought for") && s.contains("2 tokens"), "{s}");
     assert!(s.contains("(F2 show)"), "{s}");
@@ -137,7 +137,7 @@ fn reasoning_moved_out_of_the_answer_leaves_it_once() {
     stream(&mut a, StreamEvent::Text("The answer.".into()));
     let t = turn(&a);
     assert_eq!(t.reasoning.text(), "thinking it over");
-    assert_eq!(t.markdown.text(), "The answer.");
+    assert_eq!(t.text(), "The answer.");
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! Markdown of assistant messages as wrapped, styled ratatui lines.
 //!
 //! - [`render`]: a whole text at a width.
-//! - [`MarkdownCache`]: the same for a message that grows while streaming, re-rendering only
-//!   the unstable tail.
+//! - [`MarkdownLayout`]: the same for a message that grows while streaming (the text stays
+//!   with its owner), laying out only the unstable tail, in pieces that can be evicted.
+//! - [`MarkdownCache`]: a text with its layout, for callers without a model.
 //! - [`Theme`]: the styles used.
 //!
 //! Text is cut into blocks at blank lines (see `blocks`); each block is parsed with
@@ -17,6 +18,7 @@
 mod blocks;
 mod cache;
 mod highlight;
+mod paragraph;
 mod render;
 pub(crate) mod wrap;
 
@@ -26,7 +28,7 @@ mod tests;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 
-pub use cache::MarkdownCache;
+pub use cache::{MarkdownCache, MarkdownLayout};
 
 /// Colours and styles used by markdown rendering.
 ///
@@ -127,16 +129,29 @@ pub fn render(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
 /// Render `text` block by block, appending to `out`; blocks that render to something are
 /// separated by one blank line, also from lines already in `out`.
 fn render_into(text: &str, width: usize, theme: &Theme, out: &mut Vec<Line<'static>>) {
+    render_into_after(text, width, theme, out, false);
+}
+
+/// [`render_into`], where `after` says rows come before `out` (so the first block that renders
+/// to something gets its separator too).
+fn render_into_after(
+    text: &str,
+    width: usize,
+    theme: &Theme,
+    out: &mut Vec<Line<'static>>,
+    after: bool,
+) {
     if width == 0 {
         return;
     }
     for block in blocks::split(text) {
         let before = out.len();
-        if before > 0 {
+        let sep = after || before > 0;
+        if sep {
             out.push(Line::default());
         }
         render::render_block(block, width, theme, out);
-        if before > 0 && out.len() == before + 1 {
+        if sep && out.len() == before + 1 {
             out.pop();
         }
     }

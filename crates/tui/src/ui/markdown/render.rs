@@ -12,7 +12,7 @@ use super::Theme;
 use super::highlight::{Lang, highlight};
 use super::wrap::{Kind, spans_width, str_width, wrap_into};
 
-fn options() -> Options {
+pub(crate) fn options() -> Options {
     Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
 }
 

@@ -720,3 +720,198 @@ proptest! {
         prop_assert_eq!(cache.lines(width, &theme), &render(&text, width, &theme)[..]);
     }
 }
+
+fn prose_fragment() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "word ",
+        "word ",
+        "longerword ",
+        "some more plain text here ",
+        "a",
+        " ",
+        "  ",
+        "**strong** ",
+        "*em* ",
+        "_under_ ",
+        "~~gone~~ ",
+        "`code` ",
+        "[link](https://example.com/x) ",
+        "*",
+        "**",
+        "_",
+        "`",
+        "[",
+        "](u) ",
+        "<b>",
+        "<",
+        " * ",
+        "snake_case ",
+        "R&D ",
+        "&amp; ",
+        "\\*",
+        "北京今天晴",
+        "supercalifragilisticexpialidocious",
+        "\n",
+        "\n\n",
+        "===",
+        "- ",
+        "Next ",
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// A long paragraph streamed a few bytes at a time, with inline markup opened and closed
+    /// anywhere: the committed rows never differ from a whole render.
+    #[test]
+    fn streamed_paragraphs_match_render(
+        parts in prop::collection::vec(prose_fragment(), 0..120),
+        width in 8u16..=50,
+        lead in prop::sample::select(vec!["Start ", "Intro\n\nStart ", "```\nx\n```\nStart ", "**Bold** start "]),
+    ) {
+        let theme = Theme::default();
+        let mut cache = MarkdownCache::new();
+        let mut text = String::from(lead);
+        cache.push_str(lead);
+        for p in &parts {
+            let mut at = 0;
+            while at < p.len() {
+                let mut end = (at + 3).min(p.len());
+                while !p.is_char_boundary(end) {
+                    end += 1;
+                }
+                cache.push_str(&p[at..end]);
+                text.push_str(&p[at..end]);
+                at = end;
+                prop_assert_eq!(cache.lines(width, &theme), &render(&text, width, &theme)[..], "{:?}", text);
+            }
+        }
+    }
+
+    /// Rows dropped far from the viewport come back exactly as they were.
+    #[test]
+    fn evicted_rows_are_laid_out_again_exactly(
+        parts in prop::collection::vec(fragment(), 0..40),
+        width in 1u16..=60,
+        keep in 0usize..40,
+    ) {
+        let theme = Theme::default();
+        let mut cache = MarkdownCache::new();
+        for p in &parts {
+            cache.push_str(p);
+            cache.height(width, &theme);
+        }
+        let whole = cache.lines(width, &theme).to_vec();
+        let (_, layout) = cache.layout_mut();
+        layout.retain(keep..keep + 3);
+        prop_assert!(layout.live_rows() <= whole.len());
+        prop_assert_eq!(cache.lines(width, &theme), &whole[..]);
+    }
+}
+
+#[test]
+fn streaming_a_long_paragraph_lays_out_only_its_last_rows() {
+    let theme = Theme::default();
+    let mut cache = MarkdownCache::new();
+    let mut text = String::from("Intro.\n\n");
+    cache.push_str(&text);
+    let words = [
+        "The",
+        " quick",
+        " **brown**",
+        " fox",
+        " jumps",
+        " over",
+        " the",
+        " `lazy`",
+        " dog,",
+    ];
+    let mut worst_early = 0;
+    let mut worst_late = 0;
+    for i in 0..4_000 {
+        let w = words[i % words.len()];
+        cache.push_str(w);
+        text.push_str(w);
+        let before = cache.rendered_bytes();
+        cache.height(100, &theme);
+        let work = cache.rendered_bytes() - before;
+        if i < 400 {
+            worst_early = worst_early.max(work);
+        } else {
+            worst_late = worst_late.max(work);
+        }
+    }
+    // A few rows' worth per token, at 25 KB of paragraph as at 2 KB.
+    assert!(
+        worst_late <= 1_000,
+        "laid out {worst_late} bytes for one token"
+    );
+    assert!(
+        worst_late <= worst_early * 2,
+        "{worst_late} vs {worst_early}"
+    );
+    assert_eq!(cache.lines(100, &theme), &render(&text, 100, &theme)[..]);
+    // The paragraph ends: its committed rows are kept, the next block is laid out alone.
+    for t in ["\n", "\n", "After", " it.", "\n"] {
+        cache.push_str(t);
+        text.push_str(t);
+        cache.height(100, &theme);
+    }
+    let before = cache.rendered_bytes();
+    cache.push_str(" More.");
+    text.push_str(" More.");
+    assert_eq!(cache.lines(100, &theme), &render(&text, 100, &theme)[..]);
+    assert!(cache.rendered_bytes() - before < 40);
+}
+
+#[test]
+fn a_paragraph_set_whole_commits_its_rows_at_once() {
+    // A restored or bulk-appended paragraph whose last rows start with styled words.
+    let theme = Theme::default();
+    let mut cache = MarkdownCache::new();
+    let mut text = String::from("Here it is:\n\nStart");
+    for i in 0..20_000 {
+        text.push_str(
+            [
+                " The",
+                " quick",
+                " **brown**",
+                " fox",
+                " jumps",
+                " over",
+                " `lazy`",
+                " dogs.",
+            ][i % 8],
+        );
+    }
+    cache.push_str(&text);
+    cache.height(120, &theme);
+    let before = cache.rendered_bytes();
+    cache.push_str(" word");
+    text.push_str(" word");
+    assert_eq!(cache.lines(120, &theme), &render(&text, 120, &theme)[..]);
+    assert!(
+        cache.rendered_bytes() - before < 2_000,
+        "{}",
+        cache.rendered_bytes() - before
+    );
+}
+
+#[test]
+fn an_open_emphasis_keeps_a_paragraph_uncommitted_until_it_closes() {
+    // `*` opened early and closed 3 KB later restyles everything between: nothing before it
+    // may be committed, and the result must still equal a whole render.
+    let theme = Theme::default();
+    let mut cache = MarkdownCache::new();
+    let mut text = String::from("Start *open ");
+    cache.push_str(&text);
+    for _ in 0..300 {
+        cache.push_str("more text ");
+        text.push_str("more text ");
+        assert_eq!(cache.lines(40, &theme), &render(&text, 40, &theme)[..]);
+    }
+    cache.push_str("closed* end");
+    text.push_str("closed* end");
+    assert_eq!(cache.lines(40, &theme), &render(&text, 40, &theme)[..]);
+}
