@@ -36,6 +36,17 @@ pub(super) fn answer_started(app: &mut App) {
     }
 }
 
+/// Time passed: a live cell is laid out again when its timer reaches another second, so the
+/// elapsed time counts up between deltas (the frame is coalesced with the tick's others).
+pub(super) fn tick(app: &mut App, now: Instant) {
+    if let Some(turn) = app.current_turn()
+        && turn.reasoning.tick(now)
+    {
+        turn.rev += 1;
+        app.dirty = true;
+    }
+}
+
 /// The reasoning key: open or fold every finished cell.
 pub(super) fn toggle(app: &mut App) {
     app.reasoning_open = !app.reasoning_open;

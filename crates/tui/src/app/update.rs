@@ -39,6 +39,7 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
             if saved::partial_due(app, Instant::now()) {
                 fx.push(Effect::SaveSession);
             }
+            super::reasoning_update::tick(app, Instant::now());
             // Spinners and elapsed times move only while something runs.
             if app.busy {
                 app.dirty = true;
