@@ -24,6 +24,11 @@ pub(super) fn reasoning(app: &mut App, text: &str) {
         turn.reasoning.push(text, now);
         turn.rev += 1;
     }
+    // Kept with the partial answer, so an interrupted answer keeps what it thought.
+    if let Some(s) = app.streaming.as_mut() {
+        s.reasoning(text);
+        app.change_rev += 1;
+    }
 }
 
 /// The answer (text or a call) began, or the round ended: the live cell folds.
