@@ -56,6 +56,7 @@ fn sample(id: &str) -> Session {
     s.partial.push(PartialAnswer {
         after_message: 5,
         content: "Half an ans".into(),
+        reasoning_content: String::new(),
         tool_calls: Vec::new(),
         saved_unix_ms: 7,
     });

@@ -89,6 +89,7 @@ fn interrupted(out: &mut String, p: &PartialAnswer) {
         "*(kimi-tui stopped while this answer streamed: this is what had arrived; it was not \
          sent back to the model)*\n\n",
     );
+    reasoning(out, &p.reasoning_content);
     body_and_calls(out, &p.content, &p.tool_calls);
 }
 

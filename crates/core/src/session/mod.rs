@@ -74,6 +74,9 @@ pub struct PartialAnswer {
     /// The text so far, as the model sent it.
     #[serde(default)]
     pub content: String,
+    /// The reasoning so far (thinking models), as the model sent it; absent when none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reasoning_content: String,
     /// Tool calls seen so far, arguments possibly cut short. They never run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
@@ -872,6 +875,7 @@ mod tests {
         with.partial.push(PartialAnswer {
             after_message: 5,
             content: "Half an ans".into(),
+            reasoning_content: "First the weather, then".into(),
             tool_calls: Vec::new(),
             saved_unix_ms: 7,
         });

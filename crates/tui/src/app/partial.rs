@@ -28,6 +28,11 @@ impl Streaming {
         self.answer.content.push_str(t);
     }
 
+    /// A piece of reasoning (thinking models), kept apart from the answer's text.
+    pub fn reasoning(&mut self, t: &str) {
+        self.answer.reasoning_content.push_str(t);
+    }
+
     pub(crate) fn call_begin(&mut self, index: usize, id: &str, name: &str) {
         self.indices.push(index);
         self.answer.tool_calls.push(ToolCall::new(id, name, ""));
@@ -43,7 +48,9 @@ impl Streaming {
 
     /// Whether anything has arrived worth saving.
     pub fn is_empty(&self) -> bool {
-        self.answer.content.is_empty() && self.answer.tool_calls.is_empty()
+        self.answer.content.is_empty()
+            && self.answer.reasoning_content.is_empty()
+            && self.answer.tool_calls.is_empty()
     }
 }
 
@@ -71,5 +78,15 @@ mod tests {
             .map(|c| c.function.arguments.as_str())
             .collect();
         assert_eq!(args, ["{}", "{\"x\": 1"]);
+    }
+
+    #[test]
+    fn reasoning_alone_is_worth_saving() {
+        let mut s = Streaming::new(1);
+        s.reasoning("Let me ");
+        assert!(!s.is_empty());
+        s.reasoning("think.");
+        assert_eq!(s.answer.reasoning_content, "Let me think.");
+        assert_eq!(s.answer.content, "");
     }
 }

@@ -15,6 +15,8 @@ pub struct Reasoning {
     started: Option<Instant>,
     /// Set when the answer (or a call, or the end of the round) followed the reasoning.
     took: Option<Duration>,
+    /// The whole seconds of thinking the cell last showed through [`Reasoning::tick`].
+    ticked_secs: u64,
 }
 
 impl Reasoning {
@@ -56,6 +58,19 @@ impl Reasoning {
         self.started.is_some() && self.took.is_none()
     }
 
+    /// Time passed: true when the live cell's timer has moved to another whole second since
+    /// the last true, so the cell is laid out again about once a second (not at every tick);
+    /// never once the cell has folded.
+    pub fn tick(&mut self, now: Instant) -> bool {
+        if !self.live() {
+            return false;
+        }
+        let secs = self.elapsed(now).as_secs();
+        let moved = secs != self.ticked_secs;
+        self.ticked_secs = secs;
+        moved
+    }
+
     /// How long the model thought: until now while live.
     pub fn elapsed(&self, now: Instant) -> Duration {
         match (self.took, self.started) {
@@ -63,5 +78,30 @@ impl Reasoning {
             (None, Some(t)) => now.saturating_duration_since(t),
             (None, None) => Duration::ZERO,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_live_timer_ticks_once_a_second_and_stops_when_folded() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut r = Reasoning::default();
+        assert!(!r.tick(at(1500)), "no reasoning yet");
+        r.push("hm", t0);
+        let ticks: Vec<u64> = (1..=25)
+            .map(|k| k * 100)
+            .filter(|&ms| r.tick(at(ms)))
+            .collect();
+        assert_eq!(ticks, [1000, 2000], "one redraw a second");
+        r.end(at(2600));
+        assert!(!r.live());
+        assert!(
+            !r.tick(at(3000)) && !r.tick(at(9000)),
+            "folded: no more ticks"
+        );
     }
 }

@@ -24,6 +24,11 @@ pub(super) fn reasoning(app: &mut App, text: &str) {
         turn.reasoning.push(text, now);
         turn.rev += 1;
     }
+    // Kept with the partial answer, so an interrupted answer keeps what it thought.
+    if let Some(s) = app.streaming.as_mut() {
+        s.reasoning(text);
+        app.change_rev += 1;
+    }
 }
 
 /// The answer (text or a call) began, or the round ended: the live cell folds.
@@ -33,6 +38,17 @@ pub(super) fn answer_started(app: &mut App) {
     {
         turn.reasoning.end(Instant::now());
         turn.rev += 1;
+    }
+}
+
+/// Time passed: a live cell is laid out again when its timer reaches another second, so the
+/// elapsed time counts up between deltas (the frame is coalesced with the tick's others).
+pub(super) fn tick(app: &mut App, now: Instant) {
+    if let Some(turn) = app.current_turn()
+        && turn.reasoning.tick(now)
+    {
+        turn.rev += 1;
+        app.dirty = true;
     }
 }
 

@@ -289,10 +289,15 @@ pub fn restore(app: &mut App, mut session: Session) {
     app.notice(note, false);
 }
 
-/// A restored interrupted answer: its text and the calls seen so far (which never run).
+/// A restored interrupted answer: its reasoning, text and the calls seen so far (which never
+/// run).
 fn interrupted_entry(p: &PartialAnswer, trace: Option<usize>) -> Entry {
     let mut turn = AssistantTurn::new(trace);
     turn.set_text(&p.content);
+    if !p.reasoning_content.trim().is_empty() {
+        // Over: shown folded, as a finished answer's.
+        turn.reasoning.set(&p.reasoning_content);
+    }
     turn.state = TurnState::Interrupted;
     for (k, call) in p.tool_calls.iter().enumerate() {
         let mut pane = ToolPane::new(k, call.id.clone(), call.function.name.clone());

@@ -39,6 +39,7 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
             if saved::partial_due(app, Instant::now()) {
                 fx.push(Effect::SaveSession);
             }
+            super::reasoning_update::tick(app, Instant::now());
             // Spinners and elapsed times move only while something runs.
             if app.busy {
                 app.dirty = true;
@@ -459,7 +460,7 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         }
         Some(Action::SaveTrace) => {
             if let Some((i, trace)) = app.inspected_trace() {
-                let text = crate::ui::inspector::plain_text(&trace, i);
+                let text = crate::ui::inspector::plain_text(&trace, i, app.template);
                 fx.push(Effect::SaveInspector(text));
             }
         }
@@ -478,7 +479,7 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
     // The view's kept lines, brought up to date (appending only): no rebuild per step.
     let total = app.traces.len();
     let view = &mut app.inspector_view;
-    view.refresh(&app.traces[i].read(), i, total);
+    view.refresh(&app.traces[i].read(), i, total, app.template);
     let start = app
         .inspector
         .hit

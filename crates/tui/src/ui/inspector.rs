@@ -11,23 +11,62 @@ use super::{inspector_rows, style};
 use crate::app::state::App;
 use kimi_protocol::sanitize;
 use kimi_protocol::{Marker, special};
-use kimi_protocol::{Mode, Trace};
+use kimi_protocol::{Mode, Model, Template, Trace};
 
 fn ms(us: u64) -> String {
     format!("{:>9.1} ms", us as f64 / 1000.0)
 }
 
-/// Every line of the inspector for `trace` (number `index`), unwrapped.
-pub fn build(trace: &Trace, index: usize, total: usize) -> Vec<Line<'static>> {
+/// Every line of the inspector for `trace` (number `index`), unwrapped; `template` is the
+/// profile's, which decides the ids shown beside markers.
+pub fn build(trace: &Trace, index: usize, total: usize, template: Template) -> Vec<Line<'static>> {
+    let ids = Ids::of(trace, template);
     let mut out = Vec::new();
     head_lines(trace, index, total, &mut out);
-    request_lines(trace, &mut out);
+    request_lines(trace, ids, &mut out);
     out.push(chunks_title(trace));
     let mut start = 0usize;
     for n in 0..trace.chunks.len() {
-        start = chunk_lines(trace, n, start, &mut out);
+        start = chunk_lines(trace, ids, n, start, &mut out);
     }
     out
+}
+
+/// Which token ids the badges may show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ids {
+    /// A K2 model rendered with this template: ids as far as they are established for it
+    /// (none for K2-Thinking's `<think>`/`</think>`, spec k2-family section 6).
+    K2(Template),
+    /// Kimi K3 reuses K2's ids for other tokens (spec section 9): no K2 id is ever shown.
+    K3,
+}
+
+impl Ids {
+    /// The ids for `trace`: by the model it asked for, then the profile's template.
+    pub(crate) fn of(trace: &Trace, template: Template) -> Ids {
+        let model = trace
+            .request
+            .get("model")
+            .and_then(serde_json::Value::as_str);
+        match model.map(Model::classify) {
+            Some(Model::K3) => Ids::K3,
+            _ => Ids::K2(template),
+        }
+    }
+
+    /// The label after a marker's badge: its id, `alias` for an unregistered spelling, or
+    /// nothing when the id is not established.
+    fn label(self, m: Marker) -> Option<String> {
+        match self {
+            Ids::K3 => None,
+            Ids::K2(t) => match (m.token_id_in(t), m.token_id()) {
+                (Some(id), _) => Some(id.to_string()),
+                (None, None) => Some("alias".to_owned()),
+                (None, Some(_)) => None,
+            },
+        }
+    }
 }
 
 fn section(title: String) -> Line<'static> {
@@ -81,7 +120,7 @@ pub(crate) fn head_lines(trace: &Trace, index: usize, total: usize, out: &mut Ve
 }
 
 /// The request as sent: headers, body and (raw mode) the prompt.
-pub(crate) fn request_lines(trace: &Trace, out: &mut Vec<Line<'static>>) {
+pub(crate) fn request_lines(trace: &Trace, ids: Ids, out: &mut Vec<Line<'static>>) {
     if !trace.headers.is_empty() {
         out.push(section("headers".into()));
         for (k, v) in &trace.headers {
@@ -112,7 +151,7 @@ pub(crate) fn request_lines(trace: &Trace, out: &mut Vec<Line<'static>>) {
         if from_text.is_empty() {
             out.push(Line::from(sanitize::visible(l).into_owned()));
         } else {
-            out.extend(marked_lines(l, 0, &from_text, None));
+            out.extend(marked_lines(l, 0, &from_text, None, ids));
         }
     }
     if let Some(prompt) = &trace.prompt {
@@ -127,7 +166,7 @@ pub(crate) fn request_lines(trace: &Trace, out: &mut Vec<Line<'static>>) {
             )));
         }
         let markers = prompt_marks(prompt, &trace.prompt_text_markers);
-        out.extend(marked_lines(prompt, 0, &markers, None));
+        out.extend(marked_lines(prompt, 0, &markers, None, ids));
     }
 }
 
@@ -145,6 +184,7 @@ pub(crate) fn chunks_title(trace: &Trace) -> Line<'static> {
 /// The lines of chunk `n`, which starts at `start` in `trace.data`; returns where it ends.
 pub(crate) fn chunk_lines(
     trace: &Trace,
+    ids: Ids,
     n: usize,
     start: usize,
     out: &mut Vec<Line<'static>>,
@@ -175,7 +215,7 @@ pub(crate) fn chunk_lines(
             .map(|(s, e, m)| (s + start, e + start, Mark::Token(m)))
             .collect(),
     };
-    let mut lines = marked_lines(chunk, start, &markers, Some(start..mark.end));
+    let mut lines = marked_lines(chunk, start, &markers, Some(start..mark.end), ids);
     if let Some(first) = lines.first_mut() {
         // A chat chunk carrying reasoning (thinking models) is told apart from the answer's.
         if trace.mode == Mode::Chat && carries_reasoning(chunk) {
@@ -264,6 +304,7 @@ fn marked_lines(
     base: usize,
     markers: &[(usize, usize, Mark)],
     window: Option<std::ops::Range<usize>>,
+    ids: Ids,
 ) -> Vec<Line<'static>> {
     let mut lines = vec![Line::default()];
     let end = base + text.len();
@@ -310,11 +351,13 @@ fn marked_lines(
         let ends_here = window.as_ref().is_none_or(|w| me <= w.end && me > w.start);
         if ends_here && let Some(l) = lines.last_mut() {
             let label = match marker {
-                Mark::Token(m) => m.token_id().map_or("alias".to_owned(), |i| i.to_string()),
-                Mark::FromText => "⚠ text".to_owned(),
+                Mark::Token(m) => ids.label(m),
+                Mark::FromText => Some("⚠ text".to_owned()),
             };
-            l.spans
-                .push(Span::styled(format!(" {label} "), style::key()));
+            if let Some(label) = label {
+                l.spans
+                    .push(Span::styled(format!(" {label} "), style::key()));
+            }
         }
         pos = e.max(pos);
     }
@@ -327,15 +370,15 @@ fn marked_lines(
 }
 
 /// The lines as plain text (search, saving).
-pub fn plain_lines(trace: &Trace, index: usize) -> Vec<String> {
-    build(trace, index, index + 1)
+pub fn plain_lines(trace: &Trace, index: usize, template: Template) -> Vec<String> {
+    build(trace, index, index + 1, template)
         .iter()
         .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
         .collect()
 }
 
-pub fn plain_text(trace: &Trace, index: usize) -> String {
-    plain_lines(trace, index).join("\n") + "\n"
+pub fn plain_text(trace: &Trace, index: usize, template: Template) -> String {
+    plain_lines(trace, index, template).join("\n") + "\n"
 }
 
 /// The line where call `call` first shows up: its first marker (raw) or id (chat).
@@ -403,6 +446,8 @@ mod tests {
     use super::*;
     use kimi_protocol::MarkerHit;
 
+    const K2I: Template = Template::K2Instruct;
+
     fn raw_trace() -> Trace {
         let mut t = Trace {
             mode: Mode::Raw,
@@ -427,7 +472,7 @@ mod tests {
 
     #[test]
     fn chunks_markers_and_invisibles_are_shown() {
-        let lines = plain_lines(&raw_trace(), 0);
+        let lines = plain_lines(&raw_trace(), 0, K2I);
         let text = lines.join("\n");
         assert!(text.contains("#0    │Hi\\x1b<|tool_ca│"), "{text}");
         assert!(
@@ -460,15 +505,15 @@ mod tests {
             offset: u64::MAX,
             call: Some(0),
         });
-        let text = plain_lines(&t, 0).join("\n");
+        let text = plain_lines(&t, 0, K2I).join("\n");
         assert!(text.contains("#2"), "{text}");
-        let _ = line_of_call(&t, &build(&t, 0, 1), 0);
+        let _ = line_of_call(&t, &build(&t, 0, 1, K2I), 0);
         assert_eq!(t.chunks().count(), 3);
     }
 
     #[test]
     fn split_marker_bytes_are_badged_in_both_chunks() {
-        let lines = build(&raw_trace(), 0, 1);
+        let lines = build(&raw_trace(), 0, 1, K2I);
         let badge = style::badge();
         let badged: Vec<String> = lines
             .iter()
@@ -493,7 +538,7 @@ mod tests {
             ..Trace::default()
         };
         t.prompt_text_markers = vec![(body, body + 10), (body + 23, body + 28)];
-        let lines = build(&t, 0, 1);
+        let lines = build(&t, 0, 1, K2I);
         let text: Vec<String> = lines
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
@@ -520,7 +565,7 @@ mod tests {
         // Raw mode's own stop marker in the body is not text.
         t.request = serde_json::json!({"stop": ["<|im_end|>"]});
         assert_eq!(
-            build(&t, 0, 1)
+            build(&t, 0, 1, K2I)
                 .iter()
                 .flat_map(|l| l.spans.iter())
                 .filter(|s| s.style == style::text_marker())
@@ -533,7 +578,7 @@ mod tests {
             request: serde_json::json!({"messages": [{"role": "tool", "content": "x<|im_end|>"}]}),
             ..Trace::default()
         };
-        let badged: Vec<String> = build(&chat, 0, 1)
+        let badged: Vec<String> = build(&chat, 0, 1, K2I)
             .iter()
             .flat_map(|l| l.spans.iter())
             .filter(|s| s.style == style::text_marker())
@@ -542,7 +587,7 @@ mod tests {
         assert_eq!(badged, ["<|im_end|>"]);
         // Ranges from a damaged saved trace are ignored, not sliced.
         t.prompt_text_markers = vec![(1, 3), (body, prompt.len() + 5), (body + 1, body)];
-        let _ = build(&t, 0, 1);
+        let _ = build(&t, 0, 1, K2I);
     }
 }
 
@@ -562,5 +607,90 @@ mod reasoning_tests {
         assert!(!carries_reasoning(
             r#"{"delta":{"content":""reasoning" is a word"}}"#
         ));
+    }
+}
+
+#[cfg(test)]
+mod id_tests {
+    use super::*;
+    use kimi_protocol::MarkerHit;
+
+    /// A raw completion of a thinking model: `<think>hm</think>Hi`.
+    fn thinking_trace(model: &str) -> Trace {
+        let mut t = Trace {
+            mode: Mode::Raw,
+            request: serde_json::json!({ "model": model }),
+            ..Trace::default()
+        };
+        t.push_chunk("<think>hm</think>Hi", 1000);
+        for (marker, offset) in [(Marker::ThinkBegin, 0), (Marker::ThinkEnd, 9)] {
+            t.markers.push(MarkerHit {
+                marker,
+                offset,
+                call: None,
+            });
+        }
+        t
+    }
+
+    #[test]
+    fn think_badges_show_ids_only_where_they_are_established() {
+        let thinking = plain_lines(
+            &thinking_trace("moonshotai/Kimi-K2-Thinking"),
+            0,
+            Template::K2Thinking,
+        )
+        .join("\n");
+        assert!(
+            thinking.contains("│<think>hm</think>Hi│"),
+            "K2-Thinking: badges without ids: {thinking}"
+        );
+        assert!(
+            !thinking.contains("163606") && !thinking.contains("163607"),
+            "{thinking}"
+        );
+        let k25 = plain_lines(&thinking_trace("moonshotai/Kimi-K2.5"), 0, Template::K25).join("\n");
+        assert!(
+            k25.contains("│<think> 163606 hm</think> 163607 Hi│"),
+            "K2.5: ids shown: {k25}"
+        );
+        // The kept view is laid out again when the profile's template changes.
+        let t = thinking_trace("kimi-k2-thinking");
+        let mut view = crate::ui::inspector_view::InspectorView::default();
+        view.refresh(&t, 0, 1, Template::K25);
+        view.refresh(&t, 0, 1, Template::K2Thinking);
+        assert_eq!(
+            view.iter().cloned().collect::<Vec<_>>(),
+            build(&t, 0, 1, Template::K2Thinking)
+        );
+    }
+
+    #[test]
+    fn a_k3_model_never_gets_k2_token_ids() {
+        // Chat mode: a marker string in a payload is badged, but not named by a K2 id.
+        let chat = |model: &str| {
+            let mut t = Trace {
+                mode: Mode::Chat,
+                request: serde_json::json!({ "model": model }),
+                ..Trace::default()
+            };
+            t.push_chunk(
+                r#"{"delta":{"content":"<|tool_calls_section_begin|><|im_end|>"}}"#,
+                1,
+            );
+            plain_lines(&t, 0, Template::K2Instruct).join("\n")
+        };
+        let k2 = chat("kimi-k2-0905-preview");
+        assert!(k2.contains("163595") && k2.contains("163586"), "{k2}");
+        let k3 = chat("moonshotai/Kimi-K3");
+        assert!(
+            k3.contains("<|tool_calls_section_begin|><|im_end|>"),
+            "{k3}"
+        );
+        assert!(!k3.contains("1635") && !k3.contains("alias"), "{k3}");
+        // A raw trace of a K3 model (raw mode refuses to send one; a hand-made file can hold
+        // it), even with a K2 template configured, shows no K2 id either.
+        let raw = plain_lines(&thinking_trace("kimi-k3-preview"), 0, Template::K25).join("\n");
+        assert!(!raw.contains("16360"), "{raw}");
     }
 }

@@ -5,8 +5,8 @@
 
 use ratatui::text::Line;
 
-use super::inspector::{chunk_lines, chunks_title, head_lines, request_lines};
-use kimi_protocol::{Mode, Trace};
+use super::inspector::{Ids, chunk_lines, chunks_title, head_lines, request_lines};
+use kimi_protocol::{Mode, Template, Trace};
 
 /// What identifies the trace the lines were built from (a new request, another one selected,
 /// or the trace replaced by the engine's copy at the end of the round).
@@ -18,11 +18,14 @@ struct Source {
     url_len: usize,
     prompt_len: Option<usize>,
     headers: usize,
+    /// The token ids the badges show (the profile's template changed: laid out again).
+    ids: Ids,
 }
 
 impl Source {
-    fn of(trace: &Trace, index: usize) -> Self {
+    fn of(trace: &Trace, index: usize, template: Template) -> Self {
         Source {
+            ids: Ids::of(trace, template),
             index,
             mode: trace.mode,
             started_unix_ms: trace.started_unix_ms,
@@ -53,9 +56,10 @@ impl InspectorView {
     /// Bring the lines up to date with `trace`, number `index` of `total`: appends the chunks
     /// that arrived, lays out again only the chunks a new marker touches (a marker split
     /// across chunks is known once its last byte arrives), and everything when the trace is
-    /// another one.
-    pub fn refresh(&mut self, trace: &Trace, index: usize, total: usize) {
-        let source = Source::of(trace, index);
+    /// another one. `template` is the profile's (it decides the ids shown beside markers).
+    pub fn refresh(&mut self, trace: &Trace, index: usize, total: usize, template: Template) {
+        let source = Source::of(trace, index, template);
+        let ids = source.ids;
         let done = self.chunk_starts.len();
         let same = self.source.as_ref() == Some(&source)
             && trace.chunks.len() >= done
@@ -63,7 +67,7 @@ impl InspectorView {
             && done.checked_sub(1).map_or(0, |d| trace.chunks[d].end) == self.data_end;
         if !same {
             *self = InspectorView::default();
-            request_lines(trace, &mut self.request);
+            request_lines(trace, ids, &mut self.request);
             self.source = Some(source);
         }
         if trace.markers.len() > self.markers {
@@ -87,7 +91,7 @@ impl InspectorView {
         let mut start = self.data_end;
         for n in self.chunk_starts.len()..trace.chunks.len() {
             self.chunk_starts.push(self.chunks.len());
-            start = chunk_lines(trace, n, start, &mut self.chunks);
+            start = chunk_lines(trace, ids, n, start, &mut self.chunks);
         }
         self.data_end = start;
         self.head.clear();
@@ -182,6 +186,8 @@ mod tests {
     use kimi_protocol::Marker;
     use kimi_protocol::MarkerHit;
 
+    const K2I: Template = Template::K2Instruct;
+
     fn texts<'a>(lines: impl IntoIterator<Item = &'a Line<'static>>) -> Vec<String> {
         lines.into_iter().map(plain).collect()
     }
@@ -217,36 +223,42 @@ mod tests {
                     call: None,
                 });
             }
-            view.refresh(&t, 0, 1);
+            view.refresh(&t, 0, 1, K2I);
             assert_eq!(
                 texts(view.iter()),
-                texts(&build(&t, 0, 1)),
+                texts(&build(&t, 0, 1, K2I)),
                 "after chunk {k}"
             );
-            assert_eq!(view.iter().cloned().collect::<Vec<_>>(), build(&t, 0, 1));
+            assert_eq!(
+                view.iter().cloned().collect::<Vec<_>>(),
+                build(&t, 0, 1, K2I)
+            );
         }
         t.total_us = Some(9000);
         t.status = Some(200);
-        view.refresh(&t, 0, 2);
-        assert_eq!(view.iter().cloned().collect::<Vec<_>>(), build(&t, 0, 2));
-        assert_eq!(view.len(), build(&t, 0, 2).len());
+        view.refresh(&t, 0, 2, K2I);
+        assert_eq!(
+            view.iter().cloned().collect::<Vec<_>>(),
+            build(&t, 0, 2, K2I)
+        );
+        assert_eq!(view.len(), build(&t, 0, 2, K2I).len());
         assert_eq!(view.line(view.len()), None);
         // Another trace in the same slot (the engine's copy): built again.
         let mut other = raw();
         other.started_unix_ms = 5;
         other.push_chunk("other", 1);
-        view.refresh(&other, 0, 2);
+        view.refresh(&other, 0, 2, K2I);
         assert_eq!(
             view.iter().cloned().collect::<Vec<_>>(),
-            build(&other, 0, 2)
+            build(&other, 0, 2, K2I)
         );
         // Fewer chunks than laid out (a reload): built again.
         let mut fewer = raw();
         fewer.push_chunk("Hello", 0);
-        view.refresh(&fewer, 0, 2);
+        view.refresh(&fewer, 0, 2, K2I);
         assert_eq!(
             view.iter().cloned().collect::<Vec<_>>(),
-            build(&fewer, 0, 2)
+            build(&fewer, 0, 2, K2I)
         );
     }
 
@@ -257,8 +269,8 @@ mod tests {
             t.push_chunk(if k % 10 == 3 { " Needle" } else { " hay" }, k);
         }
         let mut view = InspectorView::default();
-        view.refresh(&t, 0, 1);
-        let all = texts(&build(&t, 0, 1));
+        view.refresh(&t, 0, 1, K2I);
+        let all = texts(&build(&t, 0, 1, K2I));
         let hits: Vec<usize> = (0..all.len())
             .filter(|&n| all[n].to_lowercase().contains("needle"))
             .collect();
@@ -281,13 +293,16 @@ mod tests {
         t.push_chunk("def", 2);
         t.chunks[0].end = 99;
         let mut view = InspectorView::default();
-        view.refresh(&t, 0, 1);
+        view.refresh(&t, 0, 1, K2I);
         t.markers.push(MarkerHit {
             marker: Marker::CallEnd,
             offset: 1,
             call: Some(0),
         });
-        view.refresh(&t, 0, 1);
-        assert_eq!(view.iter().cloned().collect::<Vec<_>>(), build(&t, 0, 1));
+        view.refresh(&t, 0, 1, K2I);
+        assert_eq!(
+            view.iter().cloned().collect::<Vec<_>>(),
+            build(&t, 0, 1, K2I)
+        );
     }
 }

@@ -66,7 +66,8 @@ fn prepare_inspector(app: &mut App, area: Rect) {
     };
     let total = app.traces.len();
     // The view appends what arrived since the last frame; it never rebuilds a growing trace.
-    app.inspector_view.refresh(&app.traces[i].read(), i, total);
+    app.inspector_view
+        .refresh(&app.traces[i].read(), i, total, app.template);
     let lines = &app.inspector_view;
     if let Some(call) = app.inspector.jump_to_call.take() {
         match inspector::line_of_call(&app.traces[i].read(), lines.iter(), call) {

@@ -381,6 +381,82 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
 }
 
 #[test]
+fn an_interrupted_answer_keeps_its_reasoning_saved_restored_and_folded() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app();
+    let id = a.session.as_ref().expect("session").id.clone();
+    enter(&mut a, &store, "Weather in Paris?");
+    apply(
+        &mut a,
+        &store,
+        AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
+    );
+    // Killed while still thinking: the reasoning alone is worth saving.
+    for piece in ["The user asks ", "about \u{1b}[31mParis."] {
+        let e = EngineEvent::Stream(StreamEvent::Reasoning(piece.into()));
+        apply(&mut a, &store, AppEvent::Engine(e));
+    }
+    a.last_save = Some(std::time::Instant::now() - std::time::Duration::from_millis(1100));
+    assert_eq!(apply(&mut a, &store, AppEvent::Tick), 1);
+    let p = &store.load(&id).expect("loads").partial;
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert_eq!(
+        p[0].reasoning_content,
+        "The user asks about \u{1b}[31mParis."
+    );
+    assert_eq!(p[0].content, "");
+    // Then the answer starts: both are kept, apart.
+    let e = EngineEvent::Stream(StreamEvent::Text("Sunny.".into()));
+    apply(&mut a, &store, AppEvent::Engine(e));
+    a.last_save = Some(std::time::Instant::now() - std::time::Duration::from_millis(1100));
+    assert_eq!(apply(&mut a, &store, AppEvent::Tick), 1);
+    let s = store.load(&id).expect("loads");
+    let p = &s.partial[0];
+    assert_eq!(
+        (p.reasoning_content.as_str(), p.content.as_str()),
+        ("The user asks about \u{1b}[31mParis.", "Sunny.")
+    );
+
+    // Resumed: the reasoning is in its cell, over and folded, never in the answer.
+    let mut b = app();
+    saved::restore(&mut b, s.clone());
+    let Some(Entry::Assistant(t)) = b.entries.get(1) else {
+        panic!("{:?}", kinds(&b))
+    };
+    assert_eq!(t.state, TurnState::Interrupted);
+    assert_eq!(t.markdown.text(), "Sunny.");
+    assert_eq!(
+        t.reasoning.text(),
+        "The user asks about Paris.",
+        "sanitized"
+    );
+    assert!(!t.reasoning.live() && !b.reasoning_open);
+    let cell = kimi_ui::ui::reasoning::lines(
+        &t.reasoning,
+        b.reasoning_open,
+        60,
+        std::time::Instant::now(),
+    );
+    assert_eq!(cell.len(), 1, "folded to its header: {cell:?}");
+    // Saved again as it was, and exported in a collapsed block.
+    let out = dir.path().join("out.md");
+    saved::export_to(&mut b, true, Some(out.to_str().expect("utf-8")));
+    let md = std::fs::read_to_string(&out).expect("exported");
+    assert!(
+        md.contains("<summary>Reasoning</summary>")
+            && md.contains("about")
+            && md.contains("Sunny."),
+        "{md}"
+    );
+    let again = tempfile::tempdir().expect("tmp");
+    let image = SessionStore::new(again.path());
+    std::fs::copy(store.journal_path(&id), image.journal_path(&id)).expect("copy");
+    enter(&mut b, &image, "Go on");
+    assert_eq!(image.load(&id).expect("loads").partial, s.partial);
+}
+
+#[test]
 fn a_session_left_without_an_answer_is_marked_interrupted() {
     let mut s = Session::new("local", Mode::Raw, "m", "http://h/v1");
     s.messages = vec![Message::user("hello?")];

@@ -127,6 +127,37 @@ fn reasoning_streams_into_its_cell_and_folds_when_the_answer_starts() {
     assert!(!screen(&mut a, 60, 12).contains("I know this."));
 }
 
+/// The seconds in a live header `Thinking… 1.2s`.
+fn thinking_secs(screen: &str) -> Option<f64> {
+    let rest = &screen[screen.find("Thinking… ")? + "Thinking… ".len()..];
+    rest[..rest.find('s')?].parse().ok()
+}
+
+#[test]
+fn the_live_timer_counts_up_between_deltas_and_stops_when_folded() {
+    let mut a = app();
+    engine(&mut a, EngineEvent::RoundStarted { round: 1 });
+    stream(&mut a, StreamEvent::Reasoning("A long thought.".into()));
+    let s = screen(&mut a, 60, 12);
+    assert!(thinking_secs(&s).is_some_and(|t| t < 1.0), "{s}");
+    // No delta for over a second: the ticker alone moves the timer (it lays the cell out
+    // again once a second, not at every 100 ms tick).
+    std::thread::sleep(Duration::from_millis(1100));
+    update(&mut a, AppEvent::Tick);
+    let rev = turn(&a).rev;
+    update(&mut a, AppEvent::Tick);
+    assert_eq!(turn(&a).rev, rev, "at most one layout a second");
+    assert!(a.dirty);
+    let s = screen(&mut a, 60, 12);
+    assert!(thinking_secs(&s).is_some_and(|t| t >= 1.0), "{s}");
+    // Folded: the ticks no longer touch the cell.
+    stream(&mut a, StreamEvent::Text("Done.".into()));
+    let rev = turn(&a).rev;
+    std::thread::sleep(Duration::from_millis(1000));
+    update(&mut a, AppEvent::Tick);
+    assert_eq!(turn(&a).rev, rev);
+}
+
 #[test]
 fn reasoning_moved_out_of_the_answer_leaves_it_once() {
     // A server without a reasoning parser: the client moves the text shown before `</think>`.
