@@ -56,6 +56,10 @@ impl ReasoningLayout {
             bytes: r.text().len(),
         };
         if self.key == Some(key) {
+            // The live header's elapsed time moves with the clock alone (the app ticks it).
+            if key.live {
+                self.head = reasoning::head(r, open, now);
+            }
             return;
         }
         let text = r.text();

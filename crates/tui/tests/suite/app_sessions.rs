@@ -425,7 +425,7 @@ fn an_interrupted_answer_keeps_its_reasoning_saved_restored_and_folded() {
         panic!("{:?}", kinds(&b))
     };
     assert_eq!(t.state, TurnState::Interrupted);
-    assert_eq!(t.markdown.text(), "Sunny.");
+    assert_eq!(t.text(), "Sunny.");
     assert_eq!(
         t.reasoning.text(),
         "The user asks about Paris.",
