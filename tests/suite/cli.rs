@@ -17,7 +17,7 @@ fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-fn run(args: &[&str], stdin: Option<&str>) -> Output {
+pub(super) fn run(args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = bin()
         .args(args)
         .stdin(Stdio::piped())

@@ -3,33 +3,14 @@
 //! family parser case, as other programs call them.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use kimi_protocol::request::RenderRequest;
 use kimi_protocol::{Template, render};
 use serde_json::{Value, json};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
-}
-
-fn run(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = bin()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary runs");
-    let mut pipe = child.stdin.take().expect("stdin");
-    if let Some(s) = stdin {
-        pipe.write_all(s.as_bytes()).expect("write stdin");
-    }
-    drop(pipe);
-    child.wait_with_output().expect("binary exits")
-}
+use super::cli::run;
 
 fn fixtures(rel: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -14,7 +14,10 @@ use kimi_core::tools::Toolbox;
 use kimi_mock::{MockOptions, MockServer};
 use kimi_protocol::Mode;
 
-fn turn(c: &mut Criterion) {
+/// One turn in `mode`, bench `name`. In chat mode each `content` delta carries one byte: what the
+/// chat path (the reasoning and content channels, the `</think>` watch, the marker parser)
+/// costs per event.
+fn bench_turn(c: &mut Criterion, mode: Mode, name: &str) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -25,11 +28,11 @@ fn turn(c: &mut Criterion) {
         ..MockOptions::default()
     };
     let server = rt.block_on(MockServer::start(opts, 0)).expect("mock");
-    let ep = Endpoint::new(Mode::Raw, &server.base_url(), "moonshotai/Kimi-K2-Instruct");
+    let ep = Endpoint::new(mode, &server.base_url(), "moonshotai/Kimi-K2-Instruct");
     let backend = Backend::new(ep).expect("client");
     let mut g = c.benchmark_group("agent");
     g.measurement_time(Duration::from_secs(5));
-    g.bench_function("turn_650_events", |b| {
+    g.bench_function(name, |b| {
         b.iter(|| {
             rt.block_on(async {
                 let mut agent = Agent::spawn(
@@ -62,58 +65,12 @@ fn turn(c: &mut Criterion) {
     rt.block_on(server.shutdown());
 }
 
-/// The same turn in chat mode, one byte per `content` delta: what the chat path (the reasoning
-/// and content channels, the `</think>` watch, the marker parser) costs per event.
+fn turn(c: &mut Criterion) {
+    bench_turn(c, Mode::Raw, "turn_650_events");
+}
+
 fn chat_turn(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let opts = MockOptions {
-        chunk_bytes: Some(1),
-        ..MockOptions::default()
-    };
-    let server = rt.block_on(MockServer::start(opts, 0)).expect("mock");
-    let ep = Endpoint::new(
-        Mode::Chat,
-        &server.base_url(),
-        "moonshotai/Kimi-K2-Instruct",
-    );
-    let backend = Backend::new(ep).expect("client");
-    let mut g = c.benchmark_group("agent");
-    g.measurement_time(Duration::from_secs(5));
-    g.bench_function("chat_turn_650_events", |b| {
-        b.iter(|| {
-            rt.block_on(async {
-                let mut agent = Agent::spawn(
-                    AgentInit {
-                        backend: backend.clone(),
-                        toolbox: Toolbox::default(),
-                        max_rounds: 1,
-                        system_prompt: None,
-                        conversation: Vec::new(),
-                        traces: Vec::new(),
-                    },
-                    EVENT_QUEUE,
-                );
-                agent.send(Op::UserTurn {
-                    text: "Tell me about Rust.".into(),
-                });
-                let mut events = 0u32;
-                while let Some(e) = agent.events.recv().await {
-                    events += 1;
-                    if matches!(e, EngineEvent::TurnDone { .. }) {
-                        break;
-                    }
-                }
-                agent.send(Op::Shutdown);
-                assert!(events > 600, "{events}");
-            })
-        })
-    });
-    g.finish();
-    rt.block_on(server.shutdown());
+    bench_turn(c, Mode::Chat, "chat_turn_650_events");
 }
 
 criterion_group!(benches, turn, chat_turn);

@@ -63,25 +63,17 @@ fn reasoning_for(reply: &Reply) -> String {
 
 /// The marker text of `reply`'s calls, space-separated as reasoning parsers leave it.
 fn spaced_markers(reply: &Reply, ids: &[Option<String>]) -> String {
-    let mut s = String::from(" <|tool_calls_section_begin|>");
-    for (i, c) in reply.calls.iter().enumerate() {
-        let id = ids
-            .get(i)
-            .cloned()
-            .flatten()
-            .unwrap_or_else(|| call_id::canonical(&c.name, i));
-        s.push_str(&format!(
-            " <|tool_call_begin|> {id} <|tool_call_argument_begin|> {} <|tool_call_end|>",
-            c.arguments
-        ));
-    }
-    s.push_str(" <|tool_calls_section_end|>");
-    s
+    marker_text(reply, ids, " ")
 }
 
 /// The marker text of `reply`'s calls as the model writes them (no spaces).
 pub fn markers(reply: &Reply, ids: &[Option<String>]) -> String {
-    let mut s = String::from("<|tool_calls_section_begin|>");
+    marker_text(reply, ids, "")
+}
+
+/// Each marker preceded by `sep`, and each id and argument text too.
+fn marker_text(reply: &Reply, ids: &[Option<String>], sep: &str) -> String {
+    let mut s = format!("{sep}<|tool_calls_section_begin|>");
     for (i, c) in reply.calls.iter().enumerate() {
         let id = ids
             .get(i)
@@ -89,11 +81,11 @@ pub fn markers(reply: &Reply, ids: &[Option<String>]) -> String {
             .flatten()
             .unwrap_or_else(|| call_id::canonical(&c.name, i));
         s.push_str(&format!(
-            "<|tool_call_begin|>{id}<|tool_call_argument_begin|>{}<|tool_call_end|>",
+            "{sep}<|tool_call_begin|>{sep}{id}{sep}<|tool_call_argument_begin|>{sep}{}{sep}<|tool_call_end|>",
             c.arguments
         ));
     }
-    s.push_str("<|tool_calls_section_end|>");
+    s.push_str(&format!("{sep}<|tool_calls_section_end|>"));
     s
 }
 
