@@ -271,6 +271,14 @@ async fn event_loop(
                     };
                     tracing::error!(%message, "the agent stopped; starting a new one");
                     agent = spawn(app, backend_in(&backend, app.connection.mode));
+                    // The policy died with the agent: the view must not claim otherwise.
+                    if !app.always_allow.is_empty() {
+                        app.always_allow.clear();
+                        app.notice(
+                            "The agent restarted: tools allowed with `a` will ask again.",
+                            true,
+                        );
+                    }
                     if !app.busy {
                         continue;
                     }
