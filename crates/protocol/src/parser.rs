@@ -170,12 +170,20 @@ impl Parser {
         while let Some(rel) = memchr::memchr(b'<', &bytes[search..]) {
             let lt = search + rel;
             let rest = &bytes[lt..];
-            // Fast path: `<` not followed by `|`, `t` or `/` is text.
-            if rest.len() >= 2 && !matches!(rest[1], b'|' | b't' | b'/') {
+            let at = base + lt as u64;
+            // Fast path: `<` is text unless `<|` (K2 markers), `<t` at byte 0 (`<think>`) or
+            // `</` in the reasoning (`</think>`): the only places a marker may start (rule 5).
+            if rest.len() >= 2
+                && !match rest[1] {
+                    b'|' => true,
+                    b't' => at == 0,
+                    b'/' => self.state == State::Reasoning,
+                    _ => false,
+                }
+            {
                 search = lt + 1;
                 continue;
             }
-            let at = base + lt as u64;
             if let Some(marker) = Marker::at_start(rest).filter(|m| self.allowed(*m, at)) {
                 self.span(&data[start..lt], sink);
                 self.on_marker(marker, base + lt as u64, sink);
