@@ -6,6 +6,19 @@ use unicode_general_category::{GeneralCategory, get_general_category};
 
 use super::json;
 
+/// Python truthiness (`bool(value)`): null, false, 0, and empty strings, lists and objects are
+/// false.
+pub fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
 /// `str(value)`: a string is itself, everything else is its `repr()`.
 pub fn str_of(value: &Value) -> String {
     match value {

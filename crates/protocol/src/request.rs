@@ -132,7 +132,7 @@ impl TryFrom<Value> for RenderRequest {
         let thinking = req
             .get("thinking")
             .map(|v| !matches!(v, Value::Bool(false)));
-        let preserve_thinking = req.get("preserve_thinking").is_some_and(truthy);
+        let preserve_thinking = req.get("preserve_thinking").is_some_and(python::truthy);
         let tools_ts_str = req
             .get("tools_ts_str")
             .and_then(Value::as_str)
@@ -188,7 +188,7 @@ fn message(value: Value, path: &str) -> Result<Message, RequestError> {
     // `{{ name }}` of a truthy non-string prints `str()`; a falsy one falls back to the role.
     match m.get("name") {
         Some(n) if !n.is_string() => {
-            if truthy(n) {
+            if python::truthy(n) {
                 let shown = python::str_of(n);
                 m.insert("name".into(), Value::String(shown));
             } else {
@@ -245,17 +245,6 @@ fn python_str(map: &mut Map<String, Value>, key: &str) {
         && !v.is_string()
     {
         *v = Value::String(python::str_of(v));
-    }
-}
-
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
     }
 }
 

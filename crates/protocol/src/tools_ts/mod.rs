@@ -6,8 +6,9 @@ mod schema;
 
 use serde_json::Value;
 
+use crate::python::truthy;
 pub use schema::Fail;
-use schema::{Registry, parse, parse_object, truthy};
+use schema::{Registry, parse, parse_object};
 
 /// The declaration of `tools` (already deep key-sorted, T1), or `Err(Fail)` when the encoder
 /// gives up (T4) or no tool makes a block (T3): the template then declares the JSON instead.

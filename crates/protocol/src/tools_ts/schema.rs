@@ -93,18 +93,6 @@ impl<'a> Registry<'a> {
     }
 }
 
-/// Python truthiness of a JSON value.
-pub(super) fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
-    }
-}
-
 /// T7: classify and parse any schema.
 pub(super) fn parse<'a>(schema: &'a Value, reg: &mut Registry<'a>) -> Parsed<Node<'a>> {
     let node = |kind| Ok(Node { kind, schema });
@@ -149,7 +137,7 @@ pub(super) fn parse<'a>(schema: &'a Value, reg: &mut Registry<'a>) -> Parsed<Nod
         Some(Value::String(t)) if t == "object" => node(Kind::Object(parse_object(map, reg)?)),
         Some(Value::String(t)) if t == "array" => {
             let item = match map.get("items") {
-                Some(items) if truthy(items) => {
+                Some(items) if python::truthy(items) => {
                     if items.is_array() {
                         return Err(Fail);
                     }
