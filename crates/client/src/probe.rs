@@ -13,7 +13,8 @@ use super::{BackendError, Endpoint};
 /// always streams, or never does, answers it like them), and return the answer in the
 /// non-streaming shape: `choices[0].text` for completions, `choices[0].message` (content and
 /// `tool_calls` put together from their deltas) for chat. A server that answers with plain
-/// JSON anyway is taken as it is.
+/// JSON anyway is taken as it is. The connect timeout and the idle timeout of `ep` apply (the
+/// idle timeout to the headers and again to the whole body, which is read up to a cap).
 pub async fn post_streamed(ep: &Endpoint, path: &str, body: &Value) -> Result<Value, BackendError> {
     let mut body = body.clone();
     if let Some(o) = body.as_object_mut() {
@@ -131,13 +132,6 @@ fn merge_call(into: &mut serde_json::Map<String, Value>, delta: &Value) {
             .to_owned();
         function["arguments"] = Value::String(cur + args);
     }
-}
-
-/// POST `body` to `{base_url}/{path}` (e.g. `completions`) and decode the JSON answer. The
-/// connect timeout and the idle timeout of `ep` apply (the idle timeout to the headers and
-/// again to the whole body, which is read up to a cap).
-pub async fn post_json(ep: &Endpoint, path: &str, body: &Value) -> Result<Value, BackendError> {
-    post(ep, path, body, decode_json).await
 }
 
 fn decode_json(status: u16, url: &str, text: &[u8]) -> Result<Value, BackendError> {
