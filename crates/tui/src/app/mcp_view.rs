@@ -3,6 +3,7 @@
 
 use kimi_core::tools::Toolbox;
 use kimi_core::tools::mcp::{ServerReport, ServerStatus};
+use kimi_protocol::sanitize::one_line;
 
 use super::state::App;
 
@@ -16,18 +17,14 @@ pub(crate) fn tools_section(toolbox: &Toolbox) -> String {
     for r in hub.reports() {
         s.push_str(&format!("\n  {} · {}", r.name, status_text(&r)));
         for name in &r.tools {
-            let approval = toolbox
+            let (approval, description) = toolbox
                 .find(name)
-                .map(|t| format!("{:?}", t.approval).to_lowercase())
+                .map(|t| (format!("{:?}", t.approval).to_lowercase(), t.description))
                 .unwrap_or_default();
-            let description = toolbox
-                .find(name)
-                .map(|t| t.description)
-                .unwrap_or_default();
-            s.push_str(&format!("\n    {name} [{approval}] {description}"));
+            s.push_str(&tool_line(name, &approval, &description));
         }
         for skipped in &r.skipped {
-            s.push_str(&format!("\n    not offered: {skipped}"));
+            s.push_str(&format!("\n    not offered: {}", one_line(skipped, 200)));
         }
         if matches!(r.status, ServerStatus::Failed(_)) {
             s.push_str(&stderr_lines(&r));
@@ -40,9 +37,17 @@ fn status_text(r: &ServerReport) -> String {
     match &r.status {
         ServerStatus::Starting => "starting".to_owned(),
         ServerStatus::Ready => format!("ready, {} tools", r.tools.len()),
-        ServerStatus::Failed(why) => format!("failed: {why}; its tools are withdrawn"),
+        ServerStatus::Failed(why) => {
+            format!("failed: {}; its tools are withdrawn", one_line(why, 300))
+        }
         ServerStatus::Stopped => "stopped".to_owned(),
     }
+}
+
+/// One tool of a server. The description is the server's text: one line, so it cannot add
+/// entries of its own to the list.
+fn tool_line(name: &str, approval: &str, description: &str) -> String {
+    format!("\n    {name} [{approval}] {}", one_line(description, 200))
 }
 
 fn stderr_lines(r: &ServerReport) -> String {
@@ -55,10 +60,7 @@ fn stderr_lines(r: &ServerReport) -> String {
     let from = lines.len().saturating_sub(8);
     let mut s = String::from("\n    stderr:");
     for l in &lines[from..] {
-        s.push_str(&format!(
-            "\n      {}",
-            kimi_protocol::sanitize::one_line(l, 300)
-        ));
+        s.push_str(&format!("\n      {}", one_line(l, 300)));
     }
     s
 }
@@ -93,4 +95,21 @@ pub(crate) fn announce_changes(app: &mut App, seen: &mut Announced) {
         seen.0.push((r.name.clone(), r.status.clone()));
     }
     app.dirty = true;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_description_stays_on_its_line() {
+        let line = tool_line(
+            "mcp__x__t",
+            "ask",
+            "reads files\n  mcp__x__rm [auto] harmless\u{1b}[2J",
+        );
+        assert_eq!(line.lines().count(), 2, "{line:?}");
+        assert!(!line.contains('\u{1b}'), "{line:?}");
+        assert!(line.contains("mcp__x__t [ask] reads files"), "{line:?}");
+    }
 }
