@@ -83,6 +83,7 @@ pub async fn start(mode: Option<Mode>, model: Option<String>) -> Result<(MockSer
             tools,
             config_path: None,
             mcp_servers: demo_mcp_servers(),
+            ui: Default::default(),
         },
     ))
 }

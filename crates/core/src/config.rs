@@ -220,6 +220,31 @@ pub struct Config {
     /// `[[mcp_servers]]` (issue 13).
     #[serde(default)]
     pub mcp_servers: Vec<McpServerConfig>,
+    // Issue 11: how the TUI meets the terminal.
+    /// `theme = "dark" | "light" | "auto"` (auto: asked of the terminal).
+    #[serde(default)]
+    pub theme: ThemeChoice,
+    /// `mouse = true`: wheel scrolling (mouse capture) from the start.
+    #[serde(default)]
+    pub mouse: bool,
+}
+
+/// The `theme` option (issue 11).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThemeChoice {
+    Dark,
+    Light,
+    /// The terminal's background colour decides (OSC 11, then `COLORFGBG`, then dark).
+    #[default]
+    Auto,
+}
+
+/// The TUI's own options from the config file (issue 11): not part of a profile.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UiOptions {
+    pub theme: ThemeChoice,
+    pub mouse: bool,
 }
 
 /// A config problem: where it is and what was expected.
@@ -783,6 +808,8 @@ pub struct Resolved {
     pub config_path: Option<PathBuf>,
     /// `[[mcp_servers]]`, not started yet.
     pub mcp_servers: Vec<McpServerConfig>,
+    /// `theme` and `mouse` (issue 11).
+    pub ui: UiOptions,
 }
 
 // Issue 11: errors say where a value came from.
@@ -867,12 +894,19 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
     for s in &mut mcp_servers {
         s.hidden_env.extend(hidden.iter().cloned());
     }
+    let ui = config
+        .as_ref()
+        .map_or_else(UiOptions::default, |c| UiOptions {
+            theme: c.theme,
+            mouse: c.mouse,
+        });
     Ok(Resolved {
         profile_name,
         profile,
         tools,
         config_path: config.and(path),
         mcp_servers,
+        ui,
     })
 }
 
@@ -949,5 +983,51 @@ mod mcp_tests {
             "{HEAD}\n[[tools]]\nname = \"mcp__other__read\"\ncommand = [\"x\"]\n\n[[mcp_servers]]\nname = \"files\"\ncommand = [\"y\"]\n"
         ))
         .expect("no collision");
+    }
+}
+
+/// `theme` and `mouse` (issue 11).
+#[cfg(test)]
+mod ui_option_tests {
+    use super::*;
+
+    const HEAD: &str = "[profiles.a]\nbase_url = \"http://x/v1\"\n";
+
+    #[test]
+    fn theme_and_mouse_parse_with_defaults_auto_and_off() {
+        let c = Config::parse(Path::new("c.toml"), HEAD).expect("valid");
+        assert_eq!((c.theme, c.mouse), (ThemeChoice::Auto, false));
+        let c = Config::parse(
+            Path::new("c.toml"),
+            &format!("theme = \"light\"\nmouse = true\n{HEAD}"),
+        )
+        .expect("valid");
+        assert_eq!((c.theme, c.mouse), (ThemeChoice::Light, true));
+        let e = Config::parse(Path::new("c.toml"), &format!("theme = \"blue\"\n{HEAD}"))
+            .expect_err("blue is no theme");
+        assert_eq!(e.line, Some(1), "{e}");
+        assert!(
+            e.message.contains("dark") && e.message.contains("auto"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn resolve_carries_the_ui_options() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, format!("theme = \"dark\"\nmouse = true\n{HEAD}")).expect("write");
+        let r = resolve(&Overrides {
+            config: Some(path),
+            ..Default::default()
+        })
+        .expect("resolves");
+        assert_eq!(
+            r.ui,
+            UiOptions {
+                theme: ThemeChoice::Dark,
+                mouse: true
+            }
+        );
     }
 }

@@ -22,6 +22,13 @@ pub(crate) enum SlashCommand {
     },
     Help,
     Quit,
+    // Issue 11: get text out, themes.
+    /// `/copy [N]`, `/copy code [N]`.
+    Copy(super::copy::Target),
+    /// `/mouse [on|off]`; no argument toggles.
+    Mouse(Option<bool>),
+    /// `/theme dark|light`; no argument shows the theme in use.
+    Theme(Option<crate::ui::theme::Theme>),
     /// Not a known command, or bad arguments: the message to show.
     Unknown(String),
 }
@@ -54,6 +61,23 @@ pub(crate) const HELP: &[(&str, &str)] = &[
     ("/help", "keys and commands (F1)"),
     ("/quit", "leave (Ctrl-D on an empty input)"),
     ("//text", "send a message that starts with / (here /text)"),
+    // Issue 11: get text out, themes.
+    (
+        "/copy [N]",
+        "copy the last answer (or the Nth from the top) as Markdown, via OSC 52",
+    ),
+    (
+        "/copy code [N]",
+        "copy the last (or Nth) code block of the latest answer that has one",
+    ),
+    (
+        "/mouse [on|off]",
+        "wheel scrolling (F3); while on, Shift selects text in most terminals",
+    ),
+    (
+        "/theme dark|light",
+        "switch the colours (`theme` in the config: dark, light or auto)",
+    ),
 ];
 
 /// `Some(message)` when `input` is `//text`: the message `/text`, one slash taken off, so a
@@ -109,9 +133,48 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
                 _ => SlashCommand::Unknown("usage: /export [md|json] [PATH]".into()),
             }
         }
+        // Issue 11: get text out, themes.
+        "copy" => copy_command(arg),
+        "mouse" => match arg {
+            "" => SlashCommand::Mouse(None),
+            "on" => SlashCommand::Mouse(Some(true)),
+            "off" => SlashCommand::Mouse(Some(false)),
+            _ => SlashCommand::Unknown("usage: /mouse [on|off]".into()),
+        },
+        "theme" => match arg {
+            "" => SlashCommand::Theme(None),
+            a => match crate::ui::theme::Theme::parse(a) {
+                Some(t) => SlashCommand::Theme(Some(t)),
+                None => SlashCommand::Unknown("usage: /theme dark|light".into()),
+            },
+        },
         "help" => SlashCommand::Help,
         "quit" | "exit" => SlashCommand::Quit,
         other => SlashCommand::Unknown(format!("unknown command /{other}; /help lists them")),
+    })
+}
+
+/// `/copy [N]`, `/copy code [N]`: N counts from 1.
+fn copy_command(arg: &str) -> SlashCommand {
+    use super::copy::Target;
+    let usage = || SlashCommand::Unknown("usage: /copy [N], or /copy code [N] (N from 1)".into());
+    let mut words = arg.split_whitespace();
+    let (code, n) = match (words.next(), words.next(), words.next()) {
+        (None, ..) => (false, None),
+        (Some("code"), None, _) => (true, None),
+        (Some("code"), Some(n), None) => (true, Some(n)),
+        (Some(n), None, _) => (false, Some(n)),
+        _ => return usage(),
+    };
+    let n = match n.map(str::parse::<usize>) {
+        None => None,
+        Some(Ok(n)) if n > 0 => Some(n),
+        Some(_) => return usage(),
+    };
+    SlashCommand::Copy(if code {
+        Target::Code(n)
+    } else {
+        Target::Answer(n)
     })
 }
 
@@ -177,6 +240,53 @@ mod tests {
         assert_eq!(unescape("/etc"), None);
         assert!(matches!(
             parse("/export pdf x"),
+            Some(SlashCommand::Unknown(_))
+        ));
+    }
+
+    #[test]
+    fn copy_mouse_and_theme_parse() {
+        use super::super::copy::Target;
+        use crate::ui::theme::Theme;
+        let copy = |s| match parse(s) {
+            Some(SlashCommand::Copy(t)) => Some(t),
+            _ => None,
+        };
+        assert_eq!(copy("/copy"), Some(Target::Answer(None)));
+        assert_eq!(copy("/copy 3"), Some(Target::Answer(Some(3))));
+        assert_eq!(copy("/copy code"), Some(Target::Code(None)));
+        assert_eq!(copy("/copy  code  2"), Some(Target::Code(Some(2))));
+        for bad in [
+            "/copy 0",
+            "/copy -1",
+            "/copy x",
+            "/copy code x",
+            "/copy 1 2",
+            "/copy code 1 2",
+        ] {
+            assert!(
+                matches!(parse(bad), Some(SlashCommand::Unknown(m)) if m.starts_with("usage: /copy")),
+                "{bad}"
+            );
+        }
+        assert_eq!(parse("/mouse"), Some(SlashCommand::Mouse(None)));
+        assert_eq!(parse("/mouse on"), Some(SlashCommand::Mouse(Some(true))));
+        assert_eq!(parse("/mouse off"), Some(SlashCommand::Mouse(Some(false))));
+        assert!(matches!(
+            parse("/mouse maybe"),
+            Some(SlashCommand::Unknown(_))
+        ));
+        assert_eq!(
+            parse("/theme light"),
+            Some(SlashCommand::Theme(Some(Theme::Light)))
+        );
+        assert_eq!(
+            parse("/theme dark"),
+            Some(SlashCommand::Theme(Some(Theme::Dark)))
+        );
+        assert_eq!(parse("/theme"), Some(SlashCommand::Theme(None)));
+        assert!(matches!(
+            parse("/theme auto"),
             Some(SlashCommand::Unknown(_))
         ));
     }

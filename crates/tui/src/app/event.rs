@@ -11,6 +11,8 @@ pub enum AppEvent {
     Engine(EngineEvent),
     /// Time passes (spinners, elapsed times); only redraws when something is animated.
     Tick,
+    /// The editor `Ctrl-G` opened has exited: the edited draft, or why the draft stays.
+    Edited(Result<String, String>),
 }
 
 /// What `update` asks the event loop to do: the things that need the runtime.
@@ -29,6 +31,18 @@ pub enum Effect {
         path: Option<String>,
     },
     Quit,
+    // Issue 11: get text out, compose.
+    /// Put `text` on the clipboard (OSC 52); `what` names it in the confirmation
+    /// ("answer 3").
+    Copy {
+        text: String,
+        what: String,
+    },
+    /// Mouse capture on or off.
+    Mouse(bool),
+    /// Suspend the screen, edit this draft in `$VISUAL`/`$EDITOR`, answer with
+    /// [`AppEvent::Edited`].
+    Editor(String),
 }
 
 #[cfg(test)]

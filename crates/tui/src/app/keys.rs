@@ -83,6 +83,11 @@ pub(crate) enum Action {
     Undo,
     /// Ctrl-Y: put back what Ctrl-U, Ctrl-K or Ctrl-W deleted.
     Yank,
+    // Issue 11: get text out, compose.
+    /// Wheel scrolling (mouse capture) on or off.
+    ToggleMouse,
+    /// The draft in `$VISUAL` / `$EDITOR`.
+    OpenEditor,
 }
 
 /// One key: its code and the modifiers it needs (more may be held).
@@ -269,7 +274,7 @@ pub(crate) const TABLE: &[Row] = &[
     Row {
         context: Input,
         keys: "PgUp / PgDn, wheel",
-        help: "scroll the transcript",
+        help: "scroll the transcript (the wheel while /mouse is on)",
         hint: None,
         binds: &[(k(PgUp), PageUp), (k(PgDn), PageDown)],
     },
@@ -312,6 +317,21 @@ pub(crate) const TABLE: &[Row] = &[
         help: "show / hide the reasoning of thinking models",
         hint: Some((2, "F2", "reasoning")),
         binds: &[(k(F(2)), ToggleReasoning)],
+    },
+    // Issue 11: get text out, compose.
+    Row {
+        context: Input,
+        keys: "F3",
+        help: "wheel scrolling on / off (/mouse); off, the terminal selects text",
+        hint: None,
+        binds: &[(k(F(3)), ToggleMouse)],
+    },
+    Row {
+        context: Input,
+        keys: "Ctrl-G",
+        help: "edit the draft in $VISUAL / $EDITOR (else vi)",
+        hint: None,
+        binds: &[(ctrl('g'), OpenEditor)],
     },
     Row {
         context: Input,

@@ -4,8 +4,12 @@
 //! them); a frame is drawn only when something changed, at most ~60 times
 //! a second, so a burst of tokens costs one redraw.
 
+pub mod background;
+pub mod clipboard;
 pub(crate) mod commands;
+pub(crate) mod copy;
 pub(crate) mod dialog;
+pub mod editor;
 mod error;
 pub mod event;
 mod journal_sync;
@@ -21,6 +25,7 @@ mod resume;
 pub mod saved;
 pub mod state;
 pub(crate) mod terminal;
+mod toggles;
 pub mod update;
 mod view;
 
@@ -34,7 +39,7 @@ use crate::ui;
 pub use error::AppError;
 use event::{AppEvent, Effect};
 use kimi_client::Backend;
-use kimi_core::config::Resolved;
+use kimi_core::config::{Resolved, ThemeChoice};
 use kimi_core::engine::{Agent, AgentHandle, AgentInit, EVENT_QUEUE, EngineEvent, Op};
 use kimi_core::session::{Session, SessionStore};
 use kimi_core::tools::Toolbox;
@@ -93,6 +98,7 @@ where
     // Everything that can fail on configuration fails here, before the terminal is taken.
     let (resolved, keep_alive) = setup.await.map_err(|e| AppError::Setup(e.into()))?;
     let origin = resolved.origin();
+    let ui_options = resolved.ui;
     let Resolved {
         profile_name,
         profile,
@@ -146,7 +152,15 @@ where
         app.notice(n, false);
     }
     tracing::info!(demo, "starting the TUI");
-    let mut guard = terminal::TerminalGuard::enter().map_err(AppError::Terminal)?;
+    // Issue 11: mouse capture only when asked for; the theme, asked of the terminal for auto.
+    app.mouse = ui_options.mouse;
+    let auto = ui_options.theme == ThemeChoice::Auto;
+    let mut guard = terminal::TerminalGuard::enter(app.mouse, auto).map_err(AppError::Terminal)?;
+    app.theme = match ui_options.theme {
+        ThemeChoice::Dark => ui::theme::Theme::Dark,
+        ThemeChoice::Light => ui::theme::Theme::Light,
+        ThemeChoice::Auto => guard.detected_theme.unwrap_or_default(),
+    };
     let mcp = toolbox.mcp().cloned();
     app.keyboard_enhanced = guard.keyboard_enhanced;
     app.no_color = crate::ui::no_color::requested();
@@ -303,7 +317,11 @@ async fn event_loop(
             _ = tokio::time::sleep(wait) => continue,
         };
         let effects = update::update(app, event);
-        run_effects(app, effects, &agent, store);
+        let mut io = TermIo {
+            terminal: &mut *terminal,
+            events: &mut term_events,
+        };
+        run_effects(app, effects, &agent, store, &mut io);
         // Drain what else is queued (a burst of tokens) before the next frame. Effects run after
         // each event, against the state that asked for them: a save asked for by the last
         // message of a turn writes it even when `Cleared` follows in the same burst.
@@ -311,7 +329,7 @@ async fn event_loop(
             match agent.events.try_recv() {
                 Ok(e) => {
                     let effects = update::update(app, AppEvent::Engine(e));
-                    run_effects(app, effects, &agent, store);
+                    run_effects(app, effects, &agent, store, &mut io);
                 }
                 Err(_) => break,
             }
@@ -327,11 +345,18 @@ async fn event_loop(
     Ok(())
 }
 
+/// What the effects that use the terminal itself need: `/copy`, `/mouse`, `Ctrl-G`.
+struct TermIo<'a> {
+    terminal: &'a mut terminal::Term,
+    events: &'a mut crossterm::event::EventStream,
+}
+
 fn run_effects(
     app: &mut App,
     effects: Vec<Effect>,
     agent: &AgentHandle,
     store: Option<&SessionStore>,
+    io: &mut TermIo<'_>,
 ) {
     for fx in effects {
         match fx {
@@ -344,8 +369,61 @@ fn run_effects(
             Effect::SaveSession => saved::save(app, store),
             Effect::Export { markdown, path } => saved::export_to(app, markdown, path.as_deref()),
             Effect::Quit => app.should_quit = true,
+            // Issue 11: get text out, compose.
+            Effect::Copy { text, what } => copied(app, &text, &what),
+            Effect::Mouse(on) => {
+                if let Err(e) = terminal::set_mouse(on) {
+                    app.notice(format!("Cannot switch mouse capture: {e}"), true);
+                }
+            }
+            Effect::Editor(draft) => {
+                let result = edit_in_editor(io, app.mouse, &draft);
+                let effects = update::update(app, AppEvent::Edited(result));
+                run_effects(app, effects, agent, store, io);
+            }
         }
     }
+}
+
+/// `/copy`: the OSC 52 sequence written, and said so.
+fn copied(app: &mut App, text: &str, what: &str) {
+    match clipboard::write(text) {
+        Ok(()) => {
+            let tmux = if clipboard::in_tmux() {
+                " (in tmux: with `set -g set-clipboard on` or `allow-passthrough on`)"
+            } else {
+                ""
+            };
+            app.notice(
+                format!(
+                    "Copied {what}: {} chars, via OSC 52{tmux}.",
+                    clipboard::thousands(text.chars().count())
+                ),
+                false,
+            );
+        }
+        Err(e) => app.notice(format!("Cannot copy {what}: {e}"), true),
+    }
+}
+
+/// `Ctrl-G`: the input reader stopped (it would steal the editor's keys), the screen handed
+/// over, the editor run, all of it taken back whatever happened.
+fn edit_in_editor(io: &mut TermIo<'_>, mouse: bool, draft: &str) -> Result<String, String> {
+    // Dropping the stream stops its reader thread; polling once waits until that thread has
+    // let go of the terminal (it holds crossterm's reader lock while it waits).
+    drop(std::mem::replace(
+        io.events,
+        crossterm::event::EventStream::new(),
+    ));
+    let _ = crossterm::event::poll(Duration::ZERO);
+    let result = match terminal::suspend() {
+        Ok(()) => editor::run(draft),
+        Err(e) => Err(format!("cannot hand the terminal to the editor: {e}")),
+    };
+    if let Err(e) = terminal::resume(io.terminal, mouse) {
+        tracing::error!(error = %e, "cannot take the terminal back from the editor");
+    }
+    result
 }
 
 /// The backend in the mode the view shows (the agent may have switched it).

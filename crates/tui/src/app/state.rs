@@ -414,6 +414,12 @@ pub struct App {
     pub template: kimi_protocol::Template,
     /// `thinking` as the profile or `/thinking` set it; `None`: the model's default (on).
     pub thinking: Option<bool>,
+    // Issue 11, getting text out and themes (`/mouse`, `/theme`).
+    /// Mouse capture is on: the wheel scrolls the app (the terminal's own selection then
+    /// needs Shift). Off by default so that selecting text just works.
+    pub mouse: bool,
+    /// The colours the frame is drawn in (`theme` in the config, `/theme`).
+    pub theme: crate::ui::theme::Theme,
 }
 
 impl App {
@@ -469,6 +475,8 @@ impl App {
             journal: Default::default(),
             special_tokens_warned: false,
             neutralize_tool_markers: false,
+            mouse: false,
+            theme: Default::default(),
         }
     }
 

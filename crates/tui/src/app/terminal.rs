@@ -25,6 +25,8 @@ pub(crate) struct TerminalGuard {
     pub terminal: Term,
     /// The terminal took the keyboard enhancement flags: Shift-Enter reaches the app.
     pub keyboard_enhanced: bool,
+    /// `theme = "auto"`: the theme the terminal's background asks for (see `background`).
+    pub detected_theme: Option<crate::ui::theme::Theme>,
 }
 
 /// How long startup waits for the terminal to answer the keyboard protocol query. Terminals
@@ -84,7 +86,9 @@ fn restore() {
 }
 
 impl TerminalGuard {
-    pub fn enter() -> io::Result<TerminalGuard> {
+    /// Take the terminal: mouse capture only when `mouse` (off, the terminal's own selection
+    /// works); `detect_theme` asks the terminal for its background first.
+    pub fn enter(mouse: bool, detect_theme: bool) -> io::Result<TerminalGuard> {
         // A panic on this thread ends the app: it must leave a usable shell behind, so restore
         // first, then report. A panic on another thread (a task's: the turn's is caught and
         // reported as a failed turn) leaves the app running: the screen stays as it is, and
@@ -102,13 +106,14 @@ impl TerminalGuard {
             }
         }));
         enable_raw_mode()?;
+        // Before anything reads the terminal: the replies must not reach crossterm as keys.
+        let detected_theme = detect_theme.then(super::background::detect);
         let mut stdout = io::stdout();
-        if let Err(e) = execute!(
-            stdout,
-            EnterAlternateScreen,
-            EnableBracketedPaste,
-            EnableMouseCapture
-        ) {
+        if let Err(e) = execute!(stdout, EnterAlternateScreen, EnableBracketedPaste) {
+            restore();
+            return Err(e);
+        }
+        if mouse && let Err(e) = set_mouse(true) {
             restore();
             return Err(e);
         }
@@ -117,6 +122,7 @@ impl TerminalGuard {
             Ok(terminal) => Ok(TerminalGuard {
                 terminal,
                 keyboard_enhanced,
+                detected_theme,
             }),
             Err(e) => {
                 restore();
@@ -124,6 +130,50 @@ impl TerminalGuard {
             }
         }
     }
+}
+
+// Issue 11: `/mouse` and `Ctrl-G` (the editor gets the terminal).
+
+/// Mouse capture on (the wheel scrolls the app) or off (the terminal selects text).
+pub(crate) fn set_mouse(on: bool) -> io::Result<()> {
+    if on {
+        execute!(io::stdout(), EnableMouseCapture)
+    } else {
+        execute!(io::stdout(), DisableMouseCapture)
+    }
+}
+
+/// Hand the terminal to another program (the editor): the main screen, cooked mode, no mouse,
+/// paste or keyboard flags. The caller has stopped the input reader.
+pub(crate) fn suspend() -> io::Result<()> {
+    if KEYBOARD_PUSHED.load(Ordering::SeqCst) {
+        execute!(io::stdout(), PopKeyboardEnhancementFlags)?;
+    }
+    execute!(
+        io::stdout(),
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    )?;
+    disable_raw_mode()
+}
+
+/// Take the terminal back after [`suspend`], as [`TerminalGuard::enter`] had it, and have the
+/// next frame drawn whole.
+pub(crate) fn resume(terminal: &mut Term, mouse: bool) -> io::Result<()> {
+    enable_raw_mode()?;
+    execute!(io::stdout(), EnterAlternateScreen, EnableBracketedPaste)?;
+    if mouse {
+        set_mouse(true)?;
+    }
+    if KEYBOARD_PUSHED.load(Ordering::SeqCst) {
+        execute!(
+            io::stdout(),
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+    }
+    terminal.clear()
 }
 
 impl Drop for TerminalGuard {

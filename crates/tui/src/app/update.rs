@@ -35,6 +35,7 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
     match event {
         AppEvent::Terminal(e) => terminal(app, e, fx),
         AppEvent::Engine(e) => engine(app, e, fx),
+        AppEvent::Edited(result) => super::editor::finished(app, result),
         AppEvent::Tick => {
             if saved::partial_due(app, Instant::now()) {
                 fx.push(Effect::SaveSession);
@@ -154,6 +155,9 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::ToggleCall) => toggle_pane(app),
         Some(Action::ToggleInspector) => toggle_inspector(app),
         Some(Action::ToggleReasoning) => super::reasoning_update::toggle(app),
+        // Issue 11: get text out, compose.
+        Some(Action::ToggleMouse) => super::toggles::mouse(app, None, fx),
+        Some(Action::OpenEditor) => super::editor::open(app, fx),
         Some(Action::NewLine) => app.input.insert_newline(),
         Some(a) if edit(&mut app.input, a) => {}
         Some(Action::Send) => submit(app, fx),
@@ -845,6 +849,10 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             start_turn(app, fx, Op::Retry);
         }
         SlashCommand::Export { markdown, path } => fx.push(Effect::Export { markdown, path }),
+        // Issue 11: get text out, themes.
+        SlashCommand::Copy(target) => super::copy::copy(app, target, fx),
+        SlashCommand::Mouse(on) => super::toggles::mouse(app, on, fx),
+        SlashCommand::Theme(theme) => super::toggles::theme(app, theme),
         SlashCommand::Unknown(msg) => app.notice(msg, true),
     }
 }

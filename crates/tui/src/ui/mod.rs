@@ -15,6 +15,7 @@ pub mod renderable;
 pub mod special;
 pub mod status;
 pub(crate) mod style;
+pub mod theme;
 pub mod tool_pane;
 pub mod transcript;
 pub mod width;
@@ -108,6 +109,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     if app.help_open {
         help::render(frame, frame.area(), app.help_scroll, app.keyboard_enhanced);
     }
+    theme::apply(frame.buffer_mut(), app.theme);
     if app.no_color {
         no_color::strip(frame.buffer_mut());
     }

@@ -56,6 +56,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         Span::styled(format!("│ {state} "), Style::default().fg(Color::Yellow)),
         always_allowed(app),
         queued(app),
+        mouse_span(app),
         Span::styled(format!("│ {usage} "), Style::default().fg(Color::DarkGray)),
         mcp_span(app),
         Span::styled(
@@ -81,6 +82,15 @@ fn always_allowed(app: &App) -> Span<'static> {
         ),
         Style::default().fg(Color::Green),
     )
+}
+
+/// `│ mouse ` while wheel scrolling is on (issue 11): the terminal's own selection then needs
+/// Shift, which the user must be able to see.
+fn mouse_span(app: &App) -> Span<'static> {
+    if !app.mouse {
+        return Span::raw("");
+    }
+    Span::styled("│ mouse ", Style::default().fg(Color::Cyan))
 }
 
 /// Messages waiting for the turn to end.

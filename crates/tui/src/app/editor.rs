@@ -1,0 +1,185 @@
+//! `Ctrl-G`: the draft in `$VISUAL`, else `$EDITOR`, else `vi`, as in Codex CLI and git. The
+//! command line is split into words (`shell-words`: quotes as a shell has them, but no shell
+//! runs, so nothing in it is expanded or executed), the draft goes to a private temporary file
+//! (0600) whose path is the last argument, and what the file holds when the editor exits well
+//! becomes the draft. The event loop suspends the screen around [`run`].
+
+use std::io::Write as _;
+use std::process::Command;
+
+use super::event::Effect;
+use super::state::{App, new_input};
+
+/// The editor's argv from `$VISUAL` and `$EDITOR` (the first that is set and not blank), or
+/// `vi`.
+pub fn argv(visual: Option<&str>, editor: Option<&str>) -> Result<Vec<String>, String> {
+    let (var, line) = match (visual, editor) {
+        (Some(v), _) if !v.trim().is_empty() => ("VISUAL", v),
+        (_, Some(e)) if !e.trim().is_empty() => ("EDITOR", e),
+        _ => return Ok(vec!["vi".to_owned()]),
+    };
+    let words = shell_words::split(line).map_err(|e| format!("${var} ({line:?}): {e}"))?;
+    if words.is_empty() {
+        return Ok(vec!["vi".to_owned()]);
+    }
+    Ok(words)
+}
+
+/// The editor's argv from the environment.
+pub fn argv_from_env() -> Result<Vec<String>, String> {
+    let var = |name: &str| std::env::var(name).ok();
+    argv(var("VISUAL").as_deref(), var("EDITOR").as_deref())
+}
+
+/// What the editor left: the file's text with one trailing newline (editors add one) taken off.
+pub fn edited(mut text: String) -> String {
+    if text.ends_with('\n') {
+        text.pop();
+        if text.ends_with('\r') {
+            text.pop();
+        }
+    }
+    text
+}
+
+/// Edit `draft` with the editor and return the new text, or why the draft stays as it was.
+/// Blocks until the editor exits: the caller has given it the terminal.
+pub fn run(draft: &str) -> Result<String, String> {
+    run_with(&argv_from_env()?, draft)
+}
+
+/// [`run`] with this editor command.
+pub fn run_with(argv: &[String], draft: &str) -> Result<String, String> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err("no editor command".into());
+    };
+    let mut file = tempfile::Builder::new()
+        .prefix("kimi-draft-")
+        .suffix(".md")
+        .tempfile()
+        .map_err(|e| format!("cannot create the draft file: {e}"))?;
+    file.write_all(draft.as_bytes())
+        .and_then(|()| file.flush())
+        .map_err(|e| format!("cannot write the draft file: {e}"))?;
+    let path = file.path().to_owned();
+    let status = Command::new(program)
+        .args(args)
+        .arg(&path)
+        .status()
+        .map_err(|e| format!("cannot start the editor `{program}`: {e}; the draft is unchanged"))?;
+    if !status.success() {
+        return Err(format!(
+            "the editor `{program}` {}; the draft is unchanged",
+            match status.code() {
+                Some(c) => format!("exited with status {c}"),
+                None => "was stopped by a signal".to_owned(),
+            }
+        ));
+    }
+    // Read by path: many editors write a new file and rename it over the old one.
+    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read the draft back: {e}"))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| "the edited draft is not UTF-8 text; the draft is unchanged".to_owned())?;
+    Ok(edited(text))
+}
+
+/// `Ctrl-G` in the input: ask the event loop to run the editor on the draft.
+pub(crate) fn open(app: &mut App, fx: &mut Vec<Effect>) {
+    fx.push(Effect::Editor(app.input.lines().join("\n")));
+}
+
+/// The editor exited: its text replaces the draft (through the paste rules: line endings,
+/// no control sequences, the size cap), or a notice says why the draft stayed.
+pub(crate) fn finished(app: &mut App, result: Result<String, String>) {
+    app.dirty = true;
+    let text = match result {
+        Ok(text) => text,
+        Err(why) => return app.notice(format!("Ctrl-G: {why}."), true),
+    };
+    if let Err(why) = super::paste::check_size(text.len(), 0) {
+        return app.notice(why.replacen("Paste", "Edited draft", 1), true);
+    }
+    let text = super::paste::clean(&text);
+    app.input = new_input();
+    app.input.insert_str(&text);
+    app.history_pos = None;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn visual_wins_then_editor_then_vi() {
+        assert_eq!(argv(Some("nvim"), Some("nano")), Ok(vec!["nvim".into()]));
+        assert_eq!(argv(None, Some("nano")), Ok(vec!["nano".into()]));
+        assert_eq!(argv(Some("  "), Some("nano")), Ok(vec!["nano".into()]));
+        assert_eq!(argv(None, None), Ok(vec!["vi".into()]));
+        assert_eq!(argv(Some(""), Some("")), Ok(vec!["vi".into()]));
+    }
+
+    #[test]
+    fn the_command_is_split_like_a_shell_would_but_nothing_is_expanded() {
+        assert_eq!(
+            argv(Some("code --wait -n"), None),
+            Ok(vec!["code".into(), "--wait".into(), "-n".into()])
+        );
+        assert_eq!(
+            argv(None, Some("'/opt/my editor/bin/ed' -c 'set ft=markdown'")),
+            Ok(vec![
+                "/opt/my editor/bin/ed".into(),
+                "-c".into(),
+                "set ft=markdown".into()
+            ])
+        );
+        // No shell: `$HOME`, `;` and backticks are plain characters of the words.
+        assert_eq!(
+            argv(Some("vi $HOME;rm `x`"), None),
+            Ok(vec!["vi".into(), "$HOME;rm".into(), "`x`".into()])
+        );
+        let err = argv(Some("vi 'unclosed"), None).unwrap_err();
+        assert!(err.contains("$VISUAL"), "{err}");
+    }
+
+    /// A fake editor: a script that records the draft file's mode and content, then rewrites it.
+    #[test]
+    fn the_draft_goes_through_a_private_file_and_comes_back_edited() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tmp");
+        let script = dir.path().join("ed.sh");
+        let seen = dir.path().join("seen");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\nstat -c %a \"$1\" > '{0}'\ncat \"$1\" >> '{0}'\nprintf 'edited\\nline 2\\n' > \"$1\"\n",
+                seen.display()
+            ),
+        )
+        .expect("script");
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let argv = vec![script.display().to_string()];
+        assert_eq!(
+            run_with(&argv, "the draft").as_deref(),
+            Ok("edited\nline 2")
+        );
+        assert_eq!(
+            std::fs::read_to_string(&seen).expect("seen"),
+            "600\nthe draft"
+        );
+        let failed = run_with(&["false".into()], "x").unwrap_err();
+        assert!(
+            failed.contains("status 1") && failed.contains("unchanged"),
+            "{failed}"
+        );
+        let missing = run_with(&["/nonexistent/editor".into()], "x").unwrap_err();
+        assert!(missing.contains("cannot start"), "{missing}");
+    }
+
+    #[test]
+    fn one_trailing_newline_is_trimmed() {
+        assert_eq!(edited("a\nb\n".into()), "a\nb");
+        assert_eq!(edited("a\r\n".into()), "a");
+        assert_eq!(edited("a\n\n".into()), "a\n");
+        assert_eq!(edited("a".into()), "a");
+    }
+}
