@@ -314,7 +314,7 @@ fn help_overlay_scrolled_to_its_end() {
         shown.contains("/quit") && shown.contains("close this help"),
         "{shown}"
     );
-    assert!(shown.contains("of 57 ·"), "{shown}");
+    assert!(shown.contains("of 63 ·"), "{shown}");
     assert!(!shown.contains("send the message"), "{shown}");
     kimi_ui::app::update::update(&mut a, key(KeyCode::Esc));
     assert!(!a.help_open);
@@ -552,4 +552,82 @@ fn styled_inspector_with_marker_badges() {
     a.traces.push(raw_trace().into());
     a.inspector.open = true;
     insta::assert_snapshot!(styled_screen(&mut a, 110, 40));
+}
+
+/// Issue 11: the light theme, for a white background. The same screens as the dark snapshots
+/// above, every colour on the terminal's background replaced by one that reads on white.
+fn light(app: &mut App) {
+    app.theme = ui::theme::Theme::Light;
+}
+
+/// Every foreground on the terminal's own background in `buf` reads on white.
+fn assert_readable_on_white(buf: &ratatui::buffer::Buffer) {
+    use ratatui::style::Color;
+    for cell in buf.content.iter().filter(|c| c.bg == Color::Reset) {
+        let rgb = match cell.fg {
+            Color::Reset | Color::Black => continue,
+            Color::Indexed(n) => ui::theme::rgb_of_indexed(n)
+                .unwrap_or_else(|| panic!("{:?} is the terminal's palette", cell.fg)),
+            Color::Rgb(r, g, b) => (r, g, b),
+            other => panic!("{other:?} on the terminal's background in the light theme"),
+        };
+        let ratio = ui::theme::contrast_with_white(rgb);
+        assert!(
+            ratio >= ui::theme::MIN_CONTRAST,
+            "{:?}: {ratio:.2}",
+            cell.fg
+        );
+    }
+}
+
+fn light_screen(app: &mut App, w: u16, h: u16) -> String {
+    light(app);
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    ui::prepare(app, Rect::new(0, 0, w, h), &ui::markdown::Theme::default());
+    term.draw(|f| ui::draw(f, app)).expect("draw");
+    assert_readable_on_white(term.backend().buffer());
+    styled(term.backend().buffer())
+}
+
+#[test]
+fn styled_light_transcript_with_markdown_code_and_status_bar() {
+    let mut a = app(Mode::Raw);
+    user(&mut a, "How do I read a file in Rust?");
+    assistant(&mut a, ANSWER, TurnState::Streaming);
+    let s = light_screen(&mut a, 80, 26);
+    assert!(s.contains("fg:") && s.contains("+BOLD"), "{s}");
+    // Same text as the dark theme: only colours change.
+    let dark = screen(&mut app_with(ANSWER), 80, 26);
+    let text: Vec<&str> = s.lines().filter(|l| !l.starts_with("    ⟨")).collect();
+    assert_eq!(text.join("\n") + "\n", dark);
+    insta::assert_snapshot!(s);
+}
+
+fn app_with(answer: &str) -> App {
+    let mut a = app(Mode::Raw);
+    user(&mut a, "How do I read a file in Rust?");
+    assistant(&mut a, answer, TurnState::Streaming);
+    a
+}
+
+#[test]
+fn styled_light_approval_dialog() {
+    let args = r#"{"city": 42}"#;
+    let mut a = app(Mode::Raw);
+    user(&mut a, "What's the weather like in Paris?");
+    let t = assistant(&mut a, "Let me check.", TurnState::Done);
+    let mut p = ToolPane::new(0, "functions.get_weather:0".into(), "get_weather".into());
+    p.arguments = args.into();
+    p.state = PaneState::WaitingApproval;
+    t.panes.push(p);
+    a.dialog = Some(ApprovalDialog::new(request(args), None));
+    insta::assert_snapshot!(light_screen(&mut a, 90, 24));
+}
+
+#[test]
+fn styled_light_inspector_with_marker_badges() {
+    let mut a = app(Mode::Raw);
+    a.traces.push(raw_trace().into());
+    a.inspector.open = true;
+    insta::assert_snapshot!(light_screen(&mut a, 110, 40));
 }
