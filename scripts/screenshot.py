@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Renders a `tmux capture-pane -p -e` dump (ANSI colours) to a PNG, for the README.
 
-Usage: python3 scripts/screenshot.py capture.ansi assets/screenshot.png
-Needs Pillow (`pip install pillow`) and the DejaVu Sans Mono font."""
+Usage: python3 scripts/screenshot.py [--light] capture.ansi assets/screenshot.png
+`--light` draws on a white background with dark default text, as a light terminal does (for the
+light theme's screenshot). Needs Pillow (`pip install pillow`) and the DejaVu Sans Mono font."""
 import re
 import sys
 import unicodedata
@@ -65,6 +66,13 @@ def parse(text):
                         bg = PALETTE[c - 100 + 8]
                     elif c == 49:
                         bg = BG
+                    elif c in (38, 48) and i + 4 < len(codes) and codes[i + 1] == 2:
+                        rgb = tuple(codes[i + 2:i + 5])
+                        if c == 38:
+                            fg = rgb
+                        else:
+                            bg = rgb
+                        i += 4
                     elif c in (38, 48) and i + 2 < len(codes) and codes[i + 1] == 5:
                         if c == 38:
                             fg = color256(codes[i + 2])
@@ -83,7 +91,12 @@ def parse(text):
 
 
 def main():
-    src, dst = sys.argv[1], sys.argv[2]
+    global FG, BG
+    args = sys.argv[1:]
+    if args and args[0] == "--light":
+        FG, BG = (30, 30, 30), (255, 255, 255)
+        args = args[1:]
+    src, dst = args[0], args[1]
     rows = parse(open(src, encoding="utf-8").read().rstrip("\n"))
     font, bold = ImageFont.truetype(FONT, SIZE), ImageFont.truetype(BOLD, SIZE)
     cw = int(font.getlength("M"))
