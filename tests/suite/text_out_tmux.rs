@@ -208,3 +208,40 @@ fn a_failing_editor_keeps_the_draft_and_says_why() {
     t.keys(&["C-c"]);
     t.quit();
 }
+
+/// `theme = "auto"` (the demo's): tmux answers OSC 11 with the pane's background (its
+/// `window-style`), and without one only the device attributes, so each fallback is reached.
+#[test]
+fn the_auto_theme_asks_the_terminal_then_colorfgbg_then_is_dark() {
+    let cases = [
+        (Some("bg=white"), "", "light"),
+        (Some("bg=black"), "COLORFGBG='0;15'", "dark"),
+        (None, "COLORFGBG='0;15'", "light"),
+        (None, "COLORFGBG='15;0'", "dark"),
+        (None, "", "dark"),
+    ];
+    for (style, env, expect) in cases {
+        let home = tempfile::tempdir().expect("tmp home");
+        // The app starts once the style is set: its query at startup must see it.
+        let t = Tmux::start_sized(
+            "auto-theme",
+            &format!(
+                "sh -c \"sleep 0.5; exec env -u COLORFGBG {env} {} --demo\"",
+                env!("CARGO_BIN_EXE_kimi-tui")
+            ),
+            home.path(),
+            (100, 30),
+        );
+        if let Some(style) = style {
+            t.run(&["set-option", "-g", "window-style", style]);
+        }
+        t.wait_for(&["kimi-tui", "demo"], "the welcome screen");
+        t.send_line("/theme");
+        let screen = t.wait_for(&["Theme: "], "the theme in use");
+        assert!(
+            screen.contains(&format!("Theme: {expect} (")),
+            "{style:?} {env}: {screen}"
+        );
+        t.quit();
+    }
+}
