@@ -79,7 +79,7 @@ pub(crate) fn pick(app: &App, target: Target) -> Result<(String, String), String
     let has_text = |t: &&str| !t.trim().is_empty();
     match target {
         Target::Answer(None) => {
-            let Some(n) = answers.iter().rposition(|t| has_text(t)) else {
+            let Some(n) = answers.iter().rposition(&has_text) else {
                 return Err("Nothing to copy: no answer has text yet.".into());
             };
             Ok((answers[n].to_owned(), format!("answer {}", n + 1)))

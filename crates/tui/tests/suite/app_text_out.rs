@@ -2,7 +2,7 @@
 //! `/copy code` (numbering, errors, sanitizing, the size cap), `/mouse` and F3, `Ctrl-G` and
 //! the editor's answer, `/theme`.
 
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{Event, KeyCode, KeyModifiers};
 use kimi_ui::app::clipboard::MAX_COPY_BYTES;
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::state::{App, AssistantTurn, Entry, TurnState};
