@@ -373,6 +373,8 @@ fn run_effects(
             Effect::Copy { text, what } => copied(app, &text, &what),
             Effect::Mouse(on) => {
                 if let Err(e) = terminal::set_mouse(on) {
+                    // The status bar must not claim what the terminal did not take.
+                    app.mouse = !on;
                     app.notice(format!("Cannot switch mouse capture: {e}"), true);
                 }
             }
