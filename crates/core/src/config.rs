@@ -220,6 +220,9 @@ pub struct Config {
     /// `[[mcp_servers]]` (issue 13).
     #[serde(default)]
     pub mcp_servers: Vec<McpServerConfig>,
+    /// `history = false`: prompts are not kept across runs (issue 11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<bool>,
 }
 
 /// A config problem: where it is and what was expected.
@@ -783,6 +786,8 @@ pub struct Resolved {
     pub config_path: Option<PathBuf>,
     /// `[[mcp_servers]]`, not started yet.
     pub mcp_servers: Vec<McpServerConfig>,
+    /// Keep the prompt history across runs (`history`, default on; issue 11).
+    pub history: bool,
 }
 
 // Issue 11: errors say where a value came from.
@@ -871,6 +876,10 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
         profile_name,
         profile,
         tools,
+        history: config
+            .as_ref()
+            .and_then(|c| c.history)
+            .unwrap_or(true),
         config_path: config.and(path),
         mcp_servers,
     })

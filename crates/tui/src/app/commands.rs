@@ -22,6 +22,8 @@ pub(crate) enum SlashCommand {
     },
     Help,
     Quit,
+    /// `/sessions`: pick a saved session and resume it in place (issue 11).
+    Sessions,
     /// Not a known command, or bad arguments: the message to show.
     Unknown(String),
 }
@@ -50,6 +52,10 @@ pub(crate) const HELP: &[(&str, &str)] = &[
     (
         "/export [md|json] [PATH]",
         "write the conversation as Markdown or OpenAI-shape JSON (no path: ./kimi-SESSION.md)",
+    ),
+    (
+        "/sessions",
+        "pick a saved session and resume it here (as --session does)",
     ),
     ("/help", "keys and commands (F1)"),
     ("/quit", "leave (Ctrl-D on an empty input)"),
@@ -109,6 +115,7 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
                 _ => SlashCommand::Unknown("usage: /export [md|json] [PATH]".into()),
             }
         }
+        "sessions" => SlashCommand::Sessions,
         "help" => SlashCommand::Help,
         "quit" | "exit" => SlashCommand::Quit,
         other => SlashCommand::Unknown(format!("unknown command /{other}; /help lists them")),
@@ -135,6 +142,7 @@ mod tests {
         );
         assert_eq!(parse("/system"), Some(SlashCommand::System(None)));
         assert_eq!(parse("/retry"), Some(SlashCommand::Retry));
+        assert_eq!(parse("/sessions"), Some(SlashCommand::Sessions));
         assert_eq!(parse("/tools"), Some(SlashCommand::Tools));
         assert_eq!(
             parse("/tools revoke get_weather"),

@@ -29,6 +29,13 @@ pub enum Effect {
         path: Option<String>,
     },
     Quit,
+    // Going back, history and sessions (issue 11).
+    /// Append a sent prompt to the history file (through its writer thread).
+    History(String),
+    /// `/sessions`: list the session store and open the picker on it.
+    ListSessions,
+    /// Resume saved session `id` in place (`Op::Load` for the agent).
+    ResumeSession { id: String },
 }
 
 #[cfg(test)]

@@ -414,6 +414,16 @@ pub struct App {
     pub template: kimi_protocol::Template,
     /// `thinking` as the profile or `/thinking` set it; `None`: the model's default (on).
     pub thinking: Option<bool>,
+    // Going back, history and sessions (issue 11).
+    /// The open picker (earlier messages, saved sessions): it takes the keys.
+    pub picker: Option<super::picker::Picker>,
+    /// Esc was pressed once on an idle, empty input: a second opens the earlier-message picker.
+    pub esc_armed: bool,
+    /// `Ctrl-R`: the history search in progress.
+    pub history_search: Option<super::history_search::HistorySearch>,
+    /// The prompt history file (`history = true` and a data directory): prompts sent are
+    /// added to it; `None` keeps the history for this run only.
+    pub history_file: Option<super::history_file::HistoryFile>,
 }
 
 impl App {
@@ -469,6 +479,10 @@ impl App {
             journal: Default::default(),
             special_tokens_warned: false,
             neutralize_tool_markers: false,
+            picker: None,
+            esc_armed: false,
+            history_search: None,
+            history_file: None,
         }
     }
 
