@@ -876,10 +876,7 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
         profile_name,
         profile,
         tools,
-        history: config
-            .as_ref()
-            .and_then(|c| c.history)
-            .unwrap_or(true),
+        history: config.as_ref().and_then(|c| c.history).unwrap_or(true),
         config_path: config.and(path),
         mcp_servers,
     })

@@ -35,7 +35,9 @@ pub enum Effect {
     /// `/sessions`: list the session store and open the picker on it.
     ListSessions,
     /// Resume saved session `id` in place (`Op::Load` for the agent).
-    ResumeSession { id: String },
+    ResumeSession {
+        id: String,
+    },
 }
 
 #[cfg(test)]

@@ -87,12 +87,18 @@ impl HistoryFile {
     }
 
     /// Open the history at `path`: its entries, and the writer that adds to it.
-    pub fn open(path: PathBuf, secret: Option<String>) -> (HistoryFile, Vec<String>, Option<String>) {
+    pub fn open(
+        path: PathBuf,
+        secret: Option<String>,
+    ) -> (HistoryFile, Vec<String>, Option<String>) {
         let (entries, problem) = match load(&path) {
             Ok(e) => (e, None),
             Err(e) => (
                 Vec::new(),
-                Some(format!("cannot read the prompt history {}: {e}", path.display())),
+                Some(format!(
+                    "cannot read the prompt history {}: {e}",
+                    path.display()
+                )),
             ),
         };
         (HistoryFile::start(path, &entries, secret), entries, problem)

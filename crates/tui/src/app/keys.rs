@@ -471,7 +471,11 @@ pub(crate) const TABLE: &[Row] = &[
         keys: "Enter / Esc q",
         help: "take the selected item / close",
         hint: None,
-        binds: &[(k(Enter), Pick), (k(Esc), ClosePicker), (c('q'), ClosePicker)],
+        binds: &[
+            (k(Enter), Pick),
+            (k(Esc), ClosePicker),
+            (c('q'), ClosePicker),
+        ],
     },
     Row {
         context: HistorySearch,
@@ -488,7 +492,10 @@ pub(crate) const TABLE: &[Row] = &[
         keys: "Enter / Esc",
         help: "searching the history: keep the match in the input / put the draft back",
         hint: None,
-        binds: &[(k(Enter), AcceptHistorySearch), (k(Esc), CancelHistorySearch)],
+        binds: &[
+            (k(Enter), AcceptHistorySearch),
+            (k(Esc), CancelHistorySearch),
+        ],
     },
     Row {
         context: Help,

@@ -47,7 +47,11 @@ pub fn open(app: &mut App) {
         .map(|m| m.text())
         .enumerate()
         .map(|(user_index, text)| PickItem {
-            label: format!("{:>3}  {}", user_index + 1, sanitize::one_line(&text, ROW_CHARS)),
+            label: format!(
+                "{:>3}  {}",
+                user_index + 1,
+                sanitize::one_line(&text, ROW_CHARS)
+            ),
             target: PickTarget::Message { user_index, text },
         })
         .collect();

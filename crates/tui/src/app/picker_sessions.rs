@@ -89,7 +89,10 @@ pub fn open(app: &mut App, list: SessionList) {
 /// A session chosen in the picker.
 pub(super) fn pick(app: &mut App, id: String, fx: &mut Vec<Effect>) {
     if app.busy {
-        return app.notice("A turn is running: switch sessions once it has ended.", true);
+        return app.notice(
+            "A turn is running: switch sessions once it has ended.",
+            true,
+        );
     }
     if app.session.as_ref().is_some_and(|s| s.id == id) && app.saved.is_some() {
         return app.notice("That is the session open now.", false);

@@ -18,9 +18,11 @@ const CHROME: u16 = 3;
 /// columns, as tall as its items need.
 pub fn area(picker: &Picker, area: Rect) -> Rect {
     let width = area.width.saturating_sub(4).clamp(area.width.min(20), 110);
-    let height = picker
-        .desired_height(width)
-        .min(area.height.saturating_sub(2).max(area.height.min(CHROME + 1)));
+    let height = picker.desired_height(width).min(
+        area.height
+            .saturating_sub(2)
+            .max(area.height.min(CHROME + 1)),
+    );
     Rect {
         x: area.x + (area.width.saturating_sub(width)) / 2,
         y: area.y + (area.height.saturating_sub(height)) / 2,
