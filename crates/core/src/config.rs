@@ -221,7 +221,7 @@ pub struct Config {
     #[serde(default)]
     pub mcp_servers: Vec<McpServerConfig>,
     /// `history = false`: prompts are not kept across runs (issue 11).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub history: Option<bool>,
 }
 
@@ -955,5 +955,26 @@ mod mcp_tests {
             "{HEAD}\n[[tools]]\nname = \"mcp__other__read\"\ncommand = [\"x\"]\n\n[[mcp_servers]]\nname = \"files\"\ncommand = [\"y\"]\n"
         ))
         .expect("no collision");
+    }
+}
+
+/// `history` (issue 11).
+#[cfg(test)]
+mod history_tests {
+    use super::*;
+
+    #[test]
+    fn history_is_on_unless_the_file_turns_it_off() {
+        let off = Config::parse(
+            Path::new("c.toml"),
+            "history = false
+",
+        )
+        .expect("parses");
+        assert_eq!(off.history, Some(false));
+        let unset = Config::parse(Path::new("c.toml"), "").expect("parses");
+        assert_eq!(unset.history, None);
+        let bad = Config::parse(Path::new("c.toml"), "history = \"no\"\n").expect_err("a bool");
+        assert!(bad.to_string().contains("history"), "{bad}");
     }
 }

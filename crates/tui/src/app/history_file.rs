@@ -69,6 +69,7 @@ impl HistoryFile {
             last: entries.last().cloned(),
             count: entries.len(),
             failed: false,
+            tail_checked: false,
         };
         let thread = std::thread::Builder::new()
             .name("kimi-history".into())
@@ -143,6 +144,23 @@ impl Drop for HistoryFile {
     }
 }
 
+/// Whether the file at `path` is empty, missing, or ends with a newline.
+fn ends_with_newline(path: &Path) -> io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(true),
+        Err(e) => return Err(e),
+    };
+    if f.metadata()?.len() == 0 {
+        return Ok(true);
+    }
+    f.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8; 1];
+    f.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
+}
+
 /// The writer thread's side.
 struct Writer {
     path: PathBuf,
@@ -151,6 +169,9 @@ struct Writer {
     count: usize,
     /// A write failed: logged once, then the history is kept in memory only.
     failed: bool,
+    /// Whether the file's end was looked at: a line cut short by a crash is ended before the
+    /// first entry of this run, so that the entry is not glued to it.
+    tail_checked: bool,
 }
 
 impl Writer {
@@ -173,8 +194,15 @@ impl Writer {
         }
     }
 
-    fn append(&self, text: &str) -> io::Result<()> {
-        let mut line = serde_json::to_vec(text).map_err(io::Error::other)?;
+    fn append(&mut self, text: &str) -> io::Result<()> {
+        let mut line = Vec::new();
+        if !self.tail_checked {
+            self.tail_checked = true;
+            if !ends_with_newline(&self.path)? {
+                line.push(b'\n');
+            }
+        }
+        line.extend(serde_json::to_vec(text).map_err(io::Error::other)?);
         line.push(b'\n');
         let mut f = kimi_core::private_fs::append(&self.path)?;
         // One write per entry: a crash leaves at most the last line cut short.
