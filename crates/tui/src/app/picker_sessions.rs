@@ -53,8 +53,9 @@ pub fn open(app: &mut App, list: SessionList) {
         .sessions
         .into_iter()
         .map(|s| {
+            // Early in the row: a narrow screen cuts the end.
             let this = if current.as_deref() == Some(s.id.as_str()) {
-                "  (this one)"
+                "(this one)  "
             } else {
                 ""
             };
@@ -64,7 +65,7 @@ pub fn open(app: &mut App, list: SessionList) {
                 format!("{} · {}", one_line(&s.profile, 30), one_line(&s.model, 40))
             };
             let label = format!(
-                "{}  {who}  {} turns  {}  {}{this}",
+                "{}  {this}{who}  {} turns  {}  {}",
                 format_utc_minute(s.updated_unix_ms),
                 s.turns,
                 size_text(s.bytes),
