@@ -448,7 +448,7 @@ pub(crate) const TABLE: &[Row] = &[
     Row {
         context: Input,
         keys: "Esc Esc",
-        help: "on an idle, empty input: pick an earlier message to edit and resend (the conversation is cut before it; the session file keeps what was cut)",
+        help: "idle, empty input: go back to an earlier message, edit, resend",
         hint: None,
         binds: &[(k(Esc), Cancel)],
     },
@@ -480,7 +480,7 @@ pub(crate) const TABLE: &[Row] = &[
     Row {
         context: HistorySearch,
         keys: "Ctrl-R",
-        help: "searching the history: the next older match (typing narrows, Backspace widens)",
+        help: "the next older match (typing narrows, Backspace widens)",
         hint: None,
         binds: &[
             (ctrl('r'), HistorySearchOlder),
@@ -490,7 +490,7 @@ pub(crate) const TABLE: &[Row] = &[
     Row {
         context: HistorySearch,
         keys: "Enter / Esc",
-        help: "searching the history: keep the match in the input / put the draft back",
+        help: "keep the match in the input / put the draft back",
         hint: None,
         binds: &[
             (k(Enter), AcceptHistorySearch),

@@ -95,6 +95,11 @@ pub(super) fn pick(app: &mut App, user_index: usize, text: &str, fx: &mut Vec<Ef
     app.inspector.selected = None;
     app.history_pos = None;
     app.input = new_input();
+    // A message that starts with `/` was typed `//` (see `commands::unescape`): put back as
+    // typed, so that Enter sends it again instead of running a command.
+    if text.starts_with('/') {
+        app.input.insert_char('/');
+    }
     app.input.insert_str(text);
     fx.push(Effect::Agent(Op::Rewind { user_index }));
     app.notice(

@@ -298,3 +298,66 @@ fn the_picker_closes_with_esc_or_ctrl_c_without_cutting_or_quitting() {
     assert!(!fx.contains(&Effect::Quit), "{fx:?}");
     assert_eq!(a.conversation.len(), 4, "nothing was cut");
 }
+
+#[test]
+fn a_message_that_starts_with_a_slash_comes_back_escaped_and_is_sent_again_as_a_message() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app();
+    exchange(&mut a, &store, "//etc/hosts is a file", "yes");
+    assert_eq!(a.conversation[0], Message::user("/etc/hosts is a file"));
+    press(&mut a, &store, KeyCode::Esc);
+    press(&mut a, &store, KeyCode::Esc);
+    press(&mut a, &store, KeyCode::Enter);
+    assert_eq!(draft(&a), "//etc/hosts is a file");
+    let fx = press(&mut a, &store, KeyCode::Enter);
+    assert!(
+        fx.contains(&Effect::Agent(Op::UserTurn {
+            text: "/etc/hosts is a file".into()
+        })),
+        "{fx:?}"
+    );
+}
+
+#[test]
+fn the_picker_is_drawn_over_the_transcript_with_the_selection_marked() {
+    use kimi_ui::ui;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::layout::Rect;
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app();
+    // More messages than the picker has rows at this height: the selection stays in view.
+    for i in 0..12 {
+        exchange(&mut a, &store, &format!("question number {i}"), "ok");
+    }
+    press(&mut a, &store, KeyCode::Esc);
+    press(&mut a, &store, KeyCode::Esc);
+    for _ in 0..10 {
+        press(&mut a, &store, KeyCode::Down);
+    }
+    let (w, h) = (80, 16);
+    update(&mut a, AppEvent::Terminal(Event::Resize(w, h)));
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    ui::prepare(
+        &mut a,
+        Rect::new(0, 0, w, h),
+        &ui::markdown::Theme::default(),
+    );
+    term.draw(|f| ui::draw(f, &a)).expect("draw");
+    let buf = term.backend().buffer();
+    let rows: Vec<String> = (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect())
+        .collect();
+    let screen = rows.join("\n");
+    assert!(screen.contains("Edit an earlier message"), "{screen}");
+    assert!(screen.contains("Esc: close"), "{screen}");
+    let selected: Vec<&String> = rows.iter().filter(|r| r.contains("› ")).collect();
+    assert_eq!(selected.len(), 1, "{screen}");
+    assert!(selected[0].contains("question number 1 "), "{screen}");
+    assert!(
+        !screen.contains("question number 11 "),
+        "scrolled past the newest: {screen}"
+    );
+}
