@@ -87,6 +87,16 @@ fn esc_esc_edits_an_earlier_message_resends_it_and_the_file_keeps_the_cut_part()
     let session = store.load(&list.sessions[0].id).expect("loads");
     assert_eq!(user_messages(&session), ["alpha question, edited"]);
     assert_eq!(list.sessions[0].turns, 1);
+    // `export` writes the conversation after the cut.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .args(["export", &list.sessions[0].id, "--format", "md"])
+        .output()
+        .expect("export runs");
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(md.contains("alpha question, edited"), "{md}");
+    assert!(!md.contains("beta question"), "{md}");
 }
 
 #[test]
@@ -177,4 +187,63 @@ fn sessions_resumes_a_saved_session_in_place() {
         .find(|s| s.id != old)
         .expect("the new one");
     assert_eq!(new.first_line, "in the new session");
+}
+
+/// The TUI on `config` (a file in `home` pointing at `server`), with `KIMI_T_HIST_KEY` set.
+fn configured(name: &str, home: &Path, server: &kimi_mock::MockServer, extra: &str) -> Tmux {
+    let cfg = home.join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "{extra}[profiles.test]\nmode = \"raw\"\nbase_url = \"{}\"\napi_key_env = \"KIMI_T_HIST_KEY\"\n",
+            server.base_url()
+        ),
+    )
+    .expect("config");
+    let t = Tmux::start(
+        name,
+        &format!(
+            "env KIMI_T_HIST_KEY=sk-hist-e2e-secret {} --config {}",
+            env!("CARGO_BIN_EXE_kimi-tui"),
+            cfg.display()
+        ),
+        home,
+    );
+    t.wait_for(&["kimi-tui"], "the welcome screen");
+    t
+}
+
+#[test]
+fn the_api_key_never_reaches_the_history_and_history_false_writes_none() {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let opts = kimi_mock::MockOptions {
+        api_key: Some("sk-hist-e2e-secret".into()),
+        ..kimi_mock::MockOptions::default()
+    };
+    let server = rt
+        .block_on(kimi_mock::MockServer::start(opts, 0))
+        .expect("mock");
+    let home = tempfile::tempdir().expect("tmp home");
+    let t = configured("history-key", home.path(), &server, "");
+    ask(&t, "my key is sk-hist-e2e-secret");
+    ask(&t, "a prompt worth keeping");
+    t.quit();
+    drop(t);
+    let file = home.path().join("data/kimi-tui/history.jsonl");
+    let text = std::fs::read_to_string(&file).expect("the history file");
+    assert!(!text.contains("sk-hist-e2e-secret"), "{text}");
+    assert!(text.contains("a prompt worth keeping"), "{text}");
+
+    let home = tempfile::tempdir().expect("tmp home");
+    let t = configured("history-off", home.path(), &server, "history = false\n");
+    ask(&t, "not for the history");
+    // Up still recalls it in this run.
+    t.keys(&["Up"]);
+    t.wait_until("the prompt recalled", Duration::from_secs(5), |s| {
+        s.matches("not for the history").count() >= 2
+    });
+    t.keys(&["C-c"]);
+    t.quit();
+    assert!(!home.path().join("data/kimi-tui/history.jsonl").exists());
+    rt.block_on(server.shutdown());
 }
