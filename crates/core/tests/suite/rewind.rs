@@ -270,3 +270,28 @@ fn a_cut_to_nothing_leaves_an_empty_conversation_that_grows_again() {
     let s = SessionStore::load_path(&path).expect("loads");
     assert_eq!(s.messages, [Message::user("only, edited")]);
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_rewind_sent_while_a_turn_runs_waits_for_the_turn_to_end() {
+    let (server, mut agent) = start().await;
+    turn(&mut agent, "first question").await;
+    assert!(agent.send(Op::UserTurn {
+        text: "second question".into()
+    }));
+    assert!(agent.send(Op::Rewind { user_index: 1 }));
+    let mut order = Vec::new();
+    loop {
+        match next(&mut agent).await {
+            EngineEvent::TurnDone { .. } => order.push("done"),
+            EngineEvent::Truncated { messages, .. } => {
+                order.push("cut");
+                assert_eq!(messages, 3, "cut before the second question");
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(order, ["done", "cut"], "the turn ended whole first");
+    assert_eq!(snapshot(&mut agent).await.0.len(), 3);
+    server.shutdown().await;
+}
