@@ -84,6 +84,8 @@ pub async fn start(mode: Option<Mode>, model: Option<String>) -> Result<(MockSer
             config_path: None,
             mcp_servers: demo_mcp_servers(),
             ui: Default::default(),
+            // The demo's prompts are the user's prompts: recalled in the next run too.
+            history: true,
         },
     ))
 }

@@ -7,6 +7,7 @@ mod doctor_thinking;
 mod exec_cli;
 mod family_cli;
 mod files_tmux;
+mod go_back_tmux;
 mod golden;
 mod layering;
 mod mcp;

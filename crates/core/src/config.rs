@@ -220,6 +220,9 @@ pub struct Config {
     /// `[[mcp_servers]]` (issue 13).
     #[serde(default)]
     pub mcp_servers: Vec<McpServerConfig>,
+    /// `history = false`: prompts are not kept across runs (issue 11).
+    #[serde(default)]
+    pub history: Option<bool>,
     // Issue 11: how the TUI meets the terminal.
     /// `theme = "dark" | "light" | "auto"` (auto: asked of the terminal).
     #[serde(default)]
@@ -810,6 +813,8 @@ pub struct Resolved {
     pub mcp_servers: Vec<McpServerConfig>,
     /// `theme` and `mouse` (issue 11).
     pub ui: UiOptions,
+    /// Keep the prompt history across runs (`history`, default on; issue 11).
+    pub history: bool,
 }
 
 // Issue 11: errors say where a value came from.
@@ -904,6 +909,7 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
         profile_name,
         profile,
         tools,
+        history: config.as_ref().and_then(|c| c.history).unwrap_or(true),
         config_path: config.and(path),
         mcp_servers,
         ui,
@@ -1029,5 +1035,26 @@ mod ui_option_tests {
                 mouse: true
             }
         );
+    }
+}
+
+/// `history` (issue 11).
+#[cfg(test)]
+mod history_tests {
+    use super::*;
+
+    #[test]
+    fn history_is_on_unless_the_file_turns_it_off() {
+        let off = Config::parse(
+            Path::new("c.toml"),
+            "history = false
+",
+        )
+        .expect("parses");
+        assert_eq!(off.history, Some(false));
+        let unset = Config::parse(Path::new("c.toml"), "").expect("parses");
+        assert_eq!(unset.history, None);
+        let bad = Config::parse(Path::new("c.toml"), "history = \"no\"\n").expect_err("a bool");
+        assert!(bad.to_string().contains("history"), "{bad}");
     }
 }

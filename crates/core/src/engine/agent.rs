@@ -144,6 +144,12 @@ impl Agent {
                         .await;
                     self.turn().await;
                 }
+                Op::Rewind { user_index } => {
+                    super::rewind::rewind(&mut self.state, &mut self.io, user_index).await
+                }
+                Op::Load { messages, traces } => {
+                    super::rewind::load(&mut self.state, &mut self.io, messages, traces).await
+                }
                 Op::Cancel => {}
                 Op::Approve { id, .. } => super::inbox::ignored(id),
                 Op::Snapshot => {
@@ -237,7 +243,9 @@ impl State {
             | Op::Snapshot
             | Op::Cancel
             | Op::Shutdown
-            | Op::Approve { .. } => {}
+            | Op::Approve { .. }
+            | Op::Rewind { .. }
+            | Op::Load { .. } => {}
         }
     }
 

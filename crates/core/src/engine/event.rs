@@ -9,7 +9,7 @@ use kimi_protocol::{Mode, StreamEvent, Trace, Usage};
 
 /// An operation for the agent. Those that change the conversation while a turn runs are
 /// applied where the conversation is consistent: `SetSystem` and `SetMode` before the next
-/// request of the turn, `Clear`, `UserTurn` and `Retry` after the turn.
+/// request of the turn, `Clear`, `UserTurn`, `Retry`, `Rewind` and `Load` after the turn.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
     /// Append a user message and answer it (the system prompt goes first in a new conversation).
@@ -41,6 +41,19 @@ pub enum Op {
         id: u64,
         decision: Decision,
         always: bool,
+    },
+    // Going back and switching sessions (issue 11).
+    /// Cut the conversation before its `user_index`-th user message (counted from 0): that
+    /// message, everything after it and the traces of those requests go (reported as
+    /// [`EngineEvent::Truncated`]). Applied when the turn ends; an index past the last user
+    /// message is refused with a notice.
+    Rewind { user_index: usize },
+    /// Replace the conversation and its traces with a saved session's (`/sessions`), the
+    /// traces shared with the caller's view. Applied when the turn ends; reported as
+    /// [`EngineEvent::Loaded`].
+    Load {
+        messages: Vec<Message>,
+        traces: Vec<(usize, SharedTrace)>,
     },
 }
 
@@ -137,8 +150,15 @@ pub enum EngineEvent {
     },
     /// The conversation and traces were emptied.
     Cleared,
-    /// `/retry`: the conversation now has `messages` messages and `traces` traces.
+    /// `/retry` or [`Op::Rewind`]: the conversation now has `messages` messages and `traces`
+    /// traces.
     Truncated {
+        messages: usize,
+        traces: usize,
+    },
+    /// [`Op::Load`]: the conversation is now a saved session's, with this many messages and
+    /// traces.
+    Loaded {
         messages: usize,
         traces: usize,
     },

@@ -10,10 +10,12 @@ mod agent;
 pub(crate) mod approval;
 mod event;
 mod inbox;
+mod rewind;
 mod shared_trace;
 mod turn;
 
 pub use agent::{Agent, AgentHandle, AgentInit, EVENT_QUEUE, panic_message};
 pub use approval::{ApprovalRequest, Approver, Decision, FixedPolicy};
 pub use event::{EngineEvent, Op, SystemChange, TurnOutcome, set_system};
+pub use rewind::user_message_index;
 pub use shared_trace::SharedTrace;

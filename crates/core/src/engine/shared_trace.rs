@@ -36,6 +36,13 @@ impl SharedTrace {
     }
 }
 
+/// Equal when both handles are the same trace (what an [`Op`](super::Op) compares).
+impl PartialEq for SharedTrace {
+    fn eq(&self, other: &Self) -> bool {
+        self.same(other)
+    }
+}
+
 impl From<Trace> for SharedTrace {
     fn from(trace: Trace) -> Self {
         SharedTrace::new(trace)

@@ -281,6 +281,11 @@ fn finished_message(result: &TurnResult, failed: bool) -> Option<Message> {
 pub(crate) fn waits_for_turn_end(op: &Op) -> bool {
     matches!(
         op,
-        Op::UserTurn { .. } | Op::Clear | Op::Retry | Op::Shutdown
+        Op::UserTurn { .. }
+            | Op::Clear
+            | Op::Retry
+            | Op::Shutdown
+            | Op::Rewind { .. }
+            | Op::Load { .. }
     )
 }

@@ -1,7 +1,9 @@
 //! The session journal, `ID.jsonl`: one JSON record per line, appended, never rewritten. The
 //! first line is the header; each later line is one event (a message appended, a trace
-//! added, the system prompt changed, the conversation cut back by `/retry`, the streaming
-//! answer so far). Replaying the lines in order rebuilds the [`Session`].
+//! added, the system prompt changed, the conversation cut back by `/retry` or by going back to
+//! an earlier message (`Esc Esc`), the streaming answer so far). Replaying the lines in order
+//! rebuilds the [`Session`]: after a cut, the conversation as it is after the cut, while the
+//! lines of the part cut off stay in the file.
 //!
 //! A crash mid-write can leave only the last line cut short: loading drops it with a notice.
 //! A bad line anywhere else is corruption, reported with its line number.
@@ -91,8 +93,11 @@ pub enum Record {
         at: u64,
         after_message: usize,
     },
-    /// `/retry`: keep the first `messages` messages and `traces` traces; partial answers to
-    /// the messages dropped go too.
+    /// The cut record: `/retry`, or going back to an earlier message (`Esc Esc`, which cuts
+    /// before it). Keep the first `messages` messages and `traces` traces; partial answers to
+    /// the messages dropped go too. What was cut stays in the lines before this one: the
+    /// record drops it from the conversation, never from the file. One record kind for both
+    /// cuts, so that journals with a going-back cut still load in builds that know `/retry`.
     Truncate {
         at: u64,
         messages: usize,

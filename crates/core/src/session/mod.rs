@@ -346,6 +346,10 @@ pub struct SessionSummary {
     pub updated_unix_ms: u64,
     pub profile: String,
     pub mode: Mode,
+    /// The model it ran with (empty for an old `.json` without one).
+    pub model: String,
+    /// The file's size in bytes.
+    pub bytes: u64,
     /// The first user message, one line, at most 60 characters.
     pub first_line: String,
     /// User messages.
@@ -379,6 +383,8 @@ struct SummaryProbe {
     updated_unix_ms: u64,
     profile: String,
     mode: Mode,
+    #[serde(default)]
+    model: String,
     #[serde(default)]
     messages: Vec<Message>,
 }
@@ -682,6 +688,7 @@ impl SessionStore {
 }
 
 fn summarize(path: &Path, id: String) -> Result<SessionSummary, SessionError> {
+    let bytes = fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     if journal::is_journal(path)? {
         let s = journal::read(path)?.session;
         return Ok(SessionSummary {
@@ -689,19 +696,23 @@ fn summarize(path: &Path, id: String) -> Result<SessionSummary, SessionError> {
             updated_unix_ms: s.updated_unix_ms,
             profile: s.profile.clone(),
             mode: s.mode,
+            model: s.model.clone(),
+            bytes,
             first_line: s.first_line(),
             turns: s.turns(),
             path: path.to_owned(),
         });
     }
-    let bytes = fs::read(path).map_err(|e| io_error("read", path, &e))?;
-    check_version(path, &bytes)?;
-    let p: SummaryProbe = decode(path, &bytes)?;
+    let data = fs::read(path).map_err(|e| io_error("read", path, &e))?;
+    check_version(path, &data)?;
+    let p: SummaryProbe = decode(path, &data)?;
     Ok(SessionSummary {
         id,
         updated_unix_ms: p.updated_unix_ms,
         profile: p.profile,
         mode: p.mode,
+        model: p.model,
+        bytes,
         first_line: first_line(&p.messages),
         turns: count_turns(&p.messages),
         path: path.to_owned(),

@@ -29,6 +29,8 @@ pub(crate) enum SlashCommand {
     Mouse(Option<bool>),
     /// `/theme dark|light`; no argument shows the theme in use.
     Theme(Option<crate::ui::theme::Theme>),
+    /// `/sessions`: pick a saved session and resume it in place (issue 11).
+    Sessions,
     /// Not a known command, or bad arguments: the message to show.
     Unknown(String),
 }
@@ -57,6 +59,10 @@ pub(crate) const HELP: &[(&str, &str)] = &[
     (
         "/export [md|json] [PATH]",
         "write the conversation as Markdown or OpenAI-shape JSON (no path: ./kimi-SESSION.md)",
+    ),
+    (
+        "/sessions",
+        "pick a saved session and resume it here (as --session does)",
     ),
     ("/help", "keys and commands (F1)"),
     ("/quit", "leave (Ctrl-D on an empty input)"),
@@ -148,6 +154,7 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
                 None => SlashCommand::Unknown("usage: /theme dark|light".into()),
             },
         },
+        "sessions" => SlashCommand::Sessions,
         "help" => SlashCommand::Help,
         "quit" | "exit" => SlashCommand::Quit,
         other => SlashCommand::Unknown(format!("unknown command /{other}; /help lists them")),
@@ -198,6 +205,7 @@ mod tests {
         );
         assert_eq!(parse("/system"), Some(SlashCommand::System(None)));
         assert_eq!(parse("/retry"), Some(SlashCommand::Retry));
+        assert_eq!(parse("/sessions"), Some(SlashCommand::Sessions));
         assert_eq!(parse("/tools"), Some(SlashCommand::Tools));
         assert_eq!(
             parse("/tools revoke get_weather"),

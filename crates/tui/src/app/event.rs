@@ -43,6 +43,15 @@ pub enum Effect {
     /// Suspend the screen, edit this draft in `$VISUAL`/`$EDITOR`, answer with
     /// [`AppEvent::Edited`].
     Editor(String),
+    // Going back, history and sessions (issue 11).
+    /// Append a sent prompt to the history file (through its writer thread).
+    History(String),
+    /// `/sessions`: list the session store and open the picker on it.
+    ListSessions,
+    /// Resume saved session `id` in place (`Op::Load` for the agent).
+    ResumeSession {
+        id: String,
+    },
 }
 
 #[cfg(test)]

@@ -23,6 +23,11 @@ pub enum Context {
     DialogReason,
     /// The approval dialog, editing the arguments.
     DialogEdit,
+    // Going back, history and sessions (issue 11).
+    /// A picker (earlier messages for `Esc Esc`, saved sessions for `/sessions`).
+    Picker,
+    /// `Ctrl-R`: searching the prompt history.
+    HistorySearch,
 }
 
 /// What a key does. Several contexts share the scroll actions; each scrolls its own view.
@@ -88,6 +93,17 @@ pub(crate) enum Action {
     ToggleMouse,
     /// The draft in `$VISUAL` / `$EDITOR`.
     OpenEditor,
+    // Going back, history and sessions (issue 11).
+    /// Enter in a picker: take the selected item.
+    Pick,
+    ClosePicker,
+    /// Ctrl-R in the input: start a reverse search of the prompt history.
+    StartHistorySearch,
+    /// Ctrl-R while searching: the next older match.
+    HistorySearchOlder,
+    AcceptHistorySearch,
+    CancelHistorySearch,
+    DeleteHistorySearchChar,
 }
 
 /// One key: its code and the modifiers it needs (more may be held).
@@ -448,6 +464,59 @@ pub(crate) const TABLE: &[Row] = &[
             (k(Backspace), DeleteSearchChar),
         ],
     },
+    // Going back, history and sessions (issue 11).
+    Row {
+        context: Input,
+        keys: "Esc Esc",
+        help: "idle, empty input: go back to an earlier message, edit, resend",
+        hint: None,
+        binds: &[(k(Esc), Cancel)],
+    },
+    Row {
+        context: Input,
+        keys: "Ctrl-R",
+        help: "search the prompt history (kept across runs)",
+        hint: None,
+        binds: &[(ctrl('r'), StartHistorySearch)],
+    },
+    Row {
+        context: Picker,
+        keys: "↑↓ j k PgUp PgDn g G",
+        help: "move in the list",
+        hint: None,
+        binds: SCROLL,
+    },
+    Row {
+        context: Picker,
+        keys: "Enter / Esc q",
+        help: "take the selected item / close",
+        hint: None,
+        binds: &[
+            (k(Enter), Pick),
+            (k(Esc), ClosePicker),
+            (c('q'), ClosePicker),
+        ],
+    },
+    Row {
+        context: HistorySearch,
+        keys: "Ctrl-R",
+        help: "the next older match (typing narrows, Backspace widens)",
+        hint: None,
+        binds: &[
+            (ctrl('r'), HistorySearchOlder),
+            (k(Backspace), DeleteHistorySearchChar),
+        ],
+    },
+    Row {
+        context: HistorySearch,
+        keys: "Enter / Esc",
+        help: "keep the match in the input / put the draft back",
+        hint: None,
+        binds: &[
+            (k(Enter), AcceptHistorySearch),
+            (k(Esc), CancelHistorySearch),
+        ],
+    },
     Row {
         context: Help,
         keys: "↑↓ PgUp PgDn",
@@ -499,6 +568,7 @@ pub(crate) const SECTIONS: &[(&str, &[Context])] = &[
     ("Keys", &[Global, Input]),
     ("Approval dialog", &[Dialog, DialogReason, DialogEdit]),
     ("Inspector", &[Inspector, Search]),
+    ("Pickers and history search", &[Picker, HistorySearch]),
     ("In this help", &[Help]),
 ];
 
@@ -515,6 +585,8 @@ mod tests {
         Dialog,
         DialogReason,
         DialogEdit,
+        Picker,
+        HistorySearch,
     ];
 
     fn event(code: KeyCode, mods: KeyModifiers) -> KeyEvent {

@@ -12,12 +12,17 @@ pub(crate) mod dialog;
 pub mod editor;
 mod error;
 pub mod event;
+pub mod history_file;
+pub mod history_search;
 mod journal_sync;
 pub mod key_reference;
 pub(crate) mod keys;
 pub(crate) mod mcp_view;
 pub(crate) mod partial;
 pub mod paste;
+pub mod picker;
+mod picker_rewind;
+pub mod picker_sessions;
 pub mod queue;
 pub mod reasoning;
 mod reasoning_update;
@@ -104,6 +109,7 @@ where
         profile,
         tools,
         mcp_servers,
+        history,
         ..
     } = resolved;
     let endpoint = profile.endpoint().map_err(|message| AppError::Profile {
@@ -130,8 +136,13 @@ where
     let (template, thinking) = (endpoint.template(), endpoint.thinking);
     let (store, resumed, note) = resume::open_sessions(&start)?;
     let session = Session::for_endpoint(&connection.profile, &endpoint);
+    // The API key is never written to the prompt history (issue 11).
+    let history_secret = endpoint.api_key.clone();
     let backend = Backend::new(endpoint)?;
     let mut app = App::new(connection, toolbox.clone(), profile.system_prompt.clone());
+    if history {
+        attach_history(&mut app, history_secret);
+    }
     app.neutralize_tool_markers = profile.neutralize_markers_in_tool_results;
     app.template = template;
     app.thinking = thinking;
@@ -188,6 +199,20 @@ where
         println!("{text}");
     }
     result
+}
+
+/// The prompt history of earlier runs, recalled with Up and Ctrl-R; this run's prompts are
+/// added to the file (issue 11).
+fn attach_history(app: &mut App, secret: Option<String>) {
+    let Some(path) = history_file::default_path() else {
+        return;
+    };
+    let (file, entries, problem) = history_file::HistoryFile::open(path, secret);
+    app.history = entries;
+    app.history_file = Some(file);
+    if let Some(p) = problem {
+        app.notice(kimi_protocol::sanitize::for_terminal(&p).into_owned(), true);
+    }
 }
 
 /// What is printed on exit when the conversation was saved: its id and the exact command that
@@ -382,6 +407,24 @@ fn run_effects(
                 let result = edit_in_editor(io, app.mouse, &draft);
                 let effects = update::update(app, AppEvent::Edited(result));
                 run_effects(app, effects, agent, store, io);
+            }
+            // Going back, history and sessions (issue 11).
+            Effect::History(text) => {
+                if let Some(h) = &app.history_file {
+                    h.record(&text);
+                }
+            }
+            Effect::ListSessions => match store {
+                Some(s) => picker_sessions::open(app, s.list()),
+                None => app.notice("Sessions are not saved in this run: none to list.", true),
+            },
+            Effect::ResumeSession { id } => {
+                let op = store.and_then(|s| picker_sessions::resume(app, s, &id));
+                if let Some(op) = op
+                    && !agent.send(op)
+                {
+                    app.notice("The agent has stopped; the session was not loaded.", true);
+                }
             }
         }
     }

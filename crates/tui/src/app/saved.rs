@@ -63,7 +63,10 @@ pub fn snapshot(app: &App) -> Option<Session> {
 /// is reported once and saving stops (a file it refused to replace is left untouched).
 pub fn save(app: &mut App, store: Option<&SessionStore>) {
     poll(app);
-    let (Some(store), false) = (store, app.conversation.is_empty()) else {
+    // An empty conversation has nothing to save, unless the journal holds messages it no
+    // longer has (going back before the first message): then the cut is written.
+    let cut_to_nothing = app.saved.is_some_and(|(m, t)| m > 0 || t > 0);
+    let (Some(store), false) = (store, app.conversation.is_empty() && !cut_to_nothing) else {
         return;
     };
     let finals = app.trace_messages.len().min(app.traces.len());

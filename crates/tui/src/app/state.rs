@@ -420,6 +420,16 @@ pub struct App {
     pub mouse: bool,
     /// The colours the frame is drawn in (`theme` in the config, `/theme`).
     pub theme: crate::ui::theme::Theme,
+    // Going back, history and sessions (issue 11).
+    /// The open picker (earlier messages, saved sessions): it takes the keys.
+    pub picker: Option<super::picker::Picker>,
+    /// Esc was pressed once on an idle, empty input: a second opens the earlier-message picker.
+    pub esc_armed: bool,
+    /// `Ctrl-R`: the history search in progress.
+    pub history_search: Option<super::history_search::HistorySearch>,
+    /// The prompt history file (`history = true` and a data directory): prompts sent are
+    /// added to it; `None` keeps the history for this run only.
+    pub history_file: Option<super::history_file::HistoryFile>,
 }
 
 impl App {
@@ -477,6 +487,10 @@ impl App {
             neutralize_tool_markers: false,
             mouse: false,
             theme: Default::default(),
+            picker: None,
+            esc_armed: false,
+            history_search: None,
+            history_file: None,
         }
     }
 

@@ -108,6 +108,13 @@ fn paste(app: &mut App, text: &str) {
 
 fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     if lookup(Context::Global, &k) == Some(Action::CancelOrQuit) {
+        // A picker or a history search open: Ctrl-C closes it (issue 11).
+        if app.picker.take().is_some() {
+            return;
+        }
+        if app.history_search.is_some() {
+            return super::history_search::cancel(app);
+        }
         if app.busy {
             cancel(app, fx);
         } else if app.dialog.is_none() && !app.input.is_empty() {
@@ -128,6 +135,18 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     if app.help_open {
         return help_key(app, &k);
     }
+    // Going back, history and sessions (issue 11): the picker and the search take the keys;
+    // any key but a second Esc disarms going back.
+    if app.picker.is_some() {
+        return super::picker::key(app, &k, fx);
+    }
+    if app.history_search.is_some() {
+        return super::history_search::key(app, &k);
+    }
+    let armed = std::mem::take(&mut app.esc_armed);
+    if armed {
+        super::picker_rewind::disarm(app);
+    }
     if app.inspector.open {
         return inspector_key(app, k, fx);
     }
@@ -138,8 +157,11 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::Cancel) => {
             if let Some((e, _)) = app.selected_pane.take() {
                 bump(app, e);
+            } else {
+                super::picker_rewind::esc(app, armed);
             }
         }
+        Some(Action::StartHistorySearch) => super::history_search::start(app),
         Some(Action::OpenHelp) if k.code != KeyCode::Char('?') || empty => open_help(app),
         Some(Action::QuitIfEmpty) if empty => fx.push(Effect::Quit),
         Some(Action::PageUp) => scroll(app, page, true),
@@ -665,8 +687,14 @@ fn submit(app: &mut App, fx: &mut Vec<Effect>) {
             text.clone()
         }
     };
-    // The history keeps what was typed (`//text`), so recalling it sends the same message.
-    app.history.push(text);
+    // The history keeps what was typed (`//text`), so recalling it sends the same message;
+    // the same prompt twice in a row is kept once, and the history file gets it (issue 11).
+    if app.history_file.is_some() {
+        fx.push(Effect::History(text.clone()));
+    }
+    if app.history.last() != Some(&text) {
+        app.history.push(text);
+    }
     app.history_pos = None;
     app.input = new_input();
     if app.busy {
@@ -853,6 +881,7 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
         SlashCommand::Copy(target) => super::copy::copy(app, target, fx),
         SlashCommand::Mouse(on) => super::toggles::mouse(app, on, fx),
         SlashCommand::Theme(theme) => super::toggles::theme(app, theme),
+        SlashCommand::Sessions => super::picker_sessions::command(app, fx),
         SlashCommand::Unknown(msg) => app.notice(msg, true),
     }
 }
@@ -942,6 +971,9 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         EngineEvent::SystemSet { prompt, change } => view::system_set(app, prompt, change, fx),
         EngineEvent::Cleared => view::cleared(app),
         EngineEvent::Truncated { messages, traces } => view::truncated(app, messages, traces, fx),
+        EngineEvent::Loaded { messages, traces } => {
+            super::picker_sessions::loaded(app, messages, traces)
+        }
         EngineEvent::ModeSet(m) => {
             app.connection.mode = m;
             app.notice(

@@ -9,6 +9,7 @@ pub(crate) mod inspector_rows;
 pub mod inspector_view;
 pub mod markdown;
 pub mod no_color;
+pub mod picker;
 pub mod reasoning;
 pub(crate) mod reasoning_layout;
 pub mod renderable;
@@ -105,6 +106,11 @@ pub fn draw(frame: &mut Frame, app: &App) {
         && !app.inspector.open
     {
         approval::render(frame, frame.area(), d);
+    }
+    // The picker of earlier messages or saved sessions (issue 11).
+    if let Some(p) = &app.picker {
+        let at = picker::area(p, a.transcript);
+        p.render(at, frame.buffer_mut());
     }
     if app.help_open {
         help::render(frame, frame.area(), app.help_scroll, app.keyboard_enhanced);

@@ -1,6 +1,9 @@
 mod app_defects;
+mod app_go_back;
+mod app_history;
 mod app_sessions;
 mod app_text_out;
+mod app_sessions_picker;
 mod app_update;
 mod reasoning_cell;
 mod transcript_view;

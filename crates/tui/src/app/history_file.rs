@@ -1,0 +1,227 @@
+//! The prompt history across runs: `<data dir>/kimi-tui/history.jsonl` (beside `sessions/`),
+//! one JSON string per line (so multi-line prompts round-trip), mode 0600 in a 0700 directory.
+//! Appended by a writer thread (the UI never waits for the disk); when it holds more than
+//! [`CAP`] + [`SLACK`] entries it is rewritten with the newest [`CAP`] (a new file renamed over
+//! it). A prompt equal to the one before is not added; one that contains the profile's API key
+//! is never written. A line that cannot be read (a crash mid-write) is skipped.
+
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+/// Entries kept.
+pub const CAP: usize = 1000;
+/// Entries beyond the cap before the file is compacted: a rewrite every SLACK prompts at most.
+pub const SLACK: usize = 100;
+
+/// The history file and its writer thread.
+pub struct HistoryFile {
+    path: PathBuf,
+    tx: Option<mpsc::Sender<String>>,
+    thread: Option<JoinHandle<()>>,
+    /// The API key of the profile: a prompt holding it is not written.
+    secret: Option<String>,
+}
+
+impl std::fmt::Debug for HistoryFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the secret.
+        f.debug_struct("HistoryFile")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where the history lives: beside the sessions directory, in the data directory.
+pub fn default_path() -> Option<PathBuf> {
+    let store = kimi_core::session::SessionStore::open_default().ok()?;
+    Some(store.dir.parent()?.join("history.jsonl"))
+}
+
+/// The entries in the file at `path`, oldest first, the newest [`CAP`] of them. A missing file
+/// is an empty history.
+pub fn load(path: &Path) -> io::Result<Vec<String>> {
+    let f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for line in BufReader::new(f).split(b'\n') {
+        // Not JSON (a line cut short by a crash): skipped, the rest is read.
+        if let Ok(text) = serde_json::from_slice::<String>(&line?) {
+            out.push(text);
+        }
+    }
+    let extra = out.len().saturating_sub(CAP);
+    out.drain(..extra);
+    Ok(out)
+}
+
+impl HistoryFile {
+    /// Start the writer for `path`; `entries` are what [`load`] read (the writer compares the
+    /// next prompt with the last of them).
+    pub fn start(path: PathBuf, entries: &[String], secret: Option<String>) -> HistoryFile {
+        let (tx, rx) = mpsc::channel::<String>();
+        let mut writer = Writer {
+            path: path.clone(),
+            last: entries.last().cloned(),
+            count: entries.len(),
+            failed: false,
+            tail_checked: false,
+        };
+        let thread = std::thread::Builder::new()
+            .name("kimi-history".into())
+            .spawn(move || {
+                for text in rx {
+                    writer.add(text);
+                }
+            })
+            .ok();
+        HistoryFile {
+            path,
+            tx: thread.is_some().then_some(tx),
+            thread,
+            secret: secret.filter(|s| !s.is_empty()),
+        }
+    }
+
+    /// Open the history at `path`: its entries, and the writer that adds to it.
+    pub fn open(
+        path: PathBuf,
+        secret: Option<String>,
+    ) -> (HistoryFile, Vec<String>, Option<String>) {
+        let (entries, problem) = match load(&path) {
+            Ok(e) => (e, None),
+            Err(e) => (
+                Vec::new(),
+                Some(format!(
+                    "cannot read the prompt history {}: {e}",
+                    path.display()
+                )),
+            ),
+        };
+        (HistoryFile::start(path, &entries, secret), entries, problem)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether `text` may be written: it holds no API key.
+    pub fn allows(&self, text: &str) -> bool {
+        self.secret.as_deref().is_none_or(|s| !text.contains(s))
+    }
+
+    /// Add a prompt (written by the thread; a prompt holding the key is dropped here).
+    pub fn record(&self, text: &str) {
+        if text.trim().is_empty() || !self.allows(text) {
+            return;
+        }
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(text.to_owned());
+        }
+    }
+
+    /// Stop the writer once it has written what it was sent.
+    pub fn close(mut self) {
+        self.finish();
+    }
+
+    fn finish(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for HistoryFile {
+    fn drop(&mut self) {
+        // What was sent is written before the app exits.
+        self.finish();
+    }
+}
+
+/// Whether the file at `path` is empty, missing, or ends with a newline.
+fn ends_with_newline(path: &Path) -> io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(true),
+        Err(e) => return Err(e),
+    };
+    if f.metadata()?.len() == 0 {
+        return Ok(true);
+    }
+    f.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8; 1];
+    f.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
+}
+
+/// The writer thread's side.
+struct Writer {
+    path: PathBuf,
+    last: Option<String>,
+    /// Entries in the file (as far as this run knows).
+    count: usize,
+    /// A write failed: logged once, then the history is kept in memory only.
+    failed: bool,
+    /// Whether the file's end was looked at: a line cut short by a crash is ended before the
+    /// first entry of this run, so that the entry is not glued to it.
+    tail_checked: bool,
+}
+
+impl Writer {
+    fn add(&mut self, text: String) {
+        if self.failed || self.last.as_ref() == Some(&text) {
+            return;
+        }
+        if let Err(e) = self.append(&text) {
+            tracing::error!(path = %self.path.display(), "cannot write the prompt history: {e}");
+            self.failed = true;
+            return;
+        }
+        self.last = Some(text);
+        self.count += 1;
+        if self.count > CAP + SLACK {
+            match self.compact() {
+                Ok(n) => self.count = n,
+                Err(e) => tracing::warn!("cannot compact the prompt history: {e}"),
+            }
+        }
+    }
+
+    fn append(&mut self, text: &str) -> io::Result<()> {
+        let mut line = Vec::new();
+        if !self.tail_checked {
+            self.tail_checked = true;
+            if !ends_with_newline(&self.path)? {
+                line.push(b'\n');
+            }
+        }
+        line.extend(serde_json::to_vec(text).map_err(io::Error::other)?);
+        line.push(b'\n');
+        let mut f = kimi_core::private_fs::append(&self.path)?;
+        // One write per entry: a crash leaves at most the last line cut short.
+        f.write_all(&line)
+    }
+
+    /// Rewrite the file with its newest [`CAP`] entries: written beside it, renamed over it.
+    fn compact(&self) -> io::Result<usize> {
+        let entries = load(&self.path)?;
+        let mut bytes = Vec::new();
+        for e in &entries {
+            bytes.extend(serde_json::to_vec(e).map_err(io::Error::other)?);
+            bytes.push(b'\n');
+        }
+        let mut tmp = self.path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        kimi_core::private_fs::write(&tmp, &bytes)?;
+        std::fs::rename(&tmp, &self.path)?;
+        Ok(entries.len())
+    }
+}

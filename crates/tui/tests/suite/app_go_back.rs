@@ -1,0 +1,363 @@
+//! Going back (`Esc Esc`) at the level of `update`, with the session saved to a real journal
+//! as the event loop saves it: the picker of earlier messages, the cut, the message back in the
+//! input, the cut part kept in the file, and resume giving the conversation after the cut.
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use kimi_core::engine::{EngineEvent, Op, TurnOutcome, user_message_index};
+use kimi_core::session::{Session, SessionStore};
+use kimi_core::tools::Toolbox;
+use kimi_protocol::{Message, Mode, StreamEvent};
+use kimi_ui::app::event::{AppEvent, Effect};
+use kimi_ui::app::picker::PickTarget;
+use kimi_ui::app::saved;
+use kimi_ui::app::state::{App, Connection, Entry};
+use kimi_ui::app::update::update;
+
+const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn app() -> App {
+    let connection = Connection {
+        profile: "local".into(),
+        mode: Mode::Raw,
+        model: "m".into(),
+        host: "h".into(),
+    };
+    let mut a = App::new(connection, Toolbox::default(), None);
+    a.session = Some(Session::new("local", Mode::Raw, "m", "http://h/v1"));
+    a
+}
+
+/// Apply an event and carry out its effects as the event loop and the agent would: saves go to
+/// the journal, a user turn and a rewind come back as the agent's reports. Returns the effects.
+fn apply(a: &mut App, store: &SessionStore, e: AppEvent) -> Vec<Effect> {
+    let fx = update(a, e);
+    for f in &fx {
+        match f {
+            Effect::SaveSession => saved::save(a, Some(store)),
+            Effect::Agent(Op::UserTurn { text }) => {
+                let index = a.conversation.len();
+                let message = Box::new(Message::user(text.clone()));
+                apply(
+                    a,
+                    store,
+                    AppEvent::Engine(EngineEvent::MessageAppended { index, message }),
+                );
+            }
+            Effect::Agent(Op::Rewind { user_index }) => {
+                let cut = user_message_index(&a.conversation, *user_index).expect("a message");
+                let e = EngineEvent::Truncated {
+                    messages: cut,
+                    traces: 0,
+                };
+                apply(a, store, AppEvent::Engine(e));
+            }
+            _ => {}
+        }
+    }
+    assert!(saved::flush(a, WAIT), "the writer finished");
+    fx
+}
+
+fn press(a: &mut App, store: &SessionStore, code: KeyCode) -> Vec<Effect> {
+    let k = KeyEvent::new(code, KeyModifiers::NONE);
+    apply(a, store, AppEvent::Terminal(Event::Key(k)))
+}
+
+fn type_text(a: &mut App, store: &SessionStore, text: &str) {
+    for c in text.chars() {
+        press(a, store, KeyCode::Char(c));
+    }
+}
+
+/// One question and its answer, as the agent reports them.
+fn exchange(a: &mut App, store: &SessionStore, question: &str, answer: &str) {
+    type_text(a, store, question);
+    press(a, store, KeyCode::Enter);
+    let index = a.conversation.len();
+    for e in [
+        EngineEvent::RoundStarted { round: 1 },
+        EngineEvent::Stream(StreamEvent::Text(answer.into())),
+        EngineEvent::MessageAppended {
+            index,
+            message: Box::new(Message::assistant(answer)),
+        },
+        EngineEvent::RoundFinished {
+            round: 1,
+            finish: "stop".into(),
+            error: None,
+            cancelled: false,
+        },
+        EngineEvent::TurnDone {
+            outcome: Box::default(),
+        },
+    ] {
+        apply(a, store, AppEvent::Engine(e));
+    }
+    assert!(!a.busy);
+}
+
+fn draft(a: &App) -> String {
+    a.input.lines().join("\n")
+}
+
+fn users(a: &App) -> Vec<String> {
+    a.entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::User { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn esc_esc_picks_an_earlier_message_cuts_there_and_the_file_keeps_the_cut_part() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app();
+    exchange(&mut a, &store, "first question", "first answer");
+    exchange(&mut a, &store, "second question", "second answer");
+    exchange(&mut a, &store, "third question", "third answer");
+
+    // The first Esc arms (the placeholder says so), the second opens the picker.
+    assert!(press(&mut a, &store, KeyCode::Esc).is_empty());
+    assert!(a.esc_armed);
+    assert!(a.input.placeholder_text().contains("Esc again"));
+    assert!(a.picker.is_none());
+    press(&mut a, &store, KeyCode::Esc);
+    let p = a.picker.as_ref().expect("the picker opened");
+    let labels: Vec<&str> = p.items.iter().map(|i| i.label.as_str()).collect();
+    assert_eq!(labels.len(), 3);
+    assert!(
+        labels[0].contains("third question"),
+        "newest first: {labels:?}"
+    );
+    assert!(labels[2].contains("first question"), "{labels:?}");
+    assert!(!a.input.placeholder_text().contains("Esc again"));
+
+    // Down to the second question; Enter cuts before it.
+    press(&mut a, &store, KeyCode::Down);
+    assert_eq!(
+        a.picker
+            .as_ref()
+            .and_then(|p| p.chosen())
+            .map(|i| &i.target),
+        Some(&PickTarget::Message {
+            user_index: 1,
+            text: "second question".into()
+        })
+    );
+    let fx = press(&mut a, &store, KeyCode::Enter);
+    assert!(
+        fx.contains(&Effect::Agent(Op::Rewind { user_index: 1 })),
+        "{fx:?}"
+    );
+    assert!(a.picker.is_none());
+    assert_eq!(draft(&a), "second question", "the message is back to edit");
+    assert_eq!(users(&a), ["first question"], "the cut cells are gone");
+    assert_eq!(a.conversation.len(), 2);
+
+    // Edited and sent: the conversation goes on from the cut.
+    for _ in 0.."question".len() {
+        press(&mut a, &store, KeyCode::Backspace);
+    }
+    type_text(&mut a, &store, "try, edited");
+    assert_eq!(draft(&a), "second try, edited");
+    let fx = press(&mut a, &store, KeyCode::Enter);
+    assert!(
+        fx.contains(&Effect::Agent(Op::UserTurn {
+            text: "second try, edited".into()
+        })),
+        "{fx:?}"
+    );
+    let index = a.conversation.len();
+    for e in [
+        EngineEvent::RoundStarted { round: 1 },
+        EngineEvent::MessageAppended {
+            index,
+            message: Box::new(Message::assistant("the edited answer")),
+        },
+        EngineEvent::TurnDone {
+            outcome: Box::new(TurnOutcome::default()),
+        },
+    ] {
+        apply(&mut a, &store, AppEvent::Engine(e));
+    }
+
+    // The file holds every line ever written; loading it gives the branch after the cut.
+    let id = a.session.as_ref().expect("a session").id.clone();
+    let text = std::fs::read_to_string(store.journal_path(&id)).expect("the journal");
+    assert!(
+        text.contains("third question") && text.contains("third answer"),
+        "{text}"
+    );
+    assert!(text.contains(r#""type":"truncate""#), "{text}");
+    let loaded = store.load(&id).expect("loads");
+    let texts: Vec<String> = loaded.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(
+        texts,
+        [
+            "first question",
+            "first answer",
+            "second try, edited",
+            "the edited answer"
+        ]
+    );
+    // Resumed, the app shows the same.
+    let mut b = app();
+    saved::restore(&mut b, loaded);
+    assert_eq!(users(&b), ["first question", "second try, edited"]);
+}
+
+#[test]
+fn going_back_before_the_first_message_writes_the_cut_of_everything() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app();
+    exchange(&mut a, &store, "only question", "only answer");
+    press(&mut a, &store, KeyCode::Esc);
+    press(&mut a, &store, KeyCode::Esc);
+    press(&mut a, &store, KeyCode::Enter);
+    assert!(a.conversation.is_empty());
+    assert_eq!(draft(&a), "only question");
+    let id = a.session.as_ref().expect("a session").id.clone();
+    // Written at once: the file says the conversation is empty now.
+    assert!(store.load(&id).expect("loads").messages.is_empty());
+    type_text(&mut a, &store, " again");
+    press(&mut a, &store, KeyCode::Enter);
+    let loaded = store.load(&id).expect("loads");
+    assert_eq!(loaded.messages, [Message::user("only question again")]);
+}
+
+#[test]
+fn esc_keeps_its_other_meanings_and_any_other_key_disarms() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app();
+    // Nothing said yet: the second Esc says there is nothing to go back to.
+    press(&mut a, &store, KeyCode::Esc);
+    press(&mut a, &store, KeyCode::Esc);
+    assert!(a.picker.is_none());
+    assert!(
+        matches!(a.entries.last(), Some(Entry::Notice { text, .. }) if text.contains("No earlier message"))
+    );
+
+    exchange(&mut a, &store, "a question", "an answer");
+    // A draft: Esc does not arm (going back would replace it).
+    type_text(&mut a, &store, "draft");
+    press(&mut a, &store, KeyCode::Esc);
+    press(&mut a, &store, KeyCode::Esc);
+    assert!(a.picker.is_none() && !a.esc_armed);
+    assert_eq!(draft(&a), "draft");
+    for _ in 0..5 {
+        press(&mut a, &store, KeyCode::Backspace);
+    }
+    // Armed, then another key: the next Esc only arms again.
+    press(&mut a, &store, KeyCode::Esc);
+    press(&mut a, &store, KeyCode::PageUp);
+    assert!(!a.esc_armed);
+    press(&mut a, &store, KeyCode::Esc);
+    assert!(a.picker.is_none() && a.esc_armed);
+    // While a turn runs, Esc cancels it and never arms.
+    type_text(&mut a, &store, "next");
+    press(&mut a, &store, KeyCode::Enter);
+    assert!(a.busy);
+    let fx = press(&mut a, &store, KeyCode::Esc);
+    assert!(fx.contains(&Effect::Agent(Op::Cancel)), "{fx:?}");
+    let fx = press(&mut a, &store, KeyCode::Esc);
+    assert!(a.picker.is_none() && !a.esc_armed, "{fx:?}");
+}
+
+#[test]
+fn the_picker_closes_with_esc_or_ctrl_c_without_cutting_or_quitting() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app();
+    exchange(&mut a, &store, "one", "1");
+    exchange(&mut a, &store, "two", "2");
+    press(&mut a, &store, KeyCode::Esc);
+    press(&mut a, &store, KeyCode::Esc);
+    assert!(a.picker.is_some());
+    // Keys move in the list, they are not typed.
+    press(&mut a, &store, KeyCode::Char('j'));
+    assert_eq!(a.picker.as_ref().map(|p| p.selected), Some(1));
+    press(&mut a, &store, KeyCode::Down);
+    assert_eq!(
+        a.picker.as_ref().map(|p| p.selected),
+        Some(1),
+        "stops at the oldest"
+    );
+    let fx = press(&mut a, &store, KeyCode::Esc);
+    assert!(a.picker.is_none() && fx.is_empty(), "{fx:?}");
+    assert_eq!(draft(&a), "");
+    press(&mut a, &store, KeyCode::Esc);
+    press(&mut a, &store, KeyCode::Esc);
+    let k = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let fx = apply(&mut a, &store, AppEvent::Terminal(Event::Key(k)));
+    assert!(a.picker.is_none());
+    assert!(!fx.contains(&Effect::Quit), "{fx:?}");
+    assert_eq!(a.conversation.len(), 4, "nothing was cut");
+}
+
+#[test]
+fn a_message_that_starts_with_a_slash_comes_back_escaped_and_is_sent_again_as_a_message() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app();
+    exchange(&mut a, &store, "//etc/hosts is a file", "yes");
+    assert_eq!(a.conversation[0], Message::user("/etc/hosts is a file"));
+    press(&mut a, &store, KeyCode::Esc);
+    press(&mut a, &store, KeyCode::Esc);
+    press(&mut a, &store, KeyCode::Enter);
+    assert_eq!(draft(&a), "//etc/hosts is a file");
+    let fx = press(&mut a, &store, KeyCode::Enter);
+    assert!(
+        fx.contains(&Effect::Agent(Op::UserTurn {
+            text: "/etc/hosts is a file".into()
+        })),
+        "{fx:?}"
+    );
+}
+
+#[test]
+fn the_picker_is_drawn_over_the_transcript_with_the_selection_marked() {
+    use kimi_ui::ui;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::layout::Rect;
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut a = app();
+    // More messages than the picker has rows at this height: the selection stays in view.
+    for i in 0..12 {
+        exchange(&mut a, &store, &format!("question number {i}"), "ok");
+    }
+    press(&mut a, &store, KeyCode::Esc);
+    press(&mut a, &store, KeyCode::Esc);
+    for _ in 0..10 {
+        press(&mut a, &store, KeyCode::Down);
+    }
+    let (w, h) = (80, 16);
+    update(&mut a, AppEvent::Terminal(Event::Resize(w, h)));
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    ui::prepare(
+        &mut a,
+        Rect::new(0, 0, w, h),
+        &ui::markdown::Theme::default(),
+    );
+    term.draw(|f| ui::draw(f, &a)).expect("draw");
+    let buf = term.backend().buffer();
+    let rows: Vec<String> = (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect())
+        .collect();
+    let screen = rows.join("\n");
+    assert!(screen.contains("Edit an earlier message"), "{screen}");
+    assert!(screen.contains("Esc: close"), "{screen}");
+    let selected: Vec<&String> = rows.iter().filter(|r| r.contains("› ")).collect();
+    assert_eq!(selected.len(), 1, "{screen}");
+    assert!(selected[0].contains("question number 1 "), "{screen}");
+    assert!(
+        !screen.contains("question number 11 "),
+        "scrolled past the newest: {screen}"
+    );
+}
