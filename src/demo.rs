@@ -75,6 +75,7 @@ pub async fn start(mode: Option<Mode>, model: Option<String>) -> Result<(MockSer
         profile.max_tokens = Some(4096);
     }
     let tools = demo_tools(&tools_dir())?;
+    let profile_copy = profile.clone();
     Ok((
         server,
         Resolved {
@@ -83,6 +84,8 @@ pub async fn start(mode: Option<Mode>, model: Option<String>) -> Result<(MockSer
             tools,
             config_path: None,
             mcp_servers: demo_mcp_servers(),
+            // The demo has one profile: `/profile` lists it.
+            profiles: [(PROFILE.to_owned(), profile_copy)].into(),
         },
     ))
 }

@@ -1,4 +1,5 @@
 mod agent;
 mod engine;
+mod retries;
 mod thinking;
 mod tools_runner;
