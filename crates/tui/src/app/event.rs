@@ -11,6 +11,12 @@ pub enum AppEvent {
     Engine(EngineEvent),
     /// Time passes (spinners, elapsed times); only redraws when something is animated.
     Tick,
+    // Issue 11.
+    /// The answer to [`Effect::ListModels`]: the server's models, or why not.
+    ModelsListed {
+        then: super::models::ModelsThen,
+        result: Result<Vec<kimi_client::ModelInfo>, String>,
+    },
 }
 
 /// What `update` asks the event loop to do: the things that need the runtime.
@@ -29,6 +35,10 @@ pub enum Effect {
         path: Option<String>,
     },
     Quit,
+    // Issue 11.
+    /// GET `/models` from the endpoint in use, off the event loop; the answer comes back as
+    /// [`AppEvent::ModelsListed`].
+    ListModels(super::models::ModelsThen),
 }
 
 #[cfg(test)]

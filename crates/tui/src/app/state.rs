@@ -414,6 +414,13 @@ pub struct App {
     pub template: kimi_protocol::Template,
     /// `thinking` as the profile or `/thinking` set it; `None`: the model's default (on).
     pub thinking: Option<bool>,
+    // Issue 11: switch and limits.
+    /// Profiles, the endpoint in use and the server's models (`/model`, `/profile`).
+    pub switch: super::models::Switch,
+    /// How full the context window is (the status bar's gauge).
+    pub context: super::models_context::ContextGauge,
+    /// The agent waits before retrying a request (the countdown).
+    pub retry_wait: Option<super::retry::RetryWait>,
 }
 
 impl App {
@@ -469,6 +476,9 @@ impl App {
             journal: Default::default(),
             special_tokens_warned: false,
             neutralize_tool_markers: false,
+            switch: Default::default(),
+            context: Default::default(),
+            retry_wait: None,
         }
     }
 
