@@ -20,6 +20,7 @@ mod raw_family;
 mod session_journal;
 mod sessions;
 mod stream_timeouts;
+mod switch_limits_tmux;
 mod thinking_cli;
 mod thinking_tmux;
 mod tui_defects_tmux;
