@@ -342,3 +342,44 @@ async fn set_endpoint_switches_model_and_server_for_the_next_request() {
     first.shutdown().await;
     second.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_model_list_carries_each_models_context_length_when_the_server_gives_it() {
+    let server = MockServer::start(
+        MockOptions {
+            extra_models: vec!["moonshotai/Kimi-K2.5".into()],
+            ..MockOptions::default()
+        },
+        0,
+    )
+    .await
+    .expect("mock");
+    let backend = Backend::new(endpoint(&server, Mode::Chat, 0)).expect("client");
+    let models = backend.model_infos().await.expect("listed");
+    let got: Vec<(&str, Option<u64>)> = models
+        .iter()
+        .map(|m| (m.id.as_str(), m.context_length))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("moonshotai/Kimi-K2-Instruct", Some(131_072)),
+            ("moonshotai/Kimi-K2.5", Some(131_072))
+        ]
+    );
+    assert_eq!(backend.list_models().await.expect("ids").len(), 2);
+    server.shutdown().await;
+    let server = MockServer::start(
+        MockOptions {
+            max_model_len: None,
+            ..MockOptions::default()
+        },
+        0,
+    )
+    .await
+    .expect("mock");
+    let backend = Backend::new(endpoint(&server, Mode::Chat, 0)).expect("client");
+    let models = backend.model_infos().await.expect("listed");
+    assert_eq!(models[0].context_length, None, "not said: unknown");
+    server.shutdown().await;
+}
