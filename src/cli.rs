@@ -31,6 +31,9 @@ pub struct Cli {
     pub connect: ConnectArgs,
 }
 
+// Parsed once per run: the mock server's many flags make its variant large, and that costs
+// nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Render a chat request to the exact Kimi K2 prompt text (no trailing newline).
