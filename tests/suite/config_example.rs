@@ -170,6 +170,7 @@ fn each_commented_line_is_valid_and_shows_the_real_default() {
         "max_tokens",
         "template",
         "thinking",
+        "context_window",
     ];
     for (i, key) in commented_keys(EXAMPLE) {
         let mut edited: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();

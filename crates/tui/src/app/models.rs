@@ -162,7 +162,12 @@ fn learn_window(app: &mut App) {
     if app.context.window_from_profile {
         return;
     }
-    let model = &app.connection.model;
+    // The model the agent was last told to use (it may not have switched yet).
+    let model = app
+        .switch
+        .endpoint
+        .as_ref()
+        .map_or(&app.connection.model, |e| &e.model);
     let from_server = app
         .switch
         .models
