@@ -17,6 +17,7 @@ mod mock_cli;
 mod mock_process;
 mod mock_tool_call_flags;
 mod raw_family;
+mod retry_cli;
 mod session_journal;
 mod sessions;
 mod stream_timeouts;

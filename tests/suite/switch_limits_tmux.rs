@@ -54,7 +54,14 @@ fn the_gauge_shows_the_context_used_after_an_answer_and_warns_at_80_percent() {
     let t = start("gauge", dir.path(), &config);
     t.wait_for(&["kimi-tui"], "the welcome screen");
     t.send_line("hello");
-    let screen = t.wait_for(&["│ idle │", "│ ctx "], "the answer and the gauge");
+    let screen = t.wait_until(
+        "the answer and the gauge",
+        std::time::Duration::from_secs(30),
+        |s| {
+            let bar = status_bar(s);
+            bar.contains("│ idle │") && bar.contains("│ ctx ") && !bar.contains("out 0 ")
+        },
+    );
     let bar = status_bar(&screen);
     eprintln!("status bar, normal:\n{bar}");
     assert!(bar.contains("/131k │"), "{bar}");

@@ -157,6 +157,16 @@ fn listing(app: &App, models: &[ModelInfo]) -> String {
     s
 }
 
+/// A turn ended: when the window is still unknown and no listing has succeeded yet (the one
+/// at start failed or is late), ask the server again, quietly. Once a listing succeeded, even
+/// without lengths, it is not asked again until `/model` or `/profile`.
+pub(super) fn after_turn(app: &App, fx: &mut Vec<Effect>) {
+    if app.context.window.is_none() && app.switch.models.is_empty() && app.switch.endpoint.is_some()
+    {
+        fx.push(Effect::ListModels(ModelsThen::Quiet));
+    }
+}
+
 /// The window from the server for the active model, unless the profile sets one.
 fn learn_window(app: &mut App) {
     if app.context.window_from_profile {

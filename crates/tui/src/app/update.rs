@@ -937,6 +937,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         EngineEvent::ApprovalRequested { id, request } => view::approval(app, id, *request, fx),
         EngineEvent::TurnDone { outcome } => {
             super::retry::ended(app, false);
+            super::models::after_turn(app, fx);
             view::turn_done(app, &outcome, fx);
             // A cancelled or failed turn sends nothing queued: it goes back into the input.
             let stopped = outcome.cancelled || outcome.error.is_some();

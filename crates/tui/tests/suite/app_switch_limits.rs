@@ -530,3 +530,21 @@ fn the_next_attempt_ends_the_countdown_and_its_answer_fills_the_same_cell() {
     update(&mut a, AppEvent::Engine(EngineEvent::TurnDone { outcome }));
     assert!(!a.busy);
 }
+
+#[test]
+fn an_unknown_window_is_asked_for_again_after_a_turn_until_a_listing_succeeds() {
+    let mut a = switchable();
+    let done = |a: &mut App| {
+        let outcome = Box::new(TurnOutcome::default());
+        update(a, AppEvent::Engine(EngineEvent::TurnDone { outcome }))
+    };
+    assert!(done(&mut a).contains(&Effect::ListModels(ModelsThen::Quiet)));
+    // A server that lists models without lengths: not asked again.
+    let bare = vec![ModelInfo {
+        id: "m".into(),
+        context_length: None,
+    }];
+    listed(&mut a, ModelsThen::Quiet, Ok(bare));
+    assert_eq!(a.context.window, None);
+    assert!(!done(&mut a).contains(&Effect::ListModels(ModelsThen::Quiet)));
+}
