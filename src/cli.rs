@@ -31,6 +31,9 @@ pub struct Cli {
     pub connect: ConnectArgs,
 }
 
+// Parsed once per run: the mock server's many flags make its variant large, and that costs
+// nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Render a chat request to the exact Kimi K2 prompt text (no trailing newline).
@@ -224,6 +227,20 @@ pub struct MockArgs {
     /// has no reasoning_content.
     #[arg(long)]
     pub require_reasoning: bool,
+    // Issue 11: retries and model switching.
+    /// With --fail-status: only the first N generation requests fail, later ones are answered.
+    #[arg(long, value_name = "N")]
+    pub fail_times: Option<u32>,
+    /// With --fail-status: the Retry-After header to send (seconds or an HTTP-date; default:
+    /// 2 on a 429, none otherwise).
+    #[arg(long, value_name = "VALUE")]
+    pub retry_after: Option<String>,
+    /// More model ids /v1/models lists after --model (comma-separated).
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub extra_models: Vec<String>,
+    /// The max_model_len /v1/models reports for every model (0: none reported).
+    #[arg(long, value_name = "N")]
+    pub max_model_len: Option<u64>,
 }
 
 /// Where to connect: the config file, a profile in it, and overrides of its settings.

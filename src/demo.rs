@@ -75,6 +75,7 @@ pub async fn start(mode: Option<Mode>, model: Option<String>) -> Result<(MockSer
         profile.max_tokens = Some(4096);
     }
     let tools = demo_tools(&tools_dir())?;
+    let profile_copy = profile.clone();
     Ok((
         server,
         Resolved {
@@ -86,6 +87,8 @@ pub async fn start(mode: Option<Mode>, model: Option<String>) -> Result<(MockSer
             ui: Default::default(),
             // The demo's prompts are the user's prompts: recalled in the next run too.
             history: true,
+            // The demo has one profile: `/profile` lists it.
+            profiles: [(PROFILE.to_owned(), profile_copy)].into(),
         },
     ))
 }

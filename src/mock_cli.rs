@@ -133,5 +133,13 @@ pub fn options(a: &MockArgs) -> MockOptions {
         call_in_reasoning: a.call_in_reasoning,
         duplicate_calls: a.duplicate_calls,
         require_reasoning: a.require_reasoning,
+        fail_times: a.fail_times,
+        retry_after: a.retry_after.clone(),
+        extra_models: a.extra_models.clone(),
+        max_model_len: match a.max_model_len {
+            None => MockOptions::default().max_model_len,
+            Some(0) => None,
+            Some(n) => Some(n),
+        },
     }
 }

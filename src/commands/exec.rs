@@ -225,6 +225,17 @@ impl Printer {
                 return;
             }
             EngineEvent::Stream(StreamEvent::Warning(w)) => format!("kimi-tui: warning: {w}"),
+            // Issue 11: a transient failure the agent retries.
+            EngineEvent::RetryScheduled {
+                error,
+                attempt,
+                attempts,
+                wait,
+            } => format!(
+                "kimi-tui: {}; retrying in {:.1} s (attempt {attempt}/{attempts})",
+                sanitize::one_line(&error.to_string(), 1000),
+                wait.as_secs_f64()
+            ),
             EngineEvent::ToolRefused { call, problem, .. } => format!(
                 "[tool] {} not run: {}",
                 call_label(&call),

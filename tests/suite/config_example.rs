@@ -32,6 +32,7 @@ fn known_keys() -> BTreeSet<String> {
             max_tokens: Some(1),
             template: Some(kimi_protocol::Template::K25),
             thinking: Some(true),
+            context_window: Some(1),
             ..Profile::new(Mode::Raw, "http://x/v1")
         })
         .expect("json"),
@@ -169,6 +170,7 @@ fn each_commented_line_is_valid_and_shows_the_real_default() {
         "max_tokens",
         "template",
         "thinking",
+        "context_window",
     ];
     for (i, key) in commented_keys(EXAMPLE) {
         let mut edited: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();

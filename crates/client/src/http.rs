@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::error::server_message;
 use super::sse::{EventStream, SseError};
 use super::url::{CrossOrigin, redirect_policy};
-use super::{BackendError, Endpoint};
+use super::{BackendError, Endpoint, ModelInfo};
 use kimi_protocol::trace::REDACTED;
 use kimi_protocol::{RequestSent, StreamEvent, Usage};
 
@@ -240,7 +240,7 @@ where
             .headers()
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse().ok());
+            .and_then(super::retry::parse_retry_after);
         return Err(BackendError::Http {
             status: status.as_u16(),
             url,
@@ -455,7 +455,7 @@ pub(super) fn outcome(
 pub(super) async fn list_models(
     client: &reqwest::Client,
     ep: &Endpoint,
-) -> Result<Vec<String>, BackendError> {
+) -> Result<Vec<ModelInfo>, BackendError> {
     let url = ep.shown_url("models");
     let idle = ep.idle_timeout;
     let timeout = |stage: &str| BackendError::Timeout {
@@ -507,13 +507,18 @@ pub(super) async fn list_models(
         .map_err(|e| not_json(format!("the model list is not JSON: {e}")))?;
     Ok(v.get("data")
         .and_then(Value::as_array)
-        .map(|models| {
-            models
-                .iter()
-                .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_owned))
-                .collect()
-        })
+        .map(|models| models.iter().filter_map(model_info).collect())
         .unwrap_or_default())
+}
+
+/// One `/models` entry; `None` without an id.
+fn model_info(m: &Value) -> Option<ModelInfo> {
+    let id = m.get("id").and_then(Value::as_str)?.to_owned();
+    let context_length = ["max_model_len", "context_length", "context_window"]
+        .iter()
+        .find_map(|k| m.get(*k).and_then(Value::as_u64))
+        .filter(|n| *n > 0);
+    Some(ModelInfo { id, context_length })
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ mod http;
 pub mod log;
 mod markers;
 pub mod probe;
+mod retry;
 pub mod sse;
 mod url;
 
@@ -23,12 +24,13 @@ use tokio_util::sync::CancellationToken;
 pub use chat_request::{ReasoningField, is_moonshot};
 pub use error::BackendError;
 pub use http::http_client;
+pub use retry::{RetryPolicy, parse_retry_after};
 pub use url::{host_and_port, redact_url};
 
 use kimi_protocol::{Message, Mode, Model, RenderOptions, StreamEvent, Template, ToolCall, Usage};
 
 /// Everything needed to reach one model.
-#[derive(Clone)]
+#[derive(Clone, PartialEq)]
 pub struct Endpoint {
     pub mode: Mode,
     /// Up to and including `/v1`, without a trailing slash, and without any `user:password@`
@@ -64,6 +66,9 @@ pub struct Endpoint {
     // Chat mode and thinking models (issue 10, app side).
     /// Chat mode: under which name(s) assistant reasoning is sent back.
     pub reasoning_field: ReasoningField,
+    // Issue 11: transient failures.
+    /// Retrying a request that failed before its answer began (the agent's loop).
+    pub retry: RetryPolicy,
 }
 
 impl Endpoint {
@@ -86,6 +91,7 @@ impl Endpoint {
             preserve_thinking: false,
             preprocess_tools: true,
             reasoning_field: ReasoningField::default(),
+            retry: RetryPolicy::NONE,
         }
     }
 
@@ -152,6 +158,15 @@ impl std::fmt::Debug for Endpoint {
             .field("idle_timeout", &self.idle_timeout)
             .finish_non_exhaustive()
     }
+}
+
+/// One entry of `/models`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelInfo {
+    pub id: String,
+    /// The context length in tokens: vLLM's `max_model_len`, or `context_length` /
+    /// `context_window` as other servers name it; `None` when the server does not say.
+    pub context_length: Option<u64>,
 }
 
 /// How one request ended, with everything that arrived.
@@ -246,6 +261,12 @@ impl Backend {
 
     /// GET `{base_url}/models`: the model ids the server lists.
     pub async fn list_models(&self) -> Result<Vec<String>, BackendError> {
+        let models = http::list_models(&self.client, &self.endpoint).await?;
+        Ok(models.into_iter().map(|m| m.id).collect())
+    }
+
+    /// GET `{base_url}/models`: each model with its context length when the server says it.
+    pub async fn model_infos(&self) -> Result<Vec<ModelInfo>, BackendError> {
         http::list_models(&self.client, &self.endpoint).await
     }
 }

@@ -178,7 +178,7 @@ async fn post(
         .headers()
         .get(RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse().ok());
+        .and_then(crate::parse_retry_after);
     if !status.is_success() {
         return Err(BackendError::Http {
             status: status.as_u16(),

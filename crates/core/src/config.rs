@@ -67,6 +67,25 @@ pub struct Profile {
     /// Chat mode: the name under which reasoning is sent back on assistant messages.
     #[serde(default)]
     pub reasoning_field: ReasoningField,
+    // Issue 11: limits.
+    /// The model's context length in tokens, for the status bar's gauge; unset: the server's
+    /// `max_model_len` from `/models`, when it gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// Attempts after the first when a request fails with HTTP 429 or 5xx or a refused
+    /// connection, before any of the answer arrived; 0: never retried.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+    /// The longest wait before a retry: a `Retry-After` above it is not waited.
+    #[serde(default = "default_retry_max_wait")]
+    pub retry_max_wait_secs: u64,
+}
+
+fn default_retries() -> u32 {
+    3
+}
+fn default_retry_max_wait() -> u64 {
+    60
 }
 
 /// `max_tokens` of a thinking profile that does not set it: reasoning is long, and Moonshot's
@@ -113,6 +132,9 @@ impl Profile {
             thinking: None,
             preprocess_tools: true,
             reasoning_field: ReasoningField::default(),
+            context_window: None,
+            retries: default_retries(),
+            retry_max_wait_secs: default_retry_max_wait(),
         }
     }
 
@@ -184,6 +206,7 @@ impl Profile {
         ep.neutralize_tool_markers = self.neutralize_markers_in_tool_results;
         ep.connect_timeout = Duration::from_secs(self.connect_timeout_secs);
         ep.idle_timeout = Duration::from_secs(self.idle_timeout_secs);
+        ep.retry = kimi_client::RetryPolicy::new(self.retries, self.retry_max_wait_secs);
         Ok(ep)
     }
 }
@@ -815,6 +838,9 @@ pub struct Resolved {
     pub ui: UiOptions,
     /// Keep the prompt history across runs (`history`, default on; issue 11).
     pub history: bool,
+    /// Every profile of the file, as written (without the command line's overrides): what
+    /// `/profile NAME` switches to. Empty without a config file.
+    pub profiles: BTreeMap<String, Profile>,
 }
 
 // Issue 11: errors say where a value came from.
@@ -905,6 +931,10 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
             theme: c.theme,
             mouse: c.mouse,
         });
+    let profiles = config
+        .as_ref()
+        .map(|c| c.profiles.clone())
+        .unwrap_or_default();
     Ok(Resolved {
         profile_name,
         profile,
@@ -913,6 +943,7 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
         config_path: config.and(path),
         mcp_servers,
         ui,
+        profiles,
     })
 }
 

@@ -23,6 +23,11 @@ pub(crate) fn error_response(status: StatusCode, kind: &str, message: &str) -> R
 /// The answer of `fail_status`: that status, the matching error type, and for 429 a
 /// `Retry-After` header.
 pub(crate) fn fail_response(code: u16) -> Response {
+    fail_response_after(code, None)
+}
+
+/// [`fail_response`] with this `Retry-After` value (any status), when given.
+pub(crate) fn fail_response_after(code: u16, retry_after: Option<&str>) -> Response {
     let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let kind = match status.as_u16() {
         429 => "rate_limit_error",
@@ -32,9 +37,15 @@ pub(crate) fn fail_response(code: u16) -> Response {
     };
     let message = format!("mock failure: HTTP {}", status.as_u16());
     let mut resp = error_response(status, kind, &message);
-    if status == StatusCode::TOO_MANY_REQUESTS {
-        resp.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+    match retry_after.map(HeaderValue::from_str) {
+        Some(Ok(v)) => {
+            resp.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        _ if status == StatusCode::TOO_MANY_REQUESTS => {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+        }
+        _ => {}
     }
     resp
 }

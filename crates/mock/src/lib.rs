@@ -87,6 +87,17 @@ pub struct MockOptions {
     /// Chat: answer 400 like Moonshot's API when an assistant tool-call message in the history
     /// lacks its reasoning.
     pub require_reasoning: bool,
+    // Issue 11: retries and model switching.
+    /// With `fail_status`: only the first N generation requests fail, the later ones are
+    /// answered ("fail twice, then succeed"); `None`: every one fails.
+    pub fail_times: Option<u32>,
+    /// The `Retry-After` header of `fail_status` answers, as sent (seconds or an HTTP-date);
+    /// `None`: `2` on a 429, none otherwise.
+    pub retry_after: Option<String>,
+    /// More models `/v1/models` lists after `model` (all answered alike).
+    pub extra_models: Vec<String>,
+    /// The `max_model_len` of every listed model, as vLLM reports it; `None`: not sent.
+    pub max_model_len: Option<u64>,
 }
 
 /// A tool call the mock emits verbatim (`--tool-call-file`, `--tool-call-id/-name/-args`).
@@ -129,6 +140,10 @@ impl Default for MockOptions {
             call_in_reasoning: false,
             duplicate_calls: false,
             require_reasoning: false,
+            fail_times: None,
+            retry_after: None,
+            extra_models: Vec::new(),
+            max_model_len: Some(131072),
         }
     }
 }
@@ -162,6 +177,7 @@ impl MockServer {
         let app = routes::router(routes::AppState {
             opts: Arc::new(opts),
             requests: requests.clone(),
+            failed: Arc::default(),
         });
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {

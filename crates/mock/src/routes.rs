@@ -1,6 +1,7 @@
 //! The HTTP surface: routes shaped like vLLM's OpenAI server, the API-key check, and delivery of
 //! response bodies (delays, batching, dropped connections).
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -35,6 +36,8 @@ const BATCH: usize = 16 * 1024;
 pub(super) struct AppState {
     pub opts: Arc<MockOptions>,
     pub requests: Arc<Mutex<Vec<Value>>>,
+    /// Generation requests failed so far with `fail_status` (for `fail_times`).
+    pub failed: Arc<std::sync::atomic::AtomicU32>,
 }
 
 pub(super) fn router(state: AppState) -> Router {
@@ -117,19 +120,24 @@ async fn models(State(st): State<AppState>) -> Response {
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    axum::Json(json!({
-        "object": "list",
-        "data": [{
-            "id": st.opts.model,
-            "object": "model",
-            "created": created,
-            "owned_by": "kimi-tui-mock",
-            "root": st.opts.model,
-            "parent": null,
-            "max_model_len": 131072,
-        }]
-    }))
-    .into_response()
+    let data: Vec<Value> = std::iter::once(&st.opts.model)
+        .chain(&st.opts.extra_models)
+        .map(|id| {
+            let mut m = json!({
+                "id": id,
+                "object": "model",
+                "created": created,
+                "owned_by": "kimi-tui-mock",
+                "root": id,
+                "parent": null,
+            });
+            if let Some(len) = st.opts.max_model_len {
+                m["max_model_len"] = json!(len);
+            }
+            m
+        })
+        .collect();
+    axum::Json(json!({"object": "list", "data": data})).into_response()
 }
 
 async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
@@ -202,9 +210,18 @@ impl AppState {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(value.clone());
-        match (self.opts.fail_status, self.opts.error_body_bytes) {
+        // `fail_times`: the first N fail, the rest are served.
+        let fail = self
+            .opts
+            .fail_status
+            .filter(|_| match self.opts.fail_times {
+                None => true,
+                Some(n) => self.failed.fetch_add(1, Ordering::SeqCst) < n,
+            });
+        let retry_after = self.opts.retry_after.as_deref();
+        match (fail, self.opts.error_body_bytes) {
             (Some(code), Some(n)) => Err(Box::new(faults::huge_error(code, n))),
-            (Some(code), None) => Err(Box::new(faults::fail_response(code))),
+            (Some(code), None) => Err(Box::new(faults::fail_response_after(code, retry_after))),
             (None, _) => Ok(value),
         }
     }

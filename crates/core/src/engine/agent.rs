@@ -14,7 +14,7 @@ use super::inbox::Io;
 use super::shared_trace::SharedTrace;
 use super::turn;
 use crate::tools::Toolbox;
-use kimi_client::Backend;
+use kimi_client::{Backend, Endpoint};
 use kimi_protocol::Message;
 use kimi_protocol::{Mode, Trace};
 
@@ -233,6 +233,10 @@ impl State {
                 self.always_allow.remove(&t);
             }
             Op::SetThinking(on) => self.set_thinking(io, on).await,
+            Op::SetEndpoint {
+                endpoint,
+                max_rounds,
+            } => self.set_endpoint(io, *endpoint, max_rounds).await,
             Op::Clear => {
                 self.conversation.clear();
                 self.traces.clear();
@@ -262,6 +266,29 @@ impl State {
             Err(e) => format!("cannot switch thinking: {e}"),
         };
         io.emit(EngineEvent::Notice { text, error: true }).await;
+    }
+
+    /// `/model`, `/profile`: a new backend for the next request; the conversation stays.
+    async fn set_endpoint(&mut self, io: &mut Io, endpoint: Endpoint, max_rounds: u32) {
+        match Backend::new(endpoint) {
+            Ok(b) => {
+                self.backend = b;
+                self.max_rounds = max_rounds;
+                let ep = self.backend.endpoint();
+                io.emit(EngineEvent::EndpointSet {
+                    mode: ep.mode,
+                    model: ep.model.clone(),
+                    base_url: ep.base_url.clone(),
+                    template: ep.template(),
+                    thinking: ep.thinking,
+                })
+                .await;
+            }
+            Err(e) => {
+                let text = format!("cannot switch: {e}");
+                io.emit(EngineEvent::Notice { text, error: true }).await;
+            }
+        }
     }
 
     async fn set_mode(&mut self, io: &mut Io, mode: Mode) {

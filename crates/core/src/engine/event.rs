@@ -3,7 +3,7 @@
 use super::approval::{ApprovalRequest, Decision};
 use super::shared_trace::SharedTrace;
 use crate::tools::{CallProblem, ToolOutcome};
-use kimi_client::BackendError;
+use kimi_client::{BackendError, Endpoint};
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, StreamEvent, Trace, Usage};
 
@@ -54,6 +54,15 @@ pub enum Op {
     Load {
         messages: Vec<Message>,
         traces: Vec<(usize, SharedTrace)>,
+    },
+    // Issue 11: switching without restarting.
+    /// Send the next requests to this endpoint (`/model`, `/profile`: server, key, mode,
+    /// model, template, thinking, sampling, timeouts, retries), with at most `max_rounds`
+    /// requests per turn. The conversation, the tools and "always allow" stay. Applied
+    /// between rounds, like `SetMode`; answered with [`EngineEvent::EndpointSet`].
+    SetEndpoint {
+        endpoint: Box<Endpoint>,
+        max_rounds: u32,
     },
 }
 
@@ -176,6 +185,26 @@ pub enum EngineEvent {
     /// The turn stopped on an internal error (a panic); what was appended before it is kept.
     TurnFailed {
         message: String,
+    },
+    // Issue 11.
+    /// Requests now go to this endpoint ([`Op::SetEndpoint`] was applied).
+    EndpointSet {
+        mode: Mode,
+        model: String,
+        /// As shown: without userinfo.
+        base_url: String,
+        template: kimi_protocol::Template,
+        thinking: Option<bool>,
+    },
+    /// The request failed before any of its answer arrived, with an error worth another try
+    /// (HTTP 429/5xx, connection refused): attempt `attempt` of `attempts` goes out after
+    /// `wait`, unless the turn is cancelled meanwhile (then it ends with `error`). The failed
+    /// attempt's trace was reported (`TraceStarted`/`TraceFinished`) like any other.
+    RetryScheduled {
+        error: Box<BackendError>,
+        attempt: u32,
+        attempts: u32,
+        wait: std::time::Duration,
     },
     /// Answer to [`Op::Snapshot`].
     Snapshot {

@@ -10,6 +10,7 @@ mod agent;
 pub(crate) mod approval;
 mod event;
 mod inbox;
+mod retry;
 mod rewind;
 mod shared_trace;
 mod turn;

@@ -26,7 +26,8 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
         let tools: Vec<Value> = state.toolbox.openai_tools();
         outcome.rounds = round;
         io.emit(EngineEvent::RoundStarted { round }).await;
-        let (result, trace) = stream(state, &tools, io).await;
+        // Issue 11: transient failures before the answer began are retried in there.
+        let (result, trace) = super::retry::stream(state, &tools, io).await;
         if let Some(u) = result.usage {
             outcome.usage.prompt_tokens += u.prompt_tokens;
             outcome.usage.completion_tokens += u.completion_tokens;
@@ -47,7 +48,9 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
         if let Some(m) = finished_message(&result, failed) {
             state.append(io, m).await;
         }
-        state.finish_trace(io, trace).await;
+        if let Some(trace) = trace {
+            state.finish_trace(io, trace).await;
+        }
         io.emit(EngineEvent::RoundFinished {
             round,
             finish,
@@ -81,7 +84,7 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
 /// until they have all been delivered, so the buffer holds at most what one read from the
 /// socket produced. Delivering an event records it in the request's trace first (the one
 /// place traces are built), then reports it.
-async fn stream(state: &mut State, tools: &[Value], io: &mut Io) -> (TurnResult, usize) {
+pub(super) async fn stream(state: &mut State, tools: &[Value], io: &mut Io) -> (TurnResult, usize) {
     let buffer: Mutex<VecDeque<StreamEvent>> = Mutex::new(VecDeque::new());
     let pop = || {
         buffer

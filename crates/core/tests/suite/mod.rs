@@ -1,5 +1,6 @@
 mod agent;
 mod engine;
+mod retries;
 mod rewind;
 mod thinking;
 mod tools_runner;

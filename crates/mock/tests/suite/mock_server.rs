@@ -757,3 +757,77 @@ async fn plain_question_gets_markdown() {
     assert!(text.contains("你好"));
     server.shutdown().await;
 }
+
+// Issue 11: "fail N times then succeed", any Retry-After, and a model list to switch in.
+#[tokio::test]
+async fn fail_times_fails_the_first_requests_then_serves_with_the_retry_after_asked() {
+    let server = start(MockOptions {
+        fail_status: Some(503),
+        fail_times: Some(2),
+        retry_after: Some("Wed, 21 Oct 2037 07:28:00 GMT".into()),
+        ..Default::default()
+    })
+    .await;
+    for _ in 0..2 {
+        let resp = post(&server, "/completions", &raw_body("hi")).await;
+        assert_eq!(resp.status(), 503);
+        assert_eq!(
+            resp.headers()["retry-after"],
+            "Wed, 21 Oct 2037 07:28:00 GMT"
+        );
+    }
+    let resp = post(&server, "/completions", &raw_body("hi")).await;
+    assert_eq!(resp.status(), 200, "the third is served");
+    let resp = post(
+        &server,
+        "/chat/completions",
+        &chat_body(&weather_conversation()),
+    )
+    .await;
+    assert_eq!(resp.status(), 200, "and every later one");
+    assert_eq!(server.requests().len(), 4);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn models_lists_extra_models_with_their_max_model_len_or_without() {
+    let server = start(MockOptions {
+        extra_models: vec!["moonshotai/Kimi-K2.5".into()],
+        max_model_len: Some(262_144),
+        ..Default::default()
+    })
+    .await;
+    let v: Value = client()
+        .get(format!("{}/models", server.base_url()))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("json");
+    let ids: Vec<&str> = v["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["moonshotai/Kimi-K2-Instruct", "moonshotai/Kimi-K2.5"]);
+    assert_eq!(v["data"][1]["max_model_len"], 262_144);
+    server.shutdown().await;
+
+    let server = start(MockOptions {
+        max_model_len: None,
+        ..Default::default()
+    })
+    .await;
+    let v: Value = client()
+        .get(format!("{}/models", server.base_url()))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("json");
+    assert!(v["data"][0].get("max_model_len").is_none(), "{v}");
+    server.shutdown().await;
+}

@@ -31,6 +31,11 @@ pub(crate) enum SlashCommand {
     Theme(Option<crate::ui::theme::Theme>),
     /// `/sessions`: pick a saved session and resume it in place (issue 11).
     Sessions,
+    // Issue 11: switching without restarting.
+    /// `/model [NAME]`: list the server's models, or use NAME from the next request.
+    Model(Option<String>),
+    /// `/profile [NAME]`: list the config's profiles, or switch to NAME.
+    Profile(Option<String>),
     /// Not a known command, or bad arguments: the message to show.
     Unknown(String),
 }
@@ -63,6 +68,14 @@ pub(crate) const HELP: &[(&str, &str)] = &[
     (
         "/sessions",
         "pick a saved session and resume it here (as --session does)",
+    ),
+    (
+        "/model [NAME]",
+        "the server's models (no name), or switch to NAME from the next request",
+    ),
+    (
+        "/profile [NAME]",
+        "the config's profiles (no name), or switch to NAME without restarting",
     ),
     ("/help", "keys and commands (F1)"),
     ("/quit", "leave (Ctrl-D on an empty input)"),
@@ -155,6 +168,8 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
             },
         },
         "sessions" => SlashCommand::Sessions,
+        "model" => SlashCommand::Model((!arg.is_empty()).then(|| arg.to_owned())),
+        "profile" => SlashCommand::Profile((!arg.is_empty()).then(|| arg.to_owned())),
         "help" => SlashCommand::Help,
         "quit" | "exit" => SlashCommand::Quit,
         other => SlashCommand::Unknown(format!("unknown command /{other}; /help lists them")),
@@ -206,6 +221,16 @@ mod tests {
         assert_eq!(parse("/system"), Some(SlashCommand::System(None)));
         assert_eq!(parse("/retry"), Some(SlashCommand::Retry));
         assert_eq!(parse("/sessions"), Some(SlashCommand::Sessions));
+        assert_eq!(parse("/model"), Some(SlashCommand::Model(None)));
+        assert_eq!(
+            parse("/model  kimi-k2.5 "),
+            Some(SlashCommand::Model(Some("kimi-k2.5".into())))
+        );
+        assert_eq!(parse("/profile"), Some(SlashCommand::Profile(None)));
+        assert_eq!(
+            parse("/profile moonshot"),
+            Some(SlashCommand::Profile(Some("moonshot".into())))
+        );
         assert_eq!(parse("/tools"), Some(SlashCommand::Tools));
         assert_eq!(
             parse("/tools revoke get_weather"),

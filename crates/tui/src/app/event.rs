@@ -13,6 +13,12 @@ pub enum AppEvent {
     Tick,
     /// The editor `Ctrl-G` opened has exited: the edited draft, or why the draft stays.
     Edited(Result<String, String>),
+    // Issue 11.
+    /// The answer to [`Effect::ListModels`]: the server's models, or why not.
+    ModelsListed {
+        then: super::models::ModelsThen,
+        result: Result<Vec<kimi_client::ModelInfo>, String>,
+    },
 }
 
 /// What `update` asks the event loop to do: the things that need the runtime.
@@ -52,6 +58,10 @@ pub enum Effect {
     ResumeSession {
         id: String,
     },
+    // Issue 11.
+    /// GET `/models` from the endpoint in use, off the event loop; the answer comes back as
+    /// [`AppEvent::ModelsListed`].
+    ListModels(super::models::ModelsThen),
 }
 
 #[cfg(test)]

@@ -18,6 +18,8 @@ mod journal_sync;
 pub mod key_reference;
 pub(crate) mod keys;
 pub(crate) mod mcp_view;
+pub mod models;
+pub mod models_context;
 pub(crate) mod partial;
 pub mod paste;
 pub mod picker;
@@ -27,6 +29,7 @@ pub mod queue;
 pub mod reasoning;
 mod reasoning_update;
 mod resume;
+pub mod retry;
 pub mod saved;
 pub mod state;
 pub(crate) mod terminal;
@@ -110,6 +113,8 @@ where
         tools,
         mcp_servers,
         history,
+        profiles,
+        config_path,
         ..
     } = resolved;
     let endpoint = profile.endpoint().map_err(|message| AppError::Profile {
@@ -146,6 +151,13 @@ where
     app.neutralize_tool_markers = profile.neutralize_markers_in_tool_results;
     app.template = template;
     app.thinking = thinking;
+    // Issue 11: what `/model` and `/profile` switch between, and the gauge's window.
+    app.switch.profiles = profiles;
+    app.switch.config_path = config_path;
+    app.switch.endpoint = Some(backend.endpoint().clone());
+    app.context.window = profile.context_window;
+    app.context.window_from_profile = profile.context_window.is_some();
+    app.switch.profile = Some(profile.clone());
     match resumed {
         Some(r) => {
             saved::restore(&mut app, r.session);
@@ -269,6 +281,12 @@ async fn event_loop(
     let mut mcp_seen = mcp_view::Announced::default();
     // A server may have failed before the subscription: what changed until now is seen here.
     mcp_view::announce_changes(app, &mut mcp_seen);
+    // Issue 11: answers of work done off the loop (the model list) come back here.
+    let (bg_tx, mut bg_rx) = mpsc::unbounded_channel::<AppEvent>();
+    if app.context.window.is_none() {
+        // The server may say how long the model's context is (vLLM's max_model_len).
+        models::spawn_listing(app, models::ModelsThen::Quiet, &bg_tx);
+    }
     loop {
         if app.dirty && last_draw.elapsed() >= frame_gap {
             let started = Instant::now();
@@ -309,7 +327,12 @@ async fn event_loop(
                         _ => "the agent stopped".to_owned(),
                     };
                     tracing::error!(%message, "the agent stopped; starting a new one");
-                    agent = spawn(app, backend_in(&backend, app.connection.mode));
+                    let current = match &app.switch.endpoint {
+                        // After `/model` or `/profile`: where the app last sent the agent.
+                        Some(ep) => Backend::new(ep.clone()).unwrap_or_else(|_| backend.clone()),
+                        None => backend.clone(),
+                    };
+                    agent = spawn(app, backend_in(&current, app.connection.mode));
                     // The policy died with the agent: the view must not claim otherwise.
                     if !app.always_allow.is_empty() {
                         app.always_allow.clear();
@@ -325,6 +348,7 @@ async fn event_loop(
                 }
             },
             _ = ticker.tick() => AppEvent::Tick,
+            Some(e) = bg_rx.recv() => e,
             changed = async {
                 match mcp_changes.as_mut() {
                     Some(rx) => rx.changed().await,
@@ -346,7 +370,7 @@ async fn event_loop(
             terminal: &mut *terminal,
             events: &mut term_events,
         };
-        run_effects(app, effects, &agent, store, &mut io);
+        run_effects(app, effects, &agent, store, &mut io, &bg_tx);
         // Drain what else is queued (a burst of tokens) before the next frame. Effects run after
         // each event, against the state that asked for them: a save asked for by the last
         // message of a turn writes it even when `Cleared` follows in the same burst.
@@ -354,7 +378,7 @@ async fn event_loop(
             match agent.events.try_recv() {
                 Ok(e) => {
                     let effects = update::update(app, AppEvent::Engine(e));
-                    run_effects(app, effects, &agent, store, &mut io);
+                    run_effects(app, effects, &agent, store, &mut io, &bg_tx);
                 }
                 Err(_) => break,
             }
@@ -382,6 +406,7 @@ fn run_effects(
     agent: &AgentHandle,
     store: Option<&SessionStore>,
     io: &mut TermIo<'_>,
+    background: &mpsc::UnboundedSender<AppEvent>,
 ) {
     for fx in effects {
         match fx {
@@ -406,7 +431,7 @@ fn run_effects(
             Effect::Editor(draft) => {
                 let result = edit_in_editor(io, app.mouse, &draft);
                 let effects = update::update(app, AppEvent::Edited(result));
-                run_effects(app, effects, agent, store, io);
+                run_effects(app, effects, agent, store, io, background);
             }
             // Going back, history and sessions (issue 11).
             Effect::History(text) => {
@@ -426,6 +451,7 @@ fn run_effects(
                     app.notice("The agent has stopped; the session was not loaded.", true);
                 }
             }
+            Effect::ListModels(then) => models::spawn_listing(app, then, background),
         }
     }
 }

@@ -430,6 +430,13 @@ pub struct App {
     /// The prompt history file (`history = true` and a data directory): prompts sent are
     /// added to it; `None` keeps the history for this run only.
     pub history_file: Option<super::history_file::HistoryFile>,
+    // Issue 11: switch and limits.
+    /// Profiles, the endpoint in use and the server's models (`/model`, `/profile`).
+    pub switch: super::models::Switch,
+    /// How full the context window is (the status bar's gauge).
+    pub context: super::models_context::ContextGauge,
+    /// The agent waits before retrying a request (the countdown).
+    pub retry_wait: Option<super::retry::RetryWait>,
 }
 
 impl App {
@@ -491,6 +498,9 @@ impl App {
             esc_armed: false,
             history_search: None,
             history_file: None,
+            switch: Default::default(),
+            context: Default::default(),
+            retry_wait: None,
         }
     }
 

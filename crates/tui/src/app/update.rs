@@ -36,11 +36,13 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
         AppEvent::Terminal(e) => terminal(app, e, fx),
         AppEvent::Engine(e) => engine(app, e, fx),
         AppEvent::Edited(result) => super::editor::finished(app, result),
+        AppEvent::ModelsListed { then, result } => super::models::listed(app, then, result, fx),
         AppEvent::Tick => {
             if saved::partial_due(app, Instant::now()) {
                 fx.push(Effect::SaveSession);
             }
             super::reasoning_update::tick(app, Instant::now());
+            super::retry::tick(app, Instant::now());
             // Spinners and elapsed times move only while something runs.
             if app.busy {
                 app.dirty = true;
@@ -780,6 +782,9 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                 )
             };
             app.notice(text, false);
+            if let Some(ep) = app.switch.endpoint.as_mut() {
+                ep.thinking = Some(on);
+            }
             fx.push(Effect::Agent(Op::SetThinking(on)));
         }
         SlashCommand::Clear => {
@@ -882,6 +887,9 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
         SlashCommand::Mouse(on) => super::toggles::mouse(app, on, fx),
         SlashCommand::Theme(theme) => super::toggles::theme(app, theme),
         SlashCommand::Sessions => super::picker_sessions::command(app, fx),
+        // Issue 11: switching without restarting.
+        SlashCommand::Model(name) => super::models::model_command(name, fx),
+        SlashCommand::Profile(name) => super::models::profile_command(app, name, fx),
         SlashCommand::Unknown(msg) => app.notice(msg, true),
     }
 }
@@ -931,6 +939,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         EngineEvent::RoundFinished {
             error, cancelled, ..
         } => {
+            super::retry::ended(app, false);
             // The round's message (or its failure) replaces what was saved of it as it streamed.
             app.streaming = None;
             super::reasoning_update::answer_started(app);
@@ -949,14 +958,23 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             }
             app.activity = Activity::Idle;
         }
-        EngineEvent::MessageAppended { index, message } => view::appended(app, index, *message, fx),
-        EngineEvent::TraceStarted { index, trace } => view::trace_started(app, index, trace),
+        EngineEvent::MessageAppended { index, message } => {
+            view::appended(app, index, *message, fx);
+            super::models_context::check(app);
+        }
+        EngineEvent::TraceStarted { index, trace } => {
+            // A retry's request is going out: its countdown is over.
+            super::retry::ended(app, true);
+            view::trace_started(app, index, trace)
+        }
         EngineEvent::TraceFinished {
             index,
             message_index,
         } => view::trace_finished(app, index, message_index),
         EngineEvent::ApprovalRequested { id, request } => view::approval(app, id, *request, fx),
         EngineEvent::TurnDone { outcome } => {
+            super::retry::ended(app, false);
+            super::models::after_turn(app, fx);
             view::turn_done(app, &outcome, fx);
             // A cancelled or failed turn sends nothing queued: it goes back into the input.
             let stopped = outcome.cancelled || outcome.error.is_some();
@@ -965,17 +983,42 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             }
         }
         EngineEvent::TurnFailed { message } => {
+            super::retry::ended(app, false);
             view::turn_failed(app, &message, fx);
             let _ = super::queue::next(app, true);
         }
         EngineEvent::SystemSet { prompt, change } => view::system_set(app, prompt, change, fx),
-        EngineEvent::Cleared => view::cleared(app),
-        EngineEvent::Truncated { messages, traces } => view::truncated(app, messages, traces, fx),
-        EngineEvent::Loaded { messages, traces } => {
-            super::picker_sessions::loaded(app, messages, traces)
+        EngineEvent::Cleared => {
+            view::cleared(app);
+            super::models_context::forget_measure(app);
         }
+        EngineEvent::Truncated { messages, traces } => {
+            view::truncated(app, messages, traces, fx);
+            super::models_context::forget_measure(app);
+        }
+        EngineEvent::Loaded { messages, traces } => {
+            super::picker_sessions::loaded(app, messages, traces);
+            super::models_context::forget_measure(app);
+        }
+        // Issue 11.
+        EngineEvent::EndpointSet {
+            mode,
+            model,
+            base_url,
+            template,
+            thinking,
+        } => super::models::endpoint_set(app, mode, model, &base_url, template, thinking),
+        EngineEvent::RetryScheduled {
+            error,
+            attempt,
+            attempts,
+            wait,
+        } => super::retry::scheduled(app, &error, attempt, attempts, wait, Instant::now()),
         EngineEvent::ModeSet(m) => {
             app.connection.mode = m;
+            if let Some(ep) = app.switch.endpoint.as_mut() {
+                ep.mode = m;
+            }
             app.notice(
                 format!("Mode: {} (takes effect on the next message).", m.as_str()),
                 false,
@@ -1117,6 +1160,7 @@ fn stream(app: &mut App, s: StreamEvent) {
             }
         }
         StreamEvent::Usage(u) => {
+            super::models_context::usage(app, &u);
             app.usage.prompt_tokens += u.prompt_tokens;
             app.usage.completion_tokens += u.completion_tokens;
             app.usage.total_tokens += u.total_tokens;

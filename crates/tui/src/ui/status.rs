@@ -30,42 +30,118 @@ pub(crate) fn activity_label(app: &App, now: Instant) -> String {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let line = Line::from(fit(segments(app, Instant::now()), area.width));
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+/// A part of the bar and how much it matters: when the bar is too narrow the least important
+/// parts go first (the key hints, then the token counts, ...), never the profile, the model,
+/// what is happening or the context gauge (issue 11).
+struct Segment {
+    keep: u8,
+    span: Span<'static>,
+}
+
+/// The bar's parts, left to right.
+fn segments(app: &App, now: Instant) -> Vec<Segment> {
     let c = &app.connection;
     let bar = Style::default().fg(Color::Black).bg(Color::Cyan);
-    let state = activity_label(app, Instant::now());
+    // A retry's countdown is what is happening while the agent waits.
+    let state = match &app.retry_wait {
+        Some(w) => w.status_text(now),
+        None => activity_label(app, now),
+    };
     let usage = format!(
         "in {} · out {}",
         app.usage.prompt_tokens, app.usage.completion_tokens
     );
-    let mut spans = vec![
-        Span::styled(format!(" {} ", c.profile), bar),
-        Span::styled(
-            format!(" {} ", c.mode.as_str()),
-            Style::default().fg(Color::Black).bg(Color::Magenta),
+    let seg = |keep: u8, span: Span<'static>| Segment { keep, span };
+    let mut out = vec![
+        seg(9, Span::styled(format!(" {} ", c.profile), bar)),
+        seg(
+            9,
+            Span::styled(
+                format!(" {} ", c.mode.as_str()),
+                Style::default().fg(Color::Black).bg(Color::Magenta),
+            ),
         ),
     ];
     // K2-Instruct is the default and says nothing; a thinking template is named.
     if app.template.thinks() {
-        spans.push(Span::styled(
-            template_label(app),
-            Style::default().fg(Color::Magenta),
+        out.push(seg(
+            6,
+            Span::styled(template_label(app), Style::default().fg(Color::Magenta)),
         ));
     }
-    spans.extend([
-        Span::raw(format!(" {} @ {} ", c.model, c.host)),
-        Span::styled(format!("│ {state} "), Style::default().fg(Color::Yellow)),
-        always_allowed(app),
-        queued(app),
-        mouse_span(app),
-        Span::styled(format!("│ {usage} "), Style::default().fg(Color::DarkGray)),
-        mcp_span(app),
-        Span::styled(
-            format!("│ {}", hints(app.template.thinks())),
-            Style::default().fg(Color::DarkGray),
+    out.extend([
+        seg(10, Span::raw(format!(" {}", c.model))),
+        seg(5, Span::raw(format!(" @ {}", c.host))),
+        seg(10, Span::raw(" ")),
+        seg(
+            10,
+            Span::styled(format!("│ {state} "), Style::default().fg(Color::Yellow)),
         ),
+        seg(9, context_gauge(app)),
+        seg(7, always_allowed(app)),
+        seg(7, queued(app)),
+        seg(7, mouse_span(app)),
+        seg(
+            3,
+            Span::styled(format!("│ {usage} "), Style::default().fg(Color::DarkGray)),
+        ),
+        seg(4, mcp_span(app)),
     ]);
-    let line = Line::from(spans);
-    frame.render_widget(Paragraph::new(line), area);
+    // Hint by hint, so that those that fit stay (the first, F1 help, longest).
+    for (i, hint) in hints(app.template.thinks()).into_iter().enumerate() {
+        let text = if i == 0 {
+            format!("│ {hint}")
+        } else {
+            format!(" · {hint}")
+        };
+        let keep = if i == 0 { 2 } else { 1 };
+        out.push(seg(
+            keep,
+            Span::styled(text, Style::default().fg(Color::DarkGray)),
+        ));
+    }
+    out
+}
+
+/// Drop the least important parts until the rest fits in `width` columns (what still does not
+/// fit is cut at the edge).
+fn fit(mut segments: Vec<Segment>, width: u16) -> Vec<Span<'static>> {
+    let total = |s: &[Segment]| s.iter().map(|s| s.span.width()).sum::<usize>();
+    while total(&segments) > usize::from(width) {
+        let Some((i, _)) = segments
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.keep < 9 && s.span.width() > 0)
+            .min_by_key(|(i, s)| (s.keep, usize::MAX - i))
+        else {
+            break;
+        };
+        segments.remove(i);
+    }
+    segments.into_iter().map(|s| s.span).collect()
+}
+
+/// `│ ctx 41% 53k/128k `: how full the context window is, in the warning style at 80% and
+/// above (see `app::models_context`); nothing while nothing is known.
+fn context_gauge(app: &App) -> Span<'static> {
+    match crate::app::models_context::label(app) {
+        None => Span::raw(""),
+        Some((text, false)) => {
+            Span::styled(format!("│ {text} "), Style::default().fg(Color::Green))
+        }
+        // The sign says it without colour too (NO_COLOR).
+        Some((text, true)) => Span::styled(
+            format!("│ ⚠ {text} "),
+            Style::default()
+                .fg(Color::Black)
+                .bg(Color::Yellow)
+                .add_modifier(ratatui::style::Modifier::BOLD),
+        ),
+    }
 }
 
 /// The tools approved with `a` for this session, visible so the choice is not forgotten
@@ -124,11 +200,10 @@ fn template_label(app: &App) -> String {
 
 /// The key table's hints: `F1 help · Ctrl-T inspector · F2 reasoning · Esc cancel`; the
 /// reasoning key only for a thinking model, the only one with reasoning to show.
-fn hints(thinking_model: bool) -> String {
+fn hints(thinking_model: bool) -> Vec<String> {
     crate::app::keys::hints()
         .iter()
         .filter(|(key, _)| thinking_model || *key != crate::ui::reasoning::TOGGLE_KEY)
         .map(|(key, what)| format!("{key} {what}"))
-        .collect::<Vec<_>>()
-        .join(" · ")
+        .collect()
 }

@@ -4,6 +4,7 @@ mod app_history;
 mod app_sessions;
 mod app_text_out;
 mod app_sessions_picker;
+mod app_switch_limits;
 mod app_update;
 mod reasoning_cell;
 mod transcript_view;

@@ -638,3 +638,18 @@ fn styled_light_inspector_with_marker_badges() {
     a.inspector.open = true;
     insta::assert_snapshot!(light_screen(&mut a, 110, 40));
 }
+
+// Issue 11: the context gauge in the status bar, at a normal level and at the warning.
+#[test]
+fn styled_status_bar_with_the_context_gauge() {
+    let mut a = app(Mode::Raw);
+    a.context.window = Some(131_072);
+    a.context.measured = Some(53_400);
+    let normal = styled_screen(&mut a, 110, 3);
+    assert!(normal.contains("ctx 40% 53k/131k"), "{normal}");
+    a.context.measured = Some(112_000);
+    let warning = styled_screen(&mut a, 110, 3);
+    assert!(warning.contains("⚠ ctx 85% 112k/131k"), "{warning}");
+    assert_ne!(normal, warning);
+    insta::assert_snapshot!(format!("{normal}\n{warning}"));
+}

@@ -1,0 +1,131 @@
+//! The retry countdown (issue 11): the agent waits before sending a request again after a
+//! transient failure ([`EngineEvent::RetryScheduled`](kimi_core::engine::EngineEvent)); the
+//! app shows it as a line of the answer's cell and in the status bar, ticking with the event
+//! loop's timer (a redraw only when the shown second changes). `Esc` cancels the turn as
+//! always, which ends the wait: the turn stops with the error shown.
+
+use std::time::{Duration, Instant};
+
+use kimi_client::BackendError;
+use kimi_protocol::sanitize;
+
+use super::state::App;
+
+/// A wait in progress.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryWait {
+    /// The failure, one line, escaped.
+    pub error: String,
+    /// The attempt that goes out when the wait ends, and how many there may be.
+    pub attempt: u32,
+    pub attempts: u32,
+    pub until: Instant,
+    /// Which of the answer cell's warnings shows it.
+    warning: Option<usize>,
+    /// The seconds the cell shows now.
+    shown: u64,
+}
+
+impl RetryWait {
+    /// Whole seconds left, rounded up (a wait of 0.3 s shows `1 s`; over: 0).
+    pub fn seconds_left(&self, now: Instant) -> u64 {
+        let left = self.until.saturating_duration_since(now);
+        left.as_secs() + u64::from(left.subsec_nanos() > 0)
+    }
+
+    /// The line of the answer's cell while it counts down.
+    pub fn countdown_text(&self, now: Instant) -> String {
+        format!(
+            "{}; retrying in {} s (attempt {}/{}) — Esc cancels",
+            self.error,
+            self.seconds_left(now),
+            self.attempt,
+            self.attempts
+        )
+    }
+
+    /// The status bar's short form.
+    pub fn status_text(&self, now: Instant) -> String {
+        format!(
+            "retry in {} s ({}/{}) · Esc cancels",
+            self.seconds_left(now),
+            self.attempt,
+            self.attempts
+        )
+    }
+}
+
+/// Error texts are shown up to this many characters.
+const ERROR_CHARS: usize = 300;
+
+/// The agent will try again after `wait`.
+pub(super) fn scheduled(
+    app: &mut App,
+    error: &BackendError,
+    attempt: u32,
+    attempts: u32,
+    wait: Duration,
+    now: Instant,
+) {
+    let mut w = RetryWait {
+        error: sanitize::one_line(&error.to_string(), ERROR_CHARS),
+        attempt,
+        attempts,
+        until: now + wait,
+        warning: None,
+        shown: 0,
+    };
+    w.shown = w.seconds_left(now);
+    let text = w.countdown_text(now);
+    if let Some(t) = app.current_turn() {
+        t.warnings.push(text);
+        w.warning = Some(t.warnings.len() - 1);
+        t.rev += 1;
+    }
+    app.retry_wait = Some(w);
+    app.dirty = true;
+}
+
+/// The event loop's tick: the countdown moves when its second changes.
+pub fn tick(app: &mut App, now: Instant) {
+    let Some(w) = app.retry_wait.as_mut() else {
+        return;
+    };
+    let left = w.seconds_left(now);
+    if left == w.shown {
+        return;
+    }
+    w.shown = left;
+    let (text, k) = (w.countdown_text(now), w.warning);
+    set_line(app, k, text);
+    app.dirty = true;
+}
+
+/// The wait is over: the next attempt went out (`retried`), or the turn ended during it.
+pub(super) fn ended(app: &mut App, retried: bool) {
+    let Some(w) = app.retry_wait.take() else {
+        return;
+    };
+    let text = if retried {
+        format!(
+            "{}; retried (attempt {}/{})",
+            w.error, w.attempt, w.attempts
+        )
+    } else {
+        format!(
+            "{}; not retried: the turn ended before attempt {}/{}",
+            w.error, w.attempt, w.attempts
+        )
+    };
+    set_line(app, w.warning, text);
+    app.dirty = true;
+}
+
+fn set_line(app: &mut App, k: Option<usize>, text: String) {
+    if let Some(t) = app.current_turn()
+        && let Some(line) = k.and_then(|k| t.warnings.get_mut(k))
+    {
+        *line = text;
+        t.rev += 1;
+    }
+}

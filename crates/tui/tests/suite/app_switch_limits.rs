@@ -1,0 +1,550 @@
+//! Issue 11 in `update`: `/model` and `/profile` (switching without restarting), the context
+//! gauge, and the retry countdown.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::KeyCode;
+use kimi_client::{BackendError, Endpoint, ModelInfo};
+use kimi_core::config::Profile;
+use kimi_core::engine::{EngineEvent, Op, SharedTrace, TurnOutcome};
+use kimi_protocol::{Message, Mode, StreamEvent, Template, Trace, Usage};
+use kimi_ui::app::event::{AppEvent, Effect};
+use kimi_ui::app::models::ModelsThen;
+use kimi_ui::app::state::{App, Entry};
+use kimi_ui::app::update::update;
+
+use super::app_update::{app, enter, key, typed};
+
+const BASE: &str = "http://127.0.0.1:1/v1";
+
+/// An app as `kimi-tui` starts it: the profile `test` (model `m`) of a file with two more.
+fn switchable() -> App {
+    let mut a = app();
+    let mut test = Profile::new(Mode::Raw, BASE);
+    test.model = "m".into();
+    let mut other = Profile::new(Mode::Chat, "http://10.0.0.2:9000/v1");
+    other.model = "moonshotai/Kimi-K2.5".into();
+    other.context_window = Some(262_144);
+    other.max_rounds = 3;
+    let mut keyless = Profile::new(Mode::Chat, "https://api.example/v1");
+    keyless.api_key_env = Some("KIMI_TUI_TEST_SURELY_UNSET_KEY".into());
+    a.switch.profiles = [
+        ("test".to_owned(), test.clone()),
+        ("other".to_owned(), other),
+        ("keyless".to_owned(), keyless),
+    ]
+    .into();
+    a.switch.config_path = Some("/home/u/.config/kimi-tui/config.toml".into());
+    a.switch.endpoint = Some(test.endpoint().expect("no key needed"));
+    a.switch.profile = Some(test);
+    a
+}
+
+fn command(app: &mut App, text: &str) -> Vec<Effect> {
+    typed(app, text);
+    enter(app)
+}
+
+fn notices(app: &App) -> Vec<(String, bool)> {
+    app.entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Notice { text, error, .. } => Some((text.clone(), *error)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn last_notice(app: &App) -> (String, bool) {
+    notices(app).pop().expect("a notice")
+}
+
+fn models() -> Vec<ModelInfo> {
+    vec![
+        ModelInfo {
+            id: "m".into(),
+            context_length: Some(131_072),
+        },
+        ModelInfo {
+            id: "moonshotai/Kimi-K2.5".into(),
+            context_length: Some(262_144),
+        },
+    ]
+}
+
+fn listed(app: &mut App, then: ModelsThen, result: Result<Vec<ModelInfo>, String>) -> Vec<Effect> {
+    update(app, AppEvent::ModelsListed { then, result })
+}
+
+fn set_endpoint(fx: &[Effect]) -> Option<(Endpoint, u32)> {
+    fx.iter().find_map(|f| match f {
+        Effect::Agent(Op::SetEndpoint {
+            endpoint,
+            max_rounds,
+        }) => Some(((**endpoint).clone(), *max_rounds)),
+        _ => None,
+    })
+}
+
+/// What the agent reports when it applies `ep`.
+fn applied(app: &mut App, ep: &Endpoint) {
+    update(
+        app,
+        AppEvent::Engine(EngineEvent::EndpointSet {
+            mode: ep.mode,
+            model: ep.model.clone(),
+            base_url: ep.base_url.clone(),
+            template: ep.template(),
+            thinking: ep.thinking,
+        }),
+    );
+}
+
+/// The status bar (last row) of a frame `w` wide.
+fn status_bar(app: &mut App, w: u16) -> String {
+    let backend = ratatui::backend::TestBackend::new(w, 12);
+    let mut term = ratatui::Terminal::new(backend).expect("terminal");
+    let area = ratatui::layout::Rect::new(0, 0, w, 12);
+    kimi_ui::ui::prepare(app, area, &kimi_ui::ui::markdown::Theme::default());
+    term.draw(|f| kimi_ui::ui::draw(f, app)).expect("draw");
+    let buf = term.backend().buffer();
+    let row: String = (0..w).map(|x| buf[(x, 11)].symbol().to_owned()).collect();
+    row.trim_end().to_owned()
+}
+
+#[test]
+fn slash_model_lists_the_servers_models_with_the_active_one_marked() {
+    let mut a = switchable();
+    let fx = command(&mut a, "/model");
+    assert_eq!(fx, vec![Effect::ListModels(ModelsThen::Show)]);
+    listed(&mut a, ModelsThen::Show, Ok(models()));
+    let (text, error) = last_notice(&a);
+    assert!(!error);
+    assert!(text.contains("* m (131k context)  (active)"), "{text}");
+    assert!(
+        text.contains("   moonshotai/Kimi-K2.5 (262k context)"),
+        "{text}"
+    );
+    // The window of the active model is learnt from the list.
+    assert_eq!(a.context.window, Some(131_072));
+    listed(
+        &mut a,
+        ModelsThen::Show,
+        Err("HTTP 404 Not Found from u".into()),
+    );
+    let (text, error) = last_notice(&a);
+    assert!(
+        error && text.contains("Cannot list the models: HTTP 404"),
+        "{text}"
+    );
+}
+
+#[test]
+fn slash_model_name_switches_with_the_family_defaults_and_the_status_bar_follows() {
+    let mut a = switchable();
+    let fx = command(&mut a, "/model moonshotai/Kimi-K2.5");
+    assert_eq!(
+        fx,
+        vec![Effect::ListModels(ModelsThen::Switch(
+            "moonshotai/Kimi-K2.5".into()
+        ))]
+    );
+    let fx = listed(
+        &mut a,
+        ModelsThen::Switch("moonshotai/Kimi-K2.5".into()),
+        Ok(models()),
+    );
+    let (ep, max_rounds) = set_endpoint(&fx).expect("the agent is told");
+    assert_eq!(ep.model, "moonshotai/Kimi-K2.5");
+    assert_eq!(
+        ep.template(),
+        Template::K25,
+        "the template follows the name"
+    );
+    assert!(ep.thinks());
+    assert_eq!(ep.temperature, 1.0, "a thinking model's default");
+    assert_eq!(ep.max_tokens, kimi_core::config::THINKING_MAX_TOKENS);
+    assert_eq!(
+        (ep.mode, ep.base_url.as_str(), max_rounds),
+        (Mode::Raw, BASE, 10)
+    );
+    assert_eq!(a.context.window, Some(262_144), "the new model's length");
+    // The status bar changes when the agent has switched, not before.
+    assert!(status_bar(&mut a, 120).contains(" m @ 127.0.0.1:1"));
+    applied(&mut a, &ep);
+    assert_eq!(a.connection.model, "moonshotai/Kimi-K2.5");
+    assert_eq!(a.template, Template::K25);
+    let bar = status_bar(&mut a, 120);
+    assert!(bar.contains("moonshotai/Kimi-K2.5 @ 127.0.0.1:1"), "{bar}");
+    assert!(bar.contains("k2.5"), "{bar}");
+    assert!(last_notice(&a).0.contains("Now using moonshotai/Kimi-K2.5"));
+    // And back: K2-Instruct's defaults again.
+    let fx = listed(&mut a, ModelsThen::Switch("m".into()), Ok(models()));
+    let (ep, _) = set_endpoint(&fx).expect("switched back");
+    assert_eq!(
+        (ep.template(), ep.temperature, ep.max_tokens),
+        (Template::K2Instruct, 0.6, 4096)
+    );
+}
+
+#[test]
+fn an_unknown_model_is_refused_with_the_servers_list() {
+    let mut a = switchable();
+    let fx = listed(&mut a, ModelsThen::Switch("gpt-5".into()), Ok(models()));
+    assert_eq!(set_endpoint(&fx), None);
+    let (text, error) = last_notice(&a);
+    assert!(error, "{text}");
+    assert_eq!(
+        text,
+        "Unknown model gpt-5: the server lists m, moonshotai/Kimi-K2.5."
+    );
+    // A server that cannot list is trusted, with a warning.
+    let fx = listed(
+        &mut a,
+        ModelsThen::Switch("x".into()),
+        Err("HTTP 404".into()),
+    );
+    assert!(set_endpoint(&fx).is_some());
+    assert!(last_notice(&a).0.contains("switching anyway"));
+    // Kimi K3 cannot be spoken to in raw mode: refused before anything is sent.
+    let k3 = ModelInfo {
+        id: "kimi-k3".into(),
+        context_length: None,
+    };
+    let fx = listed(&mut a, ModelsThen::Switch("kimi-k3".into()), Ok(vec![k3]));
+    assert_eq!(set_endpoint(&fx), None);
+    assert!(
+        last_notice(&a)
+            .0
+            .starts_with("Not switched: raw mode cannot talk to kimi-k3")
+    );
+}
+
+#[test]
+fn a_switch_mid_turn_says_it_applies_to_the_next_request() {
+    let mut a = switchable();
+    command(&mut a, "hello");
+    assert!(a.busy);
+    let fx = listed(
+        &mut a,
+        ModelsThen::Switch("moonshotai/Kimi-K2.5".into()),
+        Ok(models()),
+    );
+    assert!(set_endpoint(&fx).is_some());
+    assert!(
+        notices(&a)
+            .iter()
+            .any(|(t, _)| t == "Model moonshotai/Kimi-K2.5 applies from the next request.")
+    );
+}
+
+#[test]
+fn slash_profile_lists_and_switches_profiles() {
+    let mut a = switchable();
+    command(&mut a, "/profile");
+    let (text, _) = last_notice(&a);
+    assert!(
+        text.starts_with("Profiles in /home/u/.config/kimi-tui/config.toml:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("* test: raw m @ 127.0.0.1:1  (active)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("   other: chat moonshotai/Kimi-K2.5 @ 10.0.0.2:9000"),
+        "{text}"
+    );
+
+    let fx = command(&mut a, "/profile other");
+    let (ep, max_rounds) = set_endpoint(&fx).expect("switched");
+    assert_eq!(
+        (ep.mode, ep.base_url.as_str()),
+        (Mode::Chat, "http://10.0.0.2:9000/v1")
+    );
+    assert_eq!(max_rounds, 3);
+    assert_eq!(
+        a.context.window,
+        Some(262_144),
+        "the profile's context_window"
+    );
+    assert!(
+        !fx.contains(&Effect::ListModels(ModelsThen::Quiet)),
+        "no need to ask"
+    );
+    applied(&mut a, &ep);
+    assert_eq!(a.connection.profile, "other");
+    assert_eq!(a.connection.host, "10.0.0.2:9000");
+    assert_eq!(a.connection.mode, Mode::Chat);
+    let bar = status_bar(&mut a, 120);
+    assert!(bar.starts_with(" other  chat "), "{bar}");
+
+    // A profile's own window beats the server's.
+    listed(&mut a, ModelsThen::Quiet, Ok(models()));
+    assert_eq!(a.context.window, Some(262_144));
+
+    command(&mut a, "/profile nope");
+    let (text, error) = last_notice(&a);
+    assert!(error);
+    assert_eq!(
+        text,
+        "No profile named `nope`; defined: keyless, other, test."
+    );
+
+    let fx = command(&mut a, "/profile keyless");
+    assert_eq!(set_endpoint(&fx), None);
+    let (text, error) = last_notice(&a);
+    assert!(error);
+    assert!(
+        text.contains("profile `keyless` in /home/u/.config/kimi-tui/config.toml")
+            && text.contains("KIMI_TUI_TEST_SURELY_UNSET_KEY"),
+        "{text}"
+    );
+    assert_eq!(a.connection.profile, "other", "nothing changed");
+}
+
+#[test]
+fn a_profiles_system_prompt_applies_to_an_empty_conversation_only() {
+    let mut a = switchable();
+    if let Some(p) = a.switch.profiles.get_mut("other") {
+        p.system_prompt = Some("Be terse.".into());
+    }
+    let fx = command(&mut a, "/profile other");
+    assert!(fx.contains(&Effect::Agent(Op::SetSystem {
+        prompt: "Be terse.".into()
+    })));
+    assert_eq!(a.system_prompt.as_deref(), Some("Be terse."));
+    a.conversation.push(Message::user("hi"));
+    if let Some(p) = a.switch.profiles.get_mut("other") {
+        p.system_prompt = Some("Be verbose.".into());
+    }
+    let fx = command(&mut a, "/profile other");
+    assert!(
+        !fx.iter()
+            .any(|f| matches!(f, Effect::Agent(Op::SetSystem { .. })))
+    );
+    assert!(last_notice(&a).0.contains("keeps its system prompt"));
+}
+
+fn usage(app: &mut App, prompt: u64, completion: u64) {
+    update(
+        app,
+        AppEvent::Engine(EngineEvent::Stream(StreamEvent::Usage(Usage {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            total_tokens: prompt + completion,
+        }))),
+    );
+}
+
+#[test]
+fn the_gauge_shows_the_last_requests_usage_of_the_window_and_warns_once_at_80_percent() {
+    let mut a = switchable();
+    let bar = status_bar(&mut a, 120);
+    assert!(!bar.contains("ctx"), "nothing known: hidden: {bar}");
+    a.context.window = Some(128_000);
+    usage(&mut a, 40_000, 12_500);
+    let bar = status_bar(&mut a, 120);
+    assert!(bar.contains("│ ctx 41% 53k/128k "), "{bar}");
+    assert!(notices(&a).is_empty());
+    // The last request counts, not the sum.
+    usage(&mut a, 100_000, 3_000);
+    let bar = status_bar(&mut a, 120);
+    assert!(bar.contains("│ ⚠ ctx 80% 103k/128k "), "{bar}");
+    let warned = notices(&a);
+    assert_eq!(warned.len(), 1);
+    assert!(warned[0].1 && warned[0].0.starts_with("The context window is 80% full"));
+    usage(&mut a, 110_000, 4_000);
+    assert_eq!(notices(&a).len(), 1, "once");
+    // Cleared: back to nothing, and a new crossing warns again.
+    update(&mut a, AppEvent::Engine(EngineEvent::Cleared));
+    assert!(status_bar(&mut a, 120).contains("│ ctx 0% 0/128k "));
+    usage(&mut a, 120_000, 0);
+    assert_eq!(notices(&a).len(), 2);
+    // Unknown window: just what is used.
+    a.context.window = None;
+    assert!(status_bar(&mut a, 120).contains("│ ctx 120k "));
+}
+
+#[test]
+fn without_usage_the_gauge_estimates_and_says_so() {
+    let mut a = switchable();
+    a.context.window = Some(1_000);
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::MessageAppended {
+            index: 0,
+            message: Box::new(Message::user("x".repeat(1_600))),
+        }),
+    );
+    // 1600 bytes / 4 + 4 = 404 tokens of 1000.
+    let bar = status_bar(&mut a, 120);
+    assert!(bar.contains("│ ctx ~40% ~404/1.0k "), "{bar}");
+}
+
+#[test]
+fn the_status_bar_drops_hints_before_the_model_and_the_gauge_when_narrow() {
+    let mut a = switchable();
+    a.context.window = Some(128_000);
+    usage(&mut a, 40_000, 12_500);
+    let wide = status_bar(&mut a, 160);
+    assert!(
+        wide.contains("F1 help") && wide.contains("in 40000"),
+        "{wide}"
+    );
+    let narrow = status_bar(&mut a, 60);
+    assert!(
+        !narrow.contains("F1 help") && !narrow.contains("in 40000"),
+        "{narrow}"
+    );
+    assert!(
+        narrow.contains(" test ") && narrow.contains(" m "),
+        "{narrow}"
+    );
+    assert!(narrow.contains("ctx 41% 53k/128k"), "{narrow}");
+    assert!(narrow.contains("│ idle"), "{narrow}");
+}
+
+fn retry_scheduled(app: &mut App, wait: Duration) {
+    update(
+        app,
+        AppEvent::Engine(EngineEvent::RetryScheduled {
+            error: Box::new(BackendError::Http {
+                status: 503,
+                url: "http://127.0.0.1:1/v1/completions".into(),
+                message: "busy".into(),
+                retry_after_secs: None,
+            }),
+            attempt: 2,
+            attempts: 4,
+            wait,
+        }),
+    );
+}
+
+fn warnings(app: &App) -> Vec<String> {
+    app.entries
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Entry::Assistant(t) => Some(t.warnings.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_retry_counts_down_in_the_answer_and_the_status_bar_and_esc_cancels_it() {
+    let mut a = switchable();
+    command(&mut a, "hello");
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
+    );
+    let at = Instant::now();
+    retry_scheduled(&mut a, Duration::from_secs(3));
+    let w = warnings(&a);
+    assert_eq!(
+        w,
+        [
+            "HTTP 503 Service Unavailable from http://127.0.0.1:1/v1/completions: busy; retrying in 3 s (attempt 2/4) — Esc cancels"
+        ]
+    );
+    let bar = status_bar(&mut a, 140);
+    assert!(bar.contains("│ retry in 3 s (2/4) · Esc cancels"), "{bar}");
+    // The timer moves it: a redraw only when the second changes.
+    a.dirty = false;
+    kimi_ui::app::retry::tick(&mut a, at + Duration::from_millis(100));
+    assert!(!a.dirty, "same second: nothing to draw");
+    kimi_ui::app::retry::tick(&mut a, at + Duration::from_millis(1500));
+    assert!(a.dirty);
+    assert!(
+        warnings(&a)[0].contains("retrying in 2 s"),
+        "{:?}",
+        warnings(&a)
+    );
+    // Esc cancels the turn, which ends the wait.
+    let fx = key(&mut a, KeyCode::Esc);
+    assert!(fx.contains(&Effect::Agent(Op::Cancel)));
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::RoundFinished {
+            round: 1,
+            finish: "stop".into(),
+            error: Some(Box::new(BackendError::Http {
+                status: 503,
+                url: "u".into(),
+                message: "busy".into(),
+                retry_after_secs: None,
+            })),
+            cancelled: true,
+        }),
+    );
+    assert!(a.retry_wait.is_none());
+    assert!(warnings(&a)[0].ends_with("not retried: the turn ended before attempt 2/4"));
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::TurnDone {
+            outcome: Box::default(),
+        }),
+    );
+    assert!(!status_bar(&mut a, 140).contains("retry in"));
+}
+
+#[test]
+fn the_next_attempt_ends_the_countdown_and_its_answer_fills_the_same_cell() {
+    let mut a = switchable();
+    command(&mut a, "hello");
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
+    );
+    retry_scheduled(&mut a, Duration::from_secs(1));
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::TraceStarted {
+            index: 0,
+            trace: SharedTrace::new(Trace::default()),
+        }),
+    );
+    assert!(a.retry_wait.is_none());
+    assert!(
+        warnings(&a)[0].ends_with("busy; retried (attempt 2/4)"),
+        "{:?}",
+        warnings(&a)
+    );
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::Stream(StreamEvent::Text("Hi!".into()))),
+    );
+    let answers: Vec<&str> = a
+        .entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Assistant(t) => Some(t.text()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answers, ["Hi!"], "one answer cell");
+    let outcome = Box::new(TurnOutcome::default());
+    update(&mut a, AppEvent::Engine(EngineEvent::TurnDone { outcome }));
+    assert!(!a.busy);
+}
+
+#[test]
+fn an_unknown_window_is_asked_for_again_after_a_turn_until_a_listing_succeeds() {
+    let mut a = switchable();
+    let done = |a: &mut App| {
+        let outcome = Box::new(TurnOutcome::default());
+        update(a, AppEvent::Engine(EngineEvent::TurnDone { outcome }))
+    };
+    assert!(done(&mut a).contains(&Effect::ListModels(ModelsThen::Quiet)));
+    // A server that lists models without lengths: not asked again.
+    let bare = vec![ModelInfo {
+        id: "m".into(),
+        context_length: None,
+    }];
+    listed(&mut a, ModelsThen::Quiet, Ok(bare));
+    assert_eq!(a.context.window, None);
+    assert!(!done(&mut a).contains(&Effect::ListModels(ModelsThen::Quiet)));
+}
