@@ -67,6 +67,15 @@ pub struct Profile {
     /// Chat mode: the name under which reasoning is sent back on assistant messages.
     #[serde(default)]
     pub reasoning_field: ReasoningField,
+    // Issue 12: the inspector as a server debugger.
+    /// The inspector marks a gap of this many milliseconds or more between two chunks as a
+    /// stall.
+    #[serde(default = "default_inspector_stall_ms")]
+    pub inspector_stall_ms: u64,
+}
+
+fn default_inspector_stall_ms() -> u64 {
+    1000
 }
 
 /// `max_tokens` of a thinking profile that does not set it: reasoning is long, and Moonshot's
@@ -113,6 +122,7 @@ impl Profile {
             thinking: None,
             preprocess_tools: true,
             reasoning_field: ReasoningField::default(),
+            inspector_stall_ms: default_inspector_stall_ms(),
         }
     }
 

@@ -8,6 +8,7 @@ pub(crate) mod commands;
 pub(crate) mod dialog;
 mod error;
 pub mod event;
+pub(crate) mod inspector_trace;
 mod journal_sync;
 pub mod key_reference;
 pub(crate) mod keys;
@@ -129,6 +130,8 @@ where
     app.neutralize_tool_markers = profile.neutralize_markers_in_tool_results;
     app.template = template;
     app.thinking = thinking;
+    app.secrets = backend.endpoint().api_key.iter().cloned().collect();
+    app.inspector.stall_ms = profile.inspector_stall_ms;
     match resumed {
         Some(r) => {
             saved::restore(&mut app, r.session);
@@ -340,7 +343,7 @@ fn run_effects(
                     app.notice("The agent has stopped; the operation was not done.", true);
                 }
             }
-            Effect::SaveInspector(text) => save_inspector(app, &text),
+            Effect::SaveTrace(trace) => inspector_trace::save_trace(app, *trace, &state_dir()),
             Effect::SaveSession => saved::save(app, store),
             Effect::Export { markdown, path } => saved::export_to(app, markdown, path.as_deref()),
             Effect::Quit => app.should_quit = true,
@@ -369,24 +372,4 @@ fn stop_signals() -> std::io::Result<mpsc::Receiver<()>> {
         });
     }
     Ok(rx)
-}
-
-fn save_inspector(app: &mut App, text: &str) {
-    let dir = state_dir();
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    // The raw stream can hold anything the user or the model wrote: private. Two dumps in the
-    // same second get two files: an earlier one is never replaced.
-    let result = kimi_core::private_fs::create_numbered(
-        &dir,
-        &format!("inspector-{stamp}"),
-        "txt",
-        text.as_bytes(),
-    );
-    app.inspector.message = Some(match result {
-        Ok(path) => format!("saved to {}", path.display()),
-        Err(e) => format!("cannot save in {}: {e}", dir.display()),
-    });
-    app.dirty = true;
 }
