@@ -213,7 +213,7 @@ async fn replay_sends_the_exact_body_and_says_where_the_stream_differs() {
     .expect("mock");
     let chunked = replay(other.base_url(), false);
     assert!(
-        chunked.contains("chunked differently from chunk 1"),
+        chunked.contains(" bytes, chunked differently from chunk 0"),
         "{chunked}"
     );
     assert!(!chunked.contains("#0 "), "no --print: {chunked}");
