@@ -30,7 +30,6 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     let print = args.print;
-    let mut out = String::new();
     let mut lines = stream_json::Lines::default();
     let mut now = Trace::default();
     let prompt = saved
@@ -41,8 +40,9 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
     let result = runtime.block_on(async {
         let mut on_event = |ev: StreamEvent| {
             now.record(&ev);
+            // As it arrives: a stall shows as a pause in the output too.
             if print && let Some(line) = lines.line(&ev) {
-                let _ = writeln!(out, "{}", show(&line));
+                let _ = write_stdout(format!("{}\n", show(&line)).as_bytes());
             }
         };
         backend
@@ -51,8 +51,7 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
     });
     // The saved answer as this build parses it: a parser change is not a server change.
     let again = kimi_client::replay::reparse(&saved, &mut |_| {});
-    out.push_str(&report(&saved, &now, &again, &result));
-    write_stdout(out.as_bytes())?;
+    write_stdout(report(&saved, &now, &again, &result).as_bytes())?;
     if let Some(e) = &result.error {
         anyhow::bail!("the replayed request failed: {e}");
     }
