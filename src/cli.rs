@@ -65,6 +65,12 @@ pub enum Command {
     Export(ExportArgs),
     /// Show where the config file is (`config path`), or write the example there (`config init`).
     Config(ConfigArgs),
+    /// Send a saved trace's request again, exactly, and compare the answer with the saved one.
+    ///
+    /// The body goes to the trace's endpoint on the profile's server (or --base-url), with the
+    /// profile's API key. Prints the result, the timings, and where the new stream differs
+    /// from the saved one; --print also lists every chunk with its gap and what it produced.
+    Replay(ReplayArgs),
     /// Check the configured endpoint and tools, and say exactly what to fix.
     ///
     /// One line per check (✓ passed, ✗ failed, ! warning): the config and profile, the API key
@@ -108,7 +114,12 @@ fn parse_template(name: &str) -> Result<kimi_protocol::Template, String> {
 #[derive(Debug, Args)]
 pub struct ParseArgs {
     /// Raw completion text file; stdin when absent or "-". At most 64 MiB.
+    #[arg(conflicts_with = "trace")]
     pub file: Option<PathBuf>,
+    /// Parse a saved trace (`s` in the inspector) again, chunk by chunk as it arrived, with the
+    /// decoder of its mode; prints one JSON line per chunk and per event, then the result.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["chunks", "events", "template"])]
+    pub trace: Option<PathBuf>,
     /// The input is a JSON array of strings, fed to the parser one by one as a server streams them.
     #[arg(long)]
     pub chunks: bool,
@@ -362,6 +373,17 @@ pub struct ConfigFileArgs {
     /// Config file (default: the platform config dir, e.g. ~/.config/kimi-tui/config.toml).
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReplayArgs {
+    /// A saved trace file (`s` in the inspector).
+    pub file: PathBuf,
+    /// Print every chunk as it arrives: its time, the gap before it, and what it produced.
+    #[arg(long)]
+    pub print: bool,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 }
 
 #[derive(Debug, Clone, Default, Args)]

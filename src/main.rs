@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         Some(Command::Config(args)) => {
             commands::config_file::run(args, cli.connect.config.as_ref())
         }
+        Some(Command::Replay(args)) => commands::replay::run(args),
         Some(Command::Doctor(args)) => commands::doctor::run(args, &cli.connect),
         None => chat(&cli),
     };

@@ -7,7 +7,9 @@ pub mod exec;
 mod input;
 pub mod parse;
 pub mod render;
+pub mod replay;
 pub mod sessions;
+pub mod stream_json;
 
 use std::io::{self, Write};
 

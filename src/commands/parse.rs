@@ -1,13 +1,18 @@
-//! `kimi-tui parse`: raw completion in, the OpenAI shape (or the event stream) out.
+//! `kimi-tui parse`: raw completion in, the OpenAI shape (or the event stream) out; with
+//! `--trace`, a saved trace's chunks parsed again exactly as they arrived.
 
 use anyhow::Result;
+use serde_json::json;
 
-use super::{input, write_stdout};
+use super::{input, stream_json, write_stdout};
 use crate::cli::ParseArgs;
 use kimi_protocol::event::Coalescer;
 use kimi_protocol::{Collector, Event, Parser, Template};
 
 pub fn run(args: &ParseArgs) -> Result<()> {
+    if let Some(path) = &args.trace {
+        return trace(path);
+    }
     let (name, text) = input::read(args.file.as_deref())?;
     let chunks: Vec<String> = if args.chunks {
         input::json(&name, &text, "a JSON array of strings")?
@@ -40,4 +45,44 @@ pub fn run(args: &ParseArgs) -> Result<()> {
         out
     };
     write_stdout(out.as_bytes())
+}
+
+/// `parse --trace FILE`: the trace's chunks through the decoder of its mode (raw: the marker
+/// parser; chat: the SSE payloads with the delta assembly), one JSON line per chunk and per
+/// event, as the live turn reported them; last, the result.
+fn trace(path: &std::path::Path) -> Result<()> {
+    let file = stream_json::load(path)?;
+    let mut lines = stream_json::Lines::default();
+    let mut out = String::new();
+    let mut failed = None;
+    let result = kimi_client::replay::reparse(&file.trace, &mut |ev| {
+        if let Some(v) = lines.line(&ev) {
+            match kimi_core::json_out::to_string(&v) {
+                Ok(s) => {
+                    out.push_str(&s);
+                    out.push('\n');
+                }
+                Err(e) => failed = Some(e),
+            }
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    out.push_str(&kimi_core::json_out::to_string(&result_json(&result))?);
+    out.push('\n');
+    write_stdout(out.as_bytes())
+}
+
+/// The parsed result as one JSON line: what a turn keeps of the answer.
+pub fn result_json(r: &kimi_client::TurnResult) -> serde_json::Value {
+    json!({
+        "type": "result",
+        "content": r.content,
+        "reasoning": r.reasoning,
+        "tool_calls": r.tool_calls,
+        "finish_reason": r.effective_finish(),
+        "warnings": r.warnings,
+        "error": r.error.as_ref().map(ToString::to_string),
+    })
 }

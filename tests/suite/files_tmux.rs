@@ -312,7 +312,7 @@ fn every_file_the_program_writes_is_private() {
     t.keys(&["C-t"]);
     t.wait_for(&["Inspector"], "the inspector");
     t.keys(&["s"]);
-    t.wait_for(&["saved to"], "the inspector dump");
+    t.wait_for(&["saved to"], "the saved trace");
     t.keys(&["Escape"]);
     t.keys(&["C-c"]);
     t.wait_gone();
@@ -358,7 +358,7 @@ fn every_file_the_program_writes_is_private() {
         "data/kimi-tui/sessions/",
         ".lock",
         "state/kimi-tui/kimi-tui.log",
-        "state/kimi-tui/inspector-",
+        "state/kimi-tui/trace-",
         "out/tui/chat.md",
         "out/cli/chat.json",
         "out/cli/chat.md",

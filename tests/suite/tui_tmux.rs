@@ -42,7 +42,9 @@ fn demo_weather_call_is_approved_and_inspected() {
             "Inspector",
             "<|tool_call_begin|> 163597",
             "<|tool_call_argument_begin|> 163598",
-            "ms #",
+            // A chunk's arrival time, then its gap since the one before.
+            " ms ",
+            " #10 ",
         ],
         "the inspector at the call's markers, with ids and chunk timings",
     );

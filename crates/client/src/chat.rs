@@ -10,9 +10,9 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::TurnResult;
 use super::chat_reasoning::{Channel, Channels};
 use super::http::{self, Call, Progress, StreamChoice};
+use super::{BackendError, TurnResult};
 use kimi_protocol::completion::check_arguments;
 use kimi_protocol::completion::parse_arguments;
 use kimi_protocol::{Message, ToolCall, call_id, special};
@@ -295,140 +295,181 @@ pub(super) async fn stream(
         Cow::Borrowed(messages)
     };
     let body = super::chat_request::body(ep, &messages, tools);
-    let mut channels = Channels::default();
-    let mut calls = Assembler::default();
-    let mut dropped: Vec<String> = Vec::new();
-    let mut progress = Progress::default();
-    let mut bytes = 0u64;
-    let started = Instant::now();
+    send(call, body, on_event).await
+}
 
+/// POST `body` (a chat request, as built or as saved) and assemble the answer.
+pub(super) async fn send(
+    call: Call<'_>,
+    body: Value,
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+) -> TurnResult {
+    let mut decoder = ChatDecoder::default();
+    let started = Instant::now();
     let end = http::stream_sse(
         &call,
         "chat/completions",
         body,
         None,
         on_event,
-        |data, at_us, on_event| {
-            bytes += data.len() as u64;
-            on_event(StreamEvent::Chunk {
-                data: data.to_owned(),
-                at_us,
-            });
-            let choice = progress.accept::<Choice>(data, on_event)?;
-            if let Some(mut delta) = choice.and_then(|c| c.delta) {
-                let mut sink = |ch: Channel, ev: StreamEvent| {
-                    calls.marker_event(ch, ev, &mut dropped, on_event)
-                };
-                if let Some(text) = delta.take_reasoning() {
-                    channels.reasoning(&text, &mut sink);
-                }
-                if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                    channels.content(&text, &mut sink);
-                }
-                for (position, d) in delta.tool_calls.into_iter().flatten().enumerate() {
-                    calls.delta(position, d, on_event);
-                }
-            }
-            Ok(())
-        },
+        |data, at_us, on_event| decoder.payload(data, at_us, on_event),
     )
     .await;
+    decoder.finish(end, started, on_event)
+}
 
-    let done = channels.finish(&mut |ch, ev| calls.marker_event(ch, ev, &mut dropped, on_event));
-    let finished = progress.finish_reason.is_some();
-    let (error, cancelled) = http::outcome(end, finished, bytes, started, on_event);
-    let Progress {
-        finish_reason,
-        usage,
-        mut warnings,
-    } = progress;
-    let mut result = TurnResult {
-        finish_reason,
-        usage,
-        error,
-        cancelled,
-        ..TurnResult::default()
-    };
-    // Structured calls are complete only if the stream finished.
-    let finished = result.error.is_none() && !result.cancelled;
-    result.incomplete_calls = done.incomplete;
-    let mut from_content = done.content.tool_calls.into_iter();
-    let mut from_reasoning = done.reasoning.tool_calls.into_iter();
-    for i in 0..calls.slots.len() {
-        let slot = &calls.slots[i];
-        match slot.source {
-            Source::Marker(channel, _) => {
-                let parsed = match channel {
-                    Channel::Content => &mut from_content,
-                    Channel::Reasoning => &mut from_reasoning,
-                };
-                if !slot.complete {
-                    continue;
-                }
-                let Some(c) = parsed.next() else { continue };
-                if slot.duplicate {
-                    continue;
-                }
-                // A structured copy that arrived after this one ended: still only one runs.
-                if let Some(original) = calls.original_of(slot) {
-                    let w = duplicate_warning(slot, channel, original);
+/// A chat answer's payloads in, events out: what `send` does with each SSE payload, and what
+/// `reparse` does with each saved one.
+#[derive(Default)]
+pub(super) struct ChatDecoder {
+    channels: Channels,
+    calls: Assembler,
+    dropped: Vec<String>,
+    progress: Progress,
+    bytes: u64,
+}
+
+impl ChatDecoder {
+    pub fn payload(
+        &mut self,
+        data: &str,
+        at_us: u64,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), BackendError> {
+        self.bytes += data.len() as u64;
+        on_event(StreamEvent::Chunk {
+            data: data.to_owned(),
+            at_us,
+        });
+        let choice = self.progress.accept::<Choice>(data, on_event)?;
+        if let Some(mut delta) = choice.and_then(|c| c.delta) {
+            let (calls, dropped) = (&mut self.calls, &mut self.dropped);
+            let mut sink =
+                |ch: Channel, ev: StreamEvent| calls.marker_event(ch, ev, dropped, on_event);
+            if let Some(text) = delta.take_reasoning() {
+                self.channels.reasoning(&text, &mut sink);
+            }
+            if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                self.channels.content(&text, &mut sink);
+            }
+            for (position, d) in delta.tool_calls.into_iter().flatten().enumerate() {
+                self.calls.delta(position, d, on_event);
+            }
+        }
+        Ok(())
+    }
+
+    /// The stream ended (`end`): flush, report the end, and assemble the result.
+    pub fn finish(
+        self,
+        end: Result<http::End, BackendError>,
+        started: Instant,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> TurnResult {
+        let ChatDecoder {
+            channels,
+            mut calls,
+            mut dropped,
+            progress,
+            bytes,
+        } = self;
+        let done =
+            channels.finish(&mut |ch, ev| calls.marker_event(ch, ev, &mut dropped, on_event));
+        let finished = progress.finish_reason.is_some();
+        let (error, cancelled) = http::outcome(end, finished, bytes, started, on_event);
+        let Progress {
+            finish_reason,
+            usage,
+            mut warnings,
+        } = progress;
+        let mut result = TurnResult {
+            finish_reason,
+            usage,
+            error,
+            cancelled,
+            ..TurnResult::default()
+        };
+        // Structured calls are complete only if the stream finished.
+        let finished = result.error.is_none() && !result.cancelled;
+        result.incomplete_calls = done.incomplete;
+        let mut from_content = done.content.tool_calls.into_iter();
+        let mut from_reasoning = done.reasoning.tool_calls.into_iter();
+        for i in 0..calls.slots.len() {
+            let slot = &calls.slots[i];
+            match slot.source {
+                Source::Marker(channel, _) => {
+                    let parsed = match channel {
+                        Channel::Content => &mut from_content,
+                        Channel::Reasoning => &mut from_reasoning,
+                    };
+                    if !slot.complete {
+                        continue;
+                    }
+                    let Some(c) = parsed.next() else { continue };
+                    if slot.duplicate {
+                        continue;
+                    }
+                    // A structured copy that arrived after this one ended: still only one runs.
+                    if let Some(original) = calls.original_of(slot) {
+                        let w = duplicate_warning(slot, channel, original);
+                        on_event(StreamEvent::Warning(w.clone()));
+                        warnings.push(w);
+                        continue;
+                    }
+                    let w = format!(
+                        "tool call {i} ({}) was found as marker text in {} (the server's tool \
+                         parser did not take it); it was recovered as a real call",
+                        c.function.name,
+                        channel.describe()
+                    );
                     on_event(StreamEvent::Warning(w.clone()));
                     warnings.push(w);
-                    continue;
+                    result.tool_calls.push(c);
                 }
-                let w = format!(
-                    "tool call {i} ({}) was found as marker text in {} (the server's tool \
-                     parser did not take it); it was recovered as a real call",
-                    c.function.name,
-                    channel.describe()
-                );
-                on_event(StreamEvent::Warning(w.clone()));
-                warnings.push(w);
-                result.tool_calls.push(c);
-            }
-            Source::Delta(_) if finished && slot.begun => {
-                let slot = &mut calls.slots[i];
-                slot.complete = true;
-                on_event(StreamEvent::ToolCallEnd { index: i });
-                let call = ToolCall::new(&slot.id, &slot.name, slot.arguments.trim());
-                if let Some(w) = check_arguments(i, &call) {
-                    on_event(StreamEvent::Warning(w.to_string()));
-                    warnings.push(w.to_string());
+                Source::Delta(_) if finished && slot.begun => {
+                    let slot = &mut calls.slots[i];
+                    slot.complete = true;
+                    on_event(StreamEvent::ToolCallEnd { index: i });
+                    let call = ToolCall::new(&slot.id, &slot.name, slot.arguments.trim());
+                    if let Some(w) = check_arguments(i, &call) {
+                        on_event(StreamEvent::Warning(w.to_string()));
+                        warnings.push(w.to_string());
+                    }
+                    result.tool_calls.push(call);
                 }
-                result.tool_calls.push(call);
-            }
-            Source::Delta(_) => {
-                result.incomplete_calls += 1;
-                let why = if slot.begun {
-                    "the stream did not finish"
-                } else {
-                    "the server never sent its function name"
-                };
-                let w = format!("tool call {i} is incomplete: {why}; it will not run");
-                on_event(StreamEvent::Warning(w.clone()));
-                warnings.push(w);
-                if slot.begun {
-                    on_event(StreamEvent::ToolCallIncomplete { index: i });
+                Source::Delta(_) => {
+                    result.incomplete_calls += 1;
+                    let why = if slot.begun {
+                        "the stream did not finish"
+                    } else {
+                        "the server never sent its function name"
+                    };
+                    let w = format!("tool call {i} is incomplete: {why}; it will not run");
+                    on_event(StreamEvent::Warning(w.clone()));
+                    warnings.push(w);
+                    if slot.begun {
+                        on_event(StreamEvent::ToolCallIncomplete { index: i });
+                    }
                 }
             }
         }
+        // Spaced markers leave blanks around the calls: that is not an answer.
+        let calls_found = !result.tool_calls.is_empty() || result.incomplete_calls > 0;
+        result.content = if calls_found && done.content_text.trim().is_empty() {
+            String::new()
+        } else {
+            done.content_text
+        };
+        result.reasoning = if calls_found && done.reasoning_text.trim().is_empty() {
+            String::new()
+        } else {
+            done.reasoning_text
+        };
+        let parser_warnings = done.content.warnings.iter().chain(&done.reasoning.warnings);
+        warnings.extend(parser_warnings.map(ToString::to_string));
+        warnings.extend(done.notes);
+        warnings.extend(dropped);
+        result.warnings = warnings;
+        result
     }
-    // Spaced markers leave blanks around the calls: that is not an answer.
-    let calls_found = !result.tool_calls.is_empty() || result.incomplete_calls > 0;
-    result.content = if calls_found && done.content_text.trim().is_empty() {
-        String::new()
-    } else {
-        done.content_text
-    };
-    result.reasoning = if calls_found && done.reasoning_text.trim().is_empty() {
-        String::new()
-    } else {
-        done.reasoning_text
-    };
-    let parser_warnings = done.content.warnings.iter().chain(&done.reasoning.warnings);
-    warnings.extend(parser_warnings.map(ToString::to_string));
-    warnings.extend(done.notes);
-    warnings.extend(dropped);
-    result.warnings = warnings;
-    result
 }

@@ -72,53 +72,106 @@ pub(super) async fn stream(
         text_markers: from_text.into_iter().map(|r| (r.start, r.end)).collect(),
     };
     // A K2.5/K2.6 prompt ends inside `<think>`: the completion starts in the reasoning.
-    let mut local = LocalParse::with_reasoning(opts.ends_in_reasoning());
-    let mut progress = Progress::default();
-    let mut bytes = 0u64;
-    let started = Instant::now();
+    send(call, body, Some(prompt), opts.ends_in_reasoning(), on_event).await
+}
 
+/// POST `body` (a raw completion request, as built or as saved) and parse the answer.
+pub(super) async fn send(
+    call: Call<'_>,
+    body: Value,
+    prompt: Option<Prompt>,
+    starts_in_reasoning: bool,
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+) -> TurnResult {
+    let mut decoder = RawDecoder::new(starts_in_reasoning);
+    let started = Instant::now();
     let end = http::stream_sse(
         &call,
         "completions",
         body,
-        Some(prompt),
+        prompt,
         on_event,
-        |data, at_us, on_event| {
-            let choice = progress.accept::<Choice>(data, on_event)?;
-            if let Some(text) = choice.and_then(|c| c.text).filter(|t| !t.is_empty()) {
-                bytes += text.len() as u64;
-                on_event(StreamEvent::Chunk {
-                    data: text.to_string(),
-                    at_us,
-                });
-                local.feed(&text, on_event);
-            }
-            Ok(())
-        },
+        |data, at_us, on_event| decoder.payload(data, at_us, on_event),
     )
     .await;
+    decoder.finish(end, started, on_event)
+}
 
-    local.finish(on_event);
-    let finished = progress.finish_reason.is_some() || local.turn_ended();
-    let (error, cancelled) = http::outcome(end, finished, bytes, started, on_event);
-    let Progress {
-        finish_reason,
-        usage,
-        mut warnings,
-    } = progress;
-    let mut result = TurnResult {
-        finish_reason,
-        usage,
-        error,
-        cancelled,
-        ..TurnResult::default()
-    };
-    result.incomplete_calls = local.incomplete();
-    let parsed = local.into_parsed();
-    result.content = parsed.content;
-    result.reasoning = parsed.reasoning;
-    result.tool_calls = parsed.tool_calls;
-    warnings.extend(parsed.warnings.iter().map(ToString::to_string));
-    result.warnings = warnings;
-    result
+/// A raw completion's payloads in, events out: what `send` does with each payload, and what
+/// `reparse` does with each saved chunk.
+pub(super) struct RawDecoder {
+    local: LocalParse,
+    progress: Progress,
+    bytes: u64,
+}
+
+impl RawDecoder {
+    pub fn new(starts_in_reasoning: bool) -> Self {
+        RawDecoder {
+            local: LocalParse::with_reasoning(starts_in_reasoning),
+            progress: Progress::default(),
+            bytes: 0,
+        }
+    }
+
+    fn payload(
+        &mut self,
+        data: &str,
+        at_us: u64,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), BackendError> {
+        let choice = self.progress.accept::<Choice>(data, on_event)?;
+        if let Some(text) = choice.and_then(|c| c.text).filter(|t| !t.is_empty()) {
+            self.text(&text, at_us, on_event);
+        }
+        Ok(())
+    }
+
+    /// One piece of completion text: a chunk, then what the parser makes of it.
+    pub fn text(&mut self, text: &str, at_us: u64, on_event: &mut dyn FnMut(StreamEvent)) {
+        self.bytes += text.len() as u64;
+        on_event(StreamEvent::Chunk {
+            data: text.to_owned(),
+            at_us,
+        });
+        self.local.feed(text, on_event);
+    }
+
+    /// The finish reason the payloads carried (a saved raw trace keeps it apart).
+    pub fn set_finish_reason(&mut self, reason: Option<String>) {
+        self.progress.finish_reason = reason;
+    }
+
+    /// The stream ended (`end`): flush the parser, report the end, and assemble the result.
+    pub fn finish(
+        mut self,
+        end: Result<http::End, BackendError>,
+        started: Instant,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> TurnResult {
+        let local = &mut self.local;
+        local.finish(on_event);
+        let finished = self.progress.finish_reason.is_some() || local.turn_ended();
+        let (error, cancelled) = http::outcome(end, finished, self.bytes, started, on_event);
+        let Progress {
+            finish_reason,
+            usage,
+            mut warnings,
+        } = self.progress;
+        let mut result = TurnResult {
+            finish_reason,
+            usage,
+            error,
+            cancelled,
+            ..TurnResult::default()
+        };
+        result.incomplete_calls = self.local.incomplete();
+        let parsed = self.local.into_parsed();
+        result.content = parsed.content;
+        result.reasoning = parsed.reasoning;
+        result.tool_calls = parsed.tool_calls;
+        warnings.extend(parsed.warnings.iter().map(ToString::to_string));
+        result.warnings = warnings;
+        result
+    }
 }

@@ -16,7 +16,7 @@ use super::sse::{EventStream, SseError};
 use super::url::{CrossOrigin, redirect_policy};
 use super::{BackendError, Endpoint, ModelInfo};
 use kimi_protocol::trace::REDACTED;
-use kimi_protocol::{RequestSent, StreamEvent, Usage};
+use kimi_protocol::{RequestSent, StreamEvent, StreamMeta, Usage};
 
 /// Most bytes read of an error body (or of a body that is not the expected stream): the
 /// server's message is at the start, and a 200 MB error page must not be held in memory.
@@ -235,6 +235,16 @@ where
     on_event(StreamEvent::Response {
         status: status.as_u16(),
     });
+    // For the inspector: as received, secrets masked before they reach any trace.
+    let received = resp.headers().iter().map(|(k, v)| {
+        (
+            k.as_str().to_owned(),
+            String::from_utf8_lossy(v.as_bytes()).into_owned(),
+        )
+    });
+    on_event(StreamEvent::Meta(StreamMeta::Headers(
+        kimi_protocol::trace::redact_headers(received, ep.api_key.as_deref()),
+    )));
     if !status.is_success() {
         let retry_after_secs = resp
             .headers()
@@ -302,6 +312,7 @@ where
         };
         let data = event.data.as_str();
         if data.trim() == "[DONE]" {
+            on_event(StreamEvent::Meta(StreamMeta::Done));
             return Ok(End::Done);
         }
         if data.is_empty() {
@@ -381,6 +392,7 @@ impl Progress {
             on_event(StreamEvent::Usage(u));
         }
         if let Some(r) = choice.as_mut().and_then(C::take_finish_reason) {
+            on_event(StreamEvent::Meta(StreamMeta::FinishReason(r.clone())));
             self.finish_reason = Some(r);
         }
         Ok(choice)

@@ -12,6 +12,7 @@ mod http;
 pub mod log;
 mod markers;
 pub mod probe;
+pub mod replay;
 mod retry;
 pub mod sse;
 mod url;

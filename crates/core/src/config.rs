@@ -79,6 +79,11 @@ pub struct Profile {
     /// The longest wait before a retry: a `Retry-After` above it is not waited.
     #[serde(default = "default_retry_max_wait")]
     pub retry_max_wait_secs: u64,
+    // Issue 12: the inspector as a server debugger.
+    /// The inspector marks a gap of this many milliseconds or more between two chunks as a
+    /// stall.
+    #[serde(default = "default_inspector_stall_ms")]
+    pub inspector_stall_ms: u64,
 }
 
 fn default_retries() -> u32 {
@@ -86,6 +91,10 @@ fn default_retries() -> u32 {
 }
 fn default_retry_max_wait() -> u64 {
     60
+}
+
+fn default_inspector_stall_ms() -> u64 {
+    1000
 }
 
 /// `max_tokens` of a thinking profile that does not set it: reasoning is long, and Moonshot's
@@ -135,6 +144,7 @@ impl Profile {
             context_window: None,
             retries: default_retries(),
             retry_max_wait_secs: default_retry_max_wait(),
+            inspector_stall_ms: default_inspector_stall_ms(),
         }
     }
 

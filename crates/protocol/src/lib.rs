@@ -11,6 +11,7 @@ pub mod invisible;
 pub mod json;
 pub mod message;
 pub mod parser;
+pub mod prompt_diff;
 pub(crate) mod python;
 pub mod request;
 pub mod sanitize;
@@ -20,6 +21,7 @@ pub(crate) mod template;
 pub mod tokens;
 pub mod tools_ts;
 pub mod trace;
+pub mod trace_file;
 pub mod warning;
 
 pub use completion::{
@@ -29,7 +31,7 @@ pub use event::Event;
 pub use family::{Model, Template};
 pub use message::{Content, FunctionCall, Message, ToolCall};
 pub use parser::Parser;
-pub use stream::{Mode, RequestSent, StreamEvent, Usage};
+pub use stream::{Mode, RequestSent, StreamEvent, StreamMeta, Usage};
 pub use template::{RenderOptions, render, render_traced, render_with_tools_ts};
 pub use tokens::Marker;
 pub use trace::{MarkerHit, Trace};

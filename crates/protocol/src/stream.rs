@@ -75,12 +75,26 @@ pub enum StreamEvent {
     },
     Warning(String),
     Usage(Usage),
+    /// What the server said besides the answer (headers, finish reason, `[DONE]`): for the
+    /// inspector's header and footer.
+    Meta(StreamMeta),
     /// The response is over (events worked out from what arrived may follow): how long it
     /// took from the request, and why it failed, if it did (a cancel is no failure).
     Finished {
         total_us: u64,
         error: Option<String>,
     },
+}
+
+/// What a stream reports besides the answer, recorded in its trace.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamMeta {
+    /// The response headers, secrets masked ([`crate::trace::redact_headers`]).
+    Headers(Vec<(String, String)>),
+    /// A choice's `finish_reason`, as sent.
+    FinishReason(String),
+    /// `data: [DONE]` arrived.
+    Done,
 }
 
 /// One request as it goes out, the key redacted: what its trace starts with.

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::Marker;
 use crate::Mode;
-use crate::stream::{RequestSent, StreamEvent};
+use crate::stream::{RequestSent, StreamEvent, StreamMeta, Usage};
 
 /// The trace of one HTTP request/response.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -49,6 +49,105 @@ pub struct Trace {
     /// user messages or tool results, not from the template.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prompt_text_markers: Vec<(usize, usize)>,
+    // What the server said besides the chunks, and what the client made of each chunk
+    // (issue 12: raw beside parsed).
+    /// Response headers as received, secrets masked ([`redact_headers`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub response_headers: Vec<(String, String)>,
+    /// The last `finish_reason` the server sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+    /// The last usage the server reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Whether `data: [DONE]` arrived.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub done: bool,
+    /// What the client made of each kept chunk, in order: kinds and sizes, not the text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub produced: Vec<Produced>,
+    /// The calls the client saw begin, in order (`Made::CallBegin` points here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub call_heads: Vec<CallHead>,
+    /// Warnings about the stream, in order (`Made::Warning` points here); at most
+    /// [`WARNINGS_CAP`] kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Most warnings a trace keeps (a server sending a malformed event per token would otherwise
+/// copy its stream here).
+pub const WARNINGS_CAP: usize = 1000;
+
+/// One thing the client made of chunk `.0` (an index in `Trace::chunks`). A tuple: it is
+/// saved as `[chunk, {"kind": n}]`, about 16 bytes, once per event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Produced(pub u32, pub Made);
+
+/// What a chunk produced, by kind, with sizes and indexes instead of copies of the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Made {
+    /// Answer text, this many bytes.
+    Text(u32),
+    /// Reasoning text, this many bytes.
+    Reasoning(u32),
+    /// A marker: its index in `Trace::markers`.
+    Marker(u32),
+    /// A call began: its index in `Trace::call_heads`.
+    CallBegin(u32),
+    /// Argument bytes of call `call`.
+    Args { call: u32, bytes: u32 },
+    /// Call `.0` is complete.
+    CallEnd(u32),
+    /// Call `.0` was cut off (it will not run).
+    CallIncomplete(u32),
+    /// A warning: its index in `Trace::warnings` (past the cap: `u32::MAX`).
+    Warning(u32),
+}
+
+/// A call's header as the client saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallHead {
+    pub index: usize,
+    pub id: String,
+    pub name: String,
+}
+
+/// Header names whose values are secrets or session state: never kept.
+const SECRET_HEADERS: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+    "x-api-key",
+    "api-key",
+];
+
+/// The value kept for a masked header.
+pub const MASKED: &str = "[redacted]";
+
+/// `headers` as a trace keeps them: cookies and auth-ish headers (by name: `authorization`,
+/// `cookie`, anything with `token`, `secret`, `key` or `auth` in it) masked, and any header
+/// whose value holds `api_key` masked too (a gateway echoing it back).
+pub fn redact_headers(
+    headers: impl IntoIterator<Item = (String, String)>,
+    api_key: Option<&str>,
+) -> Vec<(String, String)> {
+    let key = api_key.filter(|k| !k.is_empty());
+    headers
+        .into_iter()
+        .map(|(name, value)| {
+            let lower = name.to_ascii_lowercase();
+            let secret = SECRET_HEADERS.contains(&lower.as_str())
+                || ["token", "secret", "key", "auth", "session"]
+                    .iter()
+                    .any(|w| lower.contains(w))
+                || key.is_some_and(|k| value.contains(k));
+            let value = if secret { MASKED.to_owned() } else { value };
+            (name, value)
+        })
+        .collect()
 }
 
 /// Most chunk bytes kept per request. A raw-mode answer of 100,000 tokens is about 0.7 MB; the
@@ -100,15 +199,72 @@ impl Trace {
                 self.total_us = Some(*total_us);
                 self.error.clone_from(error);
             }
-            StreamEvent::Text(_)
-            | StreamEvent::Reasoning(_)
-            | StreamEvent::ToolCallBegin { .. }
-            | StreamEvent::ToolCallArgs { .. }
-            | StreamEvent::ToolCallEnd { .. }
-            | StreamEvent::ToolCallIncomplete { .. }
-            | StreamEvent::Warning(_)
-            | StreamEvent::Usage(_) => {}
+            StreamEvent::Usage(u) => self.usage = Some(*u),
+            StreamEvent::Meta(StreamMeta::Headers(h)) => self.response_headers.clone_from(h),
+            StreamEvent::Meta(StreamMeta::FinishReason(r)) => self.finish_reason = Some(r.clone()),
+            StreamEvent::Meta(StreamMeta::Done) => self.done = true,
+            StreamEvent::Text(t) => self.made(Made::Text(len32(t))),
+            StreamEvent::Reasoning(t) => self.made(Made::Reasoning(len32(t))),
+            StreamEvent::ToolCallBegin { index, id, name } => {
+                let head = len32(&self.call_heads);
+                if self.keeps_produced() {
+                    self.call_heads.push(CallHead {
+                        index: *index,
+                        id: id.clone(),
+                        name: name.clone(),
+                    });
+                    self.made(Made::CallBegin(head));
+                }
+            }
+            StreamEvent::ToolCallArgs { index, delta } => self.made(Made::Args {
+                call: u32::try_from(*index).unwrap_or(u32::MAX),
+                bytes: len32(delta),
+            }),
+            StreamEvent::ToolCallEnd { index } => {
+                self.made(Made::CallEnd(u32::try_from(*index).unwrap_or(u32::MAX)));
+            }
+            StreamEvent::ToolCallIncomplete { index } => {
+                self.made(Made::CallIncomplete(
+                    u32::try_from(*index).unwrap_or(u32::MAX),
+                ));
+            }
+            StreamEvent::Warning(w) => {
+                let at = if self.warnings.len() < WARNINGS_CAP {
+                    self.warnings.push(w.clone());
+                    len32(&self.warnings) - 1
+                } else {
+                    u32::MAX
+                };
+                self.made(Made::Warning(at));
+            }
         }
+        // A marker is reported before the event it causes: it belongs to the same chunk.
+        if let StreamEvent::Marker(_) = event {
+            self.made(Made::Marker(len32(&self.markers).saturating_sub(1)));
+        }
+    }
+
+    /// Whether what chunks produce is still recorded: not past the data cap (the chunks are
+    /// not kept there either), nor for events before the first chunk.
+    fn keeps_produced(&self) -> bool {
+        self.dropped_chunks == 0 && !self.chunks.is_empty()
+    }
+
+    /// Record that the latest chunk produced `made` (events after the last chunk, such as
+    /// the parser's flush at the end, belong to the last chunk).
+    fn made(&mut self, made: Made) {
+        if self.keeps_produced() {
+            self.produced.push(Produced(len32(&self.chunks) - 1, made));
+        }
+    }
+
+    /// What chunk `n` produced, in order. `produced` is sorted by chunk, so this is a binary
+    /// search, not a scan.
+    pub fn produced_by(&self, n: usize) -> &[Produced] {
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        let a = self.produced.partition_point(|p| p.0 < n);
+        let b = self.produced.partition_point(|p| p.0 <= n);
+        self.produced.get(a..b).unwrap_or_default()
     }
 
     pub fn push_chunk(&mut self, data: &str, at_us: u64) {
@@ -137,6 +293,11 @@ impl Trace {
             (s, c.at_us)
         })
     }
+}
+
+/// `len()` as the `u32` a [`Produced`] stores (saturating: 4 GiB is far past any cap).
+fn len32<T: AsRef<[U]> + ?Sized, U>(v: &T) -> u32 {
+    u32::try_from(v.as_ref().len()).unwrap_or(u32::MAX)
 }
 
 /// The value shown in place of a secret.

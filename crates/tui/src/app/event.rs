@@ -26,8 +26,8 @@ pub enum AppEvent {
 pub enum Effect {
     /// Send this operation to the agent (a turn, a cancel, a new system prompt, ...).
     Agent(Op),
-    /// Write the inspector's text to a file.
-    SaveInspector(String),
+    /// Save this trace as a replayable file (the inspector's `s`).
+    SaveTrace(Box<kimi_protocol::Trace>),
     /// Write the session file (after each message).
     SaveSession,
     /// `/export [md|json] [PATH]`; no path: a file named for the session in the current

@@ -64,6 +64,9 @@ pub(crate) enum Action {
     PrevRequest,
     NextRequest,
     SaveTrace,
+    /// The inspector's next / previous stall (a gap over the threshold).
+    NextStall,
+    PrevStall,
     RunSearch,
     CancelSearch,
     DeleteSearchChar,
@@ -438,9 +441,16 @@ pub(crate) const TABLE: &[Row] = &[
     Row {
         context: Inspector,
         keys: "s",
-        help: "save the request's trace to a file",
+        help: "save the request as a replayable trace file (kimi-tui replay FILE)",
         hint: None,
         binds: &[(c('s'), SaveTrace)],
+    },
+    Row {
+        context: Inspector,
+        keys: "} {",
+        help: "next / previous stall (a long gap between chunks)",
+        hint: None,
+        binds: &[(c('}'), NextStall), (c('{'), PrevStall)],
     },
     Row {
         context: Inspector,

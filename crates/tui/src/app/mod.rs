@@ -14,6 +14,7 @@ mod error;
 pub mod event;
 pub mod history_file;
 pub mod history_search;
+pub(crate) mod inspector_trace;
 mod journal_sync;
 pub mod key_reference;
 pub(crate) mod keys;
@@ -158,6 +159,8 @@ where
     app.context.window = profile.context_window;
     app.context.window_from_profile = profile.context_window.is_some();
     app.switch.profile = Some(profile.clone());
+    app.secrets = backend.endpoint().api_key.iter().cloned().collect();
+    app.inspector.stall_ms = profile.inspector_stall_ms;
     match resumed {
         Some(r) => {
             saved::restore(&mut app, r.session);
@@ -415,7 +418,7 @@ fn run_effects(
                     app.notice("The agent has stopped; the operation was not done.", true);
                 }
             }
-            Effect::SaveInspector(text) => save_inspector(app, &text),
+            Effect::SaveTrace(trace) => inspector_trace::save_trace(app, *trace, &state_dir()),
             Effect::SaveSession => saved::save(app, store),
             Effect::Export { markdown, path } => saved::export_to(app, markdown, path.as_deref()),
             Effect::Quit => app.should_quit = true,
@@ -518,24 +521,4 @@ fn stop_signals() -> std::io::Result<mpsc::Receiver<()>> {
         });
     }
     Ok(rx)
-}
-
-fn save_inspector(app: &mut App, text: &str) {
-    let dir = state_dir();
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    // The raw stream can hold anything the user or the model wrote: private. Two dumps in the
-    // same second get two files: an earlier one is never replaced.
-    let result = kimi_core::private_fs::create_numbered(
-        &dir,
-        &format!("inspector-{stamp}"),
-        "txt",
-        text.as_bytes(),
-    );
-    app.inspector.message = Some(match result {
-        Ok(path) => format!("saved to {}", path.display()),
-        Err(e) => format!("cannot save in {}: {e}", dir.display()),
-    });
-    app.dirty = true;
 }

@@ -281,7 +281,7 @@ pub enum DialogStage {
 }
 
 /// The raw-stream inspector's view state.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct InspectorState {
     pub open: bool,
     /// Index into `App::traces`; `None` = the latest.
@@ -299,6 +299,25 @@ pub struct InspectorState {
     /// The line of the last search match: `n`/`N` go on from it (the view may show it lower
     /// than the top, near the end).
     pub hit: Option<usize>,
+    /// Gaps between chunks of this many ms or more are stalls.
+    pub stall_ms: u64,
+}
+
+impl Default for InspectorState {
+    fn default() -> Self {
+        InspectorState {
+            open: false,
+            selected: None,
+            scroll: 0,
+            searching: None,
+            query: None,
+            jump_to_call: None,
+            message: None,
+            page: 0,
+            hit: None,
+            stall_ms: crate::ui::inspector_parsed::DEFAULT_STALL_MS,
+        }
+    }
 }
 
 /// The status line's view of what is happening.
@@ -437,6 +456,8 @@ pub struct App {
     pub context: super::models_context::ContextGauge,
     /// The agent waits before retrying a request (the countdown).
     pub retry_wait: Option<super::retry::RetryWait>,
+    /// Secrets a saved trace must never hold (the profile's API key): masked wherever found.
+    pub secrets: Vec<String>,
 }
 
 impl App {
@@ -459,6 +480,7 @@ impl App {
             reasoning_open: false,
             template: kimi_protocol::Template::default(),
             thinking: None,
+            secrets: Vec::new(),
             help_scroll: 0,
             keyboard_enhanced: false,
             no_color: false,

@@ -487,11 +487,12 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
             ins.scroll = 0;
         }
         Some(Action::SaveTrace) => {
-            if let Some((i, trace)) = app.inspected_trace() {
-                let text = crate::ui::inspector::plain_text(&trace, i, app.template);
-                fx.push(Effect::SaveInspector(text));
+            if let Some((_, trace)) = app.inspected_trace() {
+                fx.push(Effect::SaveTrace(Box::new(trace.clone())));
             }
         }
+        Some(Action::NextStall) => super::inspector_trace::jump(app, true),
+        Some(Action::PrevStall) => super::inspector_trace::jump(app, false),
         _ => {}
     }
 }
@@ -1092,6 +1093,7 @@ fn stream(app: &mut App, s: StreamEvent) {
         StreamEvent::Request(_)
         | StreamEvent::Response { .. }
         | StreamEvent::Marker(_)
+        | StreamEvent::Meta(_)
         | StreamEvent::Finished { .. } => {}
         StreamEvent::Chunk { .. } => {
             app.tokens_this_round += 1;

@@ -7,6 +7,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
+use super::inspector_parsed::{self, DEFAULT_STALL_MS, GAP_WIDTH};
 use super::{inspector_rows, style};
 use crate::app::state::App;
 use kimi_protocol::sanitize;
@@ -20,16 +21,30 @@ fn ms(us: u64) -> String {
 /// Every line of the inspector for `trace` (number `index`), unwrapped; `template` is the
 /// profile's, which decides the ids shown beside markers.
 pub fn build(trace: &Trace, index: usize, total: usize, template: Template) -> Vec<Line<'static>> {
-    let ids = Ids::of(trace, template);
+    let look = Look {
+        ids: Ids::of(trace, template),
+        stall_us: DEFAULT_STALL_MS * 1000,
+    };
     let mut out = Vec::new();
     head_lines(trace, index, total, &mut out);
-    request_lines(trace, ids, &mut out);
+    request_lines(trace, look.ids, &mut out);
     out.push(chunks_title(trace));
     let mut start = 0usize;
     for n in 0..trace.chunks.len() {
-        start = chunk_lines(trace, ids, n, start, &mut out);
+        start = chunk_lines(trace, look, n, start, &mut out);
     }
+    let stalls = (0..trace.chunks.len())
+        .filter(|&n| inspector_parsed::is_stall(trace, n, look.stall_us))
+        .count();
+    inspector_parsed::foot_lines(trace, look.stall_us, stalls, &mut out);
     out
+}
+
+/// How chunks are laid out: the token ids badges show, and the gap that makes a stall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Look {
+    pub ids: Ids,
+    pub stall_us: u64,
 }
 
 /// Which token ids the badges may show.
@@ -88,9 +103,12 @@ pub(crate) fn head_lines(trace: &Trace, index: usize, total: usize, out: &mut Ve
                 .map_or_else(|| "no response yet".to_owned(), |s| format!("HTTP {s}"))
         )),
     ]));
+    let speed = inspector_parsed::speed(trace)
+        .map(|(rate, what)| format!(" · {rate:.1} {what}"))
+        .unwrap_or_default();
     out.push(Line::from(Span::styled(
         format!(
-            "first chunk {} · total {} · {} chunks · {} markers",
+            "first chunk {} · total {} · {} chunks · {} markers{speed}",
             trace
                 .first_chunk_us
                 .map_or("-".into(), |u| ms(u).trim().to_owned()),
@@ -174,17 +192,20 @@ pub(crate) fn request_lines(trace: &Trace, ids: Ids, out: &mut Vec<Line<'static>
 pub(crate) fn chunks_title(trace: &Trace) -> Line<'static> {
     match trace.mode {
         Mode::Raw => section(format!(
-            "completion as received: {} chunks, each ⟨between bars⟩ with its arrival time",
+            "completion as received: {} chunks, each ⟨between bars⟩ with its arrival time, the gap since the one before, and → what the parser made of it",
             trace.chunks.len()
         )),
-        Mode::Chat => section(format!("SSE events as received: {}", trace.chunks.len())),
+        Mode::Chat => section(format!(
+            "SSE events as received: {}, each with its arrival time, the gap since the one before, and → what the client made of it",
+            trace.chunks.len()
+        )),
     }
 }
 
 /// The lines of chunk `n`, which starts at `start` in `trace.data`; returns where it ends.
 pub(crate) fn chunk_lines(
     trace: &Trace,
-    ids: Ids,
+    look: Look,
     n: usize,
     start: usize,
     out: &mut Vec<Line<'static>>,
@@ -194,7 +215,12 @@ pub(crate) fn chunk_lines(
     };
     // Bounds are checked on load, but never trusted here: a bad one shows an empty chunk.
     let chunk = trace.data.get(start..mark.end).unwrap_or("");
-    let prefix = Span::styled(format!("{} #{n:<5}│", ms(mark.at_us)), style::dim());
+    let ids = look.ids;
+    let prefix = [
+        Span::styled(format!("{} ", ms(mark.at_us)), style::dim()),
+        inspector_parsed::gap_span(trace, n, look.stall_us),
+        Span::styled(format!(" #{n:<5}│"), style::dim()),
+    ];
     let markers: Vec<(usize, usize, Mark)> = match trace.mode {
         // Raw mode: the parser's markers, by offset in the completion text.
         Mode::Raw => trace
@@ -223,12 +249,26 @@ pub(crate) fn chunk_lines(
                 .spans
                 .insert(0, Span::styled("think ", reasoning_badge()));
         }
-        first.spans.insert(0, prefix);
-        first.spans.push(Span::styled("│", style::dim()));
+        for (k, span) in prefix.into_iter().enumerate() {
+            first.spans.insert(k, span);
+        }
+    }
+    // What the chunk produced goes after its closing bar, on its last line.
+    if let Some(last) = lines.last_mut() {
+        last.spans.push(Span::styled("│", style::dim()));
+        last.spans
+            .extend(inspector_parsed::made_spans(trace, n, chunk.len()));
+        if inspector_parsed::is_stall(trace, n, look.stall_us) {
+            last.spans.push(Span::raw(" "));
+            last.spans
+                .push(Span::styled(" stall ", inspector_parsed::stall_style()));
+        }
     }
     for l in lines.iter_mut().skip(1) {
-        l.spans
-            .insert(0, Span::styled(format!("{:>19}│", ""), style::dim()));
+        l.spans.insert(
+            0,
+            Span::styled(format!("{:>w$}│", "", w = 20 + GAP_WIDTH), style::dim()),
+        );
     }
     out.extend(lines);
     mark.end
@@ -408,7 +448,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(style::accent())
-        .title(" Inspector · [ ] request · / search · n N next · s save · Esc close ");
+        .title(" Inspector · [ ] request · / search · n N next · } { stall · s save · Esc close ");
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);

@@ -5,7 +5,8 @@
 
 use ratatui::text::Line;
 
-use super::inspector::{Ids, chunk_lines, chunks_title, head_lines, request_lines};
+use super::inspector::{Ids, Look, chunk_lines, chunks_title, head_lines, request_lines};
+use super::inspector_parsed::{self, DEFAULT_STALL_MS};
 use kimi_protocol::{Mode, Template, Trace};
 
 /// What identifies the trace the lines were built from (a new request, another one selected,
@@ -18,14 +19,18 @@ struct Source {
     url_len: usize,
     prompt_len: Option<usize>,
     headers: usize,
-    /// The token ids the badges show (the profile's template changed: laid out again).
-    ids: Ids,
+    /// The token ids the badges show (the profile's template changed: laid out again), and
+    /// the stall threshold.
+    look: Look,
 }
 
 impl Source {
-    fn of(trace: &Trace, index: usize, template: Template) -> Self {
+    fn of(trace: &Trace, index: usize, template: Template, stall_us: u64) -> Self {
         Source {
-            ids: Ids::of(trace, template),
+            look: Look {
+                ids: Ids::of(trace, template),
+                stall_us,
+            },
             index,
             mode: trace.mode,
             started_unix_ms: trace.started_unix_ms,
@@ -50,6 +55,17 @@ pub struct InspectorView {
     data_end: usize,
     /// Markers of the trace already taken into account.
     markers: usize,
+    // Issue 12: the prompt diff, the end of the stream, the stalls.
+    /// The prompt diff against the request before (built once per trace, see
+    /// [`prompt_diff`](Self::prompt_diff)) and what it was built for.
+    diff: Vec<Line<'static>>,
+    diff_key: Option<(usize, u64)>,
+    /// The end of the stream: rebuilt every refresh, like the head.
+    foot: Vec<Line<'static>>,
+    /// Chunks after a stall, in order.
+    stalls: Vec<usize>,
+    /// The stall threshold in ms; `None`: [`DEFAULT_STALL_MS`].
+    stall_ms: Option<u64>,
 }
 
 impl InspectorView {
@@ -58,15 +74,23 @@ impl InspectorView {
     /// across chunks is known once its last byte arrives), and everything when the trace is
     /// another one. `template` is the profile's (it decides the ids shown beside markers).
     pub fn refresh(&mut self, trace: &Trace, index: usize, total: usize, template: Template) {
-        let source = Source::of(trace, index, template);
-        let ids = source.ids;
+        let stall_us = self
+            .stall_ms
+            .unwrap_or(DEFAULT_STALL_MS)
+            .saturating_mul(1000);
+        let source = Source::of(trace, index, template, stall_us);
+        let look = source.look;
+        let ids = look.ids;
         let done = self.chunk_starts.len();
         let same = self.source.as_ref() == Some(&source)
             && trace.chunks.len() >= done
             && trace.markers.len() >= self.markers
             && done.checked_sub(1).map_or(0, |d| trace.chunks[d].end) == self.data_end;
         if !same {
-            *self = InspectorView::default();
+            *self = InspectorView {
+                stall_ms: self.stall_ms,
+                ..InspectorView::default()
+            };
             request_lines(trace, ids, &mut self.request);
             self.source = Some(source);
         }
@@ -91,12 +115,53 @@ impl InspectorView {
         let mut start = self.data_end;
         for n in self.chunk_starts.len()..trace.chunks.len() {
             self.chunk_starts.push(self.chunks.len());
-            start = chunk_lines(trace, ids, n, start, &mut self.chunks);
+            if inspector_parsed::is_stall(trace, n, stall_us) {
+                self.stalls.push(n);
+            }
+            start = chunk_lines(trace, look, n, start, &mut self.chunks);
         }
         self.data_end = start;
         self.head.clear();
         head_lines(trace, index, total, &mut self.head);
         self.title = chunks_title(trace);
+        self.foot.clear();
+        inspector_parsed::foot_lines(trace, stall_us, self.stalls.len(), &mut self.foot);
+    }
+
+    /// Gaps of `ms` or more are stalls (laid out again on the next refresh if it changed).
+    pub fn set_stall_ms(&mut self, ms: u64) {
+        self.stall_ms = Some(ms);
+    }
+
+    /// The prompt diff lines for the trace `key` (its index and start): `build` runs once per
+    /// trace (comparing prompts reads them whole), not every frame.
+    pub fn prompt_diff(&mut self, key: (usize, u64), build: impl FnOnce() -> Vec<Line<'static>>) {
+        if self.diff_key != Some(key) {
+            self.diff = build();
+            self.diff_key = Some(key);
+        }
+    }
+
+    /// The next stall after line `from` (forward) or the last one before it: which stall
+    /// (from 0) and its line.
+    pub fn stall_line(&self, from: usize, forward: bool) -> Option<(usize, usize)> {
+        let base = self.head.len() + self.diff.len() + self.request.len() + 1;
+        let lines: Vec<(usize, usize)> = self
+            .stalls
+            .iter()
+            .filter_map(|n| self.chunk_starts.get(*n).map(|s| base + s))
+            .enumerate()
+            .collect();
+        if forward {
+            lines.into_iter().find(|&(_, l)| l > from)
+        } else {
+            lines.into_iter().rev().find(|&(_, l)| l < from)
+        }
+    }
+
+    /// How many stalls the laid-out chunks hold.
+    pub fn stall_count(&self) -> usize {
+        self.stalls.len()
     }
 
     /// Keep the lines of the first `k` chunks only.
@@ -106,12 +171,16 @@ impl InspectorView {
         }
         self.chunks.truncate(self.chunk_starts[k]);
         self.chunk_starts.truncate(k);
+        self.stalls.retain(|&n| n < k);
         self.data_end = k.checked_sub(1).map_or(0, |p| trace.chunks[p].end);
     }
 
     /// Forget everything (the inspector closed, or no trace to show).
     pub fn clear(&mut self) {
-        *self = InspectorView::default();
+        *self = InspectorView {
+            stall_ms: self.stall_ms,
+            ..InspectorView::default()
+        };
     }
 
     /// Whether the lines show a trace.
@@ -120,7 +189,12 @@ impl InspectorView {
     }
 
     pub fn len(&self) -> usize {
-        self.head.len() + self.request.len() + 1 + self.chunks.len()
+        self.head.len()
+            + self.diff.len()
+            + self.request.len()
+            + 1
+            + self.chunks.len()
+            + self.foot.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -130,18 +204,20 @@ impl InspectorView {
     /// Line `n`, counted from the top.
     pub fn line(&self, n: usize) -> Option<&Line<'static>> {
         let mut n = n;
-        if n < self.head.len() {
-            return self.head.get(n);
+        for part in [&self.head, &self.diff, &self.request] {
+            if n < part.len() {
+                return part.get(n);
+            }
+            n -= part.len();
         }
-        n -= self.head.len();
-        if n < self.request.len() {
-            return self.request.get(n);
-        }
-        n -= self.request.len();
         if n == 0 {
             return Some(&self.title);
         }
-        self.chunks.get(n - 1)
+        n -= 1;
+        if n < self.chunks.len() {
+            return self.chunks.get(n);
+        }
+        self.foot.get(n - self.chunks.len())
     }
 
     /// Up to `count` lines from line `from`.
@@ -153,9 +229,11 @@ impl InspectorView {
     pub fn iter(&self) -> impl Iterator<Item = &Line<'static>> {
         self.head
             .iter()
+            .chain(&self.diff)
             .chain(&self.request)
             .chain(std::iter::once(&self.title))
             .chain(&self.chunks)
+            .chain(&self.foot)
     }
 
     /// The next line from `from` (forward, `from` included) or before `from` (backward) whose

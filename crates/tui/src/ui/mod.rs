@@ -5,6 +5,8 @@
 pub mod approval;
 pub(crate) mod help;
 pub mod inspector;
+pub(crate) mod inspector_diff;
+pub mod inspector_parsed;
 pub(crate) mod inspector_rows;
 pub mod inspector_view;
 pub mod markdown;
@@ -68,8 +70,20 @@ fn prepare_inspector(app: &mut App, area: Rect) {
     };
     let total = app.traces.len();
     // The view appends what arrived since the last frame; it never rebuilds a growing trace.
+    app.inspector_view.set_stall_ms(app.inspector.stall_ms);
     app.inspector_view
         .refresh(&app.traces[i].read(), i, total, app.template);
+    // The prompt diff against the request before: compared once per request, not per frame.
+    let traces = &app.traces;
+    let key = (i, traces[i].read().started_unix_ms);
+    app.inspector_view.prompt_diff(key, || {
+        let now = traces[i].read();
+        let before = i.checked_sub(1).map(|p| traces[p].read());
+        let diff = before
+            .as_deref()
+            .and_then(|b| kimi_protocol::prompt_diff::between(b, &now));
+        inspector_diff::lines(diff.as_ref(), i, now.mode)
+    });
     let lines = &app.inspector_view;
     if let Some(call) = app.inspector.jump_to_call.take() {
         match inspector::line_of_call(&app.traces[i].read(), lines.iter(), call) {

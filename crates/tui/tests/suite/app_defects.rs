@@ -301,10 +301,8 @@ fn inspector_end_and_page_down_count_wrapped_rows() {
     screen(&mut a, 80, 24);
     key(&mut a, KeyCode::End);
     let shown = screen(&mut a, 80, 24);
-    assert!(
-        shown.contains("event 43 "),
-        "End shows the last event:\n{shown}"
-    );
+    // By chunk number: the wider prefix (time, gap) wraps the event text anywhere.
+    assert!(shown.contains("#43 "), "End shows the last event:\n{shown}");
     // PgDn from the top never skips a line: every event is on one of the pages.
     key(&mut a, KeyCode::Home);
     let mut seen = String::new();
@@ -313,7 +311,7 @@ fn inspector_end_and_page_down_count_wrapped_rows() {
         key(&mut a, KeyCode::PageDown);
     }
     for i in 0..44 {
-        assert!(seen.contains(&format!("event {i} ")), "event {i} skipped");
+        assert!(seen.contains(&format!("#{i} ")), "event {i} skipped");
     }
 }
 

@@ -653,3 +653,153 @@ fn styled_status_bar_with_the_context_gauge() {
     assert_ne!(normal, warning);
     insta::assert_snapshot!(format!("{normal}\n{warning}"));
 }
+
+// Issue 12: the inspector as a server debugger (raw beside parsed, gaps and stalls, the end of
+// the stream, the prompt diff).
+
+/// A raw request recorded from its events as the engine records them: its prompt `prompt`,
+/// the chunks of `raw_trace` (the sixth after a 1.5 s stall), what the parser made of each, and
+/// how it ended.
+fn recorded_trace(prompt: &str, started_unix_ms: u64) -> Trace {
+    use kimi_protocol::{RequestSent, StreamEvent as E, StreamMeta, Usage};
+    let mut t = Trace::default();
+    t.record(&E::Request(Box::new(RequestSent {
+        mode: Mode::Raw,
+        url: "http://127.0.0.1:8000/v1/completions".into(),
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body: json!({"model": "moonshotai/Kimi-K2-Instruct", "prompt": prompt}),
+        prompt: Some(prompt.into()),
+        prompt_text_markers: Vec::new(),
+        started_unix_ms,
+    })));
+    t.record(&E::Response { status: 200 });
+    t.record(&E::Meta(StreamMeta::Headers(vec![
+        ("content-type".into(), "text/event-stream".into()),
+        ("set-cookie".into(), "[redacted]".into()),
+    ])));
+    let marker = |marker: Marker, text: &str, call: Option<usize>| {
+        E::Marker(MarkerHit {
+            marker,
+            offset: text.find(marker.text()).expect("in text") as u64,
+            call,
+        })
+    };
+    let all = raw_trace().data;
+    let chunk = |data: &str, ms: u64| E::Chunk {
+        data: data.into(),
+        at_us: ms * 1000,
+    };
+    for e in [
+        chunk("Let me check.", 2),
+        E::Text("Let me check.".into()),
+        chunk("<|tool_calls_sec", 9),
+        chunk("tion_begin|><|tool_call_begin|>", 15),
+        marker(Marker::SectionBegin, &all, None),
+        marker(Marker::CallBegin, &all, Some(0)),
+        chunk("functions.get_weather:0", 21),
+        chunk("<|tool_call_argument_begin|>{\"city\": ", 28),
+        marker(Marker::ArgumentBegin, &all, Some(0)),
+        E::ToolCallBegin {
+            index: 0,
+            id: "functions.get_weather:0".into(),
+            name: "get_weather".into(),
+        },
+        E::ToolCallArgs {
+            index: 0,
+            delta: "{\"city\": ".into(),
+        },
+        chunk("\"Paris\"}<|tool_call_end|>", 1528),
+        E::ToolCallArgs {
+            index: 0,
+            delta: "\"Paris\"}".into(),
+        },
+        marker(Marker::CallEnd, &all, Some(0)),
+        E::ToolCallEnd { index: 0 },
+        chunk("<|tool_calls_section_end|>", 1535),
+        marker(Marker::SectionEnd, &all, None),
+        E::Meta(StreamMeta::FinishReason("tool_calls".into())),
+        E::Usage(Usage {
+            prompt_tokens: 40,
+            completion_tokens: 30,
+            total_tokens: 70,
+        }),
+        E::Meta(StreamMeta::Done),
+        E::Finished {
+            total_us: 1_540_000,
+            error: None,
+        },
+    ] {
+        t.record(&e);
+    }
+    t
+}
+
+#[test]
+fn styled_inspector_raw_beside_parsed_with_a_stall_and_a_prompt_that_is_not_an_append() {
+    let mut a = app(Mode::Raw);
+    // The second prompt drops the first turn's reasoning: not an append.
+    let first = "<|im_user|>user<|im_middle|>hi<|im_end|><|im_assistant|>assistant<|im_middle|><think>hm</think>Hello<|im_end|>";
+    let second = "<|im_user|>user<|im_middle|>hi<|im_end|><|im_assistant|>assistant<|im_middle|><think></think>Hello<|im_end|><|im_user|>user<|im_middle|>Weather in Paris?<|im_end|>";
+    a.traces.push(recorded_trace(first, 1).into());
+    a.traces.push(recorded_trace(second, 2).into());
+    a.inspector.open = true;
+    let plain = screen(&mut a, 170, 46);
+    for want in [
+        " NOT AN APPEND  changed at byte 85 of 110 (line 1)",
+        "#2    │tion_begin|> 163595 <|tool_call_begin|> 163597 │ → marker section_begin marker call_begin",
+        "│ → marker argument_begin call 0 begin get_weather (functions.get_weather:0) args 0 +9B",
+        "+1500.0 #5    │\"Paris\"}<|tool_call_end|> 163599 │ → args 0 +8B marker call_end call 0 end  stall ",
+        "finish_reason tool_calls · [DONE] received · usage: prompt 40, completion 30, total 70 tokens",
+        "time to first chunk 2.0 ms · 19.5 tokens/s from usage · 1 stall (gaps of 1000 ms or more)",
+        "set-cookie: [redacted]",
+    ] {
+        assert!(plain.contains(want), "{want}\n{plain}");
+    }
+    insta::assert_snapshot!(styled_screen(&mut a, 170, 46));
+    // The first request has no request before it to compare with.
+    a.inspector.selected = Some(0);
+    assert!(!screen(&mut a, 170, 46).contains("prompt vs request"));
+}
+
+#[test]
+fn the_stall_keys_jump_between_stalls_and_s_asks_to_save_the_trace() {
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    use kimi_ui::app::event::{AppEvent, Effect};
+    use kimi_ui::app::update::update;
+    let key = |c| {
+        AppEvent::Terminal(Event::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::NONE,
+        )))
+    };
+    let mut a = app(Mode::Raw);
+    a.traces
+        .push(recorded_trace("<|im_user|>user<|im_middle|>hi<|im_end|>", 1).into());
+    a.inspector.open = true;
+    screen(&mut a, 120, 20);
+    update(&mut a, key('}'));
+    let shown = screen(&mut a, 120, 20);
+    let line = a.inspector.scroll;
+    assert!(
+        shown.contains("#5    │\"Paris\"}") && shown.contains("stall 1 of 1: line"),
+        "{shown}"
+    );
+    assert!(line > 0);
+    update(&mut a, key('}'));
+    assert_eq!(a.inspector.scroll, line, "no stall below");
+    assert_eq!(a.inspector.message.as_deref(), Some("no stall below"));
+    update(&mut a, key('{'));
+    assert_eq!(a.inspector.message.as_deref(), Some("no stall above"));
+    // A lower threshold makes the 6.5 ms gaps stalls too.
+    a.inspector.stall_ms = 5;
+    a.inspector.scroll = 0;
+    a.inspector.hit = None;
+    screen(&mut a, 120, 20);
+    update(&mut a, key('}'));
+    assert!(a.inspector.scroll < line, "{} < {line}", a.inspector.scroll);
+    let fx = update(&mut a, key('s'));
+    assert!(
+        matches!(fx.as_slice(), [Effect::SaveTrace(t)] if t.chunks.len() == 7),
+        "{fx:?}"
+    );
+}

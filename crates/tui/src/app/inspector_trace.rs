@@ -1,0 +1,99 @@
+//! The inspector's actions on the trace in view: `s` saves it as a replayable file (the
+//! README's trace format), `}`/`{` jump between stalls.
+
+use std::path::Path;
+
+use super::state::App;
+use kimi_protocol::Trace;
+use kimi_protocol::trace_file::TraceFile;
+
+/// Move the inspector to the next (or previous) chunk that came after a stall, from the line
+/// on top; says so when there is none.
+pub(crate) fn jump(app: &mut App, forward: bool) {
+    let view = &app.inspector_view;
+    // From the stall (or search match) jumped to last: near the end the view shows it lower
+    // than the top, and the next jump must not find it again.
+    let from = app.inspector.hit.unwrap_or(app.inspector.scroll);
+    app.inspector.message = Some(match view.stall_line(from, forward) {
+        Some((k, line)) => {
+            app.inspector.scroll = line;
+            app.inspector.hit = Some(line);
+            format!(
+                "stall {} of {}: line {}",
+                k + 1,
+                view.stall_count(),
+                line + 1
+            )
+        }
+        None if view.stall_count() == 0 => format!(
+            "no stalls (gaps of {} ms or more) in this request",
+            app.inspector.stall_ms
+        ),
+        None if forward => "no stall below".to_owned(),
+        None => "no stall above".to_owned(),
+    });
+}
+
+/// Write `trace` as a trace file in `dir` (created private), every secret of the profile
+/// masked; the inspector's footer says where, or why not.
+pub(crate) fn save_trace(app: &mut App, trace: Trace, dir: &Path) {
+    let now = kimi_core::session::time::now_unix_ms();
+    let secrets: Vec<&str> = app.secrets.iter().map(String::as_str).collect();
+    let text = TraceFile::new(trace, now).to_json(&secrets);
+    // The stream can hold anything the user or the model wrote: private (0600). Two saves in
+    // the same second get two files: an earlier one is never replaced.
+    let result = kimi_core::private_fs::create_numbered(
+        dir,
+        &format!("trace-{}", now / 1000),
+        "json",
+        text.as_bytes(),
+    );
+    app.inspector.message = Some(match result {
+        Ok(path) => format!(
+            "saved to {p} · replay: kimi-tui replay {p}",
+            p = path.display()
+        ),
+        Err(e) => format!("cannot save in {}: {e}", dir.display()),
+    });
+    app.dirty = true;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_saved_trace_is_private_readable_and_holds_no_key() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut app = App::new(
+            super::super::state::Connection {
+                profile: "p".into(),
+                mode: kimi_protocol::Mode::Raw,
+                model: "m".into(),
+                host: "h".into(),
+            },
+            kimi_core::tools::Toolbox::default(),
+            None,
+        );
+        app.secrets = vec!["sk-live-123456".into()];
+        let mut t = Trace {
+            error: Some("HTTP 401: key sk-live-123456 is invalid".into()),
+            ..Trace::default()
+        };
+        t.push_chunk("hi", 5);
+        save_trace(&mut app, t, &dir.path().join("state"));
+        let msg = app.inspector.message.clone().expect("a message");
+        let path = msg
+            .strip_prefix("saved to ")
+            .and_then(|m| m.split(" · ").next())
+            .expect("a path");
+        let text = std::fs::read_to_string(path).expect("written");
+        assert!(!text.contains("sk-live"), "{text}");
+        let back = TraceFile::parse(&text).expect("a trace file");
+        assert_eq!(back.trace.chunks().collect::<Vec<_>>(), vec![("hi", 5)]);
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert!(msg.contains("kimi-tui replay "), "{msg}");
+    }
+}

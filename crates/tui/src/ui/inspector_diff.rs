@@ -1,0 +1,120 @@
+//! The inspector's prompt diff: what the request's prompt changed against the request before
+//! it. An append is one quiet line; anything else means the server's prefix cache misses from
+//! the first changed byte, and is shown with both sides.
+
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+
+use super::style;
+use kimi_protocol::prompt_diff::{Change, PromptDiff};
+use kimi_protocol::{Mode, sanitize};
+
+/// The lines for the diff of request `index` (from 0) against the one before; `mode` says what
+/// was compared.
+pub fn lines(diff: Option<&PromptDiff>, index: usize, mode: Mode) -> Vec<Line<'static>> {
+    let title = |t: String| Line::from(Span::styled(format!("── {t} "), style::accent()));
+    let Some(diff) = diff else {
+        return if index == 0 {
+            Vec::new()
+        } else {
+            vec![
+                title(format!("prompt vs request {index}")),
+                Line::from(Span::styled(
+                    "not compared: the requests are in different modes",
+                    style::dim(),
+                )),
+            ]
+        };
+    };
+    let what = match mode {
+        Mode::Raw => "rendered prompt",
+        Mode::Chat => "tools and messages",
+    };
+    let mut out = vec![title(format!("prompt vs request {index} ({what})"))];
+    match diff {
+        PromptDiff::Same => out.push(Line::from(Span::styled(
+            "the same prompt, byte for byte: the prefix cache can hit all of it",
+            style::ok(),
+        ))),
+        PromptDiff::Append { added } => out.push(Line::from(Span::styled(
+            format!("append +{added} bytes, prefix cache can hit"),
+            style::ok(),
+        ))),
+        PromptDiff::Changed(c) => changed(c, mode, &mut out),
+    }
+    out
+}
+
+fn changed(c: &Change, mode: Mode, out: &mut Vec<Line<'static>>) {
+    let place = match mode {
+        Mode::Raw => format!("line {}", c.line + 1),
+        Mode::Chat if c.line == 0 => "the tools".to_owned(),
+        Mode::Chat => format!("message {}", c.line - 1),
+    };
+    let loud = style::error().add_modifier(Modifier::BOLD | Modifier::REVERSED);
+    out.push(Line::from(vec![
+        Span::styled(" NOT AN APPEND ", loud),
+        Span::styled(
+            format!(
+                " changed at byte {} of {} ({place}): the prefix cache misses from there; {} bytes now, {} common at the end",
+                c.offset, c.old_len, c.new_len, c.common_suffix
+            ),
+            style::error(),
+        ),
+    ]));
+    let side = |label: &str, text: &str| {
+        Line::from(vec![
+            Span::styled(format!("  {label} "), style::dim()),
+            Span::styled(format!("…{}", sanitize::visible(&c.before)), style::dim()),
+            Span::styled(
+                sanitize::visible(text).into_owned(),
+                style::warning().add_modifier(Modifier::BOLD),
+            ),
+            Span::styled("…", style::dim()),
+        ])
+    };
+    out.push(side("before:", &c.old));
+    out.push(side("now:   ", &c.new));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kimi_protocol::prompt_diff::diff;
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn an_append_is_one_quiet_line_and_a_change_shows_both_sides() {
+        assert!(lines(None, 0, Mode::Raw).is_empty());
+        let append = diff("abc", "abcdef");
+        assert_eq!(
+            text(&lines(Some(&append), 1, Mode::Raw)),
+            [
+                "── prompt vs request 1 (rendered prompt) ",
+                "append +3 bytes, prefix cache can hit"
+            ]
+        );
+        let change = diff("tools: [a,b]\n{m}\n", "tools: [b,a]\n{m}\n{n}\n");
+        let got = text(&lines(Some(&change), 2, Mode::Chat));
+        assert_eq!(got[0], "── prompt vs request 2 (tools and messages) ");
+        assert!(
+            got[1].starts_with(" NOT AN APPEND  changed at byte 8 of 17 (the tools)"),
+            "{got:?}"
+        );
+        assert_eq!(
+            got[2],
+            "  before: …tools: [a,b]⏎{m}⏎…".replace('⏎', &sanitize::visible("\n"))
+        );
+        assert!(got[3].starts_with("  now:    …tools: [b,a]"), "{got:?}");
+        assert_eq!(
+            text(&lines(None, 3, Mode::Chat))[1],
+            "not compared: the requests are in different modes"
+        );
+    }
+}
