@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::Marker;
 use crate::Mode;
 use crate::stream::{RequestSent, StreamEvent};
+use crate::trace_tokens::TokenTrace;
 
 /// The trace of one HTTP request/response.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -49,6 +50,9 @@ pub struct Trace {
     /// user messages or tool results, not from the template.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prompt_text_markers: Vec<(usize, usize)>,
+    /// Token-level data, when the request asked for `logprobs` and the server sent them.
+    #[serde(default, skip_serializing_if = "TokenTrace::is_empty")]
+    pub tokens: TokenTrace,
 }
 
 /// Most chunk bytes kept per request. A raw-mode answer of 100,000 tokens is about 0.7 MB; the
@@ -96,6 +100,8 @@ impl Trace {
             StreamEvent::Response { status } => self.status = Some(*status),
             StreamEvent::Chunk { data, at_us } => self.push_chunk(data, *at_us),
             StreamEvent::Marker(hit) => self.markers.push(*hit),
+            // Tokens belong to the chunk reported just before them.
+            StreamEvent::Tokens(tokens) => self.tokens.push(self.chunks.len().saturating_sub(1), tokens),
             StreamEvent::Finished { total_us, error } => {
                 self.total_us = Some(*total_us);
                 self.error.clone_from(error);

@@ -1009,6 +1009,7 @@ fn stream(app: &mut App, s: StreamEvent) {
         StreamEvent::Request(_)
         | StreamEvent::Response { .. }
         | StreamEvent::Marker(_)
+        | StreamEvent::Tokens(_)
         | StreamEvent::Finished { .. } => {}
         StreamEvent::Chunk { .. } => {
             app.tokens_this_round += 1;
