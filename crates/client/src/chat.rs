@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::TurnResult;
 use super::chat_reasoning::{Channel, Channels};
 use super::http::{self, Call, Progress, StreamChoice};
+use super::logprobs::{self, ChatLogprobs};
 use kimi_protocol::completion::check_arguments;
 use kimi_protocol::completion::parse_arguments;
 use kimi_protocol::{Message, ToolCall, call_id, special};
@@ -26,6 +27,9 @@ struct Choice<'a> {
     finish_reason: Option<String>,
     #[serde(default)]
     usage: Option<Usage>,
+    /// Token-level data, when asked for (`logprobs`).
+    #[serde(default)]
+    logprobs: Option<ChatLogprobs>,
 }
 
 impl StreamChoice for Choice<'_> {
@@ -294,7 +298,9 @@ pub(super) async fn stream(
     } else {
         Cow::Borrowed(messages)
     };
-    let body = super::chat_request::body(ep, &messages, tools);
+    let mut body = super::chat_request::body(ep, &messages, tools);
+    logprobs::chat_fields(&mut body, ep.logprobs);
+    let mut got_tokens = false;
     let mut channels = Channels::default();
     let mut calls = Assembler::default();
     let mut dropped: Vec<String> = Vec::new();
@@ -314,7 +320,14 @@ pub(super) async fn stream(
                 data: data.to_owned(),
                 at_us,
             });
-            let choice = progress.accept::<Choice>(data, on_event)?;
+            let mut choice = progress.accept::<Choice>(data, on_event)?;
+            if let Some(lp) = choice.as_mut().and_then(|c| c.logprobs.take()) {
+                let tokens = lp.tokens();
+                if !tokens.is_empty() {
+                    got_tokens = true;
+                    on_event(StreamEvent::Tokens(tokens));
+                }
+            }
             if let Some(mut delta) = choice.and_then(|c| c.delta) {
                 let mut sink = |ch: Channel, ev: StreamEvent| {
                     calls.marker_event(ch, ev, &mut dropped, on_event)
@@ -347,6 +360,7 @@ pub(super) async fn stream(
         usage,
         error,
         cancelled,
+        logprobs: logprobs::outcome(ep.logprobs, got_tokens),
         ..TurnResult::default()
     };
     // Structured calls are complete only if the stream finished.

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::BackendError;
 use super::TurnResult;
 use super::http::{self, Call, Progress, Prompt, StreamChoice};
+use super::logprobs::{self, CompletionLogprobs};
 use super::markers::LocalParse;
 use kimi_protocol::{Message, render_traced, tokens::IM_END};
 use kimi_protocol::{StreamEvent, Usage};
@@ -23,6 +24,9 @@ struct Choice<'a> {
     /// Moonshot's API puts usage here.
     #[serde(default)]
     usage: Option<Usage>,
+    /// Token-level data, when asked for (`logprobs`).
+    #[serde(default)]
+    logprobs: Option<CompletionLogprobs>,
 }
 
 impl StreamChoice for Choice<'_> {
@@ -66,7 +70,9 @@ pub(super) async fn stream(
     }
     let opts = ep.raw_render_options();
     let (prompt, from_text) = render_traced(messages, tools, opts);
-    let body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
+    let mut body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
+    logprobs::raw_fields(&mut body, ep.logprobs);
+    let mut got_tokens = false;
     let prompt = Prompt {
         text: prompt,
         text_markers: from_text.into_iter().map(|r| (r.start, r.end)).collect(),
@@ -84,13 +90,27 @@ pub(super) async fn stream(
         Some(prompt),
         on_event,
         |data, at_us, on_event| {
-            let choice = progress.accept::<Choice>(data, on_event)?;
-            if let Some(text) = choice.and_then(|c| c.text).filter(|t| !t.is_empty()) {
+            let Some(choice) = progress.accept::<Choice>(data, on_event)? else {
+                return Ok(());
+            };
+            let text = choice.text.unwrap_or_default();
+            if !text.is_empty() {
                 bytes += text.len() as u64;
                 on_event(StreamEvent::Chunk {
                     data: text.to_string(),
                     at_us,
                 });
+            }
+            // Reported after its chunk (the trace files tokens under the last chunk) and
+            // before the parser's events for it.
+            if let Some(lp) = choice.logprobs {
+                let tokens = lp.tokens(&text);
+                if !tokens.is_empty() {
+                    got_tokens = true;
+                    on_event(StreamEvent::Tokens(tokens));
+                }
+            }
+            if !text.is_empty() {
                 local.feed(&text, on_event);
             }
             Ok(())
@@ -111,6 +131,7 @@ pub(super) async fn stream(
         usage,
         error,
         cancelled,
+        logprobs: logprobs::outcome(ep.logprobs, got_tokens),
         ..TurnResult::default()
     };
     result.incomplete_calls = local.incomplete();

@@ -67,6 +67,15 @@ pub struct Profile {
     /// Chat mode: the name under which reasoning is sent back on assistant messages.
     #[serde(default)]
     pub reasoning_field: ReasoningField,
+    // Issue 12: token level.
+    /// Ask for token-level data (ids, logprobs, this many alternatives per token; 0 = off,
+    /// at most [`kimi_client::logprobs::MAX_LOGPROBS`], vLLM's default cap).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub logprobs: u8,
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
 }
 
 /// `max_tokens` of a thinking profile that does not set it: reasoning is long, and Moonshot's
@@ -113,6 +122,7 @@ impl Profile {
             thinking: None,
             preprocess_tools: true,
             reasoning_field: ReasoningField::default(),
+            logprobs: 0,
         }
     }
 
@@ -180,6 +190,7 @@ impl Profile {
         ep.thinking = self.thinking;
         ep.preprocess_tools = self.preprocess_tools;
         ep.reasoning_field = self.reasoning_field;
+        ep.logprobs = self.logprobs;
         ep.sort_tool_keys = self.sort_tool_keys;
         ep.neutralize_tool_markers = self.neutralize_markers_in_tool_results;
         ep.connect_timeout = Duration::from_secs(self.connect_timeout_secs);
@@ -342,6 +353,17 @@ impl Config {
                     loc("temperature"),
                     key("temperature"),
                     format!("expected a number from 0 to 2, got {t}"),
+                ));
+            }
+            if p.logprobs > kimi_client::logprobs::MAX_LOGPROBS {
+                return Err(at(
+                    loc("logprobs"),
+                    key("logprobs"),
+                    format!(
+                        "expected 0 (off) to {} alternatives per token (vLLM's default --max-logprobs), got {}",
+                        kimi_client::logprobs::MAX_LOGPROBS,
+                        p.logprobs
+                    ),
                 ));
             }
             for (k, v) in [
@@ -635,6 +657,24 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
             assert_eq!(e.line, Some(3), "{e}");
             assert_eq!(e.key.as_deref(), Some(want), "{e}");
         }
+    }
+
+    #[test]
+    fn logprobs_reach_the_endpoint_and_are_bounded() {
+        let text = "[profiles.local]\nbase_url = \"http://x/v1\"\nlogprobs = 5\n";
+        let c = parse(text).expect("valid");
+        let ep = c.profiles["local"].endpoint().expect("endpoint");
+        assert_eq!(ep.logprobs, 5);
+        let text = "[profiles.local]\nbase_url = \"http://x/v1\"\nlogprobs = 21\n";
+        let e = parse(text).expect_err("above vLLM's cap");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(3), Some("logprobs")),
+            "{e}"
+        );
+        let text = "[profiles.local]\nbase_url = \"http://x/v1\"\nlogprobs = -1\n";
+        let e = parse(text).expect_err("negative");
+        assert_eq!(e.key.as_deref(), Some("logprobs"), "{e}");
     }
 
     #[test]

@@ -101,7 +101,9 @@ impl Trace {
             StreamEvent::Chunk { data, at_us } => self.push_chunk(data, *at_us),
             StreamEvent::Marker(hit) => self.markers.push(*hit),
             // Tokens belong to the chunk reported just before them.
-            StreamEvent::Tokens(tokens) => self.tokens.push(self.chunks.len().saturating_sub(1), tokens),
+            StreamEvent::Tokens(tokens) => self
+                .tokens
+                .push(self.chunks.len().saturating_sub(1), tokens),
             StreamEvent::Finished { total_us, error } => {
                 self.total_us = Some(*total_us);
                 self.error.clone_from(error);

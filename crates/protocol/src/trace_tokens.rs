@@ -245,8 +245,14 @@ impl TokenTrace {
             let (Some(first), Some(last)) = (self.token_at(at), self.token_at(end - 1)) else {
                 break;
             };
-            let one = first == last && self.start_of(first) == at && self.marks[first].end as usize == end;
-            let id = if one { id_of(self.marks[first].id) } else { None };
+            let one = first == last
+                && self.start_of(first) == at
+                && self.marks[first].end as usize == end;
+            let id = if one {
+                id_of(self.marks[first].id)
+            } else {
+                None
+            };
             let wrong_id = match (id, marker.token_id()) {
                 (Some(got), Some(special)) => got != special,
                 _ => false,
@@ -308,7 +314,10 @@ mod tests {
     #[test]
     fn tokens_and_alternatives_round_trip() {
         let mut t = TokenTrace::default();
-        t.push(0, &[tok(Some(7), "Hel", -0.1, &[("Hel", -0.1), ("He", -2.5)])]);
+        t.push(
+            0,
+            &[tok(Some(7), "Hel", -0.1, &[("Hel", -0.1), ("He", -2.5)])],
+        );
         t.push(
             1,
             &[
@@ -322,7 +331,10 @@ mod tests {
         assert_eq!(t.len(), 3);
         assert_eq!(t.text(), "Hello 北京");
         let a = t.get(0).expect("token 0");
-        assert_eq!((a.id, a.text, a.logprob, a.chunk), (Some(7), "Hel", Some(-0.1), 0));
+        assert_eq!(
+            (a.id, a.text, a.logprob, a.chunk),
+            (Some(7), "Hel", Some(-0.1), 0)
+        );
         let b = t.get(1).expect("token 1");
         assert_eq!((b.id, b.text, b.chunk, b.start), (None, "lo", 1, 3));
         assert_eq!(t.get(2).expect("2").logprob, None);
@@ -344,7 +356,15 @@ mod tests {
     fn a_marker_spread_over_ordinary_tokens_is_flagged() {
         let mut t = TokenTrace::default();
         t.push(0, &[tok(Some(1), "Hi", -0.1, &[])]);
-        t.push(1, &[tok(Some(163595), "<|tool_calls_section_begin|>", -0.01, &[])]);
+        t.push(
+            1,
+            &[tok(
+                Some(163595),
+                "<|tool_calls_section_begin|>",
+                -0.01,
+                &[],
+            )],
+        );
         for (k, piece) in ["<|", "tool", "_call", "_begin", "|>"].iter().enumerate() {
             t.push(2 + k, &[tok(Some(100 + k as u32), piece, -0.2, &[])]);
         }
@@ -357,7 +377,12 @@ mod tests {
             (Marker::SectionBegin, Some(163595), false)
         );
         assert_eq!(
-            (found[1].marker, found[1].first, found[1].last, found[1].split),
+            (
+                found[1].marker,
+                found[1].first,
+                found[1].last,
+                found[1].split
+            ),
             (Marker::CallBegin, 2, 6, true)
         );
         assert!(found[2].split && found[2].id == Some(42));

@@ -10,6 +10,7 @@ mod agent;
 pub(crate) mod approval;
 mod event;
 mod inbox;
+mod logprobs;
 mod shared_trace;
 mod turn;
 
