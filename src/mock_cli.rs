@@ -133,5 +133,7 @@ pub fn options(a: &MockArgs) -> MockOptions {
         call_in_reasoning: a.call_in_reasoning,
         duplicate_calls: a.duplicate_calls,
         require_reasoning: a.require_reasoning,
+        split_markers: a.split_markers,
+        refuse_logprobs: a.refuse_logprobs,
     }
 }

@@ -674,7 +674,7 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
         );
         let text = "[profiles.local]\nbase_url = \"http://x/v1\"\nlogprobs = -1\n";
         let e = parse(text).expect_err("negative");
-        assert_eq!(e.key.as_deref(), Some("logprobs"), "{e}");
+        assert!(e.to_string().contains("logprobs"), "{e}");
     }
 
     #[test]

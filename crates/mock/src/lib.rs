@@ -10,6 +10,7 @@
 
 pub(crate) mod deltas;
 pub(crate) mod faults;
+pub mod logprobs;
 pub mod prompt;
 pub(crate) mod request;
 mod routes;
@@ -87,6 +88,14 @@ pub struct MockOptions {
     /// Chat: answer 400 like Moonshot's API when an assistant tool-call message in the history
     /// lacks its reasoning.
     pub require_reasoning: bool,
+    // Token level (issue 12).
+    /// Every special marker is emitted as several ordinary tokens (a server whose tokenizer
+    /// does not know them); also on for one answer whose user message says "split markers".
+    /// In chat mode the markers then land in `content`, as no tool parser sees them.
+    pub split_markers: bool,
+    /// Answer 400 to a request with any token-level field (`logprobs`, `top_logprobs`,
+    /// `return_tokens_as_token_ids`), as a strict OpenAI-compatible server does.
+    pub refuse_logprobs: bool,
 }
 
 /// A tool call the mock emits verbatim (`--tool-call-file`, `--tool-call-id/-name/-args`).
@@ -129,6 +138,8 @@ impl Default for MockOptions {
             call_in_reasoning: false,
             duplicate_calls: false,
             require_reasoning: false,
+            split_markers: false,
+            refuse_logprobs: false,
         }
     }
 }
