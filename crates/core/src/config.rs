@@ -669,7 +669,7 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
         let e = parse(text).expect_err("above vLLM's cap");
         assert_eq!(
             (e.line, e.key.as_deref()),
-            (Some(3), Some("logprobs")),
+            (Some(3), Some("profiles.local.logprobs")),
             "{e}"
         );
         let text = "[profiles.local]\nbase_url = \"http://x/v1\"\nlogprobs = -1\n";
