@@ -22,6 +22,7 @@ mod sessions;
 mod stream_timeouts;
 mod thinking_cli;
 mod thinking_tmux;
+mod token_level;
 mod tui_defects_tmux;
 mod tui_dialog_tmux;
 mod tui_midturn_tmux;
