@@ -22,6 +22,10 @@ pub(crate) enum SlashCommand {
     },
     Help,
     Quit,
+    // Issue 12: token level.
+    /// `/logprobs N`: ask for token-level data with N alternatives (0 off) from the next
+    /// request; `None` (no argument) shows the setting.
+    Logprobs(Option<u8>),
     /// Not a known command, or bad arguments: the message to show.
     Unknown(String),
 }
@@ -50,6 +54,10 @@ pub(crate) const HELP: &[(&str, &str)] = &[
     (
         "/export [md|json] [PATH]",
         "write the conversation as Markdown or OpenAI-shape JSON (no path: ./kimi-SESSION.md)",
+    ),
+    (
+        "/logprobs N",
+        "token-level data: ids, logprobs, N alternatives (0 off; the inspector's t view)",
     ),
     ("/help", "keys and commands (F1)"),
     ("/quit", "leave (Ctrl-D on an empty input)"),
@@ -109,6 +117,14 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
                 _ => SlashCommand::Unknown("usage: /export [md|json] [PATH]".into()),
             }
         }
+        "logprobs" => match arg.parse::<u8>() {
+            _ if arg.is_empty() => SlashCommand::Logprobs(None),
+            Ok(n) if n <= kimi_client::logprobs::MAX_LOGPROBS => SlashCommand::Logprobs(Some(n)),
+            _ => SlashCommand::Unknown(format!(
+                "usage: /logprobs N, N from 0 (off) to {} alternatives per token",
+                kimi_client::logprobs::MAX_LOGPROBS
+            )),
+        },
         "help" => SlashCommand::Help,
         "quit" | "exit" => SlashCommand::Quit,
         other => SlashCommand::Unknown(format!("unknown command /{other}; /help lists them")),

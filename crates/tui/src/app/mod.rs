@@ -8,6 +8,7 @@ pub(crate) mod commands;
 pub(crate) mod dialog;
 mod error;
 pub mod event;
+pub(crate) mod inspector_tokens;
 mod journal_sync;
 pub mod key_reference;
 pub(crate) mod keys;
@@ -122,6 +123,7 @@ where
         host,
     };
     let (template, thinking) = (endpoint.template(), endpoint.thinking);
+    let logprobs = endpoint.logprobs;
     let (store, resumed, note) = resume::open_sessions(&start)?;
     let session = Session::for_endpoint(&connection.profile, &endpoint);
     let backend = Backend::new(endpoint)?;
@@ -129,6 +131,7 @@ where
     app.neutralize_tool_markers = profile.neutralize_markers_in_tool_results;
     app.template = template;
     app.thinking = thinking;
+    app.logprobs = logprobs;
     match resumed {
         Some(r) => {
             saved::restore(&mut app, r.session);

@@ -299,6 +299,8 @@ pub struct InspectorState {
     /// The line of the last search match: `n`/`N` go on from it (the view may show it lower
     /// than the top, near the end).
     pub hit: Option<usize>,
+    /// The token view (`t`, issue 12).
+    pub tokens: super::inspector_tokens::TokenCursor,
 }
 
 /// The status line's view of what is happening.
@@ -414,6 +416,11 @@ pub struct App {
     pub template: kimi_protocol::Template,
     /// `thinking` as the profile or `/thinking` set it; `None`: the model's default (on).
     pub thinking: Option<bool>,
+    // Issue 12: token level.
+    /// Alternatives per token asked for (`logprobs` of the profile, `/logprobs N`; 0 off).
+    pub logprobs: u8,
+    /// The inspector's token view, laid out for the trace in view.
+    pub token_view: crate::ui::inspector_tokens_view::TokenView,
 }
 
 impl App {
@@ -436,6 +443,8 @@ impl App {
             reasoning_open: false,
             template: kimi_protocol::Template::default(),
             thinking: None,
+            logprobs: 0,
+            token_view: Default::default(),
             help_scroll: 0,
             keyboard_enhanced: false,
             no_color: false,
