@@ -128,33 +128,40 @@ pub fn logprob(text: &str, index: u64) -> f32 {
 
 const ALTERNATIVES: [&str; 8] = [" the", " a", ",", " and", ".", " to", " of", "\n"];
 
-/// The top `n` tokens at a position where `text` was sampled with `lp`, most likely first:
-/// the sampled one is among them; when it was unlikely, a likelier one leads.
+/// The top `n` tokens at a position where `text` was sampled with `lp`, most likely first,
+/// their probabilities adding up to at most 1; the sampled one is always among them (vLLM's
+/// completions dict holds it even when it is not in the top `n`).
 fn top(text: &str, lp: f32, n: u8, index: u64) -> Vec<(String, f32)> {
     if n == 0 {
         return Vec::new();
     }
-    let mut out = Vec::with_capacity(n as usize);
     let p = lp.exp();
     let mut fillers = ALTERNATIVES
         .iter()
         .cycle()
         .skip((index % ALTERNATIVES.len() as u64) as usize)
         .filter(|a| **a != text);
+    let mut out = vec![(text.to_owned(), p)];
+    let mut rest = 1.0 - p;
     if p < 0.5 {
         // What the model would rather have said.
-        let lead = fillers.next().copied().unwrap_or(" the");
-        out.push((lead.to_owned(), (1.0 - p - 0.05).max(0.3).ln()));
+        let lead = (1.0 - p - 0.05).max(0.3).min(rest * 0.9);
+        out.push((fillers.next().copied().unwrap_or(" the").to_owned(), lead));
+        rest -= lead;
     }
-    out.push((text.to_owned(), lp));
-    let mut rest = lp.min(out[0].1) - 0.9;
     while out.len() < n as usize {
         let Some(f) = fillers.next() else { break };
+        rest *= 0.5;
         out.push(((*f).to_owned(), rest));
-        rest -= 0.7;
     }
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
     out.truncate(n as usize);
-    out
+    if !out.iter().any(|(t, _)| t == text) {
+        out.push((text.to_owned(), p));
+    }
+    out.into_iter()
+        .map(|(t, p)| (t, p.max(1e-9).ln()))
+        .collect()
 }
 
 /// Writes the `logprobs` objects of one response, counting tokens and characters.
@@ -256,6 +263,8 @@ mod tests {
             assert_eq!(t.len(), 5);
             assert!(t.windows(2).all(|w| w[0].1 >= w[1].1), "{t:?}");
             assert!(t.iter().any(|(s, _)| s == " x"));
+            let mass: f32 = t.iter().map(|(_, l)| l.exp()).sum();
+            assert!(mass <= 1.0001, "{mass} {t:?}");
         }
     }
 

@@ -8,7 +8,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::inspector_tokens_view::{TokenView, UNLIKELY, UNSURE, shade, shown_text, split_style};
 use super::style;
@@ -20,7 +20,7 @@ use kimi_protocol::trace_tokens::probability;
 const SHOWN_ALTERNATIVES: usize = 6;
 /// Rows of the selected token's pane: its border, two of facts, the alternatives, "more".
 const DETAIL_ROWS: u16 = 4 + SHOWN_ALTERNATIVES as u16;
-const HEAD_ROWS: u16 = 3;
+const HEAD_ROWS: u16 = 4;
 
 /// How the selected token is drawn (reverse, bold and underlined without colour, where an
 /// unlikely token is reverse only).
@@ -119,7 +119,7 @@ pub fn head_lines(
     if split > 0 {
         out.push(Line::from(Span::styled(
             format!(
-                "⚠ {split} marker(s) arrived as several ordinary tokens: the server does not treat them as special tokens, so its tool parser misses the calls. vLLM: skip_special_tokens=false, and a tokenizer with Kimi's special tokens."
+                "⚠ {split} marker(s) arrived as several ordinary tokens: the server does not treat them as special tokens, so its tool parser misses the calls. vLLM: skip_special_tokens=false, and a tokenizer with Kimi's special tokens (added_tokens)."
             ),
             style::warning(),
         )));
@@ -216,7 +216,12 @@ pub fn detail_lines(trace: &Trace, view: &TokenView, i: usize) -> Vec<Line<'stat
                 ),
                 style::dim(),
             ),
-            Span::raw(format!("⟨{}⟩", shown_text(&a.text))),
+            // With `return_tokens_as_token_ids` alternatives come as ids only.
+            match (a.text.is_empty(), chosen) {
+                (false, _) => Span::raw(format!("⟨{}⟩", shown_text(&a.text))),
+                (true, true) => Span::raw(format!("⟨{}⟩", shown_text(t.text))),
+                (true, false) => Span::styled("(sent as an id only)", style::dim()),
+            },
         ];
         if chosen {
             spans.push(Span::styled(" ◀ chosen", style::ok()));
@@ -249,7 +254,10 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     };
     let view = &app.token_view;
     let total = app.traces.len();
-    frame.render_widget(Paragraph::new(head_lines(&trace, view, i, total)), head);
+    frame.render_widget(
+        Paragraph::new(head_lines(&trace, view, i, total)).wrap(Wrap { trim: false }),
+        head,
+    );
     let cur = &app.inspector.tokens;
     let selected = view.pos(cur.selected);
     let visible: Vec<Line<'static>> = view
