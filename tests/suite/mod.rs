@@ -23,6 +23,7 @@ mod stream_timeouts;
 mod thinking_cli;
 mod thinking_tmux;
 mod token_level;
+mod token_view_tmux;
 mod tui_defects_tmux;
 mod tui_dialog_tmux;
 mod tui_midturn_tmux;
