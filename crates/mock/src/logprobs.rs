@@ -118,7 +118,7 @@ pub fn logprob(text: &str, index: u64) -> f32 {
     }
     let h = fnv(text.as_bytes()) ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let h = fnv(&h.to_le_bytes());
-    if h % 9 == 0 {
+    if h.is_multiple_of(9) {
         // p from about 1.5% to 22%.
         -(1.5 + (h >> 8) as f32 % 270.0 / 100.0)
     } else {
