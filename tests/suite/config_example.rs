@@ -32,6 +32,7 @@ fn known_keys() -> BTreeSet<String> {
             max_tokens: Some(1),
             template: Some(kimi_protocol::Template::K25),
             thinking: Some(true),
+            logprobs: 5,
             ..Profile::new(Mode::Raw, "http://x/v1")
         })
         .expect("json"),
