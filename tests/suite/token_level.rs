@@ -161,8 +161,9 @@ async fn a_400_for_logprobs_is_sent_again_without_them_once() {
         )
         .await;
     // The first request with logprobs fails with 400: taken for a refusal, retried once
-    // without; that fails too and its error stands.
+    // without; that fails too and its error stands, and it was not about logprobs.
     assert!(r.error.is_some());
+    assert_eq!(r.logprobs, LogprobsOutcome::NotAsked);
     assert_eq!(server.requests().len(), 2);
     server.shutdown().await;
 }

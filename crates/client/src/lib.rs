@@ -281,7 +281,13 @@ impl Backend {
                     cancel,
                 };
                 result = stream_once(call, messages, tools, &mut counted).await;
-                result.logprobs = LogprobsOutcome::Refused;
+                // The same 400 without them: it was not about logprobs (they stay on).
+                let again = matches!(result.error, Some(BackendError::Http { status: 400, .. }));
+                result.logprobs = if again {
+                    LogprobsOutcome::NotAsked
+                } else {
+                    LogprobsOutcome::Refused
+                };
             } else if result.error.is_none() && !result.cancelled {
                 self.logprobs_confirmed.store(true, Ordering::Relaxed);
             }
