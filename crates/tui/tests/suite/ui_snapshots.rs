@@ -314,7 +314,7 @@ fn help_overlay_scrolled_to_its_end() {
         shown.contains("/quit") && shown.contains("close this help"),
         "{shown}"
     );
-    assert!(shown.contains("of 57 ·"), "{shown}");
+    assert!(shown.contains("of 63 ·"), "{shown}");
     assert!(!shown.contains("send the message"), "{shown}");
     kimi_ui::app::update::update(&mut a, key(KeyCode::Esc));
     assert!(!a.help_open);
