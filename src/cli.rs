@@ -252,6 +252,15 @@ pub struct MockArgs {
     /// The max_model_len /v1/models reports for every model (0: none reported).
     #[arg(long, value_name = "N")]
     pub max_model_len: Option<u64>,
+    // Token level (issue 12).
+    /// Emit every special marker as several ordinary tokens, as a server whose tokenizer does
+    /// not know Kimi's special tokens (chat: the markers then land in `content`).
+    #[arg(long)]
+    pub split_markers: bool,
+    /// Answer 400 to a request with `logprobs`, `top_logprobs` or
+    /// `return_tokens_as_token_ids`, as a strict OpenAI-compatible server does.
+    #[arg(long)]
+    pub refuse_logprobs: bool,
 }
 
 /// Where to connect: the config file, a profile in it, and overrides of its settings.

@@ -71,6 +71,8 @@ pub async fn start(mode: Option<Mode>, model: Option<String>) -> Result<(MockSer
     .context("cannot start the demo server")?;
     let mut profile = Profile::new(mode.unwrap_or(Mode::Raw), &server.base_url());
     profile.model = model;
+    // The inspector's token view (`t`) has data to show: ids, logprobs, 5 alternatives.
+    profile.logprobs = 5;
     if !profile.template().thinks() {
         profile.max_tokens = Some(4096);
     }

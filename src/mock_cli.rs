@@ -141,5 +141,7 @@ pub fn options(a: &MockArgs) -> MockOptions {
             Some(0) => None,
             Some(n) => Some(n),
         },
+        split_markers: a.split_markers,
+        refuse_logprobs: a.refuse_logprobs,
     }
 }

@@ -33,6 +33,7 @@ fn known_keys() -> BTreeSet<String> {
             template: Some(kimi_protocol::Template::K25),
             thinking: Some(true),
             context_window: Some(1),
+            logprobs: 5,
             ..Profile::new(Mode::Raw, "http://x/v1")
         })
         .expect("json"),

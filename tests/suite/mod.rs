@@ -26,6 +26,8 @@ mod switch_limits_tmux;
 mod text_out_tmux;
 mod thinking_cli;
 mod thinking_tmux;
+mod token_level;
+mod token_view_tmux;
 mod trace_replay;
 mod tui_defects_tmux;
 mod tui_dialog_tmux;

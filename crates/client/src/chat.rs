@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::chat_reasoning::{Channel, Channels};
 use super::http::{self, Call, Progress, StreamChoice};
+use super::logprobs::{self, ChatLogprobs};
 use super::{BackendError, TurnResult};
 use kimi_protocol::completion::check_arguments;
 use kimi_protocol::completion::parse_arguments;
@@ -26,6 +27,9 @@ struct Choice<'a> {
     finish_reason: Option<String>,
     #[serde(default)]
     usage: Option<Usage>,
+    /// Token-level data, when asked for (`logprobs`).
+    #[serde(default)]
+    logprobs: Option<ChatLogprobs>,
 }
 
 impl StreamChoice for Choice<'_> {
@@ -294,7 +298,8 @@ pub(super) async fn stream(
     } else {
         Cow::Borrowed(messages)
     };
-    let body = super::chat_request::body(ep, &messages, tools);
+    let mut body = super::chat_request::body(ep, &messages, tools);
+    logprobs::chat_fields(&mut body, ep.logprobs);
     send(call, body, on_event).await
 }
 
@@ -304,7 +309,10 @@ pub(super) async fn send(
     body: Value,
     on_event: &mut (dyn FnMut(StreamEvent) + Send),
 ) -> TurnResult {
-    let mut decoder = ChatDecoder::default();
+    let mut decoder = ChatDecoder {
+        asked: logprobs::requested(&body),
+        ..ChatDecoder::default()
+    };
     let started = Instant::now();
     let end = http::stream_sse(
         &call,
@@ -327,6 +335,9 @@ pub(super) struct ChatDecoder {
     dropped: Vec<String>,
     progress: Progress,
     bytes: u64,
+    /// Alternatives per token the request asked for (`logprobs`; 0: none).
+    asked: u8,
+    got_tokens: bool,
 }
 
 impl ChatDecoder {
@@ -341,7 +352,14 @@ impl ChatDecoder {
             data: data.to_owned(),
             at_us,
         });
-        let choice = self.progress.accept::<Choice>(data, on_event)?;
+        let mut choice = self.progress.accept::<Choice>(data, on_event)?;
+        if let Some(lp) = choice.as_mut().and_then(|c| c.logprobs.take()) {
+            let tokens = lp.tokens();
+            if !tokens.is_empty() {
+                self.got_tokens = true;
+                on_event(StreamEvent::Tokens(tokens));
+            }
+        }
         if let Some(mut delta) = choice.and_then(|c| c.delta) {
             let (calls, dropped) = (&mut self.calls, &mut self.dropped);
             let mut sink =
@@ -372,6 +390,8 @@ impl ChatDecoder {
             mut dropped,
             progress,
             bytes,
+            asked,
+            got_tokens,
         } = self;
         let done =
             channels.finish(&mut |ch, ev| calls.marker_event(ch, ev, &mut dropped, on_event));
@@ -387,6 +407,7 @@ impl ChatDecoder {
             usage,
             error,
             cancelled,
+            logprobs: logprobs::outcome(asked, got_tokens),
             ..TurnResult::default()
         };
         // Structured calls are complete only if the stream finished.

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::BackendError;
 use super::TurnResult;
 use super::http::{self, Call, Progress, Prompt, StreamChoice};
+use super::logprobs::{self, CompletionLogprobs};
 use super::markers::LocalParse;
 use kimi_protocol::{Message, render_traced, tokens::IM_END};
 use kimi_protocol::{StreamEvent, Usage};
@@ -23,6 +24,9 @@ struct Choice<'a> {
     /// Moonshot's API puts usage here.
     #[serde(default)]
     usage: Option<Usage>,
+    /// Token-level data, when asked for (`logprobs`).
+    #[serde(default)]
+    logprobs: Option<CompletionLogprobs>,
 }
 
 impl StreamChoice for Choice<'_> {
@@ -66,7 +70,8 @@ pub(super) async fn stream(
     }
     let opts = ep.raw_render_options();
     let (prompt, from_text) = render_traced(messages, tools, opts);
-    let body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
+    let mut body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
+    logprobs::raw_fields(&mut body, ep.logprobs);
     let prompt = Prompt {
         text: prompt,
         text_markers: from_text.into_iter().map(|r| (r.start, r.end)).collect(),
@@ -84,6 +89,7 @@ pub(super) async fn send(
     on_event: &mut (dyn FnMut(StreamEvent) + Send),
 ) -> TurnResult {
     let mut decoder = RawDecoder::new(starts_in_reasoning);
+    decoder.asked = logprobs::requested(&body);
     let started = Instant::now();
     let end = http::stream_sse(
         &call,
@@ -103,6 +109,9 @@ pub(super) struct RawDecoder {
     local: LocalParse,
     progress: Progress,
     bytes: u64,
+    /// Alternatives per token the request asked for (`logprobs`; 0: none).
+    asked: u8,
+    got_tokens: bool,
 }
 
 impl RawDecoder {
@@ -111,6 +120,8 @@ impl RawDecoder {
             local: LocalParse::with_reasoning(starts_in_reasoning),
             progress: Progress::default(),
             bytes: 0,
+            asked: 0,
+            got_tokens: false,
         }
     }
 
@@ -120,20 +131,39 @@ impl RawDecoder {
         at_us: u64,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<(), BackendError> {
-        let choice = self.progress.accept::<Choice>(data, on_event)?;
-        if let Some(text) = choice.and_then(|c| c.text).filter(|t| !t.is_empty()) {
-            self.text(&text, at_us, on_event);
+        let Some(choice) = self.progress.accept::<Choice>(data, on_event)? else {
+            return Ok(());
+        };
+        let text = choice.text.unwrap_or_default();
+        if !text.is_empty() {
+            self.chunk(&text, at_us, on_event);
+        }
+        // Reported after its chunk (the trace files tokens under the last chunk) and before
+        // the parser's events for it.
+        if let Some(lp) = choice.logprobs {
+            let tokens = lp.tokens(&text);
+            if !tokens.is_empty() {
+                self.got_tokens = true;
+                on_event(StreamEvent::Tokens(tokens));
+            }
+        }
+        if !text.is_empty() {
+            self.local.feed(&text, on_event);
         }
         Ok(())
     }
 
-    /// One piece of completion text: a chunk, then what the parser makes of it.
-    pub fn text(&mut self, text: &str, at_us: u64, on_event: &mut dyn FnMut(StreamEvent)) {
+    fn chunk(&mut self, text: &str, at_us: u64, on_event: &mut dyn FnMut(StreamEvent)) {
         self.bytes += text.len() as u64;
         on_event(StreamEvent::Chunk {
             data: text.to_owned(),
             at_us,
         });
+    }
+
+    /// One piece of completion text: a chunk, then what the parser makes of it.
+    pub fn text(&mut self, text: &str, at_us: u64, on_event: &mut dyn FnMut(StreamEvent)) {
+        self.chunk(text, at_us, on_event);
         self.local.feed(text, on_event);
     }
 
@@ -163,6 +193,7 @@ impl RawDecoder {
             usage,
             error,
             cancelled,
+            logprobs: logprobs::outcome(self.asked, self.got_tokens),
             ..TurnResult::default()
         };
         result.incomplete_calls = self.local.incomplete();

@@ -10,6 +10,7 @@ mod completions;
 mod error;
 mod http;
 pub mod log;
+pub mod logprobs;
 mod markers;
 pub mod probe;
 pub mod replay;
@@ -17,6 +18,8 @@ mod retry;
 pub mod sse;
 mod url;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -25,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 pub use chat_request::{ReasoningField, is_moonshot};
 pub use error::BackendError;
 pub use http::http_client;
+pub use logprobs::LogprobsOutcome;
 pub use retry::{RetryPolicy, parse_retry_after};
 pub use url::{host_and_port, redact_url};
 
@@ -70,6 +74,11 @@ pub struct Endpoint {
     // Issue 11: transient failures.
     /// Retrying a request that failed before its answer began (the agent's loop).
     pub retry: RetryPolicy,
+    // Token level (issue 12).
+    /// Ask for token-level data with this many alternatives per token (0: off). Raw mode:
+    /// `logprobs: N` and `return_tokens_as_token_ids`; chat mode: `logprobs: true,
+    /// top_logprobs: N`.
+    pub logprobs: u8,
 }
 
 impl Endpoint {
@@ -93,6 +102,7 @@ impl Endpoint {
             preprocess_tools: true,
             reasoning_field: ReasoningField::default(),
             retry: RetryPolicy::NONE,
+            logprobs: 0,
         }
     }
 
@@ -188,6 +198,8 @@ pub struct TurnResult {
     /// Set when the stream failed; `content` then holds the partial answer.
     pub error: Option<BackendError>,
     pub cancelled: bool,
+    /// What became of the request's `logprobs` (issue 12).
+    pub logprobs: LogprobsOutcome,
 }
 
 impl TurnResult {
@@ -211,17 +223,36 @@ impl TurnResult {
     }
 }
 
+async fn stream_once(
+    call: http::Call<'_>,
+    messages: &[Message],
+    tools: &[Value],
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+) -> TurnResult {
+    match call.endpoint.mode {
+        Mode::Raw => completions::stream(call, messages, tools, on_event).await,
+        Mode::Chat => chat::stream(call, messages, tools, on_event).await,
+    }
+}
+
 /// A configured connection to a server.
 #[derive(Debug, Clone)]
 pub struct Backend {
     endpoint: Endpoint,
     client: reqwest::Client,
+    /// A request with `logprobs` has succeeded on this connection: a later 400 is not
+    /// taken for a refusal of them unless its message names them.
+    logprobs_confirmed: Arc<AtomicBool>,
 }
 
 impl Backend {
     pub fn new(endpoint: Endpoint) -> Result<Self, BackendError> {
         let client = http::client(&endpoint)?;
-        Ok(Backend { endpoint, client })
+        Ok(Backend {
+            endpoint,
+            client,
+            logprobs_confirmed: Arc::default(),
+        })
     }
 
     pub fn endpoint(&self) -> &Endpoint {
@@ -252,10 +283,31 @@ impl Backend {
             }
             on_event(e);
         };
-        let result = match self.endpoint.mode {
-            Mode::Raw => completions::stream(call, messages, tools, &mut counted).await,
-            Mode::Chat => chat::stream(call, messages, tools, &mut counted).await,
-        };
+        let mut result = stream_once(call, messages, tools, &mut counted).await;
+        if self.endpoint.logprobs > 0 {
+            let confirmed = self.logprobs_confirmed.load(Ordering::Relaxed);
+            if let Some(why) = logprobs::refused(result.error.as_ref(), confirmed) {
+                // Sent again, once, exactly as before but without the token-level fields.
+                tracing::warn!(message = %why, "the server refused logprobs; sending again without");
+                let mut plain = self.endpoint.clone();
+                plain.logprobs = 0;
+                let call = http::Call {
+                    client: &self.client,
+                    endpoint: &plain,
+                    cancel,
+                };
+                result = stream_once(call, messages, tools, &mut counted).await;
+                // The same 400 without them: it was not about logprobs (they stay on).
+                let again = matches!(result.error, Some(BackendError::Http { status: 400, .. }));
+                result.logprobs = if again {
+                    LogprobsOutcome::NotAsked
+                } else {
+                    LogprobsOutcome::Refused
+                };
+            } else if result.error.is_none() && !result.cancelled {
+                self.logprobs_confirmed.store(true, Ordering::Relaxed);
+            }
+        }
         log::stream_ended(&result, started.elapsed(), bytes);
         result
     }

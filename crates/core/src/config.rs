@@ -84,6 +84,11 @@ pub struct Profile {
     /// stall.
     #[serde(default = "default_inspector_stall_ms")]
     pub inspector_stall_ms: u64,
+    // Issue 12: token level.
+    /// Ask for token-level data (ids, logprobs, this many alternatives per token; 0 = off,
+    /// at most [`kimi_client::logprobs::MAX_LOGPROBS`], vLLM's default cap).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub logprobs: u8,
 }
 
 fn default_retries() -> u32 {
@@ -95,6 +100,10 @@ fn default_retry_max_wait() -> u64 {
 
 fn default_inspector_stall_ms() -> u64 {
     1000
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
 }
 
 /// `max_tokens` of a thinking profile that does not set it: reasoning is long, and Moonshot's
@@ -145,6 +154,7 @@ impl Profile {
             retries: default_retries(),
             retry_max_wait_secs: default_retry_max_wait(),
             inspector_stall_ms: default_inspector_stall_ms(),
+            logprobs: 0,
         }
     }
 
@@ -212,6 +222,7 @@ impl Profile {
         ep.thinking = self.thinking;
         ep.preprocess_tools = self.preprocess_tools;
         ep.reasoning_field = self.reasoning_field;
+        ep.logprobs = self.logprobs;
         ep.sort_tool_keys = self.sort_tool_keys;
         ep.neutralize_tool_markers = self.neutralize_markers_in_tool_results;
         ep.connect_timeout = Duration::from_secs(self.connect_timeout_secs);
@@ -403,6 +414,17 @@ impl Config {
                     loc("temperature"),
                     key("temperature"),
                     format!("expected a number from 0 to 2, got {t}"),
+                ));
+            }
+            if p.logprobs > kimi_client::logprobs::MAX_LOGPROBS {
+                return Err(at(
+                    loc("logprobs"),
+                    key("logprobs"),
+                    format!(
+                        "expected 0 (off) to {} alternatives per token (vLLM's default --max-logprobs), got {}",
+                        kimi_client::logprobs::MAX_LOGPROBS,
+                        p.logprobs
+                    ),
                 ));
             }
             for (k, v) in [
@@ -696,6 +718,24 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
             assert_eq!(e.line, Some(3), "{e}");
             assert_eq!(e.key.as_deref(), Some(want), "{e}");
         }
+    }
+
+    #[test]
+    fn logprobs_reach_the_endpoint_and_are_bounded() {
+        let text = "[profiles.local]\nbase_url = \"http://x/v1\"\nlogprobs = 5\n";
+        let c = parse(text).expect("valid");
+        let ep = c.profiles["local"].endpoint().expect("endpoint");
+        assert_eq!(ep.logprobs, 5);
+        let text = "[profiles.local]\nbase_url = \"http://x/v1\"\nlogprobs = 21\n";
+        let e = parse(text).expect_err("above vLLM's cap");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(3), Some("profiles.local.logprobs")),
+            "{e}"
+        );
+        let text = "[profiles.local]\nbase_url = \"http://x/v1\"\nlogprobs = -1\n";
+        let e = parse(text).expect_err("negative");
+        assert!(e.to_string().contains("logprobs"), "{e}");
     }
 
     #[test]

@@ -55,6 +55,8 @@ pub(crate) struct Deltas {
     buf: String,
     buf_kind: Option<BufKind>,
     exhausted: bool,
+    /// Special tokens come out as several ordinary ones (issue 12's split-marker fault).
+    split_markers: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +85,15 @@ impl Deltas {
             buf: String::new(),
             buf_kind: None,
             exhausted: false,
+            split_markers: false,
         }
+    }
+
+    /// Emit each special marker as several ordinary tokens (`<|`, `tool`, `_call`, ...), as a
+    /// server whose tokenizer lacks the special tokens does.
+    pub(crate) fn split_markers(mut self, on: bool) -> Self {
+        self.split_markers = on;
+        self
     }
 
     /// `finish_reason` once the iterator is exhausted.
@@ -111,6 +121,14 @@ impl Deltas {
         let Token { text, kind } = token;
         match self.mode {
             Mode::Raw { strip_special } if strip_special && kind.is_special() => {}
+            Mode::Raw { .. }
+            | Mode::Chat {
+                markers_in_content: true,
+            } if self.split_markers && kind.is_special() => {
+                for piece in super::logprobs::split_marker(&text) {
+                    self.push(Delta::Text(Cow::Owned(piece)));
+                }
+            }
             Mode::Raw { .. }
             | Mode::Chat {
                 markers_in_content: true,

@@ -10,6 +10,7 @@
 
 pub(crate) mod deltas;
 pub(crate) mod faults;
+pub mod logprobs;
 pub mod prompt;
 pub(crate) mod request;
 mod routes;
@@ -98,6 +99,14 @@ pub struct MockOptions {
     pub extra_models: Vec<String>,
     /// The `max_model_len` of every listed model, as vLLM reports it; `None`: not sent.
     pub max_model_len: Option<u64>,
+    // Token level (issue 12).
+    /// Every special marker is emitted as several ordinary tokens (a server whose tokenizer
+    /// does not know them); also on for one answer whose user message says "split markers".
+    /// In chat mode the markers then land in `content`, as no tool parser sees them.
+    pub split_markers: bool,
+    /// Answer 400 to a request with any token-level field (`logprobs`, `top_logprobs`,
+    /// `return_tokens_as_token_ids`), as a strict OpenAI-compatible server does.
+    pub refuse_logprobs: bool,
 }
 
 /// A tool call the mock emits verbatim (`--tool-call-file`, `--tool-call-id/-name/-args`).
@@ -144,6 +153,8 @@ impl Default for MockOptions {
             retry_after: None,
             extra_models: Vec::new(),
             max_model_len: Some(131072),
+            split_markers: false,
+            refuse_logprobs: false,
         }
     }
 }

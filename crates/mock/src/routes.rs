@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use super::MockOptions;
 use super::deltas::{Deltas, Mode};
 use super::faults::{self, Inject};
+use super::logprobs;
 use super::prompt;
 use super::request::{self, Common};
 use super::script::{self, Reply};
@@ -149,10 +150,15 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
         Ok(r) => r,
         Err(msg) => return bad_request(&msg),
     };
+    if let Some(refusal) = st.refuse_logprobs(&value) {
+        return refusal;
+    }
+    let mut level = st.token_level(&value, false);
     let reply = if prompt::ends_inside_call(&req.prompt) {
         Reply::close_open_call()
     } else {
         let conv = prompt::parse(&req.prompt);
+        level.split |= logprobs::split_requested(&conv.messages);
         let mut reply = st.script(&conv.messages, &conv.tools);
         if thinking::thinks(&st.opts, &value) {
             thinking::raw(&st.opts, &mut reply, &req.prompt);
@@ -162,7 +168,14 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
     let mode = Mode::Raw {
         strip_special: req.skip_special_tokens || st.opts.strip_special_tokens,
     };
-    st.respond(reply, mode, &req.common, req.prompt.len() as u64 / 4, None)
+    st.respond(
+        reply,
+        mode,
+        &req.common,
+        req.prompt.len() as u64 / 4,
+        None,
+        level,
+    )
 }
 
 async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
@@ -174,6 +187,11 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
         Ok(r) => r,
         Err(msg) => return bad_request(&msg),
     };
+    if let Some(refusal) = st.refuse_logprobs(&value) {
+        return refusal;
+    }
+    let mut level = st.token_level(&value, true);
+    level.split |= logprobs::split_requested(&req.messages);
     let thinks = thinking::thinks(&st.opts, &value);
     if thinks
         && st.opts.require_reasoning
@@ -188,17 +206,52 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
         None
     };
     let mode = Mode::Chat {
-        markers_in_content: st.opts.markers_in_content,
+        // Split markers are no special tokens: no tool parser sees them.
+        markers_in_content: st.opts.markers_in_content || level.split,
     };
     let message_bytes = value.get("messages").map_or(0, |m| m.to_string().len());
-    st.respond(reply, mode, &req.common, message_bytes as u64 / 4, plan)
+    st.respond(
+        reply,
+        mode,
+        &req.common,
+        message_bytes as u64 / 4,
+        plan,
+        level,
+    )
 }
 
 fn bad_request(msg: &str) -> Response {
     faults::error_response(StatusCode::BAD_REQUEST, "invalid_request_error", msg)
 }
 
+/// What one answer does at the token level (issue 12).
+#[derive(Debug, Clone, Copy, Default)]
+struct TokenLevel {
+    asked: Option<logprobs::Asked>,
+    split: bool,
+}
+
 impl AppState {
+    /// `--refuse-logprobs`: a strict server's 400 for a request with token-level fields.
+    fn refuse_logprobs(&self, body: &Value) -> Option<Response> {
+        (self.opts.refuse_logprobs && logprobs::mentioned(body)).then(|| {
+            let field = ["return_tokens_as_token_ids", "top_logprobs", "logprobs"]
+                .into_iter()
+                .find(|k| body.get(*k).is_some())
+                .unwrap_or("logprobs");
+            bad_request(&format!("Unrecognized request argument supplied: {field}"))
+        })
+    }
+
+    /// The token-level data an answer carries: as asked, except when `--chunk-bytes` cuts the
+    /// stream across tokens (no event then holds whole tokens to report).
+    fn token_level(&self, body: &Value, chat: bool) -> TokenLevel {
+        TokenLevel {
+            asked: logprobs::asked(body, chat).filter(|_| self.opts.chunk_bytes.is_none()),
+            split: self.opts.split_markers,
+        }
+    }
+
     /// Parse and record a generation request body; an error response when it must not be served.
     fn accept(&self, body: &[u8]) -> Result<Value, Box<Response>> {
         let value: Value = serde_json::from_slice(body).map_err(|e| {
@@ -253,6 +306,7 @@ impl AppState {
         common: &Common,
         prompt_tokens: u64,
         plan: Option<thinking::Plan>,
+        level: TokenLevel,
     ) -> Response {
         // The leaked markers carry the ids the model wrote (`functions.NAME:IDX`), whatever id
         // the structured copy was given.
@@ -269,6 +323,7 @@ impl AppState {
                 common.max_tokens,
                 chunk_bytes,
             )
+            .split_markers(level.split)
         };
         if !streaming {
             let mut value = sse::complete(&header, mode, deltas(None), prompt_tokens);
@@ -290,7 +345,8 @@ impl AppState {
                 deltas(self.opts.chunk_bytes),
                 common.include_usage,
                 prompt_tokens,
-            );
+            )
+            .with_logprobs(level.asked);
             if plan.is_none() && leak.is_none() {
                 return Box::new(events);
             }

@@ -10,6 +10,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::deltas::{Delta, Deltas, Mode};
+use super::logprobs::{Asked, Writer};
 
 /// `[DONE]`, the last event of a clean stream.
 pub const DONE: &str = "data: [DONE]\n\n";
@@ -114,6 +115,8 @@ pub struct Events {
     phase: Phase,
     /// `data: {...,"choices":[{"index":0,` shared by text and content events.
     prefix: String,
+    /// Token-level data, when the request asked for it (issue 12).
+    logprobs: Option<Writer>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,10 +150,47 @@ impl Events {
             prompt_tokens,
             phase,
             prefix,
+            logprobs: None,
         }
     }
 
-    fn delta_event(&self, delta: Delta) -> Bytes {
+    /// Report token-level data in each event carrying a token, as `asked`.
+    pub(crate) fn with_logprobs(mut self, asked: Option<Asked>) -> Self {
+        self.logprobs = asked.map(Writer::new);
+        self
+    }
+
+    fn delta_event(&mut self, delta: Delta) -> Bytes {
+        if let Some(w) = self.logprobs.as_mut() {
+            // The slow path: these events carry a JSON object more.
+            return match (self.mode, delta) {
+                (Mode::Raw { .. }, Delta::Text(text)) => event(&self.header.object(json!({
+                    "choices": [{"index": 0, "text": text, "logprobs": w.completion(&text),
+                        "finish_reason": null, "stop_reason": null}],
+                    "usage": null,
+                }))),
+                (Mode::Chat { .. }, Delta::Text(text)) => {
+                    let lp = w.chat(&text);
+                    event(&self.header.object(json!({
+                        "choices": [{"index": 0, "delta": {"content": text}, "logprobs": lp,
+                            "finish_reason": null}]
+                    })))
+                }
+                (Mode::Chat { .. }, Delta::Args { index, text }) => {
+                    let lp = w.chat(&text);
+                    event(&self.header.object(json!({
+                        "choices": [{"index": 0, "delta": {"tool_calls": [
+                            {"index": index, "function": {"arguments": text}}]},
+                            "logprobs": lp, "finish_reason": null}]
+                    })))
+                }
+                (_, d) => self.plain_delta_event(d),
+            };
+        }
+        self.plain_delta_event(delta)
+    }
+
+    fn plain_delta_event(&self, delta: Delta) -> Bytes {
         match (self.mode, delta) {
             (Mode::Raw { .. }, Delta::Text(text)) => self.fast(
                 "\"text\":",

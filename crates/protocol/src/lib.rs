@@ -22,6 +22,7 @@ pub mod tokens;
 pub mod tools_ts;
 pub mod trace;
 pub mod trace_file;
+pub mod trace_tokens;
 pub mod warning;
 
 pub use completion::{
@@ -35,4 +36,5 @@ pub use stream::{Mode, RequestSent, StreamEvent, StreamMeta, Usage};
 pub use template::{RenderOptions, render, render_traced, render_with_tools_ts};
 pub use tokens::Marker;
 pub use trace::{MarkerHit, Trace};
+pub use trace_tokens::{TokenLogprob, TokenTrace, TopLogprob};
 pub use warning::Warning;

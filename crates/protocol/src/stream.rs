@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::trace::MarkerHit;
+use crate::trace_tokens::TokenLogprob;
 
 /// How the client talks to the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -53,6 +54,9 @@ pub enum StreamEvent {
         at_us: u64,
     },
     Marker(MarkerHit),
+    /// Token-level data (`logprobs`) of the chunk just reported: real token boundaries, ids,
+    /// log-probabilities and alternatives (see `trace_tokens`).
+    Tokens(Vec<TokenLogprob>),
     Text(String),
     /// Reasoning of a thinking model (`reasoning_content`/`reasoning` deltas in chat mode, the
     /// text between `<think>` and `</think>` in raw mode). Never part of the answer.

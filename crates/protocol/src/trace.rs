@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::Marker;
 use crate::Mode;
 use crate::stream::{RequestSent, StreamEvent, StreamMeta, Usage};
+use crate::trace_tokens::TokenTrace;
 
 /// The trace of one HTTP request/response.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -49,6 +50,9 @@ pub struct Trace {
     /// user messages or tool results, not from the template.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prompt_text_markers: Vec<(usize, usize)>,
+    /// Token-level data, when the request asked for `logprobs` and the server sent them.
+    #[serde(default, skip_serializing_if = "TokenTrace::is_empty")]
+    pub tokens: TokenTrace,
     // What the server said besides the chunks, and what the client made of each chunk
     // (issue 12: raw beside parsed).
     /// Response headers as received, secrets masked ([`redact_headers`]).
@@ -195,6 +199,10 @@ impl Trace {
             StreamEvent::Response { status } => self.status = Some(*status),
             StreamEvent::Chunk { data, at_us } => self.push_chunk(data, *at_us),
             StreamEvent::Marker(hit) => self.markers.push(*hit),
+            // Tokens belong to the chunk reported just before them.
+            StreamEvent::Tokens(tokens) => self
+                .tokens
+                .push(self.chunks.len().saturating_sub(1), tokens),
             StreamEvent::Finished { total_us, error } => {
                 self.total_us = Some(*total_us);
                 self.error.clone_from(error);

@@ -26,9 +26,6 @@ pub struct TraceFile {
     pub endpoint: String,
     /// The request and the stream as it arrived, with timings.
     pub trace: Trace,
-    /// Token-level data (logprobs, token ids) when the request asked for it; absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tokens: Option<Value>,
 }
 
 /// Why a file is not a trace this build can read.
@@ -60,7 +57,6 @@ impl TraceFile {
             saved_unix_ms,
             endpoint: endpoint_of(trace.mode).to_owned(),
             trace,
-            tokens: None,
         }
     }
 

@@ -8,6 +8,10 @@
 //! - `inspector frame/2MiB`: a raw-mode trace holding 2 MiB of chunks gets one more chunk,
 //!   then the open inspector is laid out and drawn.
 //! - `inspector search step/2MiB`: `n` (next match) in the inspector on that trace.
+//! - `token view frame/2MiB` (issue 12): the same 2 MiB of chunks with token data (one token
+//!   per chunk, an id, a logprob and 5 alternatives by id, as vLLM's raw mode sends them) gets
+//!   one more chunk and its token, then the open token view, the last token selected, is laid
+//!   out and drawn.
 //!
 //! The code block state is rebuilt, untimed, every `RESET` iterations, so the open line never
 //! holds more than `RESET` tokens. "after history" puts an earlier answer above the block, so
@@ -23,7 +27,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::tools::Toolbox;
-use kimi_protocol::{Mode, StreamEvent, Trace};
+use kimi_protocol::{Mode, StreamEvent, TokenLogprob, TopLogprob, Trace};
 use kimi_ui::app::event::AppEvent;
 use kimi_ui::app::state::{App, AssistantTurn, Connection, Entry};
 use kimi_ui::app::update::update;
@@ -244,5 +248,70 @@ fn frames(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, frames);
+// Issue 12: the inspector's token view.
+fn token_trace(bytes: usize) -> Trace {
+    let mut t = big_trace(0);
+    let words = [" lorem", " ipsum", " dolor\n", " sit", " amet", " elit\n\n"];
+    let mut k = 0u64;
+    while t.data.len() < bytes {
+        let w = words[(k % 6) as usize];
+        t.record(&StreamEvent::Chunk {
+            data: w.into(),
+            at_us: k * 10,
+        });
+        t.record(&StreamEvent::Tokens(vec![token(w, k)]));
+        k += 1;
+    }
+    t
+}
+
+fn token(text: &str, k: u64) -> TokenLogprob {
+    TokenLogprob {
+        id: Some(1000 + (k % 5000) as u32),
+        text: text.into(),
+        // One in nine unlikely, as the mock server does.
+        logprob: Some(if k.is_multiple_of(9) { -2.5 } else { -0.1 }),
+        top: (0..5)
+            .map(|a| TopLogprob {
+                id: Some(2000 + a),
+                text: String::new(),
+                logprob: -0.1 - a as f32,
+            })
+            .collect(),
+    }
+}
+
+fn token_frames(c: &mut Criterion) {
+    let theme = ui::markdown::Theme::default();
+    let mut g = c.benchmark_group("token view");
+    g.sample_size(10).measurement_time(Duration::from_secs(3));
+    let bytes = 2 << 20;
+    let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    let mut app = new_app();
+    // Room is left for the chunks the iterations add (past the caps a trace drops them).
+    app.traces.push(token_trace(bytes - (256 << 10)).into());
+    app.inspector.open = true;
+    update(&mut app, key('t'));
+    app.inspector.tokens.selected = usize::MAX;
+    ui::prepare(&mut app, AREA, &theme);
+    let mut k = 0u64;
+    g.bench_function("frame/2MiB", |b| {
+        b.iter(|| {
+            k += 1;
+            if let Some(t) = app.traces.last() {
+                t.record(&StreamEvent::Chunk {
+                    data: " token".into(),
+                    at_us: 1_000_000 + k,
+                });
+                t.record(&StreamEvent::Tokens(vec![token(" token", k)]));
+            }
+            app.inspector.tokens.selected = usize::MAX;
+            ui::prepare(&mut app, AREA, &theme);
+            term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, frames, token_frames);
 criterion_main!(benches);

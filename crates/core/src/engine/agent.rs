@@ -59,6 +59,8 @@ pub(crate) struct State {
     pub traces: Vec<(usize, SharedTrace)>,
     /// Tools the user allowed for the session (`Op::Approve` with `always`).
     pub(crate) always_allow: HashSet<String>,
+    /// Token-level data: what the user was told about it (issue 12).
+    pub(crate) logprobs: super::logprobs::LogprobsState,
 }
 
 pub struct Agent {
@@ -90,6 +92,7 @@ impl Agent {
                 conversation: init.conversation,
                 traces: init.traces,
                 always_allow: HashSet::new(),
+                logprobs: Default::default(),
             },
             io: Io::new(ops, events),
         }
@@ -237,6 +240,7 @@ impl State {
                 endpoint,
                 max_rounds,
             } => self.set_endpoint(io, *endpoint, max_rounds).await,
+            Op::SetLogprobs(n) => super::logprobs::set(self, io, n).await,
             Op::Clear => {
                 self.conversation.clear();
                 self.traces.clear();

@@ -24,6 +24,8 @@ pub enum Op {
     SetMode(Mode),
     /// The `thinking` switch (K2.5/K2.6) from the next request on: `/thinking on|off`.
     SetThinking(bool),
+    /// Token-level data from the next request on: `/logprobs N` (0 off), issue 12.
+    SetLogprobs(u8),
     /// Drop the answers to the last user message and ask again.
     Retry,
     /// Reply with [`EngineEvent::Snapshot`].

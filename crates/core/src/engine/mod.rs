@@ -10,6 +10,7 @@ mod agent;
 pub(crate) mod approval;
 mod event;
 mod inbox;
+mod logprobs;
 mod retry;
 mod rewind;
 mod shared_trace;

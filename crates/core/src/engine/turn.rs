@@ -51,6 +51,7 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
         if let Some(trace) = trace {
             state.finish_trace(io, trace).await;
         }
+        super::logprobs::after_round(state, io, result.logprobs).await;
         io.emit(EngineEvent::RoundFinished {
             round,
             finish,

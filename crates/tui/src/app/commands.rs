@@ -36,6 +36,10 @@ pub(crate) enum SlashCommand {
     Model(Option<String>),
     /// `/profile [NAME]`: list the config's profiles, or switch to NAME.
     Profile(Option<String>),
+    // Issue 12: token level.
+    /// `/logprobs N`: ask for token-level data with N alternatives (0 off) from the next
+    /// request; `None` (no argument) shows the setting.
+    Logprobs(Option<u8>),
     /// Not a known command, or bad arguments: the message to show.
     Unknown(String),
 }
@@ -76,6 +80,10 @@ pub(crate) const HELP: &[(&str, &str)] = &[
     (
         "/profile [NAME]",
         "the config's profiles (no name), or switch to NAME without restarting",
+    ),
+    (
+        "/logprobs N",
+        "token-level data: ids, logprobs, N alternatives (0 off; the inspector's t view)",
     ),
     ("/help", "keys and commands (F1)"),
     ("/quit", "leave (Ctrl-D on an empty input)"),
@@ -170,6 +178,14 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         "sessions" => SlashCommand::Sessions,
         "model" => SlashCommand::Model((!arg.is_empty()).then(|| arg.to_owned())),
         "profile" => SlashCommand::Profile((!arg.is_empty()).then(|| arg.to_owned())),
+        "logprobs" => match arg.parse::<u8>() {
+            _ if arg.is_empty() => SlashCommand::Logprobs(None),
+            Ok(n) if n <= kimi_client::logprobs::MAX_LOGPROBS => SlashCommand::Logprobs(Some(n)),
+            _ => SlashCommand::Unknown(format!(
+                "usage: /logprobs N, N from 0 (off) to {} alternatives per token",
+                kimi_client::logprobs::MAX_LOGPROBS
+            )),
+        },
         "help" => SlashCommand::Help,
         "quit" | "exit" => SlashCommand::Quit,
         other => SlashCommand::Unknown(format!("unknown command /{other}; /help lists them")),

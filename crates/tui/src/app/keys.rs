@@ -28,6 +28,8 @@ pub enum Context {
     Picker,
     /// `Ctrl-R`: searching the prompt history.
     HistorySearch,
+    /// The inspector's token view (issue 12): before the inspector's own keys.
+    Tokens,
 }
 
 /// What a key does. Several contexts share the scroll actions; each scrolls its own view.
@@ -107,6 +109,17 @@ pub(crate) enum Action {
     AcceptHistorySearch,
     CancelHistorySearch,
     DeleteHistorySearchChar,
+    // The inspector's token view (issue 12).
+    ToggleTokens,
+    TokenPrev,
+    TokenNext,
+    TokenUp,
+    TokenDown,
+    TokenFirst,
+    TokenLast,
+    /// The next (previous) token below 25% probability, or flagged marker.
+    NextUnlikely,
+    PrevUnlikely,
 }
 
 /// One key: its code and the modifiers it needs (more may be held).
@@ -438,6 +451,48 @@ pub(crate) const TABLE: &[Row] = &[
             (c('N'), PrevMatch),
         ],
     },
+    // Issue 12: the token view.
+    Row {
+        context: Inspector,
+        keys: "t",
+        help: "token view: token ids, logprobs as shades, alternatives",
+        hint: None,
+        binds: &[(c('t'), ToggleTokens)],
+    },
+    Row {
+        context: Tokens,
+        keys: "← → ↑ ↓ Home End",
+        help: "token view: select a token (its alternatives show below)",
+        hint: None,
+        binds: &[
+            (k(Left), TokenPrev),
+            (c('h'), TokenPrev),
+            (k(Right), TokenNext),
+            (c('l'), TokenNext),
+            (k(Up), TokenUp),
+            (c('k'), TokenUp),
+            (k(Down), TokenDown),
+            (c('j'), TokenDown),
+            (k(Home), TokenFirst),
+            (c('g'), TokenFirst),
+            (k(End), TokenLast),
+            (c('G'), TokenLast),
+        ],
+    },
+    Row {
+        context: Tokens,
+        keys: "u U",
+        help: "token view: next / previous unlikely token (p < 25%) or split marker",
+        hint: None,
+        binds: &[(c('u'), NextUnlikely), (c('U'), PrevUnlikely)],
+    },
+    Row {
+        context: Tokens,
+        keys: "t",
+        help: "token view: back to the chunks",
+        hint: None,
+        binds: &[(c('t'), ToggleTokens)],
+    },
     Row {
         context: Inspector,
         keys: "s",
@@ -577,7 +632,7 @@ pub(crate) fn hints() -> Vec<(&'static str, &'static str)> {
 pub(crate) const SECTIONS: &[(&str, &[Context])] = &[
     ("Keys", &[Global, Input]),
     ("Approval dialog", &[Dialog, DialogReason, DialogEdit]),
-    ("Inspector", &[Inspector, Search]),
+    ("Inspector", &[Inspector, Tokens, Search]),
     ("Pickers and history search", &[Picker, HistorySearch]),
     ("In this help", &[Help]),
 ];
@@ -597,6 +652,7 @@ mod tests {
         DialogEdit,
         Picker,
         HistorySearch,
+        Tokens,
     ];
 
     fn event(code: KeyCode, mods: KeyModifiers) -> KeyEvent {

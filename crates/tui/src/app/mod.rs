@@ -14,6 +14,7 @@ mod error;
 pub mod event;
 pub mod history_file;
 pub mod history_search;
+pub(crate) mod inspector_tokens;
 pub(crate) mod inspector_trace;
 mod journal_sync;
 pub mod key_reference;
@@ -140,6 +141,7 @@ where
         host,
     };
     let (template, thinking) = (endpoint.template(), endpoint.thinking);
+    let logprobs = endpoint.logprobs;
     let (store, resumed, note) = resume::open_sessions(&start)?;
     let session = Session::for_endpoint(&connection.profile, &endpoint);
     // The API key is never written to the prompt history (issue 11).
@@ -161,6 +163,7 @@ where
     app.switch.profile = Some(profile.clone());
     app.secrets = backend.endpoint().api_key.iter().cloned().collect();
     app.inspector.stall_ms = profile.inspector_stall_ms;
+    app.logprobs = logprobs;
     match resumed {
         Some(r) => {
             saved::restore(&mut app, r.session);

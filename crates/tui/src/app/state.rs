@@ -301,6 +301,8 @@ pub struct InspectorState {
     pub hit: Option<usize>,
     /// Gaps between chunks of this many ms or more are stalls.
     pub stall_ms: u64,
+    /// The token view (`t`, issue 12).
+    pub tokens: super::inspector_tokens::TokenCursor,
 }
 
 impl Default for InspectorState {
@@ -316,6 +318,7 @@ impl Default for InspectorState {
             page: 0,
             hit: None,
             stall_ms: crate::ui::inspector_parsed::DEFAULT_STALL_MS,
+            tokens: Default::default(),
         }
     }
 }
@@ -458,6 +461,11 @@ pub struct App {
     pub retry_wait: Option<super::retry::RetryWait>,
     /// Secrets a saved trace must never hold (the profile's API key): masked wherever found.
     pub secrets: Vec<String>,
+    // Issue 12: token level.
+    /// Alternatives per token asked for (`logprobs` of the profile, `/logprobs N`; 0 off).
+    pub logprobs: u8,
+    /// The inspector's token view, laid out for the trace in view.
+    pub token_view: crate::ui::inspector_tokens_view::TokenView,
 }
 
 impl App {
@@ -481,6 +489,8 @@ impl App {
             template: kimi_protocol::Template::default(),
             thinking: None,
             secrets: Vec::new(),
+            logprobs: 0,
+            token_view: Default::default(),
             help_scroll: 0,
             keyboard_enhanced: false,
             no_color: false,

@@ -441,6 +441,10 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
             }
         }
     }
+    // The token view (issue 12) takes its keys first.
+    if super::inspector_tokens::key(app, &k) {
+        return;
+    }
     let page = app.inspector.page.max(1);
     let traces = app.traces.len();
     let ins = &mut app.inspector;
@@ -767,6 +771,7 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             }
             fx.push(Effect::Agent(Op::SetMode(m)));
         }
+        SlashCommand::Logprobs(n) => super::inspector_tokens::command(app, n, fx),
         SlashCommand::Thinking(on) => {
             // The agent switches before its next request.
             app.thinking = Some(on);
@@ -1094,6 +1099,7 @@ fn stream(app: &mut App, s: StreamEvent) {
         | StreamEvent::Response { .. }
         | StreamEvent::Marker(_)
         | StreamEvent::Meta(_)
+        | StreamEvent::Tokens(_)
         | StreamEvent::Finished { .. } => {}
         StreamEvent::Chunk { .. } => {
             app.tokens_this_round += 1;

@@ -8,6 +8,8 @@ pub mod inspector;
 pub(crate) mod inspector_diff;
 pub mod inspector_parsed;
 pub(crate) mod inspector_rows;
+pub mod inspector_tokens;
+pub mod inspector_tokens_view;
 pub mod inspector_view;
 pub mod markdown;
 pub mod no_color;
@@ -56,10 +58,15 @@ pub(crate) fn areas(app: &App, size: Rect) -> Areas {
 pub fn prepare(app: &mut App, size: Rect, theme: &markdown::Theme) {
     let a = areas(app, size);
     transcript::prepare(app, a.transcript.width, a.transcript.height, theme);
-    if app.inspector.open {
+    if app.inspector.open && app.inspector.tokens.open {
+        // The token view (issue 12) instead of the chunks.
+        inspector_tokens::prepare(app, a.transcript);
+    } else if app.inspector.open {
+        app.token_view.clear();
         prepare_inspector(app, a.transcript);
     } else {
         app.inspector_view.clear();
+        app.token_view.clear();
     }
 }
 
@@ -108,7 +115,9 @@ fn prepare_inspector(app: &mut App, area: Rect) {
 
 pub fn draw(frame: &mut Frame, app: &App) {
     let a = areas(app, frame.area());
-    if app.inspector.open {
+    if app.inspector.open && app.inspector.tokens.open {
+        inspector_tokens::render(frame, a.transcript, app);
+    } else if app.inspector.open {
         inspector::render(frame, a.transcript, app);
     } else {
         app.transcript_view.render(a.transcript, frame.buffer_mut());

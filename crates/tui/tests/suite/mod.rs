@@ -7,5 +7,6 @@ mod app_switch_limits;
 mod app_text_out;
 mod app_update;
 mod reasoning_cell;
+mod token_view;
 mod transcript_view;
 mod ui_snapshots;
