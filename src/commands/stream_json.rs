@@ -58,6 +58,14 @@ impl Lines {
             }
             StreamEvent::Warning(w) => json!({"type": "warning", "message": w}),
             StreamEvent::Usage(u) => json!({"type": "usage", "usage": u}),
+            // The server's token data for the chunk before (`logprobs`).
+            StreamEvent::Tokens(tokens) => json!({
+                "type": "tokens",
+                "tokens": tokens
+                    .iter()
+                    .map(|t| json!({"id": t.id, "text": t.text, "logprob": t.logprob}))
+                    .collect::<Vec<_>>(),
+            }),
             StreamEvent::Meta(StreamMeta::FinishReason(r)) => {
                 json!({"type": "finish_reason", "finish_reason": r})
             }
@@ -73,11 +81,11 @@ impl Lines {
 }
 
 /// Whether a JSON line is the parser's work on chunk text (what `parse --trace` must equal
-/// in a live run): not the server's own fields (usage, finish reason), which raw mode's saved
-/// chunks do not carry.
+/// in a live run): not the server's own fields (usage, finish reason, token data), which raw
+/// mode's saved chunks do not carry.
 pub fn is_parsed(line: &Value) -> bool {
     !matches!(
         line["type"].as_str(),
-        Some("usage" | "finish_reason") | None
+        Some("usage" | "finish_reason" | "tokens") | None
     )
 }
