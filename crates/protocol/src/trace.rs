@@ -5,7 +5,8 @@
 //! owns the stream (the engine) builds it, and nobody keeps a second copy.
 //!
 //! Chunks are stored as one string plus boundaries, not one `String` each: 100,000 streamed
-//! tokens then cost about 1 MB here rather than several.
+//! tokens then cost about 1 MB here rather than several; the boundaries take 8 bytes a chunk
+//! ([`ChunkMarks`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -13,6 +14,8 @@ use serde_json::Value;
 use crate::Marker;
 use crate::Mode;
 use crate::stream::{RequestSent, StreamEvent};
+
+pub use crate::chunk_marks::{ChunkMark, ChunkMarks};
 
 /// The trace of one HTTP request/response.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -32,7 +35,7 @@ pub struct Trace {
     /// Raw mode: completion text chunks; chat mode: the SSE `data:` payloads. Concatenated.
     pub data: String,
     /// Where each chunk ends in `data`, and when it arrived.
-    pub chunks: Vec<ChunkMark>,
+    pub chunks: ChunkMarks,
     /// Raw mode (and chat content holding markers): each marker at its offset in the completion.
     pub markers: Vec<MarkerHit>,
     /// Microseconds from the request to the first chunk, and to the end.
@@ -54,14 +57,6 @@ pub struct Trace {
 /// Most chunk bytes kept per request. A raw-mode answer of 100,000 tokens is about 0.7 MB; the
 /// SSE events of a chat-mode one about 20 MB, of which the start is what anyone inspects.
 pub const DATA_CAP: usize = 2 << 20;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChunkMark {
-    /// Byte offset in `Trace::data` where this chunk ends.
-    pub end: usize,
-    /// Microseconds since the request was sent.
-    pub at_us: u64,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MarkerHit {
@@ -131,7 +126,7 @@ impl Trace {
     /// (a damaged file) comes out empty rather than panicking.
     pub fn chunks(&self) -> impl Iterator<Item = (&str, u64)> {
         let mut start = 0;
-        self.chunks.iter().map(move |c| {
+        self.chunks.iter().map(move |c: ChunkMark| {
             let s = self.data.get(start..c.end).unwrap_or("");
             start = c.end;
             (s, c.at_us)

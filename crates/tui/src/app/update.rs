@@ -1018,13 +1018,7 @@ fn stream(app: &mut App, s: StreamEvent) {
         }
         StreamEvent::Text(t) => {
             super::reasoning_update::answer_started(app);
-            if let Some(s) = app.streaming.as_mut() {
-                s.text(&t);
-                app.change_rev += 1;
-            }
-            if let Some(turn) = app.current_turn() {
-                turn.push_text(&t);
-            }
+            super::partial::push_text(app, &t);
         }
         // Never part of the answer: the reasoning cell holds it.
         StreamEvent::Reasoning(t) => super::reasoning_update::reasoning(app, &t),
