@@ -596,7 +596,12 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
                         };
                         let screen = app.screen;
                         if unchanged && dialog.seen_all
-                            || !unchanged && super::dialog::editor_all_shown(dialog, screen)
+                            || !unchanged
+                                && super::dialog::editor_all_shown(
+                                    dialog,
+                                    &app.approval_rows,
+                                    screen,
+                                )
                         {
                             decision = Some(Decision::Approve { arguments })
                         } else {

@@ -3,6 +3,7 @@
 //! from `&App` only. Widgets implement [`renderable::Renderable`] where they own their rows.
 
 pub mod approval;
+pub mod approval_rows;
 pub(crate) mod help;
 pub mod inspector;
 pub(crate) mod inspector_rows;
@@ -103,7 +104,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     if let Some(d) = &app.dialog
         && !app.inspector.open
     {
-        approval::render(frame, frame.area(), d);
+        approval::render(frame, frame.area(), d, &app.approval_rows);
     }
     if app.help_open {
         help::render(frame, frame.area(), app.help_scroll, app.keyboard_enhanced);
