@@ -163,7 +163,7 @@ fn compare_streams(saved: &Trace, now: &Trace) -> String {
             format!("the saved stream, then {added} more bytes (the saved one ended early)")
         }
         PromptDiff::Changed(c) => {
-            let chunk = |t: &Trace| t.chunks.partition_point(|m| m.end <= c.offset);
+            let chunk = |t: &Trace| t.chunks.ending_by(t.chunks.len(), c.offset as u64);
             format!(
                 "differs from byte {} (saved chunk {}, new chunk {}): after «{}» saved «{}», now «{}»",
                 c.offset,

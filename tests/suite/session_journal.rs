@@ -448,12 +448,25 @@ fn the_writer_appends_and_fsyncs_what_it_is_sent() {
     let s = sample("20261201-101010-0003");
     store.save(&s).expect("saved");
     let mut w = JournalWriter::spawn(&store, &s.id, Target::Continue).expect("spawn");
+    assert!(!w.busy());
     w.send(vec![kimi_core::session::journal::Record::Message {
         at: s.updated_unix_ms + 5,
         index: 5,
         message: Message::user("more"),
     }]);
     assert!(w.flush(WAIT));
+    assert!(!w.busy(), "a message is no partial answer");
+    w.send(vec![kimi_core::session::journal::Record::Partial {
+        at: s.updated_unix_ms + 5,
+        partial: PartialAnswer {
+            after_message: 6,
+            content: "so far".into(),
+            ..PartialAnswer::default()
+        },
+    }]);
+    assert!(w.flush(WAIT));
+    // Written: a timed save of a streaming answer may send the next copy.
+    assert!(!w.busy());
     assert!(w.error().is_none());
     let back = store.load(&s.id).expect("loads");
     assert_eq!(back.messages.last(), Some(&Message::user("more")));

@@ -15,13 +15,21 @@ use crate::tools::{CallProblem, ExitKind, ToolOutcome};
 /// The log file's name inside the state directory.
 pub(crate) const FILE_NAME: &str = "kimi-tui.log";
 
+/// Log lines queued for the writer thread at most.
+const LOG_QUEUE_LINES: usize = 1024;
+
 /// Starts logging to `dir/kimi-tui.log` (created 0600). Logging is best effort: when the file
 /// cannot be opened, or a subscriber is already set, nothing is logged and the app runs on.
 /// Keep the guard until exit: dropping it flushes what is queued.
 pub fn init(dir: &Path) -> Option<tracing_appender::non_blocking::WorkerGuard> {
     // Opened here rather than by tracing-appender, which would create it with the umask's mode.
     let file = crate::private_fs::append(&dir.join(FILE_NAME)).ok()?;
-    let (writer, guard) = tracing_appender::non_blocking(file);
+    // The default queue of 128,000 lines is allocated up front (4 MB resident for the whole
+    // run); the app logs a few lines per turn. Lossy: a full queue drops lines, never blocks.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .lossy(true)
+        .finish(file);
     let filter = tracing_subscriber::EnvFilter::try_from_env("KIMI_TUI_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()

@@ -4,6 +4,7 @@
 //! the text sanitizers. Pure: no I/O anywhere in its dependencies.
 
 pub mod call_id;
+mod chunk_marks;
 pub mod completion;
 pub mod event;
 pub mod family;

@@ -5,7 +5,8 @@
 //! owns the stream (the engine) builds it, and nobody keeps a second copy.
 //!
 //! Chunks are stored as one string plus boundaries, not one `String` each: 100,000 streamed
-//! tokens then cost about 1 MB here rather than several.
+//! tokens then cost about 1 MB here rather than several; the boundaries take 8 bytes a chunk
+//! ([`ChunkMarks`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -14,6 +15,8 @@ use crate::Marker;
 use crate::Mode;
 use crate::stream::{RequestSent, StreamEvent, StreamMeta, Usage};
 use crate::trace_tokens::TokenTrace;
+
+pub use crate::chunk_marks::{ChunkMark, ChunkMarks};
 
 /// The trace of one HTTP request/response.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -33,7 +36,7 @@ pub struct Trace {
     /// Raw mode: completion text chunks; chat mode: the SSE `data:` payloads. Concatenated.
     pub data: String,
     /// Where each chunk ends in `data`, and when it arrived.
-    pub chunks: Vec<ChunkMark>,
+    pub chunks: ChunkMarks,
     /// Raw mode (and chat content holding markers): each marker at its offset in the completion.
     pub markers: Vec<MarkerHit>,
     /// Microseconds from the request to the first chunk, and to the end.
@@ -159,14 +162,6 @@ pub fn redact_headers(
 pub const DATA_CAP: usize = 2 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChunkMark {
-    /// Byte offset in `Trace::data` where this chunk ends.
-    pub end: usize,
-    /// Microseconds since the request was sent.
-    pub at_us: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MarkerHit {
     pub marker: Marker,
     /// Byte offset in the completion text (raw mode) or in the content (chat mode).
@@ -262,7 +257,10 @@ impl Trace {
     /// the parser's flush at the end, belong to the last chunk).
     fn made(&mut self, made: Made) {
         if self.keeps_produced() {
-            self.produced.push(Produced(len32(&self.chunks) - 1, made));
+            self.produced.push(Produced(
+                u32::try_from(self.chunks.len() - 1).unwrap_or(u32::MAX),
+                made,
+            ));
         }
     }
 
@@ -295,7 +293,7 @@ impl Trace {
     /// (a damaged file) comes out empty rather than panicking.
     pub fn chunks(&self) -> impl Iterator<Item = (&str, u64)> {
         let mut start = 0;
-        self.chunks.iter().map(move |c| {
+        self.chunks.iter().map(move |c: ChunkMark| {
             let s = self.data.get(start..c.end).unwrap_or("");
             start = c.end;
             (s, c.at_us)

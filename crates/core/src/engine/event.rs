@@ -101,9 +101,9 @@ pub fn set_system(conversation: &mut Vec<Message>, prompt: &str) -> SystemChange
 #[derive(Debug)]
 pub enum EngineEvent {
     /// A request to the model is about to be sent (`round` counts from 1 within the turn).
-    RoundStarted {
-        round: u32,
-    },
+    RoundStarted { round: u32 },
+    /// An event of the stream, as recorded in the request's trace; a `Chunk` comes with empty
+    /// `data` (its text is in the trace).
     Stream(StreamEvent),
     /// The model's answer for this round is complete (or failed). Its message and trace were
     /// reported just before (`MessageAppended`, `TraceFinished`).
@@ -114,23 +114,14 @@ pub enum EngineEvent {
         cancelled: bool,
     },
     /// A message was appended at `index` (user, assistant or tool).
-    MessageAppended {
-        index: usize,
-        message: Box<Message>,
-    },
+    MessageAppended { index: usize, message: Box<Message> },
     /// A request is going out; its trace is `traces[index]`, which the agent fills in as the
     /// answer streams (read it through the handle; the stream's `Request` event is not
     /// forwarded, this replaces it).
-    TraceStarted {
-        index: usize,
-        trace: SharedTrace,
-    },
+    TraceStarted { index: usize, trace: SharedTrace },
     /// The trace at `index` is complete; it belongs to the message at `message_index` (the
     /// one its answer produced, or the next one when none was kept).
-    TraceFinished {
-        index: usize,
-        message_index: usize,
-    },
+    TraceFinished { index: usize, message_index: usize },
     /// A call needs a decision: the turn waits for [`Op::Approve`] with this `id` (unique for
     /// the agent's life) or for [`Op::Cancel`], which denies it.
     ApprovalRequested {
@@ -163,31 +154,18 @@ pub enum EngineEvent {
     Cleared,
     /// `/retry` or [`Op::Rewind`]: the conversation now has `messages` messages and `traces`
     /// traces.
-    Truncated {
-        messages: usize,
-        traces: usize,
-    },
+    Truncated { messages: usize, traces: usize },
     /// [`Op::Load`]: the conversation is now a saved session's, with this many messages and
     /// traces.
-    Loaded {
-        messages: usize,
-        traces: usize,
-    },
+    Loaded { messages: usize, traces: usize },
     /// Requests now go out in this mode.
     ModeSet(Mode),
     /// Something to tell the user that is not part of a turn (a failed mode switch).
-    Notice {
-        text: String,
-        error: bool,
-    },
+    Notice { text: String, error: bool },
     /// The turn is over.
-    TurnDone {
-        outcome: Box<TurnOutcome>,
-    },
+    TurnDone { outcome: Box<TurnOutcome> },
     /// The turn stopped on an internal error (a panic); what was appended before it is kept.
-    TurnFailed {
-        message: String,
-    },
+    TurnFailed { message: String },
     // Issue 11.
     /// Requests now go to this endpoint ([`Op::SetEndpoint`] was applied).
     EndpointSet {

@@ -27,7 +27,7 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
         outcome.rounds = round;
         io.emit(EngineEvent::RoundStarted { round }).await;
         // Issue 11: transient failures before the answer began are retried in there.
-        let (result, trace) = super::retry::stream(state, &tools, io).await;
+        let (mut result, trace) = super::retry::stream(state, &tools, io).await;
         if let Some(u) = result.usage {
             outcome.usage.prompt_tokens += u.prompt_tokens;
             outcome.usage.completion_tokens += u.completion_tokens;
@@ -45,7 +45,7 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
         outcome.cancelled = result.cancelled;
         outcome.error = result.error.clone();
         // The trace belongs to the message its answer left, or (none kept) to the next one.
-        if let Some(m) = finished_message(&result, failed) {
+        if let Some(m) = finished_message(&mut result, failed) {
             state.append(io, m).await;
         }
         if let Some(trace) = trace {
@@ -137,13 +137,15 @@ pub(super) async fn stream(state: &mut State, tools: &[Value], io: &mut Io) -> (
 }
 
 /// One event of the stream: into the request's trace, then out to the reader. The request
-/// itself starts the trace, reported as `TraceStarted` instead of being forwarded.
+/// itself starts the trace, reported as `TraceStarted` instead of being forwarded. A chunk
+/// goes out without its text: the trace (shared with the reader) holds it, and a copy per
+/// token in the channel is what a reader that only counts chunks would pay for.
 async fn deliver(
     traces: &mut Vec<(usize, SharedTrace)>,
     io: &mut Io,
     trace: &mut Option<(usize, SharedTrace)>,
     message_index: usize,
-    event: StreamEvent,
+    mut event: StreamEvent,
 ) {
     if let StreamEvent::Request(request) = event {
         let started = Trace::started(*request);
@@ -153,6 +155,9 @@ async fn deliver(
     }
     if let Some((_, t)) = trace {
         t.record(&event);
+    }
+    if let StreamEvent::Chunk { data, .. } = &mut event {
+        *data = String::new();
     }
     io.emit(EngineEvent::Stream(event)).await;
 }
@@ -269,15 +274,22 @@ async fn refuse(io: &mut Io, index: usize, call: &ToolCall, problem: CallProblem
 
 /// The assistant message a round leaves in the conversation: the whole answer, or on failure
 /// the partial text (without calls, which never run from a broken stream); nothing if nothing
-/// arrived.
-fn finished_message(result: &TurnResult, failed: bool) -> Option<Message> {
-    if !failed {
-        return Some(result.assistant_message());
-    }
+/// arrived. The text moves out of `result` (a long answer is not held twice).
+fn finished_message(result: &mut TurnResult, failed: bool) -> Option<Message> {
+    let content = std::mem::take(&mut result.content);
     // The reasoning goes with it: it is part of the answer's history (spec k2-family 8.4).
-    (!result.content.is_empty()).then(|| Message {
-        reasoning_content: (!result.reasoning.is_empty()).then(|| result.reasoning.clone()),
-        ..Message::assistant(result.content.clone())
+    let reasoning = std::mem::take(&mut result.reasoning);
+    let reasoning_content = (!reasoning.is_empty()).then_some(reasoning);
+    if !failed {
+        // As `TurnResult::assistant_message`, without copying the text.
+        return Some(Message {
+            reasoning_content,
+            ..Message::assistant_with_calls(content, result.tool_calls.clone())
+        });
+    }
+    (!content.is_empty()).then(|| Message {
+        reasoning_content,
+        ..Message::assistant(content)
     })
 }
 

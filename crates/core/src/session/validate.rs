@@ -85,21 +85,23 @@ mod tests {
     fn good_traces_pass_and_each_bad_offset_is_named() {
         assert_eq!(check_trace(&good()), Ok(()));
         let mut t = good();
-        t.chunks[1] = ChunkMark { end: 999, at_us: 2 };
+        t.chunks.set(1, ChunkMark { end: 999, at_us: 2 });
         assert!(
             check_trace(&t)
                 .expect_err("range")
                 .starts_with("chunks[1].end: 999 is past")
         );
         let mut t = good();
-        t.chunks[0].end = 1;
+        t.chunks.set_end(0, 1);
         assert!(
             check_trace(&t)
                 .expect_err("boundary")
                 .contains("inside a UTF-8 character")
         );
         let mut t = good();
-        t.chunks.swap(0, 1);
+        let (a, b) = (t.chunks.get(0).unwrap(), t.chunks.get(1).unwrap());
+        t.chunks.set(0, b);
+        t.chunks.set(1, a);
         assert!(
             check_trace(&t)
                 .expect_err("order")

@@ -11,6 +11,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
@@ -34,7 +36,8 @@ pub enum Target {
 }
 
 enum Cmd {
-    Records(Vec<Record>),
+    /// Records, and whether the batch holds a partial answer (counted in `unwritten`).
+    Records(Vec<Record>, bool),
     Flush(mpsc::Sender<()>),
 }
 
@@ -43,8 +46,10 @@ pub struct JournalWriter {
     pub id: String,
     tx: SyncSender<Cmd>,
     /// Batches the full channel did not take yet, sent first next time: nothing is dropped.
-    pending: VecDeque<Vec<Record>>,
+    pending: VecDeque<(Vec<Record>, bool)>,
     errors: Receiver<SessionError>,
+    /// Batches holding a partial answer sent and not yet written (see [`JournalWriter::busy`]).
+    unwritten: Arc<AtomicUsize>,
 }
 
 impl JournalWriter {
@@ -61,32 +66,49 @@ impl JournalWriter {
             unsynced_since: None,
             failed: false,
         };
+        let unwritten = Arc::new(AtomicUsize::new(0));
+        let written = unwritten.clone();
         std::thread::Builder::new()
             .name(format!("journal-{id}"))
-            .spawn(move || file.run(&rx, &etx))?;
+            .spawn(move || file.run(&rx, &etx, &written))?;
         Ok(JournalWriter {
             id: id.to_owned(),
             tx,
             pending: VecDeque::new(),
             errors,
+            unwritten,
         })
+    }
+
+    /// Whether a batch holding a partial answer is still waiting to be written. A timed save
+    /// of a streaming answer waits for it: each holds a copy of the whole answer so far, and a
+    /// writer behind a fast stream would otherwise hold several.
+    pub fn busy(&self) -> bool {
+        self.unwritten.load(Ordering::Acquire) > 0
     }
 
     /// Queue `records`; never blocks. When the writer is behind and the channel full, the
     /// batch waits here and goes with the next `send` or `flush`.
     pub fn send(&mut self, records: Vec<Record>) {
         if !records.is_empty() {
-            self.pending.push_back(records);
+            let partial = records.iter().any(|r| matches!(r, Record::Partial { .. }));
+            if partial {
+                self.unwritten.fetch_add(1, Ordering::AcqRel);
+            }
+            self.pending.push_back((records, partial));
         }
-        while let Some(batch) = self.pending.pop_front() {
-            match self.tx.try_send(Cmd::Records(batch)) {
+        while let Some((batch, partial)) = self.pending.pop_front() {
+            match self.tx.try_send(Cmd::Records(batch, partial)) {
                 Ok(()) => {}
-                Err(TrySendError::Full(Cmd::Records(b))) => {
-                    self.pending.push_front(b);
+                Err(TrySendError::Full(Cmd::Records(b, p))) => {
+                    self.pending.push_front((b, p));
                     return;
                 }
                 // The writer stopped: its error is (or was) reported through `error`.
-                Err(_) => return self.pending.clear(),
+                Err(_) => {
+                    self.unwritten.store(0, Ordering::Release);
+                    return self.pending.clear();
+                }
             }
         }
     }
@@ -144,14 +166,25 @@ struct JournalFile {
 }
 
 impl JournalFile {
-    fn run(&mut self, rx: &Receiver<Cmd>, errors: &mpsc::Sender<SessionError>) {
+    fn run(
+        &mut self,
+        rx: &Receiver<Cmd>,
+        errors: &mpsc::Sender<SessionError>,
+        unwritten: &AtomicUsize,
+    ) {
         loop {
             let wait = match self.unsynced_since {
                 Some(t) => PARTIAL_SYNC_EVERY.saturating_sub(t.elapsed()),
                 None => Duration::from_secs(3600),
             };
             let result = match rx.recv_timeout(wait) {
-                Ok(Cmd::Records(records)) => self.write(records),
+                Ok(Cmd::Records(records, partial)) => {
+                    let r = self.write(records);
+                    if partial {
+                        unwritten.fetch_sub(1, Ordering::AcqRel);
+                    }
+                    r
+                }
                 Ok(Cmd::Flush(reply)) => {
                     let r = self.sync();
                     let _ = reply.send(());

@@ -7,6 +7,7 @@ use ratatui::layout::{Position, Rect};
 
 use super::state::{App, ApprovalDialog, DialogStage, DialogView};
 use crate::ui::approval;
+use crate::ui::approval_rows::ArgRows;
 use kimi_protocol::invisible;
 use kimi_protocol::sanitize;
 
@@ -18,14 +19,13 @@ fn screen_rect(screen: (u16, u16)) -> Rect {
 /// scroll position inside the arguments.
 pub(crate) fn refresh(app: &mut App) {
     let screen = screen_rect(app.screen);
+    let rows = &mut app.approval_rows;
     let Some(d) = app.dialog.as_mut() else {
+        rows.clear();
         return;
     };
-    let width = approval::text_width(screen.width);
-    if d.arg_cache.as_ref().is_none_or(|(w, _)| *w != width) {
-        d.arg_cache = Some((width, approval::argument_rows(d, width)));
-    }
-    let l = approval::layout(d, screen);
+    rows.refresh(d, approval::text_width(screen.width));
+    let l = approval::layout(d, rows, screen);
     let view = DialogView {
         rows: l.args.height as usize,
         total: l.arg_rows.len(),
@@ -99,11 +99,11 @@ pub(crate) fn unseen_hint(d: &ApprovalDialog) -> String {
 
 /// Whether the editor shows every character of its text: no line cut off at the bottom or the
 /// right, nothing invisible, no long blank run.
-pub(crate) fn editor_all_shown(d: &ApprovalDialog, screen: (u16, u16)) -> bool {
+pub(crate) fn editor_all_shown(d: &ApprovalDialog, rows: &ArgRows, screen: (u16, u16)) -> bool {
     let DialogStage::Editing { editor, problems } = &d.stage else {
         return false;
     };
-    let area = approval::layout(d, screen_rect(screen)).editor;
+    let area = approval::layout(d, rows, screen_rect(screen)).editor;
     // As drawn: the problems take their rows under the editor, which has a border.
     let rows = area
         .height
@@ -123,7 +123,8 @@ pub(crate) fn editor_all_shown(d: &ApprovalDialog, screen: (u16, u16)) -> bool {
 pub(crate) fn review(d: &mut ApprovalDialog, arguments: String, edited: bool) {
     d.request.arguments = arguments;
     d.request.problems.clear();
-    d.arg_cache = None;
+    // New arguments: the rows laid out for the old ones no longer apply.
+    d.args_rev = crate::ui::approval_rows::next_rev();
     d.edited = edited;
     d.stage = DialogStage::Asking;
     d.scroll = 0;

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
+use kimi_core::session::SessionStore;
 use kimi_core::session::journal::{Header, Record};
 use kimi_core::session::writer::{JournalWriter, Target};
-use kimi_core::session::{PartialAnswer, SessionStore};
 
 use super::state::App;
 
@@ -51,17 +51,6 @@ fn system_of(app: &App) -> Option<String> {
         .first()
         .filter(|m| m.role == "system")
         .map(|m| m.text())
-}
-
-fn size_of(p: &PartialAnswer) -> (usize, usize, usize) {
-    (
-        p.content.len(),
-        p.tool_calls.len(),
-        p.tool_calls
-            .iter()
-            .map(|c| c.function.arguments.len())
-            .sum(),
-    )
 }
 
 /// Make sure a writer for session `id` runs; `creating`: this run writes its first record.
@@ -168,13 +157,9 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
         });
     }
     j.kept_partials = app.partial.len();
-    let live = app
-        .streaming
-        .as_ref()
-        .filter(|s| !s.is_empty())
-        .map(|s| &s.answer);
+    let live = app.streaming.as_ref().filter(|s| !s.is_empty());
     if let Some((k, _)) = j.live
-        && live.is_none_or(|p| p.after_message != k)
+        && live.is_none_or(|s| s.answer.after_message != k)
     {
         // Its message and trace are written above: the partial record is done with.
         out.push(Record::PartialEnd {
@@ -183,9 +168,10 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
         });
         j.live = None;
     }
-    if let Some(p) = live {
-        let size = size_of(p);
-        if j.live != Some((p.after_message, size)) {
+    if let Some(s) = live {
+        let after = s.answer.after_message;
+        let size = s.size();
+        if j.live != Some((after, size)) {
             // The streaming request's trace goes with its first partial record, so that a
             // crash keeps the request; its final version replaces it when the round ends.
             if j.streaming_trace.is_none() && app.traces.len() == finals + 1 {
@@ -197,11 +183,10 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
                 });
                 j.streaming_trace = Some(finals);
             }
-            out.push(Record::Partial {
-                at,
-                partial: p.clone(),
-            });
-            j.live = Some((p.after_message, size));
+            // The one copy of the answer a save makes (the writer thread takes it).
+            let partial = super::partial::answer_of(s, &app.entries, app.turn_entry);
+            out.push(Record::Partial { at, partial });
+            j.live = Some((after, size));
         }
     }
     (out, (len, finals))

@@ -1,15 +1,26 @@
 //! The answer being streamed, kept as the model sent it (not as sanitized for the screen) so
 //! that a timed save can record it: a `kill -9` mid-answer loses at most the last second.
+//!
+//! The answer's text is held once: while the turn on screen shows it exactly as sent (no
+//! escape sequence was removed, nearly always), the turn's text is the answer's and nothing
+//! is copied here; from the first token the sanitizer changed, the text as sent is kept here.
 
 use kimi_core::session::PartialAnswer;
 use kimi_protocol::ToolCall;
 
+use super::state::{App, Entry};
+
 /// Everything that has arrived of the current round's answer.
 #[derive(Debug, Default)]
 pub struct Streaming {
+    /// The answer but its text while the turn shows that verbatim (see [`Streaming::answer`]).
     pub answer: PartialAnswer,
     /// The stream's index of each call in `answer.tool_calls`.
     indices: Vec<usize>,
+    /// Whether `answer.content` holds the text (the turn shows it changed, or there is no turn).
+    own_text: bool,
+    /// Bytes of the text so far, wherever it is held.
+    text_len: usize,
 }
 
 impl Streaming {
@@ -20,12 +31,66 @@ impl Streaming {
                 after_message: messages,
                 ..PartialAnswer::default()
             },
-            indices: Vec::new(),
+            ..Streaming::default()
         }
     }
 
-    pub fn text(&mut self, t: &str) {
-        self.answer.content.push_str(t);
+    /// A piece `t` of the answer's text; `shown`: the turn's text after it took `t`, and its
+    /// length before (`None`: no turn shows it).
+    pub fn text(&mut self, t: &str, shown: Option<(&str, usize)>) {
+        self.text_len += t.len();
+        if self.own_text {
+            self.answer.content.push_str(t);
+            return;
+        }
+        match shown {
+            // Shown as sent: the turn holds the text.
+            Some((all, before)) if all.get(before..) == Some(t) => {}
+            // Until now shown as sent: what the turn showed before is the text so far.
+            Some((all, before)) => {
+                self.own_text = true;
+                self.answer.content = String::with_capacity(before + t.len());
+                self.answer
+                    .content
+                    .push_str(all.get(..before).unwrap_or(""));
+                self.answer.content.push_str(t);
+            }
+            None => {
+                self.own_text = true;
+                self.answer.content.push_str(t);
+            }
+        }
+    }
+
+    /// The text was moved to the reasoning (the turn's text is emptied with it).
+    pub fn clear_text(&mut self) {
+        self.answer.content = String::new();
+        self.own_text = false;
+        self.text_len = 0;
+    }
+
+    /// The answer so far; `shown` is the text of the turn that shows it.
+    pub fn answer(&self, shown: &str) -> PartialAnswer {
+        let a = &self.answer;
+        PartialAnswer {
+            after_message: a.after_message,
+            content: if self.own_text {
+                a.content.clone()
+            } else {
+                shown.to_owned()
+            },
+            reasoning_content: a.reasoning_content.clone(),
+            tool_calls: a.tool_calls.clone(),
+            saved_unix_ms: a.saved_unix_ms,
+        }
+    }
+
+    /// What a save compares to know whether the answer grew: bytes of text, calls, bytes of
+    /// arguments.
+    pub fn size(&self) -> (usize, usize, usize) {
+        let calls = &self.answer.tool_calls;
+        let args = calls.iter().map(|c| c.function.arguments.len()).sum();
+        (self.text_len, calls.len(), args)
     }
 
     /// A piece of reasoning (thinking models), kept apart from the answer's text.
@@ -48,10 +113,46 @@ impl Streaming {
 
     /// Whether anything has arrived worth saving.
     pub fn is_empty(&self) -> bool {
-        self.answer.content.is_empty()
+        self.text_len == 0
             && self.answer.reasoning_content.is_empty()
             && self.answer.tool_calls.is_empty()
     }
+}
+
+/// A piece of the answer's text: shown by the current turn (sanitized) and kept for saving.
+pub(crate) fn push_text(app: &mut App, t: &str) {
+    let turn = match app.turn_entry.and_then(|i| app.entries.get_mut(i)) {
+        Some(Entry::Assistant(turn)) => Some(turn),
+        _ => None,
+    };
+    let shown = turn.map(|turn| {
+        let before = turn.text().len();
+        turn.push_text(t);
+        (turn.text(), before)
+    });
+    if let Some(s) = app.streaming.as_mut() {
+        s.text(t, shown);
+        app.change_rev += 1;
+    }
+}
+
+/// The answer streaming now, if anything of it arrived.
+pub(crate) fn live_answer(app: &App) -> Option<PartialAnswer> {
+    let s = app.streaming.as_ref().filter(|s| !s.is_empty())?;
+    Some(answer_of(s, &app.entries, app.turn_entry))
+}
+
+/// `s` as a whole answer, its text taken from the turn `turn_entry` when that shows it.
+pub(crate) fn answer_of(
+    s: &Streaming,
+    entries: &[Entry],
+    turn_entry: Option<usize>,
+) -> PartialAnswer {
+    let shown = match turn_entry.and_then(|i| entries.get(i)) {
+        Some(Entry::Assistant(turn)) => turn.text(),
+        _ => "",
+    };
+    s.answer(shown)
 }
 
 #[cfg(test)]
@@ -62,7 +163,7 @@ mod tests {
     fn text_and_calls_accumulate_by_stream_index() {
         let mut s = Streaming::new(3);
         assert!(s.is_empty());
-        s.text("Checking ");
+        s.text("Checking ", None);
         s.call_begin(1, "functions.a:1", "a");
         s.call_begin(0, "functions.b:0", "b");
         s.call_args(0, "{\"x\":");
@@ -88,5 +189,33 @@ mod tests {
         s.reasoning("think.");
         assert_eq!(s.answer.reasoning_content, "Let me think.");
         assert_eq!(s.answer.content, "");
+    }
+
+    #[test]
+    fn text_shown_as_sent_is_held_by_the_turn_only() {
+        let mut s = Streaming::new(0);
+        s.text("Hello", Some(("Hello", 0)));
+        s.text(" world", Some(("Hello world", 5)));
+        assert_eq!(
+            s.answer.content, "",
+            "no copy while the turn shows it as sent"
+        );
+        assert_eq!(s.size(), (11, 0, 0));
+        assert!(!s.is_empty());
+        assert_eq!(s.answer("Hello world").content, "Hello world");
+    }
+
+    #[test]
+    fn text_the_sanitizer_changed_is_kept_as_sent() {
+        let mut s = Streaming::new(0);
+        s.text("Hi ", Some(("Hi ", 0)));
+        // The turn showed the escape sequence removed.
+        s.text("\x1b[31mred", Some(("Hi red", 3)));
+        s.text(" done", Some(("Hi red done", 6)));
+        assert_eq!(s.answer("Hi red done").content, "Hi \x1b[31mred done");
+        assert_eq!(s.size().0, "Hi \x1b[31mred done".len());
+        s.clear_text();
+        assert!(s.is_empty());
+        assert_eq!(s.answer("").content, "");
     }
 }

@@ -17,7 +17,7 @@ pub(super) fn reasoning(app: &mut App, text: &str) {
         turn.set_text("");
         app.change_rev += 1;
         if let Some(s) = app.streaming.as_mut() {
-            s.answer.content.clear();
+            s.clear_text();
         }
     }
     if let Some(turn) = app.current_turn() {

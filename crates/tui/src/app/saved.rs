@@ -17,26 +17,22 @@ use super::state::{App, AssistantTurn, Entry, PaneState, ToolPane, TurnState};
 /// journal, so it runs at most this often (the 100 ms ticker makes the gap at most ~1.1 s).
 pub(crate) const PARTIAL_SAVE_EVERY: Duration = Duration::from_secs(1);
 
-/// Whether the streaming answer has changed since the last save and that save is old enough.
+/// Whether the streaming answer has changed since the last save, that save is old enough, and
+/// the writer has written it (each holds a copy of the whole answer: one at a time).
 pub(crate) fn partial_due(app: &App, now: Instant) -> bool {
     app.streaming.as_ref().is_some_and(|s| !s.is_empty())
         && app.change_rev != app.saved_rev
+        && app.journal.writer.as_ref().is_none_or(|w| !w.busy())
         && app
             .last_save
             .is_none_or(|t| now.saturating_duration_since(t) >= PARTIAL_SAVE_EVERY)
 }
 
 /// The partial answers the file holds: the restored ones, then the one streaming now.
-fn partials(app: &App) -> Vec<&PartialAnswer> {
-    app.partial
-        .iter()
-        .chain(
-            app.streaming
-                .as_ref()
-                .filter(|s| !s.is_empty())
-                .map(|s| &s.answer),
-        )
-        .collect()
+fn partials(app: &App) -> Vec<PartialAnswer> {
+    let mut all = app.partial.clone();
+    all.extend(super::partial::live_answer(app));
+    all
 }
 
 /// The session as it stands: the saved metadata plus the current conversation and traces.
@@ -53,7 +49,7 @@ pub fn snapshot(app: &App) -> Option<Session> {
             .unwrap_or(app.conversation.len());
         s.push_trace(message_index, trace.read().clone());
     }
-    s.partial = partials(app).into_iter().cloned().collect();
+    s.partial = partials(app);
     s.touch();
     Some(s)
 }

@@ -218,8 +218,9 @@ pub struct ApprovalDialog {
     pub hint: Option<String>,
     /// The arguments are the user's edit, brought back to be read before they run.
     pub edited: bool,
-    /// The argument rows for one width, built by `update` so frames do not rebuild them.
-    pub arg_cache: Option<(u16, Vec<ratatui::text::Line<'static>>)>,
+    /// Names these arguments (a new one for each dialog and edit): the view's argument rows
+    /// (`App::approval_rows`) are kept for it.
+    pub args_rev: u64,
 }
 
 /// The arguments viewport of the dialog for the current screen.
@@ -247,7 +248,7 @@ impl ApprovalDialog {
             seen_all: false,
             hint: None,
             edited: false,
-            arg_cache: None,
+            args_rev: crate::ui::approval_rows::next_rev(),
         }
     }
 
@@ -400,6 +401,8 @@ pub struct App {
     /// The transcript's rendering: rows of the cells near the viewport (view state, never
     /// read by `update`).
     pub transcript_view: crate::ui::transcript::TranscriptView,
+    /// The approval dialog's argument rows (the widget's cache, not the dialog's state).
+    pub approval_rows: crate::ui::approval_rows::ArgRows,
     /// The saved-session record this conversation is written to; `None` when saving is off.
     pub session: Option<kimi_core::session::Session>,
     /// For each trace, the index of the message it produced (see `SessionTrace`).
@@ -509,6 +512,7 @@ impl App {
             last_seen: (0, 0),
             inspector_view: Default::default(),
             transcript_view: Default::default(),
+            approval_rows: Default::default(),
             session: None,
             trace_messages: Vec::new(),
             saved: None,

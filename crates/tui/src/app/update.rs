@@ -629,7 +629,12 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
                         };
                         let screen = app.screen;
                         if unchanged && dialog.seen_all
-                            || !unchanged && super::dialog::editor_all_shown(dialog, screen)
+                            || !unchanged
+                                && super::dialog::editor_all_shown(
+                                    dialog,
+                                    &app.approval_rows,
+                                    screen,
+                                )
                         {
                             decision = Some(Decision::Approve { arguments })
                         } else {
@@ -1109,13 +1114,7 @@ fn stream(app: &mut App, s: StreamEvent) {
         }
         StreamEvent::Text(t) => {
             super::reasoning_update::answer_started(app);
-            if let Some(s) = app.streaming.as_mut() {
-                s.text(&t);
-                app.change_rev += 1;
-            }
-            if let Some(turn) = app.current_turn() {
-                turn.push_text(&t);
-            }
+            super::partial::push_text(app, &t);
         }
         // Never part of the answer: the reasoning cell holds it.
         StreamEvent::Reasoning(t) => super::reasoning_update::reasoning(app, &t),

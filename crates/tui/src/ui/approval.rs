@@ -8,6 +8,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
+use super::approval_rows::ArgRows;
 use super::style;
 use super::tool_pane::display_arguments;
 use super::wrap::wrap;
@@ -156,13 +157,15 @@ pub(crate) fn text_width(screen_width: u16) -> u16 {
     dialog_width(screen_width).saturating_sub(2)
 }
 
-pub fn layout(d: &ApprovalDialog, screen: Rect) -> DialogLayout<'_> {
+/// The dialog's layout on `screen`; `rows`: the argument rows laid out for it (built here when
+/// they are not, as for a dialog never refreshed).
+pub fn layout<'a>(d: &'a ApprovalDialog, rows: &'a ArgRows, screen: Rect) -> DialogLayout<'a> {
     let w = dialog_width(screen.width);
     let inner_w = text_width(screen.width);
     let head_lines = head_lines(d, inner_w);
-    let arg_rows = match &d.arg_cache {
-        Some((width, rows)) if *width == inner_w => std::borrow::Cow::Borrowed(rows.as_slice()),
-        _ => std::borrow::Cow::Owned(argument_rows(d, inner_w)),
+    let arg_rows = match rows.get(d, inner_w) {
+        Some(rows) => std::borrow::Cow::Borrowed(rows),
+        None => std::borrow::Cow::Owned(argument_rows(d, inner_w)),
     };
     let problem_lines = problem_lines(d, inner_w);
     let key_lines = key_lines(d, inner_w);
@@ -258,8 +261,8 @@ fn status_line(d: &ApprovalDialog, rows: usize, total: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-pub fn render(frame: &mut Frame, area: Rect, d: &ApprovalDialog) {
-    let l = layout(d, area);
+pub fn render(frame: &mut Frame, area: Rect, d: &ApprovalDialog, rows: &ArgRows) {
+    let l = layout(d, rows, area);
     frame.render_widget(Clear, l.rect);
     let block = Block::default()
         .borders(Borders::ALL)

@@ -531,8 +531,8 @@ mod tests {
         // Out of range, inside a character, out of order: what a hand-edited file can hold.
         let mut t = raw_trace();
         t.data = "é北京".into();
-        t.chunks[0].end = 1;
-        t.chunks[1].end = 99;
+        t.chunks.set_end(0, 1);
+        t.chunks.set_end(1, 99);
         t.chunks
             .push(kimi_protocol::trace::ChunkMark { end: 0, at_us: 3 });
         t.markers.push(MarkerHit {

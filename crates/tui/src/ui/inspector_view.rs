@@ -85,7 +85,11 @@ impl InspectorView {
         let same = self.source.as_ref() == Some(&source)
             && trace.chunks.len() >= done
             && trace.markers.len() >= self.markers
-            && done.checked_sub(1).map_or(0, |d| trace.chunks[d].end) == self.data_end;
+            && done
+                .checked_sub(1)
+                .and_then(|d| trace.chunks.end(d))
+                .unwrap_or(0)
+                == self.data_end;
         if !same {
             *self = InspectorView {
                 stall_ms: self.stall_ms,
@@ -101,10 +105,10 @@ impl InspectorView {
                     .map(|m| m.offset)
                     .min()
                     .unwrap_or(u64::MAX);
-                let done = &trace.chunks[..self.chunk_starts.len()];
+                let done = self.chunk_starts.len();
                 // Chunk ends only grow (a damaged file may say otherwise: then start over).
-                let k = if done.windows(2).all(|w| w[0].end <= w[1].end) {
-                    done.partition_point(|c| (c.end as u64) <= first)
+                let k = if trace.chunks.ends_ascending(done) {
+                    trace.chunks.ending_by(done, first)
                 } else {
                     0
                 };
@@ -172,7 +176,10 @@ impl InspectorView {
         self.chunks.truncate(self.chunk_starts[k]);
         self.chunk_starts.truncate(k);
         self.stalls.retain(|&n| n < k);
-        self.data_end = k.checked_sub(1).map_or(0, |p| trace.chunks[p].end);
+        self.data_end = k
+            .checked_sub(1)
+            .and_then(|p| trace.chunks.end(p))
+            .unwrap_or(0);
     }
 
     /// Forget everything (the inspector closed, or no trace to show).
@@ -369,7 +376,7 @@ mod tests {
         let mut t = raw();
         t.push_chunk("abc", 1);
         t.push_chunk("def", 2);
-        t.chunks[0].end = 99;
+        t.chunks.set_end(0, 99);
         let mut view = InspectorView::default();
         view.refresh(&t, 0, 1, K2I);
         t.markers.push(MarkerHit {

@@ -3,6 +3,7 @@
 //! from `&App` only. Widgets implement [`renderable::Renderable`] where they own their rows.
 
 pub mod approval;
+pub mod approval_rows;
 pub(crate) mod help;
 pub mod inspector;
 pub(crate) mod inspector_diff;
@@ -128,7 +129,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     if let Some(d) = &app.dialog
         && !app.inspector.open
     {
-        approval::render(frame, frame.area(), d);
+        approval::render(frame, frame.area(), d, &app.approval_rows);
     }
     // The picker of earlier messages or saved sessions (issue 11).
     if let Some(p) = &app.picker {

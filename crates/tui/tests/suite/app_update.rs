@@ -1096,3 +1096,19 @@ fn a_system_prompt_inserted_before_the_history_moves_what_points_at_messages() {
     );
     assert_eq!(a.system_prompt.as_deref(), Some("Be terse."));
 }
+
+#[test]
+fn the_dialogs_argument_rows_are_the_views_and_go_with_the_dialog() {
+    let mut a = app();
+    resize(&mut a, 100, 80);
+    let mut answer = ask(&mut a, &sixty_keys());
+    // Laid out by the view beside the model (one row per key, and the braces).
+    assert!(a.approval_rows.held() >= 60, "{}", a.approval_rows.held());
+    key(&mut a, KeyCode::Char('y'));
+    assert!(matches!(answer.try_recv(), Ok(Decision::Approve { .. })));
+    assert!(a.dialog.is_none());
+    assert_eq!(a.approval_rows.held(), 0, "no dialog, no rows kept");
+    // A new dialog gets its own rows, not the last one's.
+    let _answer = ask(&mut a, r#"{"city": "Paris"}"#);
+    assert!((1..10).contains(&a.approval_rows.held()));
+}

@@ -49,8 +49,13 @@ async fn mock_trace(opts: MockOptions, prompt: &str) -> Trace {
     assert!(r.error.is_none(), "{:?}", r.error);
     server.shutdown().await;
     // Arrival times vary from run to run: fixed, for the snapshot.
-    for (k, c) in trace.chunks.iter_mut().enumerate() {
-        c.at_us = 1_000 * (k as u64 + 1);
+    for k in 0..trace.chunks.len() {
+        let c = trace.chunks.get(k).expect("a chunk");
+        let fixed = kimi_protocol::trace::ChunkMark {
+            at_us: 1_000 * (k as u64 + 1),
+            ..c
+        };
+        assert!(trace.chunks.set(k, fixed));
     }
     trace
 }
