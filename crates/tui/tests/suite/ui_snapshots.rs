@@ -539,8 +539,8 @@ fn styled_tool_pane_in_each_state() {
     insta::assert_snapshot!(s);
 }
 
-#[test]
-fn styled_approval_dialog() {
+/// A tool call waiting in the approval dialog (the dark and light snapshots).
+fn approval_app() -> App {
     let args = r#"{"city": 42}"#;
     let mut a = app(Mode::Raw);
     user(&mut a, "What's the weather like in Paris?");
@@ -550,15 +550,25 @@ fn styled_approval_dialog() {
     p.state = PaneState::WaitingApproval;
     t.panes.push(p);
     a.dialog = Some(ApprovalDialog::new(request(args), None));
-    insta::assert_snapshot!(styled_screen(&mut a, 90, 24));
+    a
+}
+
+#[test]
+fn styled_approval_dialog() {
+    insta::assert_snapshot!(styled_screen(&mut approval_app(), 90, 24));
+}
+
+/// The inspector open on a raw trace with marker badges (the dark and light snapshots).
+fn inspector_app() -> App {
+    let mut a = app(Mode::Raw);
+    a.traces.push(raw_trace().into());
+    a.inspector.open = true;
+    a
 }
 
 #[test]
 fn styled_inspector_with_marker_badges() {
-    let mut a = app(Mode::Raw);
-    a.traces.push(raw_trace().into());
-    a.inspector.open = true;
-    insta::assert_snapshot!(styled_screen(&mut a, 110, 40));
+    insta::assert_snapshot!(styled_screen(&mut inspector_app(), 110, 40));
 }
 
 /// Issue 11: the light theme, for a white background. The same screens as the dark snapshots
@@ -619,24 +629,12 @@ fn app_with(answer: &str) -> App {
 
 #[test]
 fn styled_light_approval_dialog() {
-    let args = r#"{"city": 42}"#;
-    let mut a = app(Mode::Raw);
-    user(&mut a, "What's the weather like in Paris?");
-    let t = assistant(&mut a, "Let me check.", TurnState::Done);
-    let mut p = ToolPane::new(0, "functions.get_weather:0".into(), "get_weather".into());
-    p.arguments = args.into();
-    p.state = PaneState::WaitingApproval;
-    t.panes.push(p);
-    a.dialog = Some(ApprovalDialog::new(request(args), None));
-    insta::assert_snapshot!(light_screen(&mut a, 90, 24));
+    insta::assert_snapshot!(light_screen(&mut approval_app(), 90, 24));
 }
 
 #[test]
 fn styled_light_inspector_with_marker_badges() {
-    let mut a = app(Mode::Raw);
-    a.traces.push(raw_trace().into());
-    a.inspector.open = true;
-    insta::assert_snapshot!(light_screen(&mut a, 110, 40));
+    insta::assert_snapshot!(light_screen(&mut inspector_app(), 110, 40));
 }
 
 // Issue 11: the context gauge in the status bar, at a normal level and at the warning.
