@@ -123,18 +123,45 @@ impl Record {
 
 /// `record` as one line, newline included, escaped so that `cat` cannot drive a terminal.
 pub fn encode(record: &mut Record, out: &mut Vec<u8>) -> io::Result<()> {
-    record.scrub();
     let start = out.len();
-    crate::json_out::to_writer(&mut *out, record).map_err(io::Error::other)?;
-    out.push(b'\n');
-    if out.len() - start > MAX_LINE {
-        out.truncate(start);
-        return Err(io::Error::other(format!(
-            "a record of more than {} MiB cannot be saved",
-            MAX_LINE >> 20
-        )));
+    encode_to(record, out)
+        .map(|_| ())
+        .inspect_err(|_| out.truncate(start))
+}
+
+/// `record` as one line, newline included, straight into `out` (no copy of the line in
+/// memory: a finished request's trace is a line of tens of MB). Returns the bytes written.
+/// Fails past [`MAX_LINE`] having written part of the line: the caller cuts it away.
+pub(crate) fn encode_to(record: &mut Record, out: &mut impl io::Write) -> io::Result<u64> {
+    record.scrub();
+    let mut w = Bounded { inner: out, len: 0 };
+    crate::json_out::to_writer(&mut w, record).map_err(io::Error::other)?;
+    io::Write::write_all(&mut w, b"\n")?;
+    Ok(w.len)
+}
+
+/// Counts what goes through and refuses a line longer than [`MAX_LINE`].
+struct Bounded<'a, W> {
+    inner: &'a mut W,
+    len: u64,
+}
+
+impl<W: io::Write> io::Write for Bounded<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.len + buf.len() as u64 > MAX_LINE as u64 {
+            return Err(io::Error::other(format!(
+                "a record of more than {} MiB cannot be saved",
+                MAX_LINE >> 20
+            )));
+        }
+        let n = self.inner.write(buf)?;
+        self.len += n as u64;
+        Ok(n)
     }
-    Ok(())
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// The whole of `session` as journal records, header first.

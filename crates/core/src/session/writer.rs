@@ -2,13 +2,15 @@
 //! so that the UI never waits for the disk. Records are serialized here, not on the UI task:
 //! cloning a message or a trace costs the UI far less than encoding it (see `benches/session.rs`).
 //!
-//! Each record is one `write(2)` of its line and newline. A batch holding a finished message
+//! Each record is its line and newline, encoded through a buffer straight into the file (a
+//! finished trace is a line of tens of MB: it is never held whole in memory); a record that
+//! fails has what it wrote cut away. A batch holding a finished message
 //! (anything but a partial answer) is fsynced at once; partial answers at most once a second.
 //! The first error stops the writer (nothing more is written) and is reported once.
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,6 +23,8 @@ use super::{SessionError, SessionStore, io_error};
 
 /// Batches in flight before the UI keeps them itself (see [`JournalWriter::send`]).
 const QUEUE: usize = 64;
+/// Bytes of a line gathered per `write(2)`.
+const LINE_BUFFER: usize = 64 << 10;
 /// Longest a partial answer stays written but not fsynced.
 pub(crate) const PARTIAL_SYNC_EVERY: Duration = Duration::from_secs(1);
 
@@ -222,13 +226,31 @@ impl JournalFile {
         };
         let file = self.file.insert(file);
         let path = self.store.journal_path(&self.id);
-        let mut line = Vec::new();
+        let mut end = file
+            .metadata()
+            .map_err(|e| io_error("read", &path, &e))?
+            .len();
         for mut r in records {
-            line.clear();
-            journal::encode(&mut r, &mut line).map_err(|e| io_error("write", &path, &e))?;
-            // One write(2) per line: a crash cuts at most the line being written.
-            file.write_all(&line)
-                .map_err(|e| io_error("write", &path, &e))?;
+            // Encoded straight into the file through a buffer, not into a line in memory
+            // first: a finished trace's line is tens of MB. A crash still cuts at most the
+            // line being written; a failed write has its part of a line cut away, so that
+            // the file stays whole lines.
+            let mut out = BufWriter::with_capacity(LINE_BUFFER, &*file);
+            let written = match journal::encode_to(&mut r, &mut out) {
+                Ok(n) => out.flush().map(|()| n),
+                Err(e) => {
+                    // Dropped unwritten (a `BufWriter` would write its rest when dropped).
+                    let _ = out.into_parts();
+                    Err(e)
+                }
+            };
+            match written {
+                Ok(n) => end += n,
+                Err(e) => {
+                    let _ = file.set_len(end);
+                    return Err(io_error("write", &path, &e));
+                }
+            }
         }
         if self.unsynced_since.is_none() {
             self.unsynced_since = Some(Instant::now());
@@ -325,5 +347,72 @@ impl JournalFile {
                 Ok(f)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use kimi_protocol::{Mode, Trace};
+
+    use super::*;
+    use crate::session::Session;
+
+    /// A trace whose line spans many buffer-fulls, its key in a header.
+    fn long_trace() -> Trace {
+        let mut t = Trace {
+            headers: vec![("Authorization".into(), "Bearer sk-secret-key".into())],
+            ..Trace::default()
+        };
+        for i in 0..40_000u64 {
+            t.push_chunk("fn x() {}\n\u{1b}[2J ", i);
+        }
+        t
+    }
+
+    #[test]
+    fn a_long_trace_is_written_through_the_buffer_as_the_line_encode_makes() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = SessionStore::new(dir.path());
+        let s = Session::new("local", Mode::Raw, "kimi", "http://127.0.0.1:8000/v1");
+        let trace = Record::Trace {
+            at: 1,
+            index: 0,
+            message_index: 0,
+            trace: Box::new(long_trace()),
+        };
+        let mut records = journal::records_of(&s);
+        records.push(trace.clone());
+        let mut w = JournalWriter::spawn(
+            &store,
+            &s.id,
+            Target::Create {
+                beside_legacy: false,
+            },
+        )
+        .expect("spawn");
+        w.send(records.clone());
+        assert!(w.flush(Duration::from_secs(10)));
+        assert!(w.error().is_none());
+
+        let mut want = Vec::new();
+        for mut r in records {
+            journal::encode(&mut r, &mut want).expect("encode");
+        }
+        let path = store.journal_path(&s.id);
+        let got = std::fs::read(&path).expect("read");
+        assert!(got.len() > 4 * LINE_BUFFER, "{} bytes", got.len());
+        assert!(
+            got == want,
+            "the file differs from the records encoded whole"
+        );
+        let text = String::from_utf8(got).expect("utf-8");
+        assert!(!text.contains("sk-secret-key"));
+        assert!(!text.contains('\u{1b}'));
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let back = journal::read(&path).expect("loads");
+        assert_eq!(back.session.traces[0].trace.chunks.len(), 40_000);
     }
 }
