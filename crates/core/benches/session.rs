@@ -110,7 +110,7 @@ fn bench(c: &mut Criterion) {
                     at: 1,
                     index: tindex,
                     message_index: index,
-                    trace: Box::new(trace.clone()),
+                    trace: Box::new(trace.clone()).into(),
                 },
             ]);
             index += 1;
@@ -135,7 +135,7 @@ fn bench(c: &mut Criterion) {
                     at: 1,
                     index: 20,
                     message_index: 40,
-                    trace: Box::new(black_box(&trace).clone()),
+                    trace: Box::new(black_box(&trace).clone()).into(),
                 },
             ])
         })
@@ -154,7 +154,7 @@ fn bench(c: &mut Criterion) {
                 at: 1,
                 index: 20,
                 message_index: 40,
-                trace: Box::new(trace.clone()),
+                trace: Box::new(trace.clone()).into(),
             };
             journal::encode(&mut m, &mut out).expect("encode");
             journal::encode(&mut t, &mut out).expect("encode");

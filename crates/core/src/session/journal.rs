@@ -18,6 +18,8 @@ use super::{PartialAnswer, SESSION_VERSION, Session, SessionError, io_error};
 use kimi_protocol::Message;
 use kimi_protocol::{Mode, Trace};
 
+use crate::engine::SharedTrace;
+
 /// The journal format this build writes, and the newest it reads.
 pub(crate) const JOURNAL_VERSION: u32 = 1;
 
@@ -73,7 +75,7 @@ pub enum Record {
         at: u64,
         index: usize,
         message_index: usize,
-        trace: Box<Trace>,
+        trace: TraceBody,
     },
     /// `/system`: replaces the first message when it is a system prompt, else is inserted
     /// before the conversation (an empty one is left empty), as the TUI does.
@@ -115,8 +117,94 @@ impl Record {
     pub(crate) fn scrub(&mut self) {
         match self {
             Record::Header(h) => h.base_url = kimi_client::redact_url(&h.base_url),
-            Record::Trace { trace, .. } => super::redact(trace),
+            Record::Trace { trace, .. } => trace.scrub(),
             _ => {}
+        }
+    }
+}
+
+/// A trace in a [`Record::Trace`]. Read back, it is owned. Sent to be written, a finished
+/// request's trace is the agent's own, read in place by the writer thread: a copy of it (its
+/// chunk marks and text, tens of MB at a million tokens) would double it while it is written.
+/// The agent never writes to a finished trace, so the read lock held while it is encoded
+/// blocks nobody.
+#[derive(Clone)]
+pub enum TraceBody {
+    Owned(Box<Trace>),
+    Shared(SharedTrace),
+}
+
+impl TraceBody {
+    /// The trace itself (a shared one is copied).
+    pub fn into_trace(self) -> Trace {
+        match self {
+            TraceBody::Owned(t) => *t,
+            TraceBody::Shared(t) => t.read().clone(),
+        }
+    }
+
+    /// No `Authorization` value. A shared trace holds none (the client redacts it when the
+    /// trace starts); should one ever be there, the trace is copied and redacted, never the
+    /// agent's own changed.
+    fn scrub(&mut self) {
+        if let TraceBody::Shared(t) = self {
+            if !super::needs_redaction(&t.read()) {
+                return;
+            }
+            let copy = t.read().clone();
+            *self = TraceBody::Owned(Box::new(copy));
+        }
+        if let TraceBody::Owned(t) = self {
+            super::redact(t);
+        }
+    }
+}
+
+impl From<Trace> for TraceBody {
+    fn from(trace: Trace) -> Self {
+        TraceBody::Owned(Box::new(trace))
+    }
+}
+
+impl From<Box<Trace>> for TraceBody {
+    fn from(trace: Box<Trace>) -> Self {
+        TraceBody::Owned(trace)
+    }
+}
+
+impl Serialize for TraceBody {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            TraceBody::Owned(t) => t.serialize(s),
+            TraceBody::Shared(t) => t.read().serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TraceBody {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Box::<Trace>::deserialize(d).map(TraceBody::Owned)
+    }
+}
+
+/// Equal when the traces are (a shared one compared with itself is not read twice).
+impl PartialEq for TraceBody {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (TraceBody::Shared(a), TraceBody::Shared(b)) if a.same(b) => true,
+            (TraceBody::Owned(a), TraceBody::Owned(b)) => a == b,
+            (TraceBody::Owned(a), TraceBody::Shared(b))
+            | (TraceBody::Shared(b), TraceBody::Owned(a)) => **a == *b.read(),
+            (TraceBody::Shared(a), TraceBody::Shared(b)) => *a.read() == *b.read(),
+        }
+    }
+}
+
+impl std::fmt::Debug for TraceBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TraceBody::Owned(t) => t.fmt(f),
+            TraceBody::Shared(t) => t.fmt(f),
         }
     }
 }
@@ -188,7 +276,7 @@ pub fn records_of(session: &Session) -> Vec<Record> {
                 at,
                 index,
                 message_index: t.message_index,
-                trace: Box::new(t.trace.clone()),
+                trace: t.trace.clone().into(),
             }),
     );
     out.extend(session.partial.iter().map(|p| Record::Partial {
@@ -256,7 +344,7 @@ impl Replay {
             } => {
                 let t = super::SessionTrace {
                     message_index,
-                    trace: *trace,
+                    trace: trace.into_trace(),
                 };
                 let len = s.traces.len();
                 match s.traces.get_mut(index) {

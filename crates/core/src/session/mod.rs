@@ -252,6 +252,14 @@ fn first_line(messages: &[Message]) -> String {
     }
 }
 
+/// Whether [`redact`] would change `trace`.
+pub(crate) fn needs_redaction(trace: &Trace) -> bool {
+    trace
+        .headers
+        .iter()
+        .any(|(name, value)| name.eq_ignore_ascii_case("authorization") && value != REDACTED)
+}
+
 pub(crate) fn redact(trace: &mut Trace) {
     for (name, value) in &mut trace.headers {
         if name.eq_ignore_ascii_case("authorization") && value != REDACTED {

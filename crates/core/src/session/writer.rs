@@ -380,7 +380,7 @@ mod tests {
             at: 1,
             index: 0,
             message_index: 0,
-            trace: Box::new(long_trace()),
+            trace: long_trace().into(),
         };
         let mut records = journal::records_of(&s);
         records.push(trace.clone());
@@ -413,6 +413,51 @@ mod tests {
         let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         let back = journal::read(&path).expect("loads");
+        assert_eq!(back.session.traces[0].trace.chunks.len(), 40_000);
+    }
+
+    #[test]
+    fn a_shared_trace_is_written_as_its_copy_would_be_and_its_key_redacted_in_a_copy() {
+        use crate::engine::SharedTrace;
+        use crate::session::journal::TraceBody;
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = SessionStore::new(dir.path());
+        let s = Session::new("local", Mode::Raw, "kimi", "http://127.0.0.1:8000/v1");
+        let shared = SharedTrace::new(long_trace());
+        let record = |trace: TraceBody| Record::Trace {
+            at: 1,
+            index: 0,
+            message_index: 0,
+            trace,
+        };
+        let mut w = JournalWriter::spawn(
+            &store,
+            &s.id,
+            Target::Create {
+                beside_legacy: false,
+            },
+        )
+        .expect("spawn");
+        let mut records = journal::records_of(&s);
+        records.push(record(TraceBody::Shared(shared.clone())));
+        w.send(records);
+        assert!(w.flush(Duration::from_secs(10)));
+        assert!(w.error().is_none());
+
+        let mut want = Vec::new();
+        for mut r in journal::records_of(&s) {
+            journal::encode(&mut r, &mut want).expect("encode");
+        }
+        journal::encode(&mut record(shared.read().clone().into()), &mut want).expect("encode");
+        let got = std::fs::read(store.journal_path(&s.id)).expect("read");
+        assert!(
+            got == want,
+            "the shared trace's line differs from its copy's"
+        );
+        assert!(!String::from_utf8_lossy(&got).contains("sk-secret-key"));
+        // The agent's own trace is left as it was: the redaction went to a copy.
+        assert_eq!(shared.read().headers[0].1, "Bearer sk-secret-key");
+        let back = journal::read(&store.journal_path(&s.id)).expect("loads");
         assert_eq!(back.session.traces[0].trace.chunks.len(), 40_000);
     }
 }

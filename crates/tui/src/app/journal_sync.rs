@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use kimi_core::session::SessionStore;
-use kimi_core::session::journal::{Header, Record};
+use kimi_core::session::journal::{Header, Record, TraceBody};
 use kimi_core::session::writer::{JournalWriter, Target};
 
 use super::state::App;
@@ -143,7 +143,8 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
             at,
             index,
             message_index: app.trace_messages[index],
-            trace: Box::new(app.traces[index].read().clone()),
+            // Finished: the writer reads the agent's trace in place, no copy.
+            trace: TraceBody::Shared(app.traces[index].clone()),
         });
     }
     if j.streaming_trace.is_some_and(|k| k < finals) {
@@ -179,7 +180,8 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
                     at,
                     index: finals,
                     message_index: len,
-                    trace: Box::new(app.traces[finals].read().clone()),
+                    // A copy: the agent is still adding to it.
+                    trace: TraceBody::from(app.traces[finals].read().clone()),
                 });
                 j.streaming_trace = Some(finals);
             }
