@@ -236,14 +236,11 @@ impl JournalFile {
             // line being written; a failed write has its part of a line cut away, so that
             // the file stays whole lines.
             let mut out = BufWriter::with_capacity(LINE_BUFFER, &*file);
-            let written = match journal::encode_to(&mut r, &mut out) {
-                Ok(n) => out.flush().map(|()| n),
-                Err(e) => {
-                    // Dropped unwritten (a `BufWriter` would write its rest when dropped).
-                    let _ = out.into_parts();
-                    Err(e)
-                }
-            };
+            let written =
+                journal::encode_to(&mut r, &mut out).and_then(|n| out.flush().map(|()| n));
+            // What a failure left in the buffer goes unwritten: a `BufWriter` dropped would
+            // write it, after the cut below.
+            let _ = out.into_parts();
             match written {
                 Ok(n) => end += n,
                 Err(e) => {
