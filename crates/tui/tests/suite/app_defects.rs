@@ -13,33 +13,13 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 
-use super::app_update::{app, ask, ctrl, enter, key, notices, typed, user_turn};
+use super::app_update::{app, ask, ctrl, draft, enter, key, notices, screen, typed, user_turn};
 
 fn with_mods(app: &mut App, code: KeyCode, mods: KeyModifiers) -> Vec<Effect> {
     update(
         app,
         AppEvent::Terminal(Event::Key(KeyEvent::new(code, mods))),
     )
-}
-
-fn draft(app: &App) -> String {
-    app.input.lines().join("\n")
-}
-
-fn screen(app: &mut App, w: u16, h: u16) -> String {
-    update(app, AppEvent::Terminal(Event::Resize(w, h)));
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    ui::prepare(app, Rect::new(0, 0, w, h), &ui::markdown::Theme::default());
-    term.draw(|f| ui::draw(f, app)).expect("draw");
-    let buf = term.backend().buffer();
-    let mut out = String::new();
-    for y in 0..h {
-        for x in 0..w {
-            out.push_str(buf[(x, y)].symbol());
-        }
-        out.push('\n');
-    }
-    out
 }
 
 #[test]

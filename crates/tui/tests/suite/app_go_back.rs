@@ -2,6 +2,7 @@
 //! as the event loop saves it: the picker of earlier messages, the cut, the message back in the
 //! input, the cut part kept in the file, and resume giving the conversation after the cut.
 
+use super::app_update::draft;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{EngineEvent, Op, TurnOutcome, user_message_index};
 use kimi_core::session::{Session, SessionStore};
@@ -94,10 +95,6 @@ fn exchange(a: &mut App, store: &SessionStore, question: &str, answer: &str) {
         apply(a, store, AppEvent::Engine(e));
     }
     assert!(!a.busy);
-}
-
-fn draft(a: &App) -> String {
-    a.input.lines().join("\n")
 }
 
 fn users(a: &App) -> Vec<String> {

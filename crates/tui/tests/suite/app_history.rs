@@ -7,37 +7,12 @@ use std::os::unix::fs::PermissionsExt;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::history_file::{self, CAP, HistoryFile, SLACK};
-use kimi_ui::app::state::App;
 use kimi_ui::app::update::update;
-use kimi_ui::ui;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
 
-use super::app_update::{app, ctrl, key, typed};
+use super::app_update::{app, ctrl, draft, key, screen, typed};
 
 fn mode(p: &std::path::Path) -> u32 {
     std::fs::metadata(p).expect("meta").permissions().mode() & 0o777
-}
-
-fn draft(a: &App) -> String {
-    a.input.lines().join("\n")
-}
-
-fn screen(app: &mut App, w: u16, h: u16) -> String {
-    update(app, AppEvent::Terminal(Event::Resize(w, h)));
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    ui::prepare(app, Rect::new(0, 0, w, h), &ui::markdown::Theme::default());
-    term.draw(|f| ui::draw(f, app)).expect("draw");
-    let buf = term.backend().buffer();
-    let mut out = String::new();
-    for y in 0..h {
-        for x in 0..w {
-            out.push_str(buf[(x, y)].symbol());
-        }
-        out.push('\n');
-    }
-    out
 }
 
 #[test]

@@ -9,7 +9,7 @@ use kimi_ui::app::state::{App, AssistantTurn, Entry, TurnState};
 use kimi_ui::app::update::update;
 use kimi_ui::ui::theme::Theme;
 
-use super::app_update::{app, ctrl, enter, key, notices, typed};
+use super::app_update::{app, ctrl, draft, enter, key, notices, typed};
 
 fn answer(app: &mut App, text: &str) {
     let mut t = AssistantTurn::new(None);
@@ -36,10 +36,6 @@ fn copied(fx: &[Effect]) -> Option<(String, String)> {
 
 fn last_notice(app: &App) -> (String, bool) {
     notices(app).last().cloned().expect("a notice")
-}
-
-fn draft(app: &App) -> String {
-    app.input.lines().join("\n")
 }
 
 const FIRST: &str = "First answer.\n\n```python\nprint(1)\n```\n";

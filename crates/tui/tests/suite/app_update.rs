@@ -907,6 +907,32 @@ fn a_paste_over_the_cap_is_refused_with_a_notice_and_nothing_lost() {
     update(&mut a, AppEvent::Terminal(Event::Paste("y".into())));
     assert!(last_notice(&a).is_some_and(|(t, _)| t.contains("1 MiB limit")));
 }
+/// The input's text, lines joined.
+pub(super) fn draft(app: &App) -> String {
+    app.input.lines().join("\n")
+}
+
+/// The screen at `w`x`h` after a resize to it, as text rows (untrimmed).
+pub(super) fn screen(app: &mut App, w: u16, h: u16) -> String {
+    use ratatui::{Terminal, backend::TestBackend, layout::Rect};
+    update(app, AppEvent::Terminal(Event::Resize(w, h)));
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    kimi_ui::ui::prepare(
+        app,
+        Rect::new(0, 0, w, h),
+        &kimi_ui::ui::markdown::Theme::default(),
+    );
+    term.draw(|f| kimi_ui::ui::draw(f, app)).expect("draw");
+    let buf = term.backend().buffer();
+    let mut out = String::new();
+    for y in 0..h {
+        for x in 0..w {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
 
 pub(super) fn notices(app: &App) -> Vec<(String, bool)> {
     app.entries
