@@ -103,7 +103,11 @@ fn report(saved: &Trace, now: &Trace, saved_result: &TurnResult, result: &TurnRe
         ms(now.total_us),
         ms(saved.total_us),
     );
-    let _ = writeln!(o, "result: {}", super::parse::result_json(result));
+    let _ = writeln!(
+        o,
+        "result: {}",
+        terminal_json(&super::parse::result_json(result))
+    );
     let _ = writeln!(o, "stream: {}", compare_streams(saved, now));
     let same_parse = saved_result.content == result.content
         && saved_result.reasoning == result.reasoning
@@ -117,29 +121,31 @@ fn report(saved: &Trace, now: &Trace, saved_result: &TurnResult, result: &TurnRe
         } else {
             format!(
                 "differs from the saved answer's: {}",
-                super::parse::result_json(saved_result)
+                terminal_json(&super::parse::result_json(saved_result))
             )
         }
     );
     o
 }
 
+/// A result as JSON that is safe to print: the answer is the server's text, and serde_json
+/// leaves C1 controls and bidi characters as they are.
+fn terminal_json(v: &serde_json::Value) -> String {
+    kimi_core::json_out::to_string(v).unwrap_or_else(|e| format!("(not printable: {e})"))
+}
+
 /// The new stream against the saved one: the same bytes in the same chunks, the same bytes
 /// chunked differently, or where the bytes first differ.
 fn compare_streams(saved: &Trace, now: &Trace) -> String {
+    let kept = compare_kept(saved, now);
     if saved.dropped_chunks > 0 || now.dropped_chunks > 0 {
-        return "longer than a trace keeps: compared up to the cap only".to_owned()
-            + &compare_streams(
-                &Trace {
-                    dropped_chunks: 0,
-                    ..saved.clone()
-                },
-                &Trace {
-                    dropped_chunks: 0,
-                    ..now.clone()
-                },
-            );
+        return format!("longer than a trace keeps: compared up to the cap only; {kept}");
     }
+    kept
+}
+
+/// [`compare_streams`] over the chunks both traces kept.
+fn compare_kept(saved: &Trace, now: &Trace) -> String {
     match prompt_diff::diff(&saved.data, &now.data) {
         PromptDiff::Same => {
             let bounds = |t: &Trace| t.chunks.iter().map(|c| c.end).collect::<Vec<_>>();
@@ -174,5 +180,28 @@ fn compare_streams(saved: &Trace, now: &Trace) -> String {
                 kimi_protocol::sanitize::visible(&c.new),
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replayed_answer_is_printed_without_terminal_controls() {
+        let mut result = TurnResult::default();
+        result.content = "red \u{9b}31m text \u{202e}reversed \u{1b}]52;c;eA==\u{7}".into();
+        let out = terminal_json(&super::super::parse::result_json(&result));
+        assert!(
+            !out.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{out:?}"
+        );
+        assert!(
+            out.contains("\\u009b31m") && out.contains("\\u202e"),
+            "{out}"
+        );
+        // Still JSON that reads back to the same text.
+        let back: serde_json::Value = serde_json::from_str(&out).expect("json");
+        assert_eq!(back["content"], result.content);
     }
 }
