@@ -2,22 +2,22 @@
 //! `kimi-tui mock-server`: the context gauge after an answer (and its warning), a retry
 //! countdown then the answer, `/model` and `/profile` switching with the status bar updated.
 
-use std::path::{Path, PathBuf};
-
 use kimi_test_support::tmux::Tmux;
 
 use super::mock_process::MockProcess;
 
-fn write_config(dir: &Path, text: &str) -> PathBuf {
-    let config = dir.join("config.toml");
+/// The app in tmux against `mock_url` with one profile `p` in `mode` (plus `more` config),
+/// at its welcome screen. The directory holds the config and the app's home.
+fn start(name: &str, mode: &str, mock_url: &str, more: &str) -> (tempfile::TempDir, Tmux) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let config = dir.path().join("config.toml");
+    let text = format!(
+        "default_profile = \"p\"\n[profiles.p]\nmode = \"{mode}\"\nbase_url = \"{mock_url}\"\n{more}"
+    );
     std::fs::write(&config, text).expect("config");
-    config
-}
-
-fn start(name: &str, dir: &Path, config: &Path) -> Tmux {
-    let home = dir.join("home");
+    let home = dir.path().join("home");
     std::fs::create_dir_all(&home).expect("home");
-    Tmux::start_sized(
+    let t = Tmux::start_sized(
         name,
         &format!(
             "{} --config {}",
@@ -26,7 +26,9 @@ fn start(name: &str, dir: &Path, config: &Path) -> Tmux {
         ),
         &home,
         (120, 40),
-    )
+    );
+    t.wait_for(&["kimi-tui"], "the welcome screen");
+    (dir, t)
 }
 
 /// The status bar: the screen's last non-empty row.
@@ -42,17 +44,12 @@ fn status_bar(screen: &str) -> String {
 #[test]
 fn the_gauge_shows_the_context_used_after_an_answer_and_warns_at_80_percent() {
     let mock = MockProcess::start(["--max-model-len", "131072"]);
-    let dir = tempfile::tempdir().expect("tmp");
     // No context_window: the length comes from the server's /models.
-    let config = write_config(
-        dir.path(),
-        &format!(
-            "default_profile = \"p\"\n[profiles.p]\nmode = \"raw\"\nbase_url = \"{}\"\n\n[profiles.small]\nmode = \"chat\"\nbase_url = \"{}\"\ncontext_window = 120\n",
-            mock.url, mock.url
-        ),
+    let small = format!(
+        "\n[profiles.small]\nmode = \"chat\"\nbase_url = \"{}\"\ncontext_window = 120\n",
+        mock.url
     );
-    let t = start("gauge", dir.path(), &config);
-    t.wait_for(&["kimi-tui"], "the welcome screen");
+    let (_dir, t) = start("gauge", "raw", &mock.url, &small);
     t.send_line("hello");
     let screen = t.wait_until(
         "the answer and the gauge",
@@ -94,16 +91,7 @@ fn a_503_shows_a_countdown_then_the_answer_arrives() {
         "--retry-after",
         "2",
     ]);
-    let dir = tempfile::tempdir().expect("tmp");
-    let config = write_config(
-        dir.path(),
-        &format!(
-            "default_profile = \"p\"\n[profiles.p]\nmode = \"chat\"\nbase_url = \"{}\"\n",
-            mock.url
-        ),
-    );
-    let t = start("retry", dir.path(), &config);
-    t.wait_for(&["kimi-tui"], "the welcome screen");
+    let (_dir, t) = start("retry", "chat", &mock.url, "");
     t.send_line("hello");
     let waiting = t.wait_for(
         &[
@@ -126,16 +114,7 @@ fn a_503_shows_a_countdown_then_the_answer_arrives() {
 #[test]
 fn esc_cancels_a_retry_wait_and_the_error_stays() {
     let mock = MockProcess::start(["--fail-status", "503", "--retry-after", "30"]);
-    let dir = tempfile::tempdir().expect("tmp");
-    let config = write_config(
-        dir.path(),
-        &format!(
-            "default_profile = \"p\"\n[profiles.p]\nmode = \"raw\"\nbase_url = \"{}\"\n",
-            mock.url
-        ),
-    );
-    let t = start("retry-esc", dir.path(), &config);
-    t.wait_for(&["kimi-tui"], "the welcome screen");
+    let (_dir, t) = start("retry-esc", "raw", &mock.url, "");
     t.send_line("hello");
     t.wait_for(&["retrying in", "Esc cancels"], "the countdown");
     t.keys(&["Escape"]);
@@ -148,16 +127,7 @@ fn esc_cancels_a_retry_wait_and_the_error_stays() {
 #[test]
 fn slash_model_lists_and_switches_and_the_status_bar_follows() {
     let mock = MockProcess::start(["--extra-models", "moonshotai/Kimi-K2.5"]);
-    let dir = tempfile::tempdir().expect("tmp");
-    let config = write_config(
-        dir.path(),
-        &format!(
-            "default_profile = \"p\"\n[profiles.p]\nmode = \"raw\"\nbase_url = \"{}\"\n",
-            mock.url
-        ),
-    );
-    let t = start("model", dir.path(), &config);
-    t.wait_for(&["kimi-tui"], "the welcome screen");
+    let (_dir, t) = start("model", "raw", &mock.url, "");
     t.send_line("/model");
     let listed = t.wait_for(
         &[
