@@ -463,6 +463,7 @@ fn the_writer_appends_and_fsyncs_what_it_is_sent() {
             content: "so far".into(),
             ..PartialAnswer::default()
         },
+        more: false,
     }]);
     assert!(w.flush(WAIT));
     // Written: a timed save of a streaming answer may send the next copy.

@@ -287,6 +287,7 @@ where
     });
     let counted = std::pin::pin!(counted);
     let mut events = EventStream::new(counted);
+    let mut payloads = 0u32;
     loop {
         let next = tokio::select! {
             _ = call.cancel.cancelled() => return Ok(End::Cancelled),
@@ -319,8 +320,18 @@ where
             continue;
         }
         on_payload(data, at_us, &mut *on_event)?;
+        // While the socket has data, reading it never waits, and a caller that buffers what
+        // `on_event` reports (the engine) would hold everything one poll read: megabytes under
+        // a fast stream. Yielding now and then hands it over in small batches.
+        payloads = payloads.wrapping_add(1);
+        if payloads.is_multiple_of(YIELD_EVERY) {
+            tokio::task::yield_now().await;
+        }
     }
 }
+
+/// Payloads read between yields to the caller (see `stream_sse`).
+const YIELD_EVERY: u32 = 64;
 
 /// The next event, or `None` after `idle` without one. A keepalive comment restarts the wait:
 /// the server is alive, the model slow (a reasoning model may think for minutes).
@@ -590,6 +601,59 @@ mod tests {
                 .filter(|e| matches!(e, StreamEvent::Usage(_)))
                 .count(),
             2
+        );
+    }
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::Poll;
+
+    use kimi_protocol::{Message, Mode, StreamEvent};
+    use tokio_util::sync::CancellationToken;
+
+    use crate::{Backend, Endpoint};
+
+    /// The engine buffers what one poll of `stream_turn` reports. Polled only after the socket
+    /// has had time to fill, a poll must still hand over a small batch, not all that arrived.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_fast_stream_is_handed_over_in_small_batches() {
+        let mock = kimi_mock::MockServer::start(kimi_mock::MockOptions::default(), 0)
+            .await
+            .unwrap();
+        let mut ep = Endpoint::new(Mode::Raw, &mock.base_url(), "moonshotai/Kimi-K2-Instruct");
+        ep.max_tokens = 50_000;
+        let backend = Backend::new(ep).unwrap();
+        let messages = [Message::user("stream 40000 tokens")];
+        let cancel = CancellationToken::new();
+        let (events, text) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let mut sink = |e: StreamEvent| {
+            events.fetch_add(1, Ordering::Relaxed);
+            if let StreamEvent::Text(t) = e {
+                text.fetch_add(t.len(), Ordering::Relaxed);
+            }
+        };
+        let mut fut = Box::pin(backend.stream_turn(&messages, &[], &cancel, &mut sink));
+        let (mut seen, mut biggest, mut polls) = (0, 0, 0);
+        let result = loop {
+            let polled = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
+            polls += 1;
+            let now = events.load(Ordering::Relaxed);
+            biggest = biggest.max(now - seen);
+            seen = now;
+            match polled {
+                Poll::Ready(r) => break r,
+                Poll::Pending => tokio::time::sleep(std::time::Duration::from_millis(2)).await,
+            }
+        };
+        assert!(result.error.is_none(), "{:?}", result.error);
+        assert_eq!(text.load(Ordering::Relaxed), result.content.len());
+        assert!(seen > 60_000, "a chunk and a text event per token: {seen}");
+        // Two events a payload (the chunk, its text) and a few for the request and the end.
+        assert!(
+            biggest <= 2 * 64 + 8,
+            "{biggest} events from one poll ({polls} polls)"
         );
     }
 }

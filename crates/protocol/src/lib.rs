@@ -12,6 +12,7 @@ pub mod invisible;
 pub mod json;
 pub mod message;
 pub mod parser;
+mod produced_log;
 pub mod prompt_diff;
 pub(crate) mod python;
 pub mod request;

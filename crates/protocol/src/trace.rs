@@ -17,6 +17,7 @@ use crate::stream::{RequestSent, StreamEvent, StreamMeta, Usage};
 use crate::trace_tokens::TokenTrace;
 
 pub use crate::chunk_marks::{ChunkMark, ChunkMarks};
+pub use crate::produced_log::ProducedLog;
 
 /// The trace of one HTTP request/response.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -71,8 +72,8 @@ pub struct Trace {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub done: bool,
     /// What the client made of each kept chunk, in order: kinds and sizes, not the text.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub produced: Vec<Produced>,
+    #[serde(default, skip_serializing_if = "ProducedLog::is_empty")]
+    pub produced: ProducedLog,
     /// The calls the client saw begin, in order (`Made::CallBegin` points here).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub call_heads: Vec<CallHead>,
@@ -264,13 +265,9 @@ impl Trace {
         }
     }
 
-    /// What chunk `n` produced, in order. `produced` is sorted by chunk, so this is a binary
-    /// search, not a scan.
-    pub fn produced_by(&self, n: usize) -> &[Produced] {
-        let n = u32::try_from(n).unwrap_or(u32::MAX);
-        let a = self.produced.partition_point(|p| p.0 < n);
-        let b = self.produced.partition_point(|p| p.0 <= n);
-        self.produced.get(a..b).unwrap_or_default()
+    /// What chunk `n` produced, in order (a binary search, not a scan).
+    pub fn produced_by(&self, n: usize) -> impl Iterator<Item = Made> + '_ {
+        self.produced.by_chunk(n)
     }
 
     pub fn push_chunk(&mut self, data: &str, at_us: u64) {

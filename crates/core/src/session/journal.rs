@@ -89,6 +89,11 @@ pub enum Record {
     Partial {
         at: u64,
         partial: PartialAnswer,
+        /// It holds only what arrived since the partial record before it with the same
+        /// `after_message`, and continues that one ([`PartialAnswer::extend`]): a timed save
+        /// of a long answer then writes what arrived, not the whole answer again each time.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        more: bool,
     },
     /// The streamed answer after `after_message` finished: its message and trace are saved.
     PartialEnd {
@@ -282,6 +287,7 @@ pub fn records_of(session: &Session) -> Vec<Record> {
     out.extend(session.partial.iter().map(|p| Record::Partial {
         at,
         partial: p.clone(),
+        more: false,
     }));
     out
 }
@@ -373,12 +379,13 @@ impl Replay {
                 }
                 at
             }
-            Record::Partial { at, partial } => {
+            Record::Partial { at, partial, more } => {
                 match s
                     .partial
                     .iter_mut()
                     .find(|p| p.after_message == partial.after_message)
                 {
+                    Some(p) if more => p.extend(partial),
                     Some(p) => *p = partial,
                     None => s.partial.push(partial),
                 }
@@ -580,6 +587,7 @@ mod tests {
                 content: "x".into(),
                 ..PartialAnswer::default()
             },
+            more: false,
         });
         add(Record::Partial {
             at: 8,
@@ -588,6 +596,7 @@ mod tests {
                 content: "xy".into(),
                 ..PartialAnswer::default()
             },
+            more: false,
         });
         add(Record::Message {
             at: 9,
@@ -637,5 +646,73 @@ mod tests {
                 .contains("line 8: message 7 where message 3 was expected"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_partial_record_with_more_continues_the_one_before() {
+        use kimi_protocol::ToolCall;
+        let mut bytes = header();
+        let add = |bytes: &mut Vec<u8>, mut r: Record| encode(&mut r, bytes).expect("encode");
+        let part = |content: &str, reasoning: &str, calls: Vec<ToolCall>| PartialAnswer {
+            after_message: 0,
+            content: content.into(),
+            reasoning_content: reasoning.into(),
+            tool_calls: calls,
+            saved_unix_ms: 0,
+        };
+        add(
+            &mut bytes,
+            Record::Partial {
+                at: 1,
+                partial: part("Hel", "thi", vec![ToolCall::new("a:0", "a", "{\"x\"")]),
+                more: false,
+            },
+        );
+        add(
+            &mut bytes,
+            Record::Partial {
+                at: 2,
+                partial: part(
+                    "lo",
+                    "nk",
+                    vec![
+                        ToolCall::new("a:0", "a", ": 1}"),
+                        ToolCall::new("b:1", "b", "{"),
+                    ],
+                ),
+                more: true,
+            },
+        );
+        let line = String::from_utf8_lossy(&bytes);
+        assert_eq!(line.matches("\"more\":true").count(), 1, "{line}");
+        let p = &read_from(Path::new("j"), &bytes[..])
+            .expect("reads")
+            .session
+            .partial;
+        assert_eq!(p.len(), 1);
+        assert_eq!(
+            (p[0].content.as_str(), p[0].reasoning_content.as_str()),
+            ("Hello", "think")
+        );
+        let args: Vec<_> = p[0]
+            .tool_calls
+            .iter()
+            .map(|c| c.function.arguments.as_str())
+            .collect();
+        assert_eq!(args, ["{\"x\": 1}", "{"]);
+        // Without `more`, a record replaces the one before, as every older journal says.
+        add(
+            &mut bytes,
+            Record::Partial {
+                at: 3,
+                partial: part("Bye", "", vec![]),
+                more: false,
+            },
+        );
+        let p = read_from(Path::new("j"), &bytes[..])
+            .expect("reads")
+            .session
+            .partial;
+        assert_eq!(p[0], part("Bye", "", vec![]));
     }
 }

@@ -84,6 +84,21 @@ pub struct PartialAnswer {
     pub saved_unix_ms: u64,
 }
 
+impl PartialAnswer {
+    /// Add `more`, what arrived after this was saved: its text and reasoning go on the end,
+    /// each call's arguments on that call's, and calls past those held are new.
+    pub fn extend(&mut self, more: PartialAnswer) {
+        self.content.push_str(&more.content);
+        self.reasoning_content.push_str(&more.reasoning_content);
+        let mut calls = more.tool_calls.into_iter();
+        for (call, more) in self.tool_calls.iter_mut().zip(calls.by_ref()) {
+            call.function.arguments.push_str(&more.function.arguments);
+        }
+        self.tool_calls.extend(calls);
+        self.saved_unix_ms = more.saved_unix_ms;
+    }
+}
+
 /// The trace of one request and the message it produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionTrace {

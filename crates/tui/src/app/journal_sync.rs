@@ -8,6 +8,7 @@ use kimi_core::session::SessionStore;
 use kimi_core::session::journal::{Header, Record, TraceBody};
 use kimi_core::session::writer::{JournalWriter, Target};
 
+use super::partial::{self, Size};
 use super::state::App;
 
 /// What this run has written to the journal, beyond the message and trace counts in
@@ -20,7 +21,7 @@ pub struct JournalState {
     /// Restored interrupted answers the journal holds (`App::partial`).
     kept_partials: usize,
     /// The streaming answer last written: its `after_message` and size.
-    live: Option<(usize, (usize, usize, usize))>,
+    live: Option<(usize, Size)>,
     /// The streaming request's trace, written with its first partial record.
     streaming_trace: Option<usize>,
     /// The session continued is an old `ID.json`: its journal is new and holds it all.
@@ -155,6 +156,7 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
         out.push(Record::Partial {
             at,
             partial: p.clone(),
+            more: false,
         });
     }
     j.kept_partials = app.partial.len();
@@ -172,7 +174,8 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
     if let Some(s) = live {
         let after = s.answer.after_message;
         let size = s.size();
-        if j.live != Some((after, size)) {
+        let last = j.live.as_ref().filter(|l| l.0 == after).map(|l| &l.1);
+        if last != Some(&size) {
             // The streaming request's trace goes with its first partial record, so that a
             // crash keeps the request; its final version replaces it when the round ends.
             if j.streaming_trace.is_none() && app.traces.len() == finals + 1 {
@@ -185,9 +188,14 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
                 });
                 j.streaming_trace = Some(finals);
             }
-            // The one copy of the answer a save makes (the writer thread takes it).
-            let partial = super::partial::answer_of(s, &app.entries, app.turn_entry);
-            out.push(Record::Partial { at, partial });
+            // What arrived since the last save (the writer thread takes the copy); the whole
+            // answer when it is the first save, or when it no longer extends the last one.
+            let shown = partial::shown_text(&app.entries, app.turn_entry);
+            let (partial, more) = match last.and_then(|from| s.since(shown, from)) {
+                Some(part) => (part, true),
+                None => (s.answer(shown), false),
+            };
+            out.push(Record::Partial { at, partial, more });
             j.live = Some((after, size));
         }
     }

@@ -10,6 +10,14 @@ use kimi_protocol::ToolCall;
 
 use super::state::{App, Entry};
 
+/// Bytes of an answer's text, reasoning and each call's arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Size {
+    pub text: usize,
+    pub reasoning: usize,
+    pub args: Vec<usize>,
+}
+
 /// Everything that has arrived of the current round's answer.
 #[derive(Debug, Default)]
 pub struct Streaming {
@@ -85,12 +93,43 @@ impl Streaming {
         }
     }
 
-    /// What a save compares to know whether the answer grew: bytes of text, calls, bytes of
-    /// arguments.
-    pub fn size(&self) -> (usize, usize, usize) {
-        let calls = &self.answer.tool_calls;
-        let args = calls.iter().map(|c| c.function.arguments.len()).sum();
-        (self.text_len, calls.len(), args)
+    /// How much of the answer has arrived: what a save compares to know whether it grew, and
+    /// where the next save's part starts.
+    pub fn size(&self) -> Size {
+        Size {
+            text: self.text_len,
+            reasoning: self.answer.reasoning_content.len(),
+            args: self
+                .answer
+                .tool_calls
+                .iter()
+                .map(|c| c.function.arguments.len())
+                .collect(),
+        }
+    }
+
+    /// What arrived after the answer was `from` big (`shown`: as in [`Streaming::answer`]), to
+    /// go on the end of what was saved then; `None` when the answer no longer extends that
+    /// (its text went to the reasoning): then the whole answer is saved again.
+    pub fn since(&self, shown: &str, from: &Size) -> Option<PartialAnswer> {
+        let a = &self.answer;
+        let text = if self.own_text { &a.content } else { shown };
+        if text.len() != self.text_len || a.tool_calls.len() < from.args.len() {
+            return None;
+        }
+        let mut tool_calls = Vec::with_capacity(a.tool_calls.len());
+        for (k, call) in a.tool_calls.iter().enumerate() {
+            let saved = from.args.get(k).copied().unwrap_or(0);
+            let args = call.function.arguments.get(saved..)?;
+            tool_calls.push(ToolCall::new(&call.id, &call.function.name, args));
+        }
+        Some(PartialAnswer {
+            after_message: a.after_message,
+            content: text.get(from.text..)?.to_owned(),
+            reasoning_content: a.reasoning_content.get(from.reasoning..)?.to_owned(),
+            tool_calls,
+            saved_unix_ms: a.saved_unix_ms,
+        })
     }
 
     /// A piece of reasoning (thinking models), kept apart from the answer's text.
@@ -139,20 +178,15 @@ pub(crate) fn push_text(app: &mut App, t: &str) {
 /// The answer streaming now, if anything of it arrived.
 pub(crate) fn live_answer(app: &App) -> Option<PartialAnswer> {
     let s = app.streaming.as_ref().filter(|s| !s.is_empty())?;
-    Some(answer_of(s, &app.entries, app.turn_entry))
+    Some(s.answer(shown_text(&app.entries, app.turn_entry)))
 }
 
-/// `s` as a whole answer, its text taken from the turn `turn_entry` when that shows it.
-pub(crate) fn answer_of(
-    s: &Streaming,
-    entries: &[Entry],
-    turn_entry: Option<usize>,
-) -> PartialAnswer {
-    let shown = match turn_entry.and_then(|i| entries.get(i)) {
+/// The text of the turn `turn_entry`, which shows the streaming answer.
+pub(crate) fn shown_text(entries: &[Entry], turn_entry: Option<usize>) -> &str {
+    match turn_entry.and_then(|i| entries.get(i)) {
         Some(Entry::Assistant(turn)) => turn.text(),
         _ => "",
-    };
-    s.answer(shown)
+    }
 }
 
 #[cfg(test)]
@@ -200,7 +234,7 @@ mod tests {
             s.answer.content, "",
             "no copy while the turn shows it as sent"
         );
-        assert_eq!(s.size(), (11, 0, 0));
+        assert_eq!((s.size().text, s.size().args.len()), (11, 0));
         assert!(!s.is_empty());
         assert_eq!(s.answer("Hello world").content, "Hello world");
     }
@@ -213,9 +247,37 @@ mod tests {
         s.text("\x1b[31mred", Some(("Hi red", 3)));
         s.text(" done", Some(("Hi red done", 6)));
         assert_eq!(s.answer("Hi red done").content, "Hi \x1b[31mred done");
-        assert_eq!(s.size().0, "Hi \x1b[31mred done".len());
+        assert_eq!(s.size().text, "Hi \x1b[31mred done".len());
         s.clear_text();
         assert!(s.is_empty());
         assert_eq!(s.answer("").content, "");
+    }
+
+    #[test]
+    fn since_gives_what_arrived_after_a_save_and_the_pieces_rebuild_the_answer() {
+        let mut s = Streaming::new(2);
+        s.text("Hel", None);
+        s.reasoning("thi");
+        s.call_begin(0, "a:0", "a");
+        s.call_args(0, "{\"x\"");
+        let first = s.size();
+        let mut saved = s.answer("");
+        s.text("lo", None);
+        s.reasoning("nk");
+        s.call_args(0, ": 1}");
+        s.call_begin(1, "b:1", "b");
+        s.call_args(1, "{");
+        let part = s.since("", &first).expect("extends the last save");
+        assert_eq!(
+            (part.content.as_str(), part.reasoning_content.as_str()),
+            ("lo", "nk")
+        );
+        assert_eq!(part.tool_calls[0].function.arguments, ": 1}");
+        saved.extend(part);
+        assert_eq!(saved, s.answer(""));
+        // The text went to the reasoning: the last save is no prefix any more.
+        let before = s.size();
+        s.clear_text();
+        assert_eq!(s.since("", &before), None);
     }
 }

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 
 use super::style;
 use kimi_protocol::sanitize;
-use kimi_protocol::trace::{Made, Produced};
+use kimi_protocol::trace::Made;
 use kimi_protocol::{Mode, Trace};
 
 /// Gaps at least this long are stalls unless the inspector is told otherwise.
@@ -52,14 +52,14 @@ pub(crate) fn gap_span(trace: &Trace, n: usize, stall_us: u64) -> Span<'static> 
 /// begin get_weather (id)`, `args 0 +12B`, ... A chunk whose whole text became answer text
 /// says just `text`: the common case stays short.
 pub(crate) fn made_spans(trace: &Trace, n: usize, len: usize) -> Vec<Span<'static>> {
-    let made = trace.produced_by(n);
+    let made: Vec<Made> = trace.produced_by(n).collect();
     let mut out = Vec::new();
     if made.is_empty() {
         return out;
     }
     out.push(Span::styled(" →", style::dim()));
     let whole = |b: u32| made.len() == 1 && b as usize == len && trace.mode == Mode::Raw;
-    for Produced(_, m) in made {
+    for m in &made {
         let (text, st) = match *m {
             Made::Text(b) if whole(b) => ("text".to_owned(), style::dim()),
             Made::Text(b) => (format!("text {b}B"), style::dim()),
