@@ -194,9 +194,17 @@ impl Profile {
 
     /// The endpoint, with the API key read from the environment now.
     pub fn endpoint(&self) -> Result<Endpoint, String> {
+        self.endpoint_with(&|var| std::env::var(var))
+    }
+
+    /// The endpoint, with the API key's variable looked up by `env` (as `std::env::var`).
+    pub fn endpoint_with(
+        &self,
+        env: &dyn Fn(&str) -> Result<String, std::env::VarError>,
+    ) -> Result<Endpoint, String> {
         let api_key = match &self.api_key_env {
             None => None,
-            Some(var) => match std::env::var(var) {
+            Some(var) => match env(var) {
                 Ok(v) if !v.trim().is_empty() => {
                     let key = v.trim();
                     check_api_key(var, key)?;

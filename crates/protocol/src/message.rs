@@ -1,6 +1,8 @@
 //! Conversation messages and tool calls in the OpenAI chat shape, as the template reads them and
 //! as `--json` output and session files write them.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
@@ -86,7 +88,10 @@ impl From<WireMessage> for Message {
     expecting = "expected a string, a list of content parts, or null"
 )]
 pub enum Content {
-    Text(String),
+    /// Shared, not copied, by whoever holds the message: the agent's conversation, the app's
+    /// view of it, the journal record. An `Arc<String>` rather than an `Arc<str>` so that an
+    /// answer's streamed text becomes one without being copied.
+    Text(Arc<String>),
     /// Parts are kept as raw JSON so that nothing a caller sent is lost on the way through.
     Parts(Vec<Value>),
 }
@@ -131,7 +136,7 @@ impl Message {
     pub fn new(role: impl Into<String>, content: impl Into<String>) -> Self {
         Message {
             role: role.into(),
-            content: Some(Content::Text(content.into())),
+            content: Some(Content::Text(Arc::new(content.into()))),
             name: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
@@ -172,7 +177,7 @@ impl Message {
     pub fn text(&self) -> String {
         match &self.content {
             None => String::new(),
-            Some(Content::Text(s)) => s.clone(),
+            Some(Content::Text(s)) => String::clone(s),
             Some(Content::Parts(parts)) => parts
                 .iter()
                 .filter_map(|p| p.get("text").and_then(Value::as_str))

@@ -101,7 +101,7 @@ pub fn neutralize_tool_results(messages: &[Message]) -> Cow<'_, [Message]> {
     let mut out = messages.to_vec();
     for m in out.iter_mut().filter(|m| m.role == "tool") {
         match &mut m.content {
-            Some(Content::Text(t)) => *t = neutralize(t).into_owned(),
+            Some(Content::Text(t)) => *t = neutralize(t).into_owned().into(),
             Some(Content::Parts(parts)) => {
                 for p in parts {
                     if let Some(Value::String(t)) = p.get_mut("text") {

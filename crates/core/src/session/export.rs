@@ -168,7 +168,7 @@ fn tool_name(before: &[Message], result: &Message, id: &str) -> String {
 fn content_markdown(content: Option<&Content>) -> String {
     match content {
         None => String::new(),
-        Some(Content::Text(s)) => s.clone(),
+        Some(Content::Text(s)) => String::clone(s),
         Some(Content::Parts(parts)) => {
             let mut out = String::new();
             for p in parts {

@@ -155,6 +155,8 @@ where
     app.template = template;
     app.thinking = thinking;
     // Issue 11: what `/model` and `/profile` switch between, and the gauge's window.
+    app.switch.keys =
+        models::EnvKeys::read(profiles.values().filter_map(|p| p.api_key_env.as_deref()));
     app.switch.profiles = profiles;
     app.switch.config_path = config_path;
     app.switch.endpoint = Some(backend.endpoint().clone());

@@ -46,6 +46,37 @@ pub struct Switch {
     pub models: Vec<ModelInfo>,
     /// A profile switch the agent has not confirmed yet.
     pending_profile: Option<String>,
+    /// The profiles' key variables as the environment held them at start (it does not change
+    /// under a running process): `/profile` reads them here, keeping `update` pure.
+    pub keys: EnvKeys,
+}
+
+/// Environment variables and their values; `Debug` shows the names only (they hold keys).
+#[derive(Default)]
+pub struct EnvKeys(pub BTreeMap<String, Result<String, std::env::VarError>>);
+
+impl EnvKeys {
+    /// Each of `vars` as the environment holds it now.
+    pub fn read<'a>(vars: impl IntoIterator<Item = &'a str>) -> Self {
+        EnvKeys(
+            vars.into_iter()
+                .map(|v| (v.to_owned(), std::env::var(v)))
+                .collect(),
+        )
+    }
+
+    fn get(&self, var: &str) -> Result<String, std::env::VarError> {
+        self.0
+            .get(var)
+            .cloned()
+            .unwrap_or(Err(std::env::VarError::NotPresent))
+    }
+}
+
+impl std::fmt::Debug for EnvKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
 }
 
 /// What a model listing is for.
@@ -262,8 +293,8 @@ pub(super) fn profile_command(app: &mut App, name: Option<String>, fx: &mut Vec<
         Some(path) => format!("profile `{name}` in {}", path.display()),
         None => format!("profile `{name}`"),
     };
-    // The key is read from the environment now, as at start.
-    let ep = match p.endpoint() {
+    // The key as the environment held it at start (`Switch::keys`).
+    let ep = match p.endpoint_with(&|var| app.switch.keys.get(var)) {
         Ok(ep) => ep,
         Err(e) => return app.notice(format!("Not switched: {origin}: {e}."), true),
     };

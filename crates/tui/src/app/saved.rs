@@ -9,6 +9,7 @@ use kimi_core::engine::SharedTrace;
 use kimi_core::session::{
     PartialAnswer, Session, SessionStore, SessionTrace, to_markdown, to_openai_json,
 };
+use kimi_protocol::Content;
 
 use super::journal_sync::{self, JournalState};
 use super::state::{App, AssistantTurn, Entry, PaneState, ToolPane, TurnState};
@@ -210,6 +211,9 @@ pub fn restore(app: &mut App, mut session: Session) {
                 let trace = app.trace_messages.iter().position(|&k| k == i);
                 let mut turn = AssistantTurn::new(trace);
                 turn.set_text(&m.text());
+                if let Some(Content::Text(text)) = &m.content {
+                    turn.share_text(text);
+                }
                 if let Some(r) = m
                     .reasoning_content
                     .as_deref()

@@ -62,12 +62,20 @@ pub enum TurnState {
     Interrupted,
 }
 
+/// An answer's text as a turn holds it.
+#[derive(Debug)]
+enum TurnText {
+    Own(String),
+    /// The final message's text, shown exactly as sent (see [`AssistantTurn::share_text`]).
+    Shared(std::sync::Arc<String>),
+}
+
 /// The model's answer for one request: its text and the calls it made.
 #[derive(Debug)]
 pub struct AssistantTurn {
     pub id: CellId,
     /// The answer as shown (sanitized); only grows, except through `set_text`.
-    text: String,
+    text: TurnText,
     /// Bumped when the text is replaced rather than extended (the view lays it out again).
     text_gen: u64,
     pub state: TurnState,
@@ -87,7 +95,7 @@ impl AssistantTurn {
     pub fn new(trace: Option<usize>) -> Self {
         AssistantTurn {
             id: CellId::default(),
-            text: String::new(),
+            text: TurnText::Own(String::new()),
             text_gen: 0,
             state: TurnState::Streaming,
             panes: Vec::new(),
@@ -101,7 +109,28 @@ impl AssistantTurn {
 
     /// The answer's text as shown.
     pub fn text(&self) -> &str {
-        &self.text
+        match &self.text {
+            TurnText::Own(s) => s,
+            TurnText::Shared(s) => s,
+        }
+    }
+
+    /// The text to add to (a shared one is copied first: never expected, as a turn shares
+    /// its message's text only once that is final).
+    fn text_mut(&mut self) -> &mut String {
+        match &mut self.text {
+            TurnText::Own(s) => s,
+            TurnText::Shared(s) => std::sync::Arc::make_mut(s),
+        }
+    }
+
+    /// The final message's text, `content`: when the turn shows exactly that (nothing was
+    /// sanitized away), the turn holds the message's text instead of a copy of it. A long
+    /// answer is then held once, not once by the turn and once by the conversation.
+    pub fn share_text(&mut self, content: &std::sync::Arc<String>) {
+        if self.text() == content.as_str() {
+            self.text = TurnText::Shared(content.clone());
+        }
     }
 
     /// Bumped each time the text is replaced (see [`set_text`](Self::set_text)).
@@ -112,7 +141,7 @@ impl AssistantTurn {
     /// Model text as it streams in: shown once the sanitizer has seen what came before it.
     pub fn push_text(&mut self, text: &str) {
         let clean = self.sanitizer.push(text);
-        self.text.push_str(&clean);
+        self.text_mut().push_str(&clean);
     }
 
     /// A saved answer's whole text, through the same sanitizer as the live stream, so a
@@ -120,8 +149,7 @@ impl AssistantTurn {
     pub fn set_text(&mut self, text: &str) {
         self.sanitizer = Default::default();
         let clean = self.sanitizer.push(text);
-        self.text.clear();
-        self.text.push_str(&clean);
+        self.text = TurnText::Own(clean);
         self.text_gen += 1;
     }
 

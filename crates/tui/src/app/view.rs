@@ -6,7 +6,7 @@ use super::event::Effect;
 use super::state::*;
 use kimi_core::engine::{ApprovalRequest, Decision, Op, SharedTrace, SystemChange, TurnOutcome};
 use kimi_protocol::sanitize;
-use kimi_protocol::{Message, special};
+use kimi_protocol::{Content, Message, special};
 
 /// A message the agent appended: the view follows, and the file is written (an answer's with
 /// its trace when the round ends, one write per round).
@@ -22,8 +22,17 @@ pub(super) fn appended(app: &mut App, index: usize, message: Message, fx: &mut V
     }
     let answer = message.role == "assistant";
     match message.role.as_str() {
-        // The finished answer replaces the partial one being saved as it streamed.
-        "assistant" => app.streaming = None,
+        // The finished answer replaces the partial one being saved as it streamed; the turn
+        // that showed it holds its text from now on.
+        "assistant" => {
+            app.streaming = None;
+            if let Some(Content::Text(text)) = &message.content
+                && let Some(Entry::Assistant(turn)) =
+                    app.turn_entry.and_then(|i| app.entries.get_mut(i))
+            {
+                turn.share_text(text);
+            }
+        }
         "tool" => tool_result(app, &message),
         _ => {}
     }

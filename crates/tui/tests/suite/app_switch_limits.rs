@@ -548,3 +548,17 @@ fn an_unknown_window_is_asked_for_again_after_a_turn_until_a_listing_succeeds() 
     assert_eq!(a.context.window, None);
     assert!(!done(&mut a).contains(&Effect::ListModels(ModelsThen::Quiet)));
 }
+
+#[test]
+fn a_profiles_key_comes_from_the_environment_as_read_at_start_and_is_never_shown() {
+    let mut a = switchable();
+    // The key as `run` read it at start; the process environment itself does not hold it.
+    a.switch.keys.0.insert(
+        "KIMI_TUI_TEST_SURELY_UNSET_KEY".into(),
+        Ok("sk-from-start-123".into()),
+    );
+    let fx = command(&mut a, "/profile keyless");
+    let (ep, _) = set_endpoint(&fx).expect("switched");
+    assert_eq!(ep.api_key.as_deref(), Some("sk-from-start-123"));
+    assert!(!format!("{:?}", a.switch.keys).contains("sk-from-start"));
+}

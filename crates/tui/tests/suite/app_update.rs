@@ -1138,3 +1138,54 @@ fn the_dialogs_argument_rows_are_the_views_and_go_with_the_dialog() {
     let _answer = ask(&mut a, r#"{"city": "Paris"}"#);
     assert!((1..10).contains(&a.approval_rows.held()));
 }
+
+/// The text of the last assistant turn and of the last message, as pointers.
+fn text_ptrs(app: &App) -> (*const u8, *const u8) {
+    let turn = app
+        .entries
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Entry::Assistant(t) => Some(t.text().as_ptr()),
+            _ => None,
+        })
+        .expect("an assistant turn");
+    let message = match app.conversation.last().and_then(|m| m.content.as_ref()) {
+        Some(kimi_protocol::Content::Text(t)) => t.as_ptr(),
+        other => panic!("no text message: {other:?}"),
+    };
+    (turn, message)
+}
+
+/// Streamed text, then the final message.
+fn answer(a: &mut App, pieces: &[&str]) {
+    typed(a, "question");
+    key(a, KeyCode::Enter);
+    update(a, AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }));
+    for p in pieces {
+        update(
+            a,
+            AppEvent::Engine(EngineEvent::Stream(StreamEvent::Text((*p).into()))),
+        );
+    }
+    let index = a.conversation.len();
+    let message = Box::new(Message::assistant(pieces.concat()));
+    update(
+        a,
+        AppEvent::Engine(EngineEvent::MessageAppended { index, message }),
+    );
+}
+
+#[test]
+fn a_final_answer_shown_as_sent_is_held_once_by_the_turn_and_the_conversation() {
+    let mut a = app();
+    answer(&mut a, &["Hello ", "world"]);
+    let (turn, message) = text_ptrs(&a);
+    assert_eq!(turn_text(&a), "Hello world");
+    assert_eq!(turn, message, "the turn shows the message's own text");
+    // An answer the sanitizer changed keeps the text as shown, apart from the message's.
+    answer(&mut a, &["Hi \x1b[31m", "red"]);
+    let (turn, message) = text_ptrs(&a);
+    assert_eq!(turn_text(&a), "Hi red");
+    assert_ne!(turn, message);
+}
