@@ -371,6 +371,28 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
     assert!(md.contains("interrupted") && md.contains("a time"), "{md}");
     drop(b);
 
+    // More arrives: the next save writes only that, and loading joins the pieces.
+    for e in [
+        StreamEvent::Text(" there".into()),
+        StreamEvent::ToolCallArgs {
+            index: 0,
+            delta: "ris\"}".into(),
+        },
+    ] {
+        apply(&mut a, &store, AppEvent::Engine(EngineEvent::Stream(e)));
+    }
+    a.last_save = Some(std::time::Instant::now() - std::time::Duration::from_millis(1100));
+    assert_eq!(apply(&mut a, &store, AppEvent::Tick), 1);
+    let journal = std::fs::read_to_string(store.journal_path(&id)).expect("read");
+    let last = journal.lines().last().expect("a line");
+    assert!(
+        last.contains("\"more\":true") && last.contains(" there") && !last.contains("Once"),
+        "{last}"
+    );
+    let p = &store.load(&id).expect("loads").partial[0];
+    assert_eq!(p.content, "Once upon \u{1b}]0;x\u{7}a time there");
+    assert_eq!(p.tool_calls[0].function.arguments, "{\"city\": \"Paris\"}");
+
     // The round ends: its message replaces the partial record.
     for e in round_finish(1, 1, Message::assistant("Once upon a time.")) {
         apply(&mut a, &store, AppEvent::Engine(e));
