@@ -6,9 +6,9 @@
 //! microseconds each), with a new epoch, rare, whenever a time does not fit the current one.
 //! Reads and the saved form are the same [`ChunkMark`]s as before (`{"end": .., "at_us": ..}`).
 
-use serde::de::{SeqAccess, Visitor};
-use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::seq_serde;
 
 /// One chunk: where it ends in `Trace::data`, and when it arrived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -153,32 +153,13 @@ impl From<Vec<ChunkMark>> for ChunkMarks {
 
 impl Serialize for ChunkMarks {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.len()))?;
-        for m in self.iter() {
-            seq.serialize_element(&m)?;
-        }
-        seq.end()
+        seq_serde::serialize(s, self.len(), self.iter())
     }
 }
 
 impl<'de> Deserialize<'de> for ChunkMarks {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Marks;
-        impl<'de> Visitor<'de> for Marks {
-            type Value = ChunkMarks;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a list of chunk marks")
-            }
-            // Read one at a time: no list of 16-byte marks on the way in.
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ChunkMarks, A::Error> {
-                let mut marks = ChunkMarks::new();
-                while let Some(m) = seq.next_element::<ChunkMark>()? {
-                    marks.push(m);
-                }
-                Ok(marks)
-            }
-        }
-        d.deserialize_seq(Marks)
+        seq_serde::deserialize(d, "a list of chunk marks", ChunkMarks::push)
     }
 }
 

@@ -17,6 +17,7 @@ pub mod prompt_diff;
 pub(crate) mod python;
 pub mod request;
 pub mod sanitize;
+mod seq_serde;
 pub mod special;
 pub mod stream;
 pub(crate) mod template;

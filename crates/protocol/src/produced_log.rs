@@ -8,10 +8,9 @@
 //! is kept as a [`Produced`]. Reads and the saved form are the same list of [`Produced`] as
 //! before, in chunk order.
 
-use serde::de::{SeqAccess, Visitor};
-use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::seq_serde;
 use crate::trace::{Made, Produced};
 
 /// The products of a trace's chunks, in chunk order.
@@ -174,32 +173,14 @@ impl FromIterator<Produced> for ProducedLog {
 
 impl Serialize for ProducedLog {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.len()))?;
-        for p in self.iter() {
-            seq.serialize_element(&p)?;
-        }
-        seq.end()
+        seq_serde::serialize(s, self.len(), self.iter())
     }
 }
 
 impl<'de> Deserialize<'de> for ProducedLog {
+    /// Read one at a time, into runs as they were when recorded.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Log;
-        impl<'de> Visitor<'de> for Log {
-            type Value = ProducedLog;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a list of [chunk, product] pairs")
-            }
-            // Read one at a time, into runs as they were when recorded.
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ProducedLog, A::Error> {
-                let mut log = ProducedLog::new();
-                while let Some(p) = seq.next_element::<Produced>()? {
-                    log.push(p);
-                }
-                Ok(log)
-            }
-        }
-        d.deserialize_seq(Log)
+        seq_serde::deserialize(d, "a list of [chunk, product] pairs", ProducedLog::push)
     }
 }
 
