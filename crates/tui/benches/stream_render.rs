@@ -16,7 +16,8 @@
 //! The code block state is rebuilt, untimed, every `RESET` iterations, so the open line never
 //! holds more than `RESET` tokens. "after history" puts an earlier answer above the block, so
 //! the screen is full whatever the block's length (a 10-line block alone leaves it mostly
-//! empty, which is cheaper to draw).
+//! empty, which is cheaper to draw). 200 lines fill the screen with code as 2,000 do: what
+//! the two cost apart is what the length of the block costs.
 
 // A bench: a failed unwrap in setup is a broken bench, as in tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -153,7 +154,13 @@ fn frames(c: &mut Criterion) {
     let theme = ui::markdown::Theme::default();
     let mut g = c.benchmark_group("code block frame");
     g.sample_size(20).measurement_time(Duration::from_secs(3));
-    for (n, history) in [(10usize, false), (2_000, false), (10, true), (2_000, true)] {
+    for (n, history) in [
+        (10usize, false),
+        (200, false),
+        (2_000, false),
+        (10, true),
+        (2_000, true),
+    ] {
         let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
         let id = if history {
             format!("{n} after history")
