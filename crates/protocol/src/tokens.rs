@@ -132,7 +132,8 @@ impl Marker {
 
     /// The marker whose text starts `bytes`, if any.
     pub fn at_start(bytes: &[u8]) -> Option<Marker> {
-        if bytes.len() < 2 || bytes[0] != b'<' {
+        // Every marker is longer than 3 bytes.
+        if bytes.len() < 3 || bytes[0] != b'<' {
             return None;
         }
         let candidates: &[Marker] = match bytes[1] {
@@ -141,10 +142,12 @@ impl Marker {
             b'/' => &[Marker::ThinkEnd],
             _ => return None,
         };
-        candidates
-            .iter()
-            .copied()
-            .find(|m| bytes.starts_with(m.text().as_bytes()))
+        // The third byte first: text such as `<|not a marker|>` in a tool's arguments then
+        // costs no comparison of whole markers (they took most of the parser's time).
+        candidates.iter().copied().find(|m| {
+            let t = m.text().as_bytes();
+            t.get(2) == bytes.get(2) && bytes.starts_with(t)
+        })
     }
 
     /// True when `bytes` (starting with `<`) is a proper prefix of some marker, so more input
@@ -205,5 +208,12 @@ mod tests {
         assert!(Marker::is_proper_prefix(b"<"));
         assert!(!Marker::is_proper_prefix(b"<|im_x"));
         assert!(!Marker::is_proper_prefix(b"<|im_end|>"));
+        for m in Marker::ALL {
+            let text = format!("{}more", m.text());
+            assert_eq!(Marker::at_start(text.as_bytes()), Some(m));
+        }
+        for text in ["<|not a marker|>", "<|", "<t", "</b>", "<|tool_call_xyz|>"] {
+            assert_eq!(Marker::at_start(text.as_bytes()), None, "{text}");
+        }
     }
 }
