@@ -247,9 +247,21 @@ impl InspectorView {
     /// text holds `query`, ignoring case. Only the lines passed over are read.
     pub fn find(&self, query: &str, from: usize, forward: bool) -> Option<usize> {
         let q = query.to_lowercase();
-        let hit = |n: usize| {
-            self.line(n)
-                .is_some_and(|l| plain(l).to_lowercase().contains(&q))
+        // One buffer for every line read; an ASCII line is lowercased in place (the same as
+        // `to_lowercase` for it), so a step allocates nothing per line in the common case.
+        let mut text = String::new();
+        let mut hit = |n: usize| {
+            let Some(line) = self.line(n) else {
+                return false;
+            };
+            text.clear();
+            line.spans.iter().for_each(|s| text.push_str(&s.content));
+            if text.is_ascii() {
+                text.make_ascii_lowercase();
+                text.contains(&q)
+            } else {
+                text.to_lowercase().contains(&q)
+            }
         };
         if forward {
             (from..self.len()).find(|&n| hit(n))
