@@ -210,9 +210,12 @@ pub fn restore(app: &mut App, mut session: Session) {
             "assistant" => {
                 let trace = app.trace_messages.iter().position(|&k| k == i);
                 let mut turn = AssistantTurn::new(trace);
-                turn.set_text(&m.text());
-                if let Some(Content::Text(text)) = &m.content {
-                    turn.share_text(text);
+                match &m.content {
+                    Some(Content::Text(text)) => {
+                        turn.set_text(text);
+                        turn.share_text(text);
+                    }
+                    _ => turn.set_text(&m.text()),
                 }
                 if let Some(r) = m
                     .reasoning_content

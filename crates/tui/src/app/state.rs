@@ -141,7 +141,9 @@ impl AssistantTurn {
     /// Model text as it streams in: shown once the sanitizer has seen what came before it.
     pub fn push_text(&mut self, text: &str) {
         let clean = self.sanitizer.push(text);
-        self.text_mut().push_str(&clean);
+        if !clean.is_empty() {
+            self.text_mut().push_str(&clean);
+        }
     }
 
     /// A saved answer's whole text, through the same sanitizer as the live stream, so a

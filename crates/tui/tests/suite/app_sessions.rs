@@ -610,3 +610,36 @@ fn a_resumed_session_shows_exactly_what_was_shown_live_however_the_text_was_spli
         }
     }
 }
+
+#[test]
+fn a_resumed_answer_shown_as_saved_is_held_once() {
+    let mut s = Session::new("local", Mode::Raw, "m", "http://h/v1");
+    s.messages = vec![
+        Message::user("hello?"),
+        Message::assistant("Hi there."),
+        Message::user("and red?"),
+        Message::assistant("Hi \u{1b}[31mred"),
+    ];
+    let mut b = app();
+    saved::restore(&mut b, s);
+    let turns: Vec<*const u8> = b
+        .entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Assistant(t) => Some(t.text().as_ptr()),
+            _ => None,
+        })
+        .collect();
+    let messages: Vec<*const u8> = [1, 3]
+        .iter()
+        .map(|&i| match &b.conversation[i].content {
+            Some(kimi_protocol::Content::Text(t)) => t.as_ptr(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(turns[0], messages[0], "shown as saved: the message's text");
+    assert_ne!(
+        turns[1], messages[1],
+        "sanitized for the screen: its own text"
+    );
+}
