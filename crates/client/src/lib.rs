@@ -262,6 +262,15 @@ impl Backend {
     /// Send the conversation and stream the answer. Never fails outright: errors are in
     /// `TurnResult::error`, alongside whatever arrived before them. The events say everything
     /// a trace holds (`Trace::record` builds one from them); the result keeps no copy.
+    /// A request of this backend's client to `endpoint` (its own, or a variant of it).
+    fn call<'a>(&'a self, endpoint: &'a Endpoint, cancel: &'a CancellationToken) -> http::Call<'a> {
+        http::Call {
+            client: &self.client,
+            endpoint,
+            cancel,
+        }
+    }
+
     pub async fn stream_turn(
         &self,
         messages: &[Message],
@@ -269,11 +278,7 @@ impl Backend {
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> TurnResult {
-        let call = http::Call {
-            client: &self.client,
-            endpoint: &self.endpoint,
-            cancel,
-        };
+        let call = self.call(&self.endpoint, cancel);
         log::request_started(&self.endpoint, messages.len());
         let started = std::time::Instant::now();
         let mut bytes = 0u64;
@@ -291,11 +296,7 @@ impl Backend {
                 tracing::warn!(message = %why, "the server refused logprobs; sending again without");
                 let mut plain = self.endpoint.clone();
                 plain.logprobs = 0;
-                let call = http::Call {
-                    client: &self.client,
-                    endpoint: &plain,
-                    cancel,
-                };
+                let call = self.call(&plain, cancel);
                 result = stream_once(call, messages, tools, &mut counted).await;
                 // The same 400 without them: it was not about logprobs (they stay on).
                 let again = matches!(result.error, Some(BackendError::Http { status: 400, .. }));

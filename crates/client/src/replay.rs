@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::chat::{self, ChatDecoder};
 use super::completions::{self, RawDecoder};
-use super::http::{self, End, Prompt};
+use super::http::{End, Prompt};
 use super::{Backend, BackendError, TurnResult};
 use kimi_protocol::tokens::THINK_BEGIN;
 use kimi_protocol::{Mode, StreamEvent, Trace};
@@ -30,11 +30,7 @@ impl Backend {
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> TurnResult {
-        let call = http::Call {
-            client: &self.client,
-            endpoint: &self.endpoint,
-            cancel,
-        };
+        let call = self.call(&self.endpoint, cancel);
         match self.endpoint.mode {
             Mode::Raw => {
                 let in_reasoning = starts_in_reasoning(prompt.as_ref().map(|p| p.0.as_str()));

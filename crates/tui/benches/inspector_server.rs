@@ -11,32 +11,17 @@
 // A bench: a failed unwrap in setup is a broken bench, as in tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::hint::black_box;
+mod common;
+
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::tools::Toolbox;
 use kimi_protocol::{Mode, RequestSent, StreamEvent, Trace};
 use kimi_ui::app::event::AppEvent;
-use kimi_ui::app::state::{App, Connection};
+use kimi_ui::app::state::App;
 use kimi_ui::app::update::update;
 use kimi_ui::ui;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
-
-const AREA: Rect = Rect::new(0, 0, 120, 40);
-
-fn new_app() -> App {
-    let connection = Connection {
-        profile: "bench".into(),
-        mode: Mode::Raw,
-        model: "m".into(),
-        host: "127.0.0.1:8000".into(),
-    };
-    App::new(connection, Toolbox::default(), None)
-}
 
 /// About `bytes` of completion recorded event by event, as the agent records a stream.
 fn recorded_trace(bytes: usize) -> Trace {
@@ -82,11 +67,11 @@ fn recorded_trace(bytes: usize) -> Trace {
 }
 
 fn inspector_app(bytes: usize, theme: &ui::markdown::Theme) -> App {
-    let mut app = new_app();
+    let mut app = common::new_app();
     app.traces.push(recorded_trace(bytes).into());
     app.inspector.open = true;
     app.inspector.scroll = usize::MAX / 2;
-    ui::prepare(&mut app, AREA, theme);
+    ui::prepare(&mut app, common::AREA, theme);
     app
 }
 
@@ -95,7 +80,7 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("inspector server");
     g.sample_size(10).measurement_time(Duration::from_secs(3));
     let bytes = 2 << 20;
-    let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    let mut term = common::terminal();
     // Room is left for the chunks the iterations add (past 2 MiB a trace drops them).
     let mut app = inspector_app(bytes - (256 << 10), &theme);
     let mut k = 0u64;
@@ -109,8 +94,7 @@ fn bench(c: &mut Criterion) {
                 });
                 t.record(&StreamEvent::Text(" token".into()));
             }
-            ui::prepare(&mut app, AREA, &theme);
-            term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
+            common::frame(&mut term, &mut app, &theme);
         })
     });
     let key = || {
@@ -129,8 +113,7 @@ fn bench(c: &mut Criterion) {
                 app.inspector.hit = None;
             }
             update(&mut app, key());
-            ui::prepare(&mut app, AREA, &theme);
-            term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
+            common::frame(&mut term, &mut app, &theme);
         })
     });
     g.finish();

@@ -2,31 +2,16 @@
 //! after it; a frame with the resulting draft; and a key typed into a draft at the cap. All must
 //! stay well under a second (the issue: 27 s before); a frame must not grow with the draft.
 
-use std::hint::black_box;
+mod common;
+
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::tools::Toolbox;
-use kimi_protocol::Mode;
 use kimi_ui::app::event::AppEvent;
 use kimi_ui::app::paste::MAX_DRAFT_BYTES;
-use kimi_ui::app::state::{App, Connection};
 use kimi_ui::app::update::update;
 use kimi_ui::ui;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
-
-fn app() -> App {
-    let connection = Connection {
-        profile: "bench".into(),
-        mode: Mode::Raw,
-        model: "m".into(),
-        host: "127.0.0.1:8000".into(),
-    };
-    App::new(connection, Toolbox::default(), None)
-}
 
 /// About 10 MB of log-like lines (CRLF, as some terminals send), or one 10 MB line.
 fn pasted(lines: bool) -> String {
@@ -41,48 +26,44 @@ fn pasted(lines: bool) -> String {
 
 fn bench(c: &mut Criterion) {
     let theme = ui::markdown::Theme::default();
-    let area = Rect::new(0, 0, 120, 40);
     let mut g = c.benchmark_group("paste 10 MB");
     g.sample_size(10).measurement_time(Duration::from_secs(10));
     for (name, lines) in [("lines", true), ("one line", false)] {
         let text = pasted(lines);
         g.bench_function(format!("{name}: update + first frame"), |b| {
             b.iter_batched(
-                app,
+                common::new_app,
                 |mut app| {
-                    let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+                    let mut term = common::terminal();
                     update(&mut app, AppEvent::Terminal(Event::Paste(text.clone())));
-                    ui::prepare(&mut app, area, &theme);
-                    term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
+                    common::frame(&mut term, &mut app, &theme);
                     app
                 },
                 criterion::BatchSize::PerIteration,
             )
         });
-        let mut app = app();
+        let mut app = common::new_app();
         update(&mut app, AppEvent::Terminal(Event::Paste(text.clone())));
-        let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+        let mut term = common::terminal();
         g.bench_function(format!("{name}: a frame with the draft"), |b| {
             b.iter(|| {
-                ui::prepare(&mut app, area, &theme);
-                term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
+                common::frame(&mut term, &mut app, &theme);
             })
         });
     }
     // At the cap: a draft of 1 MiB, one key typed and the frame drawn.
-    let mut app = app();
+    let mut app = common::new_app();
     let line = "x".repeat(99) + "\n";
     update(
         &mut app,
         AppEvent::Terminal(Event::Paste(line.repeat(MAX_DRAFT_BYTES / 100 - 1))),
     );
-    let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    let mut term = common::terminal();
     let key = KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE);
     g.bench_function("1 MiB draft: a key typed + frame", |b| {
         b.iter(|| {
             update(&mut app, AppEvent::Terminal(Event::Key(key)));
-            ui::prepare(&mut app, area, &theme);
-            term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
+            common::frame(&mut term, &mut app, &theme);
         })
     });
     g.finish();

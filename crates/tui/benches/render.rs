@@ -2,26 +2,16 @@
 //! each iteration appends a token to the last answer, lays out and draws a 120x40 frame.
 //! Flat figures across history sizes mean a frame only touches what is visible.
 
-use std::hint::black_box;
+mod common;
+
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use kimi_core::tools::Toolbox;
-use kimi_protocol::Mode;
-use kimi_ui::app::state::{App, AssistantTurn, Connection, Entry, TurnState};
+use kimi_ui::app::state::{App, AssistantTurn, Entry, TurnState};
 use kimi_ui::ui;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
 
 fn app_with(messages: usize) -> App {
-    let connection = Connection {
-        profile: "bench".into(),
-        mode: Mode::Raw,
-        model: "m".into(),
-        host: "127.0.0.1:8000".into(),
-    };
-    let mut app = App::new(connection, Toolbox::default(), None);
+    let mut app = common::new_app();
     for i in 0..messages.saturating_sub(1) {
         if i % 2 == 0 {
             app.entries.push(Entry::User {
@@ -44,14 +34,13 @@ fn app_with(messages: usize) -> App {
 
 fn bench(c: &mut Criterion) {
     let theme = ui::markdown::Theme::default();
-    let area = Rect::new(0, 0, 120, 40);
     let mut g = c.benchmark_group("frame while streaming");
     g.sample_size(30).measurement_time(Duration::from_secs(3));
     for n in [10usize, 1_000, 10_000] {
         let mut app = app_with(n);
-        let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+        let mut term = common::terminal();
         // Lay out once so the history's caches exist, as in a running app.
-        ui::prepare(&mut app, area, &theme);
+        ui::prepare(&mut app, common::AREA, &theme);
         let mut k = 0u64;
         g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
             b.iter(|| {
@@ -63,8 +52,7 @@ fn bench(c: &mut Criterion) {
                         " token"
                     });
                 }
-                ui::prepare(&mut app, area, &theme);
-                term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
+                common::frame(&mut term, &mut app, &theme);
             })
         });
     }

@@ -22,39 +22,26 @@
 // A bench: a failed unwrap in setup is a broken bench, as in tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::tools::Toolbox;
 use kimi_protocol::{Mode, StreamEvent, TokenLogprob, TopLogprob, Trace};
 use kimi_ui::app::event::AppEvent;
-use kimi_ui::app::state::{App, AssistantTurn, Connection, Entry};
+use kimi_ui::app::state::{App, AssistantTurn, Entry};
 use kimi_ui::app::update::update;
 use kimi_ui::ui;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
 
 const RESET: u64 = 16;
-const AREA: Rect = Rect::new(0, 0, 120, 40);
-
-fn new_app() -> App {
-    let connection = Connection {
-        profile: "bench".into(),
-        mode: Mode::Raw,
-        model: "m".into(),
-        host: "127.0.0.1:8000".into(),
-    };
-    App::new(connection, Toolbox::default(), None)
-}
 
 /// An app whose last answer is an open `rust` code block of `lines` complete lines and a
 /// started one, laid out once as in a running app. With `history`, an earlier answer of 60
 /// lines comes first, so the screen is full whatever the length of the block.
 fn code_app(lines: usize, history: bool, theme: &ui::markdown::Theme) -> App {
-    let mut app = new_app();
+    let mut app = common::new_app();
     if history {
         let mut t = AssistantTurn::new(None);
         for i in 0..60 {
@@ -76,13 +63,13 @@ fn code_app(lines: usize, history: bool, theme: &ui::markdown::Theme) -> App {
     t.push_text(&text);
     app.entries.push(Entry::Assistant(Box::new(t)));
     app.turn_entry = Some(app.entries.len() - 1);
-    ui::prepare(&mut app, AREA, theme);
+    ui::prepare(&mut app, common::AREA, theme);
     app
 }
 
 /// An app whose answer is one paragraph of `tokens` tokens, streamed in.
 fn paragraph_app(tokens: usize, theme: &ui::markdown::Theme) -> App {
-    let mut app = new_app();
+    let mut app = common::new_app();
     let words = [
         " The",
         " quick",
@@ -101,10 +88,10 @@ fn paragraph_app(tokens: usize, theme: &ui::markdown::Theme) -> App {
     for i in 0..tokens {
         push_token(&mut app, words[i % words.len()]);
         if i % 64 == 0 {
-            ui::prepare(&mut app, AREA, theme);
+            ui::prepare(&mut app, common::AREA, theme);
         }
     }
-    ui::prepare(&mut app, AREA, theme);
+    ui::prepare(&mut app, common::AREA, theme);
     app
 }
 
@@ -135,11 +122,11 @@ fn big_trace(bytes: usize) -> Trace {
 }
 
 fn inspector_app(bytes: usize, theme: &ui::markdown::Theme) -> App {
-    let mut app = new_app();
+    let mut app = common::new_app();
     app.traces.push(big_trace(bytes).into());
     app.inspector.open = true;
     app.inspector.scroll = usize::MAX / 2;
-    ui::prepare(&mut app, AREA, theme);
+    ui::prepare(&mut app, common::AREA, theme);
     app
 }
 
@@ -161,7 +148,7 @@ fn frames(c: &mut Criterion) {
         (10, true),
         (2_000, true),
     ] {
-        let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+        let mut term = common::terminal();
         let id = if history {
             format!("{n} after history")
         } else {
@@ -177,8 +164,7 @@ fn frames(c: &mut Criterion) {
                     }
                     let t0 = Instant::now();
                     push_token(&mut app, " x");
-                    ui::prepare(&mut app, AREA, &theme);
-                    term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
+                    common::frame(&mut term, &mut app, &theme);
                     took += t0.elapsed();
                 }
                 took
@@ -190,15 +176,14 @@ fn frames(c: &mut Criterion) {
     let mut g = c.benchmark_group("paragraph frame");
     g.sample_size(10).measurement_time(Duration::from_secs(3));
     for n in [1_000usize, 100_000] {
-        let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+        let mut term = common::terminal();
         // Built once per size: appending to it is what is measured (criterion's few
         // thousand iterations add a few percent to the paragraph).
         let mut app = paragraph_app(n, &theme);
         g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
             b.iter(|| {
                 push_token(&mut app, " word");
-                ui::prepare(&mut app, AREA, &theme);
-                term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
+                common::frame(&mut term, &mut app, &theme);
             })
         });
     }
@@ -207,7 +192,7 @@ fn frames(c: &mut Criterion) {
     let mut g = c.benchmark_group("inspector");
     g.sample_size(10).measurement_time(Duration::from_secs(3));
     let bytes = 2 << 20;
-    let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    let mut term = common::terminal();
     // Built once (criterion calls the routine several times); room is left for the chunks
     // the iterations add (past 2 MiB a trace drops them).
     let mut app = inspector_app(bytes - (256 << 10), &theme);
@@ -222,8 +207,7 @@ fn frames(c: &mut Criterion) {
                     at_us: 1_000_000 + k,
                 });
             }
-            ui::prepare(&mut app, AREA, &theme);
-            term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
+            common::frame(&mut term, &mut app, &theme);
         })
     });
     drop(app);
@@ -248,7 +232,7 @@ fn frames(c: &mut Criterion) {
                 app.inspector.scroll = 0;
             }
             update(&mut app, key('n'));
-            ui::prepare(&mut app, AREA, &theme);
+            ui::prepare(&mut app, common::AREA, &theme);
             black_box(app.inspector.scroll)
         })
     });
@@ -293,14 +277,14 @@ fn token_frames(c: &mut Criterion) {
     let mut g = c.benchmark_group("token view");
     g.sample_size(10).measurement_time(Duration::from_secs(3));
     let bytes = 2 << 20;
-    let mut term = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
-    let mut app = new_app();
+    let mut term = common::terminal();
+    let mut app = common::new_app();
     // Room is left for the chunks the iterations add (past the caps a trace drops them).
     app.traces.push(token_trace(bytes - (256 << 10)).into());
     app.inspector.open = true;
     update(&mut app, key('t'));
     app.inspector.tokens.selected = usize::MAX;
-    ui::prepare(&mut app, AREA, &theme);
+    ui::prepare(&mut app, common::AREA, &theme);
     let mut k = 0u64;
     g.bench_function("frame/2MiB", |b| {
         b.iter(|| {
@@ -313,8 +297,7 @@ fn token_frames(c: &mut Criterion) {
                 t.record(&StreamEvent::Tokens(vec![token(" token", k)]));
             }
             app.inspector.tokens.selected = usize::MAX;
-            ui::prepare(&mut app, AREA, &theme);
-            term.draw(|f| ui::draw(f, black_box(&app))).expect("draw");
+            common::frame(&mut term, &mut app, &theme);
         })
     });
     g.finish();

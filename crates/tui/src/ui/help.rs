@@ -111,10 +111,7 @@ mod tests {
     use super::*;
 
     fn text() -> Vec<String> {
-        lines(200, true)
-            .iter()
-            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect()
+        lines(200, true).iter().map(crate::ui::line_text).collect()
     }
 
     #[test]
@@ -139,10 +136,7 @@ mod tests {
     #[test]
     fn at_80_columns_nothing_is_cut_off() {
         // Every word of every row is on screen: the description wraps under itself.
-        let text: Vec<String> = lines(80, false)
-            .iter()
-            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect();
+        let text: Vec<String> = lines(80, false).iter().map(crate::ui::line_text).collect();
         for l in &text {
             assert!(
                 unicode_width::UnicodeWidthStr::width(l.as_str()) <= inner_width(80),

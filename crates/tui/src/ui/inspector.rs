@@ -413,7 +413,7 @@ fn marked_lines(
 pub fn plain_lines(trace: &Trace, index: usize, template: Template) -> Vec<String> {
     build(trace, index, index + 1, template)
         .iter()
-        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .map(super::line_text)
         .collect()
 }
 
@@ -440,7 +440,7 @@ pub fn line_of_call<'a>(
     };
     lines
         .into_iter()
-        .position(|l| super::inspector_view::plain(l).contains(&needle))
+        .position(|l| super::line_text(l).contains(&needle))
 }
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
@@ -579,10 +579,7 @@ mod tests {
         };
         t.prompt_text_markers = vec![(body, body + 10), (body + 23, body + 28)];
         let lines = build(&t, 0, 1, K2I);
-        let text: Vec<String> = lines
-            .iter()
-            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect();
+        let text: Vec<String> = lines.iter().map(crate::ui::line_text).collect();
         let text = text.join("\n");
         assert!(
             text.contains("⚠ 2 special-token strings below come from user or tool text"),

@@ -83,10 +83,7 @@ mod tests {
     use kimi_protocol::prompt_diff::diff;
 
     fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines
-            .iter()
-            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect()
+        lines.iter().map(crate::ui::line_text).collect()
     }
 
     #[test]

@@ -73,7 +73,7 @@ pub fn highlight(line: &Line<'static>, query: &str) -> Line<'static> {
     if query.is_empty() {
         return line.clone();
     }
-    let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+    let text = super::line_text(line);
     let hits = matches(&text, query);
     if hits.is_empty() {
         return line.clone();
@@ -131,9 +131,7 @@ fn matches(text: &str, query: &str) -> Vec<(usize, usize)> {
 mod tests {
     use super::*;
 
-    fn text(l: &Line<'_>) -> String {
-        l.spans.iter().map(|s| s.content.as_ref()).collect()
-    }
+    use crate::ui::line_text as text;
 
     #[test]
     fn rows_are_counted_as_drawn() {

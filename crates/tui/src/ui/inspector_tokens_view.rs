@@ -239,10 +239,7 @@ mod tests {
     }
 
     fn texts(v: &TokenView) -> Vec<String> {
-        v.lines()
-            .iter()
-            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect()
+        v.lines().iter().map(crate::ui::line_text).collect()
     }
 
     #[test]

@@ -271,11 +271,6 @@ impl InspectorView {
     }
 }
 
-/// The text of a line.
-pub fn plain(line: &Line<'_>) -> String {
-    line.spans.iter().map(|s| s.content.as_ref()).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,7 +281,7 @@ mod tests {
     const K2I: Template = Template::K2Instruct;
 
     fn texts<'a>(lines: impl IntoIterator<Item = &'a Line<'static>>) -> Vec<String> {
-        lines.into_iter().map(plain).collect()
+        lines.into_iter().map(crate::ui::line_text).collect()
     }
 
     fn raw() -> Trace {

@@ -29,9 +29,15 @@ pub(crate) mod wrap;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
 
 use crate::app::state::App;
 use renderable::Renderable;
+
+/// The text of a line: its spans' contents joined (search, saving, tests).
+pub fn line_text(line: &Line<'_>) -> String {
+    line.spans.iter().map(|s| s.content.as_ref()).collect()
+}
 
 /// The areas of one frame.
 pub(crate) struct Areas {

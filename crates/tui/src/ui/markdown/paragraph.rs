@@ -105,7 +105,7 @@ fn row_start(
     rows: &[Line<'static>],
     k: usize,
 ) -> Option<usize> {
-    let row: String = rows[k].spans.iter().map(|s| s.content.as_ref()).collect();
+    let row = crate::ui::line_text(&rows[k]);
     let word = row.split(' ').next()?;
     let plain = |c: char| c.is_ascii_alphanumeric() || ",.;:'\"?%+=-/()".contains(c);
     if !word.starts_with(|c: char| c.is_ascii_alphabetic()) || !word.chars().all(plain) {

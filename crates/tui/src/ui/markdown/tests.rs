@@ -10,12 +10,7 @@ use super::*;
 fn plain(lines: &[Line<'_>]) -> String {
     lines
         .iter()
-        .map(|l| {
-            l.spans
-                .iter()
-                .map(|s| s.content.as_ref())
-                .collect::<String>()
-        })
+        .map(crate::ui::line_text)
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -471,10 +471,7 @@ mod tests {
     use ratatui::style::{Color, Modifier};
 
     fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines
-            .iter()
-            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect()
+        lines.iter().map(crate::ui::line_text).collect()
     }
 
     fn wrap(spans: &[Span<'_>], kind: Kind, width: usize) -> Vec<Line<'static>> {
