@@ -84,15 +84,7 @@ approval = "auto"
         ),
     )
     .expect("config");
-    let t = Tmux::start(
-        "mcpfail",
-        &format!(
-            "{} --config {}",
-            env!("CARGO_BIN_EXE_kimi-tui"),
-            cfg.display()
-        ),
-        home.path(),
-    );
+    let t = super::tui_with_config("mcpfail", &cfg, home.path(), (120, 40));
     t.wait_for(
         &[
             "MCP server `broken` failed",

@@ -35,3 +35,19 @@ mod tui_midturn_tmux;
 mod tui_network_tmux;
 mod tui_paste;
 mod tui_tmux;
+
+/// `kimi-tui --config CONFIG` in tmux at `size`, with `home` as its home (see
+/// `Tmux::start_sized`).
+fn tui_with_config(
+    name: &str,
+    config: &std::path::Path,
+    home: &std::path::Path,
+    size: (u16, u16),
+) -> kimi_test_support::tmux::Tmux {
+    let cmd = format!(
+        "{} --config {}",
+        env!("CARGO_BIN_EXE_kimi-tui"),
+        config.display()
+    );
+    kimi_test_support::tmux::Tmux::start_sized(name, &cmd, home, size)
+}

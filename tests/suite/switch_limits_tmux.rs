@@ -17,16 +17,7 @@ fn start(name: &str, mode: &str, mock_url: &str, more: &str) -> (tempfile::TempD
     std::fs::write(&config, text).expect("config");
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).expect("home");
-    let t = Tmux::start_sized(
-        name,
-        &format!(
-            "{} --config {}",
-            env!("CARGO_BIN_EXE_kimi-tui"),
-            config.display()
-        ),
-        &home,
-        (120, 40),
-    );
+    let t = super::tui_with_config(name, &config, &home, (120, 40));
     t.wait_for(&["kimi-tui"], "the welcome screen");
     (dir, t)
 }

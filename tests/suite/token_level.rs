@@ -41,6 +41,21 @@ async fn turn(
     (result, trace, requests)
 }
 
+/// An agent for `ep`, with no tools and an empty conversation.
+fn agent_for(ep: Endpoint) -> kimi_core::engine::AgentHandle {
+    Agent::spawn(
+        AgentInit {
+            backend: Backend::new(ep).expect("client"),
+            toolbox: Toolbox::new(Vec::new()).expect("tools"),
+            max_rounds: 2,
+            system_prompt: None,
+            conversation: Vec::new(),
+            traces: Vec::new(),
+        },
+        EVENT_QUEUE,
+    )
+}
+
 #[tokio::test]
 async fn raw_mode_reports_every_token_with_its_id_logprob_and_alternatives() {
     let (result, trace, requests) =
@@ -195,17 +210,7 @@ async fn the_engine_turns_refused_logprobs_off_until_asked_again() {
     let server = MockServer::start(opts, 0).await.expect("mock");
     let mut ep = Endpoint::new(Mode::Raw, &server.base_url(), "moonshotai/Kimi-K2-Instruct");
     ep.logprobs = 4;
-    let mut agent = Agent::spawn(
-        AgentInit {
-            backend: Backend::new(ep).expect("client"),
-            toolbox: Toolbox::new(Vec::new()).expect("tools"),
-            max_rounds: 2,
-            system_prompt: None,
-            conversation: Vec::new(),
-            traces: Vec::new(),
-        },
-        EVENT_QUEUE,
-    );
+    let mut agent = agent_for(ep);
     let mut notices = Vec::new();
     let turn = async |agent: &mut kimi_core::engine::AgentHandle, text: &str| {
         assert!(agent.send(Op::UserTurn { text: text.into() }));
@@ -259,17 +264,7 @@ async fn no_logprobs_from_the_server_is_told_once() {
         "moonshotai/Kimi-K2-Instruct",
     );
     ep.logprobs = 2;
-    let mut agent = Agent::spawn(
-        AgentInit {
-            backend: Backend::new(ep).expect("client"),
-            toolbox: Toolbox::new(Vec::new()).expect("tools"),
-            max_rounds: 2,
-            system_prompt: None,
-            conversation: Vec::new(),
-            traces: Vec::new(),
-        },
-        EVENT_QUEUE,
-    );
+    let mut agent = agent_for(ep);
     let mut told = Vec::new();
     for text in ["one", "two"] {
         assert!(agent.send(Op::UserTurn { text: text.into() }));

@@ -61,16 +61,7 @@ parameters = {{ type = "object" }}
         .expect("config");
         let home = dir.path().join("home");
         std::fs::create_dir_all(&home).expect("home");
-        let tmux = Tmux::start_sized(
-            name,
-            &format!(
-                "{} --config {}",
-                env!("CARGO_BIN_EXE_kimi-tui"),
-                config.display()
-            ),
-            &home,
-            size,
-        );
+        let tmux = super::tui_with_config(name, &config, &home, size);
         tmux.wait_for(&["kimi-tui"], "the welcome screen");
         tmux.literal("go");
         tmux.keys(&["Enter"]);

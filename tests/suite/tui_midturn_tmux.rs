@@ -5,8 +5,6 @@
 
 use std::path::Path;
 
-use kimi_test_support::tmux::Tmux;
-
 use super::mock_process::MockProcess;
 use serde_json::Value;
 
@@ -37,16 +35,7 @@ fn system_mode_and_clear_typed_mid_answer_are_applied_not_refused() {
     .expect("config");
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).expect("home");
-    let t = Tmux::start_sized(
-        "midturn",
-        &format!(
-            "{} --config {}",
-            env!("CARGO_BIN_EXE_kimi-tui"),
-            config.display()
-        ),
-        &home,
-        (120, 50),
-    );
+    let t = super::tui_with_config("midturn", &config, &home, (120, 50));
     t.wait_for(&["kimi-tui"], "the welcome screen");
     t.send_line("Tell me about Rust.");
     t.wait_for(&["◆ Kimi"], "the answer streaming");

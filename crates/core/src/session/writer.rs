@@ -356,6 +356,18 @@ mod tests {
     use super::*;
     use crate::session::Session;
 
+    /// A writer creating the journal of session `id`.
+    fn created(store: &SessionStore, id: &str) -> JournalWriter {
+        JournalWriter::spawn(
+            store,
+            id,
+            Target::Create {
+                beside_legacy: false,
+            },
+        )
+        .expect("spawn")
+    }
+
     /// A trace whose line spans many buffer-fulls, its key in a header.
     fn long_trace() -> Trace {
         let mut t = Trace {
@@ -381,14 +393,7 @@ mod tests {
         };
         let mut records = journal::records_of(&s);
         records.push(trace.clone());
-        let mut w = JournalWriter::spawn(
-            &store,
-            &s.id,
-            Target::Create {
-                beside_legacy: false,
-            },
-        )
-        .expect("spawn");
+        let mut w = created(&store, &s.id);
         w.send(records.clone());
         assert!(w.flush(Duration::from_secs(10)));
         assert!(w.error().is_none());
@@ -427,14 +432,7 @@ mod tests {
             message_index: 0,
             trace,
         };
-        let mut w = JournalWriter::spawn(
-            &store,
-            &s.id,
-            Target::Create {
-                beside_legacy: false,
-            },
-        )
-        .expect("spawn");
+        let mut w = created(&store, &s.id);
         let mut records = journal::records_of(&s);
         records.push(record(TraceBody::Shared(shared.clone())));
         w.send(records);

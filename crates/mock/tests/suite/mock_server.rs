@@ -789,6 +789,18 @@ async fn fail_times_fails_the_first_requests_then_serves_with_the_retry_after_as
     server.shutdown().await;
 }
 
+/// `GET /v1/models` of `server`, as JSON.
+async fn models(server: &MockServer) -> Value {
+    client()
+        .get(format!("{}/models", server.base_url()))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("json")
+}
+
 #[tokio::test]
 async fn models_lists_extra_models_with_their_max_model_len_or_without() {
     let server = start(MockOptions {
@@ -797,14 +809,7 @@ async fn models_lists_extra_models_with_their_max_model_len_or_without() {
         ..Default::default()
     })
     .await;
-    let v: Value = client()
-        .get(format!("{}/models", server.base_url()))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("json");
+    let v = models(&server).await;
     let ids: Vec<&str> = v["data"]
         .as_array()
         .expect("data")
@@ -820,14 +825,7 @@ async fn models_lists_extra_models_with_their_max_model_len_or_without() {
         ..Default::default()
     })
     .await;
-    let v: Value = client()
-        .get(format!("{}/models", server.base_url()))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("json");
+    let v = models(&server).await;
     assert!(v["data"][0].get("max_model_len").is_none(), "{v}");
     server.shutdown().await;
 }

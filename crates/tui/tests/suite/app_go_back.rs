@@ -5,28 +5,17 @@
 use super::app_update::draft;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{EngineEvent, Op, TurnOutcome, user_message_index};
-use kimi_core::session::{Session, SessionStore};
-use kimi_core::tools::Toolbox;
-use kimi_protocol::{Message, Mode, StreamEvent};
+use kimi_core::session::SessionStore;
+use kimi_protocol::{Message, StreamEvent};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::picker::PickTarget;
 use kimi_ui::app::saved;
-use kimi_ui::app::state::{App, Connection, Entry};
+use kimi_ui::app::state::{App, Entry};
 use kimi_ui::app::update::update;
 
-const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+use super::app_sessions::app;
 
-fn app() -> App {
-    let connection = Connection {
-        profile: "local".into(),
-        mode: Mode::Raw,
-        model: "m".into(),
-        host: "h".into(),
-    };
-    let mut a = App::new(connection, Toolbox::default(), None);
-    a.session = Some(Session::new("local", Mode::Raw, "m", "http://h/v1"));
-    a
-}
+const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Apply an event and carry out its effects as the event loop and the agent would: saves go to
 /// the journal, a user turn and a rewind come back as the agent's reports. Returns the effects.
@@ -97,7 +86,8 @@ fn exchange(a: &mut App, store: &SessionStore, question: &str, answer: &str) {
     assert!(!a.busy);
 }
 
-fn users(a: &App) -> Vec<String> {
+/// The user messages the transcript shows, in order.
+pub(super) fn users(a: &App) -> Vec<String> {
     a.entries
         .iter()
         .filter_map(|e| match e {

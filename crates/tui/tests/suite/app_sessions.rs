@@ -14,7 +14,8 @@ use kimi_ui::app::saved;
 use kimi_ui::app::state::{App, Connection, Entry, PaneState, TurnState};
 use kimi_ui::app::update::update;
 
-fn app() -> App {
+/// An app with a new session, as `kimi-tui` starts one.
+pub(super) fn app() -> App {
     let connection = Connection {
         profile: "local".into(),
         mode: Mode::Raw,

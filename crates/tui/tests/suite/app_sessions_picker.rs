@@ -6,28 +6,18 @@
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{EngineEvent, Op};
 use kimi_core::session::{Session, SessionStore};
-use kimi_core::tools::Toolbox;
 use kimi_protocol::{Message, Mode};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::picker::PickTarget;
 use kimi_ui::app::picker_sessions;
 use kimi_ui::app::saved;
-use kimi_ui::app::state::{App, Connection, Entry};
+use kimi_ui::app::state::{App, Entry};
 use kimi_ui::app::update::update;
 
-const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+use super::app_go_back::users;
+use super::app_sessions::app;
 
-fn app() -> App {
-    let connection = Connection {
-        profile: "local".into(),
-        mode: Mode::Raw,
-        model: "m".into(),
-        host: "h".into(),
-    };
-    let mut a = App::new(connection, Toolbox::default(), None);
-    a.session = Some(Session::new("local", Mode::Raw, "m", "http://h/v1"));
-    a
-}
+const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn press(a: &mut App, code: KeyCode) -> Vec<Effect> {
     update(
@@ -54,16 +44,6 @@ fn saved_session(store: &SessionStore, id: &str, updated: u64, question: &str) -
     s.updated_unix_ms = updated;
     store.save(&s).expect("saved");
     s
-}
-
-fn users(a: &App) -> Vec<String> {
-    a.entries
-        .iter()
-        .filter_map(|e| match e {
-            Entry::User { text, .. } => Some(text.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]

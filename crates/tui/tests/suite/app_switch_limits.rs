@@ -13,7 +13,7 @@ use kimi_ui::app::models::ModelsThen;
 use kimi_ui::app::state::{App, Entry};
 use kimi_ui::app::update::update;
 
-use super::app_update::{app, enter, key, typed};
+use super::app_update::{app, enter, key, notices, typed};
 
 const BASE: &str = "http://127.0.0.1:1/v1";
 
@@ -43,16 +43,6 @@ fn switchable() -> App {
 fn command(app: &mut App, text: &str) -> Vec<Effect> {
     typed(app, text);
     enter(app)
-}
-
-fn notices(app: &App) -> Vec<(String, bool)> {
-    app.entries
-        .iter()
-        .filter_map(|e| match e {
-            Entry::Notice { text, error, .. } => Some((text.clone(), *error)),
-            _ => None,
-        })
-        .collect()
 }
 
 fn last_notice(app: &App) -> (String, bool) {
