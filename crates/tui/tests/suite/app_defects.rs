@@ -9,9 +9,6 @@ use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::state::{App, Entry, PaneState, TurnState};
 use kimi_ui::app::update::update;
 use kimi_ui::ui;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
 
 use super::app_update::{app, ask, ctrl, draft, enter, key, notices, screen, typed, user_turn};
 
@@ -306,14 +303,8 @@ fn inspector_search_highlights_wraps_around_and_leaves_no_stale_note() {
     key(&mut a, KeyCode::Enter);
     let first = a.inspector.scroll;
     // The match is drawn in reverse video.
-    let mut term = Terminal::new(TestBackend::new(100, 30)).expect("terminal");
-    ui::prepare(
-        &mut a,
-        Rect::new(0, 0, 100, 30),
-        &ui::markdown::Theme::default(),
-    );
-    term.draw(|f| ui::draw(f, &a)).expect("draw");
-    let buf = term.backend().buffer();
+    let frame = super::drawn(&mut a, 100, 30);
+    let buf = &frame;
     let reversed: String = buf
         .content()
         .iter()
@@ -341,10 +332,8 @@ fn inspector_search_highlights_wraps_around_and_leaves_no_stale_note() {
 
 /// The screen with reverse-video runs in ⟦ ⟧: what tells a badge apart without colour.
 fn styled_screen(app: &mut App, w: u16, h: u16) -> (String, bool) {
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    ui::prepare(app, Rect::new(0, 0, w, h), &ui::markdown::Theme::default());
-    term.draw(|f| ui::draw(f, app)).expect("draw");
-    let buf = term.backend().buffer();
+    let frame = super::drawn(app, w, h);
+    let buf = &frame;
     let mut colourless = true;
     let mut out = String::new();
     for y in 0..h {

@@ -308,10 +308,6 @@ fn a_message_that_starts_with_a_slash_comes_back_escaped_and_is_sent_again_as_a_
 
 #[test]
 fn the_picker_is_drawn_over_the_transcript_with_the_selection_marked() {
-    use kimi_ui::ui;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
-    use ratatui::layout::Rect;
     let dir = tempfile::tempdir().expect("tmp");
     let store = SessionStore::new(dir.path());
     let mut a = app();
@@ -326,14 +322,8 @@ fn the_picker_is_drawn_over_the_transcript_with_the_selection_marked() {
     }
     let (w, h) = (80, 16);
     update(&mut a, AppEvent::Terminal(Event::Resize(w, h)));
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    ui::prepare(
-        &mut a,
-        Rect::new(0, 0, w, h),
-        &ui::markdown::Theme::default(),
-    );
-    term.draw(|f| ui::draw(f, &a)).expect("draw");
-    let buf = term.backend().buffer();
+    let frame = super::drawn(&mut a, w, h);
+    let buf = &frame;
     let rows: Vec<String> = (0..h)
         .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect())
         .collect();

@@ -914,16 +914,9 @@ pub(super) fn draft(app: &App) -> String {
 
 /// The screen at `w`x`h` after a resize to it, as text rows (untrimmed).
 pub(super) fn screen(app: &mut App, w: u16, h: u16) -> String {
-    use ratatui::{Terminal, backend::TestBackend, layout::Rect};
     update(app, AppEvent::Terminal(Event::Resize(w, h)));
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    kimi_ui::ui::prepare(
-        app,
-        Rect::new(0, 0, w, h),
-        &kimi_ui::ui::markdown::Theme::default(),
-    );
-    term.draw(|f| kimi_ui::ui::draw(f, app)).expect("draw");
-    let buf = term.backend().buffer();
+    let frame = super::drawn(app, w, h);
+    let buf = &frame;
     let mut out = String::new();
     for y in 0..h {
         for x in 0..w {

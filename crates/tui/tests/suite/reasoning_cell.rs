@@ -11,9 +11,6 @@ use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::reasoning::Reasoning;
 use kimi_ui::app::state::{App, AssistantTurn, Connection, Entry};
 use kimi_ui::app::update::update;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
 use ratatui::text::Line;
 
@@ -50,14 +47,8 @@ fn turn(app: &App) -> &AssistantTurn {
 
 /// The screen as text rows, trailing spaces trimmed.
 fn screen(app: &mut App, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    kimi_ui::ui::prepare(
-        app,
-        Rect::new(0, 0, w, h),
-        &kimi_ui::ui::markdown::Theme::default(),
-    );
-    term.draw(|f| kimi_ui::ui::draw(f, app)).expect("draw");
-    let buf = term.backend().buffer();
+    let frame = super::drawn(app, w, h);
+    let buf = &frame;
     (0..h)
         .map(|y| {
             let row: String = (0..w).map(|x| buf[(x, y)].symbol().to_owned()).collect();

@@ -10,11 +10,7 @@ use kimi_protocol::{Message, Mode, StreamEvent, Trace};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::state::{App, Connection};
 use kimi_ui::app::update::update;
-use kimi_ui::ui;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -111,13 +107,6 @@ fn styled(buf: &Buffer) -> String {
     out
 }
 
-fn draw(app: &mut App, w: u16, h: u16) -> Buffer {
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    ui::prepare(app, Rect::new(0, 0, w, h), &ui::markdown::Theme::default());
-    term.draw(|f| ui::draw(f, app)).expect("draw");
-    term.backend().buffer().clone()
-}
-
 fn text(buf: &Buffer) -> String {
     styled(buf)
 }
@@ -133,7 +122,7 @@ async fn the_token_view_shows_ids_shades_and_alternatives_of_mock_tokens() {
     // `t` in the inspector opens the token view; the first token is selected.
     assert!(press(&mut a, KeyCode::Char('t')).is_empty());
     assert!(a.inspector.tokens.open);
-    let screen = text(&draw(&mut a, 100, 30));
+    let screen = text(&super::drawn(&mut a, 100, 30));
     assert!(screen.contains("Inspector · tokens"), "{screen}");
     assert!(screen.contains(&format!("{tokens} tokens")), "{screen}");
     // Markers as produced: one token each, with the special id.
@@ -147,7 +136,7 @@ async fn the_token_view_shows_ids_shades_and_alternatives_of_mock_tokens() {
     assert_eq!(a.inspector.tokens.selected, 1);
     press(&mut a, KeyCode::End);
     assert_eq!(a.inspector.tokens.selected, tokens - 1);
-    let screen = text(&draw(&mut a, 100, 30));
+    let screen = text(&super::drawn(&mut a, 100, 30));
     assert!(
         screen.contains(&format!("token #{} · id 163596", tokens - 1)),
         "the last token is the section end: {screen}"
@@ -170,11 +159,11 @@ async fn the_token_view_shows_ids_shades_and_alternatives_of_mock_tokens() {
     drop(t);
     // The styled screen, with the selection on the first token.
     press(&mut a, KeyCode::Home);
-    insta::assert_snapshot!(styled(&draw(&mut a, 100, 24)));
+    insta::assert_snapshot!(styled(&super::drawn(&mut a, 100, 24)));
     // `t` again: back to the chunks.
     press(&mut a, KeyCode::Char('t'));
     assert!(!a.inspector.tokens.open);
-    let screen = text(&draw(&mut a, 100, 30));
+    let screen = text(&super::drawn(&mut a, 100, 30));
     assert!(screen.contains("Inspector · [ ] request"), "{screen}");
 }
 
@@ -192,7 +181,7 @@ async fn a_split_marker_is_badged_and_explained() {
     a.traces.push(trace.into());
     a.inspector.open = true;
     press(&mut a, KeyCode::Char('t'));
-    let buf = draw(&mut a, 100, 30);
+    let buf = super::drawn(&mut a, 100, 30);
     let screen = styled(&buf);
     assert!(
         screen.contains("⚠ 5 marker(s) arrived as several ordinary tokens"),
@@ -209,7 +198,7 @@ async fn a_split_marker_is_badged_and_explained() {
     // `u` stops on a split marker's first token and says what it is part of.
     for _ in 0..40 {
         press(&mut a, KeyCode::Char('u'));
-        let s = text(&draw(&mut a, 100, 30));
+        let s = text(&super::drawn(&mut a, 100, 30));
         if s.contains("⚠ part of <|tool_call_begin|> (5 tokens; the special token is 163597)") {
             return;
         }
@@ -248,7 +237,7 @@ fn without_token_data_the_view_says_how_to_get_it() {
     // Keys on an empty view do nothing harmful.
     press(&mut a, KeyCode::Right);
     press(&mut a, KeyCode::Char('u'));
-    let screen = text(&draw(&mut a, 100, 20));
+    let screen = text(&super::drawn(&mut a, 100, 20));
     assert!(
         screen.contains("No token data for this request"),
         "{screen}"

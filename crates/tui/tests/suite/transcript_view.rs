@@ -5,9 +5,6 @@ use kimi_core::tools::Toolbox;
 use kimi_protocol::Mode;
 use kimi_ui::app::state::{App, AssistantTurn, Connection, Entry};
 use kimi_ui::ui;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
 
 const W: u16 = 80;
 const H: u16 = 24;
@@ -26,10 +23,8 @@ fn app() -> App {
 
 /// The transcript rows of the screen, as text.
 fn shown(app: &mut App) -> Vec<String> {
-    let mut term = Terminal::new(TestBackend::new(W, H)).expect("terminal");
-    ui::prepare(app, Rect::new(0, 0, W, H), &ui::markdown::Theme::default());
-    term.draw(|f| ui::draw(f, app)).expect("draw");
-    let buf = term.backend().buffer();
+    let frame = super::drawn(app, W, H);
+    let buf = &frame;
     (0..ROWS as u16)
         .map(|y| {
             (0..W)

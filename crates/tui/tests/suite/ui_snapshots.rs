@@ -10,8 +10,6 @@ use kimi_ui::app::state::{
     App, ApprovalDialog, AssistantTurn, Connection, Entry, PaneState, ToolPane, TurnState,
 };
 use kimi_ui::ui;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 use serde_json::json;
 
@@ -59,10 +57,8 @@ fn assistant<'a>(app: &'a mut App, text: &str, state: TurnState) -> &'a mut Assi
 
 /// The screen as text, one row per line, trailing spaces trimmed.
 fn screen(app: &mut App, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    ui::prepare(app, Rect::new(0, 0, w, h), &ui::markdown::Theme::default());
-    term.draw(|f| ui::draw(f, app)).expect("draw");
-    let buf = term.backend().buffer();
+    let frame = super::drawn(app, w, h);
+    let buf = &frame;
     let mut out = String::new();
     for y in 0..h {
         let mut row = String::new();
@@ -470,10 +466,8 @@ fn styled(buf: &ratatui::buffer::Buffer) -> String {
 
 /// The whole screen with styles (see [`styled`]).
 fn styled_screen(app: &mut App, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    ui::prepare(app, Rect::new(0, 0, w, h), &ui::markdown::Theme::default());
-    term.draw(|f| ui::draw(f, app)).expect("draw");
-    styled(term.backend().buffer())
+    let frame = super::drawn(app, w, h);
+    styled(&frame)
 }
 
 #[test]
@@ -599,11 +593,9 @@ fn assert_readable_on_white(buf: &ratatui::buffer::Buffer) {
 
 fn light_screen(app: &mut App, w: u16, h: u16) -> String {
     light(app);
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-    ui::prepare(app, Rect::new(0, 0, w, h), &ui::markdown::Theme::default());
-    term.draw(|f| ui::draw(f, app)).expect("draw");
-    assert_readable_on_white(term.backend().buffer());
-    styled(term.backend().buffer())
+    let frame = super::drawn(app, w, h);
+    assert_readable_on_white(&frame);
+    styled(&frame)
 }
 
 #[test]
