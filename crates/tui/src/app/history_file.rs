@@ -2,8 +2,8 @@
 //! one JSON string per line (so multi-line prompts round-trip), mode 0600 in a 0700 directory.
 //! Appended by a writer thread (the UI never waits for the disk); when it holds more than
 //! [`CAP`] + [`SLACK`] entries it is rewritten with the newest [`CAP`] (a new file renamed over
-//! it). A prompt equal to the one before is not added; one that contains the profile's API key
-//! is never written. A line that cannot be read (a crash mid-write) is skipped.
+//! it). A prompt equal to the one before is not added, nor one over [`ENTRY_MAX`] bytes; one
+//! that contains the profile's API key is never written. A line that cannot be read (a crash mid-write) is skipped.
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -14,6 +14,9 @@ use std::thread::JoinHandle;
 pub const CAP: usize = 1000;
 /// Entries beyond the cap before the file is compacted: a rewrite every SLACK prompts at most.
 pub const SLACK: usize = 100;
+/// Longest prompt written: a pasted log of up to the 1 MiB draft cap would make the file (and
+/// every start, which reads it) up to a gigabyte; such a prompt is in its session anyway.
+pub const ENTRY_MAX: usize = 64 << 10;
 
 /// The history file and its writer thread.
 pub struct HistoryFile {
@@ -116,7 +119,7 @@ impl HistoryFile {
 
     /// Add a prompt (written by the thread; a prompt holding the key is dropped here).
     pub fn record(&self, text: &str) {
-        if text.trim().is_empty() || !self.allows(text) {
+        if text.len() > ENTRY_MAX || text.trim().is_empty() || !self.allows(text) {
             return;
         }
         if let Some(tx) = &self.tx {

@@ -135,12 +135,13 @@ pub(super) fn listed(
             if models.iter().any(|m| m.id == name) {
                 switch_model(app, name, fx);
             } else {
-                let ids: Vec<String> = models.iter().map(|m| shown(&m.id)).collect();
+                let ids: Vec<String> = models.iter().take(LISTED).map(|m| shown(&m.id)).collect();
                 app.notice(
                     format!(
-                        "Unknown model {}: the server lists {}.",
+                        "Unknown model {}: the server lists {}{}.",
                         shown(&name),
-                        ids.join(", ")
+                        ids.join(", "),
+                        more(models.len())
                     ),
                     true,
                 );
@@ -159,6 +160,17 @@ pub(super) fn listed(
     }
 }
 
+/// Most models a notice names: a server can list any number (up to the 16 MiB body cap).
+const LISTED: usize = 50;
+
+/// What a notice says of the models past the first [`LISTED`] of `total`.
+fn more(total: usize) -> String {
+    match total.saturating_sub(LISTED) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    }
+}
+
 /// Model ids come from the server: one line, escaped.
 fn shown(id: &str) -> String {
     sanitize::one_line(id, 120)
@@ -170,7 +182,7 @@ fn listing(app: &App, models: &[ModelInfo]) -> String {
         return "The server lists no models.".to_owned();
     }
     let mut s = format!("Models at {}:", shown(&app.connection.host));
-    for m in models {
+    for m in models.iter().take(LISTED) {
         let active = m.id == app.connection.model;
         s.push_str(&format!(
             "\n  {} {}",
@@ -183,6 +195,9 @@ fn listing(app: &App, models: &[ModelInfo]) -> String {
         if active {
             s.push_str("  (active)");
         }
+    }
+    if models.len() > LISTED {
+        s.push_str(&format!("\n  …{}", more(models.len())));
     }
     s.push_str("\n/model NAME switches from the next request.");
     s

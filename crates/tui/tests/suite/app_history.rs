@@ -27,6 +27,7 @@ fn the_file_is_private_round_trips_multi_line_prompts_and_never_holds_the_key() 
     file.record("the same twice");
     file.record("my key is sk-history-secret-42, keep it");
     file.record("   ");
+    file.record(&"a pasted log line\n".repeat(history_file::ENTRY_MAX / 18 + 1));
     file.record("last");
     assert!(!file.allows("x sk-history-secret-42"));
     file.close();

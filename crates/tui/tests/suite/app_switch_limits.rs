@@ -130,6 +130,29 @@ fn slash_model_lists_the_servers_models_with_the_active_one_marked() {
 }
 
 #[test]
+fn a_server_listing_thousands_of_models_gets_a_notice_of_fifty() {
+    let mut a = switchable();
+    let many: Vec<ModelInfo> = (0..5000)
+        .map(|i| ModelInfo {
+            id: format!("model-{i}"),
+            context_length: None,
+        })
+        .collect();
+    listed(&mut a, ModelsThen::Show, Ok(many.clone()));
+    let (text, _) = last_notice(&a);
+    assert!(
+        text.contains("model-49\n") && !text.contains("model-50\n"),
+        "{text}"
+    );
+    assert!(text.contains("… and 4950 more"), "{text}");
+    assert!(text.lines().count() < 60);
+    listed(&mut a, ModelsThen::Switch("nope".into()), Ok(many));
+    let (text, error) = last_notice(&a);
+    assert!(error && text.ends_with("model-49 and 4950 more."), "{text}");
+    assert!(!text.contains("model-50,"));
+}
+
+#[test]
 fn slash_model_name_switches_with_the_family_defaults_and_the_status_bar_follows() {
     let mut a = switchable();
     let fx = command(&mut a, "/model moonshotai/Kimi-K2.5");
