@@ -36,8 +36,14 @@ async fn call(tb: &Toolbox, name: &str, args: &str) -> (kimi_core::tools::ToolOu
         .check_call(name, args)
         .expect("valid arguments")
         .to_string();
-    tb.run_call(&spec, "functions.x:0", &args, CancellationToken::new())
-        .await
+    tb.run_call(
+        &spec,
+        "functions.x:0",
+        &args,
+        CancellationToken::new(),
+        None,
+    )
+    .await
 }
 
 /// Poll `cond` for up to 10 s.
@@ -122,7 +128,10 @@ async fn tools_are_listed_offered_validated_and_called() {
     assert!(content.contains(r#""sum":3.5"#), "{content}");
 
     let (_, content) = call(&tb, "mcp__t__image", "{}").await;
-    assert_eq!(content, "[image: image/png, 16 bytes]");
+    assert_eq!(
+        content,
+        "[image: image/png, 16 bytes; not sent to the model]"
+    );
 
     let (outcome, content) = call(&tb, "mcp__t__fail", "{}").await;
     assert_eq!(
@@ -153,7 +162,7 @@ async fn a_slow_call_is_cancelled_and_the_server_hears_it() {
     });
     let started = std::time::Instant::now();
     let (outcome, content) = tb
-        .run_call(&spec, "functions.x:0", r#"{"secs": 60}"#, cancel)
+        .run_call(&spec, "functions.x:0", r#"{"secs": 60}"#, cancel, None)
         .await;
     assert_eq!(outcome.exit, ExitKind::Cancelled);
     assert_eq!(content, "[cancelled by the user]");

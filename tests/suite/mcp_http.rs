@@ -93,6 +93,7 @@ async fn a_streamable_http_server_is_listed_and_called() {
             "functions.mcp__ev__echo:0",
             &args,
             CancellationToken::new(),
+            None,
         )
         .await;
     assert_eq!(outcome.exit, ExitKind::Exited(0), "{content}");

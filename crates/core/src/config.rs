@@ -966,10 +966,17 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
     }
     // Tools run with the user's environment, but never with an API key in it: not the active
     // profile's, nor that of any other profile (the user may have exported them all).
+    // An MCP server's bearer token is a credential too: no child process gets any of them.
     let hidden: BTreeSet<String> = config
         .iter()
         .flat_map(Config::api_key_vars)
         .chain(profile.api_key_env.clone())
+        .chain(
+            config
+                .iter()
+                .flat_map(|c| c.mcp_servers.iter())
+                .filter_map(|s| s.bearer_token_env.clone()),
+        )
         .collect();
     let mut tools = tools;
     for t in &mut tools {
@@ -1019,7 +1026,7 @@ mod mcp_tests {
     #[test]
     fn servers_parse_and_resolve_without_api_keys() {
         let text = format!(
-            "{HEAD}api_key_env = \"MY_KEY\"\n\n[[mcp_servers]]\nname = \"files\"\ncommand = [\"npx\", \"-y\", \"pkg\"]\n\n[[mcp_servers]]\nname = \"web\"\nurl = \"https://h/mcp\"\n"
+            "{HEAD}api_key_env = \"MY_KEY\"\n\n[[mcp_servers]]\nname = \"files\"\ncommand = [\"npx\", \"-y\", \"pkg\"]\n\n[[mcp_servers]]\nname = \"web\"\nurl = \"https://h/mcp\"\nbearer_token_env = \"WEB_TOKEN\"\n"
         );
         let c = parse(&text).expect("valid");
         assert_eq!(c.mcp_servers.len(), 2);
@@ -1032,7 +1039,8 @@ mod mcp_tests {
         })
         .expect("resolves");
         assert_eq!(r.mcp_servers.len(), 2);
-        assert_eq!(r.mcp_servers[0].hidden_env, ["MY_KEY"]);
+        // The HTTP server's token is hidden from the stdio server (and tools, by the same list).
+        assert_eq!(r.mcp_servers[0].hidden_env, ["MY_KEY", "WEB_TOKEN"]);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The actor: a task that owns the conversation, the traces, the tools and the backend, takes
 //! [`Op`]s and reports [`EngineEvent`]s.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 
 use futures_util::FutureExt;
@@ -57,8 +57,9 @@ pub(crate) struct State {
     pub system_prompt: Option<String>,
     pub conversation: Vec<Message>,
     pub traces: Vec<(usize, SharedTrace)>,
-    /// Tools the user allowed for the session (`Op::Approve` with `always`).
-    pub(crate) always_allow: HashSet<String>,
+    /// Tools the user allowed for the session (`Op::Approve` with `always`), each with the
+    /// fingerprint it had then.
+    pub(crate) always_allow: HashMap<String, u64>,
     /// Token-level data: what the user was told about it (issue 12).
     pub(crate) logprobs: super::logprobs::LogprobsState,
 }
@@ -91,7 +92,7 @@ impl Agent {
                 system_prompt: init.system_prompt,
                 conversation: init.conversation,
                 traces: init.traces,
-                always_allow: HashSet::new(),
+                always_allow: HashMap::new(),
                 logprobs: Default::default(),
             },
             io: Io::new(ops, events),

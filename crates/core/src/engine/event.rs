@@ -140,6 +140,12 @@ pub enum EngineEvent {
         call: ToolCall,
         arguments: String,
     },
+    /// A running call's server reported progress or a log line.
+    ToolNote {
+        index: usize,
+        call_id: String,
+        note: crate::tools::mcp::ToolNote,
+    },
     ToolFinished {
         index: usize,
         call: ToolCall,

@@ -190,8 +190,23 @@ async fn handle_call(state: &mut State, io: &mut Io, index: usize, call: &ToolCa
             .into_iter()
             .collect();
         // `auto` tools, and those the user allowed for the session, run on valid arguments.
-        if problems.is_empty() && (spec.approval == Approval::Auto || always_allow.contains(name)) {
+        // "Always" holds for the tool as it was when allowed: a server that changed its
+        // description or schema since is asked about again.
+        let allowed = always_allow.get(name).copied();
+        if problems.is_empty()
+            && (spec.approval == Approval::Auto || allowed == Some(spec.fingerprint()))
+        {
             break arguments;
+        }
+        if allowed.is_some_and(|f| f != spec.fingerprint()) {
+            always_allow.remove(name);
+            io.emit(EngineEvent::Notice {
+                text: format!(
+                    "`{name}` changed its description or schema since you allowed it always: it asks again."
+                ),
+                error: true,
+            })
+            .await;
         }
         let request = ApprovalRequest {
             index,
@@ -202,7 +217,7 @@ async fn handle_call(state: &mut State, io: &mut Io, index: usize, call: &ToolCa
         };
         let (decision, always) = ask(io, request).await;
         if always && matches!(decision, Decision::Approve { .. }) {
-            always_allow.insert(name.clone());
+            always_allow.insert(name.clone(), spec.fingerprint());
         }
         let edited = matches!(&decision, Decision::Approve { arguments: a } if *a != call.function.arguments);
         crate::logging::approval(name, &call.id, &decision, edited);
@@ -233,9 +248,32 @@ async fn handle_call(state: &mut State, io: &mut Io, index: usize, call: &ToolCa
     })
     .await;
     let cancel = io.cancel.child_token();
-    let (outcome, mut content) = io
-        .run(toolbox.run_call(&spec, &call.id, &arguments, cancel))
-        .await;
+    // Progress and log lines of an MCP call are reported while it runs.
+    let (notes_tx, mut notes) = tokio::sync::mpsc::unbounded_channel();
+    let mut running =
+        std::pin::pin!(toolbox.run_call(&spec, &call.id, &arguments, cancel, Some(notes_tx)));
+    let (outcome, mut content) = loop {
+        let next = io
+            .run(async {
+                tokio::select! {
+                    biased;
+                    out = running.as_mut() => Err(out),
+                    Some(note) = notes.recv() => Ok(note),
+                }
+            })
+            .await;
+        match next {
+            Ok(note) => {
+                io.emit(EngineEvent::ToolNote {
+                    index,
+                    call_id: call.id.clone(),
+                    note,
+                })
+                .await;
+            }
+            Err(out) => break out,
+        }
+    };
     if arguments != call.function.arguments {
         content = format!("[the user edited the arguments to: {arguments}]\n{content}");
     }

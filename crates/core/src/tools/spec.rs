@@ -187,6 +187,18 @@ impl ToolSpec {
     /// The OpenAI tool declaration:
     /// `{"type": "function", "function": {"name", "description", "parameters"}}`, keys in that
     /// order, `parameters` exactly as written.
+    /// What the model and the user were shown of the tool (name, description, schema), as
+    /// one number: "always allow" holds for this fingerprint only, so a tool whose server
+    /// changes its description or schema is asked about again.
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.name.hash(&mut h);
+        self.description.hash(&mut h);
+        self.parameters.to_string().hash(&mut h);
+        h.finish()
+    }
+
     pub(crate) fn to_openai(&self) -> Value {
         let mut function = Map::new();
         function.insert("name".to_owned(), Value::String(self.name.clone()));

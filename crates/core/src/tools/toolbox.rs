@@ -98,7 +98,8 @@ impl Toolbox {
         })
     }
 
-    /// Run an approved call of `spec` (local: its process; MCP: a `tools/call` to its server).
+    /// Run an approved call of `spec` (local: its process; MCP: a `tools/call` to its server,
+    /// whose progress and log lines go to `notes`).
     /// The outcome, and the content of the `tool` message.
     pub async fn run_call(
         &self,
@@ -106,10 +107,11 @@ impl Toolbox {
         call_id: &str,
         arguments: &str,
         cancel: CancellationToken,
+        notes: Option<tokio::sync::mpsc::UnboundedSender<super::mcp::ToolNote>>,
     ) -> (ToolOutcome, String) {
         match (&spec.mcp, &self.mcp) {
             (Some(_), Some(hub)) => {
-                let out = hub.call(spec, arguments, cancel).await;
+                let out = hub.call(spec, arguments, cancel, notes).await;
                 (out.outcome, out.content)
             }
             _ => {

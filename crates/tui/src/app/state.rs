@@ -7,6 +7,7 @@ use ratatui_textarea::TextArea;
 
 use kimi_core::engine::{ApprovalRequest, SharedTrace};
 use kimi_core::tools::Toolbox;
+use kimi_core::tools::mcp::ToolNote;
 use kimi_protocol::Message;
 use kimi_protocol::{Mode, Trace, Usage};
 
@@ -210,6 +211,10 @@ pub struct ToolPane {
     pub expanded: bool,
     /// Why the complete arguments cannot run as they are (shown from the moment the call ends).
     pub problem: Option<String>,
+    /// What the call's MCP server reported while it ran: the latest progress, and the last
+    /// log lines (sanitized, one line each).
+    pub progress: Option<ToolNote>,
+    pub log: std::collections::VecDeque<String>,
 }
 
 impl ToolPane {
@@ -224,6 +229,8 @@ impl ToolPane {
             result: None,
             expanded: false,
             problem: None,
+            progress: None,
+            log: std::collections::VecDeque::new(),
         }
     }
 }

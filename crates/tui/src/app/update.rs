@@ -14,6 +14,7 @@ use super::saved;
 use super::state::*;
 use super::view;
 use kimi_core::engine::{Decision, EngineEvent, Op};
+use kimi_core::tools::mcp::ToolNote;
 use kimi_core::tools::{ExitKind, ToolOutcome};
 use kimi_protocol::StreamEvent;
 use kimi_protocol::sanitize;
@@ -21,6 +22,8 @@ use kimi_protocol::special;
 
 /// Error texts from the server are shown up to this many characters.
 const ERROR_CHARS: usize = 2000;
+/// Log lines of a running MCP call kept in its pane.
+const PANE_LOG_LINES: usize = 5;
 
 /// Apply one event. Returns what the event loop must do.
 pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
@@ -1058,6 +1061,20 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
                 };
                 if arguments != call.function.arguments {
                     p.edited_arguments = Some(arguments);
+                }
+            }
+        }
+        EngineEvent::ToolNote { call_id, note, .. } => {
+            if let Some(p) = app.pane_for_call(&call_id) {
+                match note {
+                    ToolNote::Progress { .. } => p.progress = Some(note),
+                    ToolNote::Log { .. } => {
+                        if p.log.len() >= PANE_LOG_LINES {
+                            p.log.pop_front();
+                        }
+                        p.log
+                            .push_back(sanitize::one_line(&note.line(), ERROR_CHARS));
+                    }
                 }
             }
         }

@@ -54,6 +54,14 @@ pub struct McpServerConfig {
     /// Bytes of a result kept for the model. Default 64 KiB, as for local tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_bytes: Option<usize>,
+    /// Directories the server may know of (`roots/list`), as paths. Empty (the default): the
+    /// roots capability is not advertised at all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<String>,
+    /// Put the server's `instructions` into the system prompt. Off by default: they are the
+    /// server's words, shown in `/mcp`, and reach the model only when the user says so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub instructions: bool,
     /// Variables removed from a stdio server's environment: every profile's API key variable.
     /// Set by the program, not the config file.
     #[serde(skip)]
@@ -97,6 +105,8 @@ impl McpServerConfig {
             startup_timeout_secs: default_startup_timeout(),
             tool_timeout_secs: default_tool_timeout(),
             max_output_bytes: None,
+            roots: Vec::new(),
+            instructions: false,
             hidden_env: Vec::new(),
         }
     }
@@ -180,6 +190,11 @@ impl McpServerConfig {
         ] {
             if v == 0 {
                 problems.push(format!("{k}: must be at least 1"));
+            }
+        }
+        for root in &self.roots {
+            if !root.starts_with('/') {
+                problems.push(format!("roots: {root:?} is not an absolute path"));
             }
         }
         if self.max_output_bytes == Some(0) {

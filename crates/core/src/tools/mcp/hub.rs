@@ -1,24 +1,41 @@
 //! The MCP servers of a session: started together in the background, their tools offered while
-//! they live, withdrawn when they fail or die, their process groups killed at the end.
+//! they live (and listed again when a server says they changed), withdrawn when they fail or
+//! die, their sessions closed and process groups killed at the end.
 
-use std::collections::BTreeSet;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::collections::{BTreeSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::{Peer, RoleClient, RunningServiceCancellationToken};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientNotification, ClientRequest, GetPromptRequestParams, ProgressToken,
+    ReadResourceRequestParams, ResourceContents, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningServiceCancellationToken};
 use serde_json::Value;
-use tokio::sync::watch;
+use tokio::sync::{Notify, mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::McpOrigin;
+use super::client::Handler;
 use super::config::McpServerConfig;
 use super::convert::convert;
+use super::elicit::ElicitAsk;
+use super::listing::all_pages;
 use super::naming::tool_name;
-use super::server::{StderrTail, connect, kill_group, new_tail, tail_text};
+use super::notes::{HubNotice, ToolNote};
+use super::server::{StderrTail, cause_chain, connect, kill_group, new_tail, tail_text};
 use crate::tools::runner::{ExitKind, ToolOutcome};
 use crate::tools::spec::{ToolSpec, compile_parameters};
+
+/// Notices kept for the user until read; older ones are dropped first.
+const MAX_NOTICES: usize = 200;
+/// Log lines kept per server (for `/mcp`).
+const MAX_LOG_LINES: usize = 50;
+/// A resource's text attached to a message at most.
+pub const MAX_RESOURCE_BYTES: usize = 256 * 1024;
 
 /// Where a server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +48,7 @@ pub enum ServerStatus {
     Stopped,
 }
 
-/// What `/tools`, the status bar and `doctor` show of a server.
+/// What `/tools`, `/mcp`, the status bar and `doctor` show of a server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerReport {
     pub name: String,
@@ -42,6 +59,43 @@ pub struct ServerReport {
     pub skipped: Vec<String>,
     /// The end of its stderr (stdio servers).
     pub stderr_tail: String,
+    /// `name version` as the server introduced itself.
+    pub version: Option<String>,
+    /// The server's instructions, and whether they go into the system prompt.
+    pub instructions: Option<String>,
+    pub instructions_in_prompt: bool,
+    pub resources: Vec<ResourceInfo>,
+    pub prompts: Vec<PromptInfo>,
+    /// Its last log lines (`notifications/message`).
+    pub log: Vec<String>,
+    /// The stdio command or the URL (without credentials).
+    pub endpoint: String,
+}
+
+/// A resource a server lists.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceInfo {
+    pub uri: String,
+    pub name: String,
+    pub mime_type: Option<String>,
+    pub description: Option<String>,
+}
+
+/// A prompt a server offers (a slash command `/mcp__SERVER__PROMPT`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptInfo {
+    pub name: String,
+    pub description: Option<String>,
+    /// Its arguments: name and whether it is required.
+    pub arguments: Vec<(String, bool)>,
+}
+
+/// One message of an MCP prompt, as text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptText {
+    /// `user` or `assistant`.
+    pub role: String,
+    pub text: String,
 }
 
 /// One offered tool.
@@ -60,13 +114,94 @@ struct Server {
     peer: Option<Peer<RoleClient>>,
     stop: Option<RunningServiceCancellationToken>,
     pgid: Option<i32>,
+    child: Option<tokio::process::Child>,
+    version: Option<String>,
+    instructions: Option<String>,
+    resources: Vec<ResourceInfo>,
+    prompts: Vec<PromptInfo>,
+    log: VecDeque<String>,
+    /// Rung by `list_changed`: list tools, resources and prompts again.
+    relist: Arc<Notify>,
+    /// Its connection has ended (the session was closed, or never opened).
+    closed: bool,
 }
 
-struct Inner {
+/// Where the notes of a running call go.
+struct Route {
+    server: usize,
+    token: ProgressToken,
+    notes: mpsc::UnboundedSender<ToolNote>,
+}
+
+pub(crate) struct Inner {
     servers: RwLock<Vec<Server>>,
     /// Names no MCP tool may take: the local tools'.
     reserved: BTreeSet<String>,
     changed: watch::Sender<u64>,
+    /// Where servers' questions go; without a reader they are cancelled, and said so.
+    asks: Mutex<Option<mpsc::UnboundedSender<ElicitAsk>>>,
+    notices: Mutex<VecDeque<HubNotice>>,
+    routes: Mutex<Vec<Route>>,
+    /// Where images, audio and blobs of results are saved for the user.
+    media_dir: Option<PathBuf>,
+}
+
+impl Inner {
+    fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A server's question, to whoever shows it.
+    pub(crate) fn ask(&self, ask: ElicitAsk) {
+        let summary = ask.summary();
+        let sent = Self::lock(&self.asks)
+            .as_ref()
+            .is_some_and(|tx| tx.send(ask).is_ok());
+        if !sent {
+            // Dropping the question answered "cancel": the user hears about it.
+            self.notice(HubNotice {
+                server: String::new(),
+                text: format!("{summary}; answered cancel: nothing here can show the question"),
+                error: true,
+            });
+        }
+    }
+
+    pub(crate) fn notice(&self, notice: HubNotice) {
+        let mut q = Self::lock(&self.notices);
+        if q.len() >= MAX_NOTICES {
+            q.pop_front();
+        }
+        q.push_back(notice);
+        drop(q);
+        self.changed.send_modify(|v| *v += 1);
+    }
+
+    /// A note of server `index`: progress to the call with `token`, a log line to every call
+    /// running on that server (and to its log).
+    pub(crate) fn route(&self, index: usize, token: Option<&ProgressToken>, note: ToolNote) {
+        if let ToolNote::Log { .. } = &note {
+            let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
+            if let Some(s) = servers.get_mut(index) {
+                if s.log.len() >= MAX_LOG_LINES {
+                    s.log.pop_front();
+                }
+                s.log.push_back(note.line());
+            }
+        }
+        for r in Self::lock(&self.routes).iter() {
+            if r.server == index && token.is_none_or(|t| *t == r.token) {
+                let _ = r.notes.send(note.clone());
+            }
+        }
+    }
+
+    pub(crate) fn relist(&self, index: usize) {
+        let servers = self.servers.read().unwrap_or_else(PoisonError::into_inner);
+        if let Some(s) = servers.get(index) {
+            s.relist.notify_one();
+        }
+    }
 }
 
 impl Drop for Inner {
@@ -120,6 +255,14 @@ impl McpHub {
                 peer: None,
                 stop: None,
                 pgid: None,
+                child: None,
+                version: None,
+                instructions: None,
+                resources: Vec::new(),
+                prompts: Vec::new(),
+                log: VecDeque::new(),
+                relist: Arc::new(Notify::new()),
+                closed: false,
             })
             .collect();
         McpHub {
@@ -127,8 +270,33 @@ impl McpHub {
                 servers: RwLock::new(servers),
                 reserved: reserved.into_iter().collect(),
                 changed: watch::channel(0).0,
+                asks: Mutex::new(None),
+                notices: Mutex::new(VecDeque::new()),
+                routes: Mutex::new(Vec::new()),
+                media_dir: default_media_dir(),
             }),
         }
+    }
+
+    /// Save binary results under `dir` instead of the default (tests; `None`: not at all).
+    pub fn with_media_dir(mut self, dir: Option<PathBuf>) -> McpHub {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.media_dir = dir;
+        }
+        self
+    }
+
+    /// The servers' questions from now on (the last caller gets them). Without a reader a
+    /// question is answered "cancel" at once, with a notice.
+    pub fn questions(&self) -> mpsc::UnboundedReceiver<ElicitAsk> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        *Inner::lock(&self.inner.asks) = Some(tx);
+        rx
+    }
+
+    /// What servers did since the last call that the user should hear of.
+    pub fn take_notices(&self) -> Vec<HubNotice> {
+        Inner::lock(&self.inner.notices).drain(..).collect()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -164,54 +332,255 @@ impl McpHub {
     }
 
     async fn run_server(&self, i: usize) {
-        let Some((config, stderr)) =
-            self.read(|s| s.get(i).map(|s| (s.config.clone(), s.stderr.clone())))
-        else {
+        let Some((config, stderr, relist)) = self.read(|s| {
+            s.get(i)
+                .map(|s| (s.config.clone(), s.stderr.clone(), s.relist.clone()))
+        }) else {
             return;
         };
-        let connected = connect(&config, &stderr).await;
-        let service = match connected {
+        let handler = Handler {
+            index: i,
+            server: config.name.clone(),
+            roots: config.roots.iter().map(|r| format!("file://{r}")).collect(),
+            hub: Arc::downgrade(&self.inner),
+        };
+        let connected = match connect(&config, handler, &stderr).await {
+            Ok(c) => c,
             Err(e) => {
                 tracing::warn!(server = %config.name, error = %e, "MCP server failed to start");
-                self.write(|s| s[i].status = ServerStatus::Failed(e));
+                self.write(|s| {
+                    s[i].status = ServerStatus::Failed(e);
+                    s[i].closed = true;
+                });
                 return;
             }
-            Ok(c) => {
-                let (tools, skipped) = self.offer(&config, c.tools);
-                tracing::info!(server = %config.name, tools = tools.len(), "MCP server ready");
-                let stopped = self.write(|s| {
-                    let server = &mut s[i];
-                    server.pgid = c.pgid;
-                    if server.status == ServerStatus::Stopped {
-                        return true;
-                    }
-                    server.status = ServerStatus::Ready;
-                    server.tools = tools;
-                    server.skipped = skipped;
-                    server.peer = Some(c.service.peer().clone());
-                    server.stop = Some(c.service.cancellation_token());
-                    false
+        };
+        let peer = connected.service.peer().clone();
+        let (version, instructions) = connected
+            .service
+            .peer_info()
+            .map(|info| {
+                let version = info
+                    .server_info
+                    .as_ref()
+                    .map(|i| format!("{} {}", i.name, i.version));
+                (version, info.instructions.clone())
+            })
+            .unwrap_or_default();
+        let listed = self.list(&config, &peer).await;
+        let (tools, skipped, resources, prompts) = match listed {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(server = %config.name, error = %e, "MCP server failed to list its tools");
+                kill_group(connected.pgid);
+                self.write(|s| {
+                    s[i].status = ServerStatus::Failed(e);
+                    s[i].closed = true;
                 });
-                if stopped {
-                    kill_group(c.pgid);
-                    return;
-                }
-                c.service
+                return;
             }
         };
-        let reason = match service.waiting().await {
-            Ok(r) => format!("{r:?}"),
-            Err(e) => e.to_string(),
+        tracing::info!(server = %config.name, tools = tools.len(), "MCP server ready");
+        let stop = connected.service.cancellation_token();
+        let pgid = connected.pgid;
+        let stopped = self.write(|s| {
+            let server = &mut s[i];
+            server.pgid = pgid;
+            server.child = connected.child;
+            if server.status == ServerStatus::Stopped {
+                return true;
+            }
+            server.status = ServerStatus::Ready;
+            server.tools = tools;
+            server.skipped = skipped;
+            server.resources = resources;
+            server.prompts = prompts;
+            server.version = version;
+            server.instructions = instructions;
+            server.peer = Some(peer.clone());
+            server.stop = Some(stop);
+            false
+        });
+        if stopped {
+            drop(connected.service.cancel().await);
+            kill_group(pgid);
+            self.write(|s| s[i].closed = true);
+            return;
+        }
+        let closing = connected.service.waiting();
+        tokio::pin!(closing);
+        let reason = loop {
+            tokio::select! {
+                r = &mut closing => break match r {
+                    Ok(r) => format!("{r:?}"),
+                    Err(e) => e.to_string(),
+                },
+                _ = relist.notified() => self.relisted(i, &config, &peer).await,
+            }
         };
         self.write(|s| {
             let server = &mut s[i];
             server.tools.clear();
             server.peer = None;
+            server.closed = true;
             if server.status != ServerStatus::Stopped {
                 tracing::warn!(server = %server.config.name, %reason, "MCP server stopped");
                 server.status = ServerStatus::Failed("the server stopped".to_owned());
             }
             kill_group(server.pgid);
+        });
+    }
+
+    /// The server's tools (offered and not), resources and prompts, each list bounded.
+    async fn list(
+        &self,
+        config: &McpServerConfig,
+        peer: &Peer<RoleClient>,
+    ) -> Result<
+        (
+            Vec<Offered>,
+            Vec<String>,
+            Vec<ResourceInfo>,
+            Vec<PromptInfo>,
+        ),
+        String,
+    > {
+        let caps = peer.peer_info().map(|i| i.capabilities.clone());
+        let has = |f: fn(&rmcp::model::ServerCapabilities) -> bool| caps.as_ref().is_some_and(f);
+        let tools = all_pages("tools/list", |p| async move {
+            peer.list_tools(p).await.map(|r| (r.tools, r.next_cursor))
+        })
+        .await?;
+        let (offered, skipped) = self.offer(config, tools);
+        // Resources and prompts are extras: a server that fails to list them still serves
+        // its tools, and the failure is a note in `/mcp`.
+        let mut skipped = skipped;
+        let resources = if has(|c| c.resources.is_some()) {
+            all_pages("resources/list", |p| async move {
+                peer.list_resources(p)
+                    .await
+                    .map(|r| (r.resources, r.next_cursor))
+            })
+            .await
+            .map(|list| {
+                list.into_iter()
+                    .map(|r| ResourceInfo {
+                        uri: r.uri.clone(),
+                        name: r.name.clone(),
+                        mime_type: r.mime_type.clone(),
+                        description: r.description.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_else(|e| {
+                skipped.push(format!("resources: {e}"));
+                Vec::new()
+            })
+        } else {
+            Vec::new()
+        };
+        let prompts = if has(|c| c.prompts.is_some()) {
+            all_pages("prompts/list", |p| async move {
+                peer.list_prompts(p)
+                    .await
+                    .map(|r| (r.prompts, r.next_cursor))
+            })
+            .await
+            .map(|list| {
+                list.into_iter()
+                    .map(|p| PromptInfo {
+                        name: p.name.clone(),
+                        description: p.description.clone(),
+                        arguments: p
+                            .arguments
+                            .iter()
+                            .flatten()
+                            .map(|a| (a.name.clone(), a.required == Some(true)))
+                            .collect(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_else(|e| {
+                skipped.push(format!("prompts: {e}"));
+                Vec::new()
+            })
+        } else {
+            Vec::new()
+        };
+        Ok((offered, skipped, resources, prompts))
+    }
+
+    /// `list_changed`: list again, take the new lists, and say what changed. A tool whose
+    /// description or schema changed has a new fingerprint, so "always allow" no longer covers it.
+    async fn relisted(&self, i: usize, config: &McpServerConfig, peer: &Peer<RoleClient>) {
+        let (tools, skipped, resources, prompts) = match self.list(config, peer).await {
+            Ok(l) => l,
+            Err(e) => {
+                self.inner.notice(HubNotice {
+                    server: config.name.clone(),
+                    text: format!(
+                        "MCP server `{}` changed its lists, but listing them again failed: {e}; the old tools stay",
+                        config.name
+                    ),
+                    error: true,
+                });
+                return;
+            }
+        };
+        let before: Vec<(String, u64)> = self.read(|s| {
+            s[i].tools
+                .iter()
+                .map(|t| (t.spec.name.clone(), t.spec.fingerprint()))
+                .collect()
+        });
+        let after: Vec<(String, u64)> = tools
+            .iter()
+            .map(|t| (t.spec.name.clone(), t.spec.fingerprint()))
+            .collect();
+        let added: Vec<&str> = after
+            .iter()
+            .filter(|(n, _)| !before.iter().any(|(b, _)| b == n))
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let removed: Vec<&str> = before
+            .iter()
+            .filter(|(n, _)| !after.iter().any(|(a, _)| a == n))
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let changed: Vec<&str> = after
+            .iter()
+            .filter(|(n, f)| before.iter().any(|(b, g)| b == n && g != f))
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let mut parts = Vec::new();
+        if !added.is_empty() {
+            parts.push(format!("added {}", added.join(", ")));
+        }
+        if !removed.is_empty() {
+            parts.push(format!("removed {}", removed.join(", ")));
+        }
+        if !changed.is_empty() {
+            parts.push(format!(
+                "changed {} (description or schema: approval is asked again)",
+                changed.join(", ")
+            ));
+        }
+        tracing::info!(server = %config.name, ?added, ?removed, ?changed, "MCP tools listed again");
+        if !parts.is_empty() {
+            self.inner.notice(HubNotice {
+                server: config.name.clone(),
+                text: format!("MCP server `{}` tools: {}", config.name, parts.join("; ")),
+                error: false,
+            });
+        }
+        self.write(|s| {
+            let server = &mut s[i];
+            if server.status == ServerStatus::Ready {
+                server.tools = tools;
+                server.skipped = skipped;
+                server.resources = resources;
+                server.prompts = prompts;
+            }
         });
     }
 
@@ -293,6 +662,17 @@ impl McpHub {
                     tools: s.tools.iter().map(|t| t.spec.name.clone()).collect(),
                     skipped: s.skipped.clone(),
                     stderr_tail: tail_text(&s.stderr),
+                    version: s.version.clone(),
+                    instructions: s.instructions.clone(),
+                    instructions_in_prompt: s.config.instructions,
+                    resources: s.resources.clone(),
+                    prompts: s.prompts.clone(),
+                    log: s.log.iter().cloned().collect(),
+                    endpoint: match (&s.config.command, &s.config.url) {
+                        (Some(argv), _) => argv.join(" "),
+                        (None, Some(url)) => kimi_client::redact_url(url),
+                        (None, None) => String::new(),
+                    },
                 })
                 .collect()
         })
@@ -347,106 +727,87 @@ impl McpHub {
         })
     }
 
-    /// Call an approved, validated tool. Cancelling `cancel` drops the request, which makes rmcp
-    /// send `notifications/cancelled`; `tool_timeout_secs` does the same. Never panics: every
-    /// failure is in the outcome.
+    /// The ready server `server`'s peer, or why there is none.
+    fn peer_of(&self, server: &str) -> Result<(usize, Peer<RoleClient>), String> {
+        self.read(|servers| {
+            let Some((i, s)) = servers
+                .iter()
+                .enumerate()
+                .find(|(_, s)| s.config.name == server)
+            else {
+                return Err(format!("no MCP server named `{server}`"));
+            };
+            match (&s.peer, &s.status) {
+                (Some(p), _) => Ok((i, p.clone())),
+                (None, ServerStatus::Failed(e)) => {
+                    Err(format!("the MCP server `{server}` is not running: {e}"))
+                }
+                (None, other) => Err(format!(
+                    "the MCP server `{server}` is not running: {}",
+                    format!("{other:?}").to_lowercase()
+                )),
+            }
+        })
+    }
+
+    /// Call an approved, validated tool. Progress and log lines of the call go to `notes`.
+    /// Cancelling `cancel`, or `tool_timeout_secs`, sends `notifications/cancelled`. Never
+    /// panics: every failure is in the outcome. A server's stderr stays in the outcome (the
+    /// pane and the log): it never goes to the model.
     pub async fn call(
         &self,
         spec: &ToolSpec,
         arguments: &str,
         cancel: CancellationToken,
+        notes: Option<mpsc::UnboundedSender<ToolNote>>,
     ) -> CallOutput {
         let started = Instant::now();
         let Some(origin) = &spec.mcp else {
             return failed("not an MCP tool".to_owned(), started);
         };
-        let found = self.read(|servers| {
-            servers
-                .iter()
-                .find(|s| s.config.name == origin.server)
-                .map(|s| {
-                    (
-                        s.peer.clone(),
-                        s.status.clone(),
-                        s.stderr.clone(),
-                        s.config.output_cap(),
-                    )
-                })
-        });
-        let Some((peer, status, stderr, cap)) = found else {
-            return failed(format!("no MCP server named `{}`", origin.server), started);
+        let (index, peer) = match self.peer_of(&origin.server) {
+            Ok(p) => p,
+            Err(e) => return failed(e, started),
         };
-        let Some(peer) = peer else {
-            let why = match status {
-                ServerStatus::Failed(e) => e,
-                other => format!("{other:?}").to_lowercase(),
-            };
-            return failed(
-                format!("the MCP server `{}` is not running: {why}", origin.server),
-                started,
-            );
-        };
+        let (stderr, cap) = self.read(|s| (s[index].stderr.clone(), s[index].config.output_cap()));
         let args = match serde_json::from_str::<Value>(arguments) {
             Ok(Value::Object(map)) => map,
             _ => return failed("the arguments must be a JSON object".to_owned(), started),
         };
         let mut params = CallToolRequestParams::new(origin.tool.clone());
         params.arguments = Some(args);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = match peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => return call_failed(&origin.server, &e, &stderr, started),
+        };
+        let request_id = handle.id.clone();
+        let _route =
+            notes.map(|tx| RouteGuard::new(&self.inner, index, handle.progress_token.clone(), tx));
         let timeout = Duration::from_secs(spec.timeout_secs);
         let result = tokio::select! {
-            r = peer.call_tool(params) => Some(r),
-            _ = cancel.cancelled() => None,
+            r = handle.await_response() => r,
+            _ = cancel.cancelled() => {
+                cancel_request(&peer, request_id, "cancelled by the user").await;
+                return stopped(ExitKind::Cancelled, "[cancelled by the user]".to_owned(), started);
+            }
             _ = tokio::time::sleep(timeout) => {
-                return CallOutput {
-                    content: format!("[timed out after {} s; the call was cancelled]", timeout.as_secs()),
-                    outcome: ToolOutcome {
-                        exit: ExitKind::TimedOut,
-                        stdout: String::new(),
-                        stdout_total_bytes: 0,
-                        truncated: false,
-                        stderr_tail: String::new(),
-                        duration: started.elapsed(),
-                    },
-                };
+                cancel_request(&peer, request_id, "timed out").await;
+                return stopped(
+                    ExitKind::TimedOut,
+                    format!("[timed out after {} s; the call was cancelled]", timeout.as_secs()),
+                    started,
+                );
             }
         };
         let duration = started.elapsed();
+        let media = self.inner.media_dir.as_deref();
         match result {
-            None => CallOutput {
-                content: "[cancelled by the user]".to_owned(),
-                outcome: ToolOutcome {
-                    exit: ExitKind::Cancelled,
-                    stdout: String::new(),
-                    stdout_total_bytes: 0,
-                    truncated: false,
-                    stderr_tail: String::new(),
-                    duration,
-                },
-            },
-            Some(Err(e)) => {
-                let tail = tail_text(&stderr);
-                let mut content =
-                    format!("[the MCP server `{}` failed the call: {e}]", origin.server);
-                if !tail.trim().is_empty() {
-                    content.push_str(&format!("\nstderr: {}", tail.trim_end()));
-                }
-                CallOutput {
-                    outcome: ToolOutcome {
-                        exit: ExitKind::FailedToStart(format!(
-                            "MCP server `{}`: {e}",
-                            origin.server
-                        )),
-                        stdout: String::new(),
-                        stdout_total_bytes: 0,
-                        truncated: false,
-                        stderr_tail: tail,
-                        duration,
-                    },
-                    content,
-                }
-            }
-            Some(Ok(result)) => {
-                let c = convert(&result, cap);
+            Ok(ServerResult::CallToolResult(result)) => {
+                let c = convert(&result, cap, media);
                 CallOutput {
                     outcome: ToolOutcome {
                         // An `isError` result shows as a failure (there is no exit code).
@@ -460,7 +821,94 @@ impl McpHub {
                     content: c.content,
                 }
             }
+            Ok(ServerResult::CreateTaskResult(_)) => failed(
+                format!(
+                    "the MCP server `{}` answered with a task, which kimi-tui does not run",
+                    origin.server
+                ),
+                started,
+            ),
+            Ok(_) => failed(
+                format!(
+                    "the MCP server `{}` sent an answer of the wrong kind",
+                    origin.server
+                ),
+                started,
+            ),
+            Err(e) => call_failed(&origin.server, &e, &stderr, started),
         }
+    }
+
+    /// The text of resource `uri` of server `server`, for `@server:uri` in a message: text
+    /// contents as they are (at most [`MAX_RESOURCE_BYTES`]), binary ones described.
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<String, String> {
+        let (_, peer) = self.peer_of(server)?;
+        let result = peer
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+            .map_err(|e| format!("resources/read {uri}: {}", cause_chain(&e)))?;
+        let mut parts = Vec::new();
+        for c in &result.contents {
+            match c {
+                ResourceContents::TextResourceContents { text, .. } => parts.push(text.clone()),
+                ResourceContents::BlobResourceContents {
+                    mime_type, blob, ..
+                } => parts.push(format!(
+                    "[binary resource: {}, about {} bytes; not attached]",
+                    mime_type.as_deref().unwrap_or("application/octet-stream"),
+                    blob.len() * 3 / 4
+                )),
+                _ => parts.push("[a resource of an unknown kind]".to_owned()),
+            }
+        }
+        let text = parts.join("\n");
+        if text.len() > MAX_RESOURCE_BYTES {
+            return Err(format!(
+                "resource {uri} is {} bytes, over the {MAX_RESOURCE_BYTES}-byte limit for an attachment",
+                text.len()
+            ));
+        }
+        Ok(text)
+    }
+
+    /// The messages of prompt `name` of server `server` with `arguments`, as text.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+    ) -> Result<Vec<PromptText>, String> {
+        let (_, peer) = self.peer_of(server)?;
+        let mut params = GetPromptRequestParams::new(name);
+        params.arguments = Some(arguments);
+        let result = peer
+            .get_prompt(params)
+            .await
+            .map_err(|e| format!("prompts/get {name}: {}", cause_chain(&e)))?;
+        let media = self.inner.media_dir.as_deref();
+        Ok(result
+            .messages
+            .iter()
+            .map(|m| {
+                let block = rmcp::model::CallToolResult::success(vec![m.content.clone()]);
+                PromptText {
+                    role: format!("{:?}", m.role).to_lowercase(),
+                    text: convert(&block, MAX_RESOURCE_BYTES, media).content,
+                }
+            })
+            .collect())
+    }
+
+    /// The instructions of the ready servers whose entry says `instructions = true`, as
+    /// `(server, text)`, for the system prompt.
+    pub fn instructions(&self) -> Vec<(String, String)> {
+        self.read(|servers| {
+            servers
+                .iter()
+                .filter(|s| s.config.instructions && s.status == ServerStatus::Ready)
+                .filter_map(|s| Some((s.config.name.clone(), s.instructions.clone()?)))
+                .collect()
+        })
     }
 
     /// Stop every server: close its session and kill its process group.
@@ -473,10 +921,114 @@ impl McpHub {
                 if let Some(stop) = s.stop.take() {
                     stop.cancel();
                 }
-                kill_group(s.pgid);
+                if s.config.url.is_none() {
+                    kill_group(s.pgid);
+                }
             }
         });
     }
+
+    /// [`McpHub::shutdown`], then wait (up to `wait`) until every connection has ended: an
+    /// HTTP session is closed with `DELETE` then. Stdio process groups are killed at once.
+    pub async fn close(&self, wait: Duration) {
+        let mut rx = self.inner.changed.subscribe();
+        self.shutdown();
+        let deadline = Instant::now() + wait;
+        while !self.read(|s| s.iter().all(|s| s.closed || s.config.url.is_none())) {
+            if tokio::time::timeout_at(deadline, rx.changed())
+                .await
+                .is_err()
+            {
+                tracing::warn!("MCP sessions still closing after {wait:?}");
+                return;
+            }
+        }
+    }
+}
+
+/// Registers a call's route for its notes; removes it when the call ends.
+struct RouteGuard<'a> {
+    inner: &'a Inner,
+    token: ProgressToken,
+}
+
+impl<'a> RouteGuard<'a> {
+    fn new(
+        inner: &'a Inner,
+        server: usize,
+        token: ProgressToken,
+        notes: mpsc::UnboundedSender<ToolNote>,
+    ) -> RouteGuard<'a> {
+        Inner::lock(&inner.routes).push(Route {
+            server,
+            token: token.clone(),
+            notes,
+        });
+        RouteGuard { inner, token }
+    }
+}
+
+impl Drop for RouteGuard<'_> {
+    fn drop(&mut self) {
+        Inner::lock(&self.inner.routes).retain(|r| r.token != self.token);
+    }
+}
+
+async fn cancel_request(peer: &Peer<RoleClient>, id: rmcp::model::RequestId, reason: &str) {
+    let params = CancelledNotificationParam::new(Some(id), Some(reason.to_owned()));
+    let note = ClientNotification::CancelledNotification(CancelledNotification::new(params));
+    if let Err(e) = peer.send_notification(note).await {
+        tracing::warn!(error = %e, "could not send notifications/cancelled");
+    }
+}
+
+fn stopped(exit: ExitKind, content: String, started: Instant) -> CallOutput {
+    CallOutput {
+        content,
+        outcome: ToolOutcome {
+            exit,
+            stdout: String::new(),
+            stdout_total_bytes: 0,
+            truncated: false,
+            stderr_tail: String::new(),
+            duration: started.elapsed(),
+        },
+    }
+}
+
+/// A call the server failed: the model hears that it failed and the server's error; the
+/// stderr tail is for the user only (it may hold anything the server logs).
+fn call_failed(
+    server: &str,
+    e: &rmcp::service::ServiceError,
+    stderr: &StderrTail,
+    started: Instant,
+) -> CallOutput {
+    let cause = if e.auth_challenge().is_some() {
+        "authentication failed (HTTP 401/403)".to_owned()
+    } else {
+        cause_chain(e)
+    };
+    CallOutput {
+        content: format!("[the MCP server `{server}` failed the call: {cause}]"),
+        outcome: ToolOutcome {
+            exit: ExitKind::FailedToStart(format!("MCP server `{server}`: {cause}")),
+            stdout: String::new(),
+            stdout_total_bytes: 0,
+            truncated: false,
+            stderr_tail: tail_text(stderr),
+            duration: started.elapsed(),
+        },
+    }
+}
+
+/// Where results' binary blocks are saved: `mcp-media` under the state directory.
+fn default_media_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "kimi-tui").map(|d| {
+        d.state_dir()
+            .unwrap_or(d.data_local_dir())
+            .join("mcp-media")
+    })
 }
 
 fn failed(message: String, started: Instant) -> CallOutput {
