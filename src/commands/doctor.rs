@@ -157,7 +157,22 @@ async fn check_mcp_servers(resolved: &Resolved, report: &mut Report) {
                 } else {
                     tools.join(", ")
                 };
-                report.pass(&what, &format!("{} tools: {listed}", r.tools.len()));
+                let version = r.version.as_deref().map(one_line).unwrap_or_default();
+                report.pass(
+                    &what,
+                    &format!(
+                        "{version}{}{} tools: {listed}; {} resources, {} prompts{}",
+                        if version.is_empty() { "" } else { "; " },
+                        r.tools.len(),
+                        r.resources.len(),
+                        r.prompts.len(),
+                        if r.instructions.is_some() {
+                            "; has instructions (see /mcp)"
+                        } else {
+                            ""
+                        }
+                    ),
+                );
                 for skipped in &r.skipped {
                     report.warn(&what, &format!("not offered: {}", one_line(skipped)), None);
                 }
@@ -182,7 +197,8 @@ async fn check_mcp_servers(resolved: &Resolved, report: &mut Report) {
                 } else {
                     "run its `command` by hand to see it start; check the program is installed (npx needs node and npm), or raise startup_timeout_secs"
                 };
-                report.fail(&what, &format!("{}{stderr}", one_line(why)), fix);
+                // The whole cause: a cut-off error hides what to fix.
+                report.fail(&what, &format!("{}{stderr}", whole_line(why)), fix);
             }
             ServerStatus::Starting | ServerStatus::Stopped => {
                 report.fail(
@@ -193,7 +209,7 @@ async fn check_mcp_servers(resolved: &Resolved, report: &mut Report) {
             }
         }
     }
-    hub.shutdown();
+    hub.close(std::time::Duration::from_secs(3)).await;
 }
 
 /// Check 1: the config file and the profile.
@@ -807,10 +823,18 @@ fn is_executable_file(p: &Path) -> bool {
 
 /// Server or model text on one terminal-safe line, at most 200 characters.
 fn one_line(text: &str) -> String {
-    const MAX: usize = 200;
+    capped_line(text, 200)
+}
+
+/// An error kept whole on one line (up to a size no real cause chain reaches).
+fn whole_line(text: &str) -> String {
+    capped_line(text, 4000)
+}
+
+fn capped_line(text: &str, max: usize) -> String {
     let clean = kimi_protocol::sanitize::for_terminal(text);
     let joined = clean.split_whitespace().collect::<Vec<_>>().join(" ");
-    match joined.char_indices().nth(MAX) {
+    match joined.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &joined[..i]),
         None => joined,
     }

@@ -107,7 +107,8 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
         }
         let outcome = outcome.unwrap_or_else(|| Err("the agent stopped".to_owned()));
         if let Some(hub) = mcp {
-            hub.shutdown();
+            // An HTTP session is closed (DELETE) before the process ends.
+            hub.close(MCP_CLOSE_WAIT).await;
         }
         (outcome, conversation)
     });
@@ -248,6 +249,11 @@ impl Printer {
                 call_label(&call),
                 summarize_arguments(&arguments)
             ),
+            EngineEvent::ToolNote { call_id, note, .. } => format!(
+                "[tool] {}: {}",
+                sanitize::display_id(&call_id),
+                sanitize::one_line(&note.line(), 1000)
+            ),
             EngineEvent::ToolFinished { call, outcome, .. } => format!(
                 "[tool] {} {:?} in {} ms, {} bytes of output",
                 call_label(&call),
@@ -266,6 +272,9 @@ impl Printer {
         eprintln!("{}", sanitize::for_terminal(&note));
     }
 }
+
+/// How long exec waits at the end for MCP sessions to close.
+const MCP_CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Arguments on the `[tool] ... running with` line are cut after this many characters.
 const ARGUMENT_CHARS: usize = 200;
@@ -320,6 +329,33 @@ async fn start_mcp(
         .max()
         .unwrap_or(30);
     let hub = McpHub::new(servers, toolbox.names());
+    // exec cannot ask the user: a server's question is cancelled, and stderr says who asked
+    // what. What servers report (tools changed, ...) goes to stderr too.
+    let mut questions = hub.questions();
+    tokio::spawn(async move {
+        while let Some(ask) = questions.recv().await {
+            eprintln!(
+                "{}",
+                sanitize::for_terminal(&format!(
+                    "kimi-tui: {}; answered cancel: exec cannot ask the user",
+                    ask.summary()
+                ))
+            );
+            let _ = ask.answer(kimi_core::tools::mcp::ElicitReply::Cancel);
+        }
+    });
+    let notices = hub.clone();
+    let mut changes = hub.subscribe();
+    tokio::spawn(async move {
+        while changes.changed().await.is_ok() {
+            for n in notices.take_notices() {
+                eprintln!(
+                    "{}",
+                    sanitize::for_terminal(&format!("kimi-tui: {}", n.text))
+                );
+            }
+        }
+    });
     hub.start();
     // A little beyond the servers' own timeouts, which they enforce themselves.
     hub.wait_started(std::time::Duration::from_secs(wait + 1))

@@ -13,6 +13,7 @@ mod layering;
 mod mcp;
 mod mcp_filesystem;
 mod mcp_http;
+mod mcp_python;
 mod mcp_tmux;
 mod mock_cli;
 mod mock_process;

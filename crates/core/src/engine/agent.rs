@@ -111,7 +111,7 @@ impl Agent {
                 Op::Shutdown => break,
                 Op::UserTurn { text } => {
                     if self.state.conversation.is_empty()
-                        && let Some(sys) = self.state.system_prompt.clone()
+                        && let Some(sys) = self.state.first_system_message()
                     {
                         self.state.append(&mut self.io, Message::system(sys)).await;
                     }
@@ -185,6 +185,24 @@ impl Agent {
 }
 
 impl State {
+    /// The system message a new conversation starts with: the system prompt, then the
+    /// instructions of each ready MCP server whose entry says `instructions = true` (the
+    /// server's words reach the model only when the user said so).
+    fn first_system_message(&self) -> Option<String> {
+        let servers = self
+            .toolbox
+            .mcp()
+            .map(crate::tools::mcp::McpHub::instructions)
+            .unwrap_or_default();
+        let mut parts: Vec<String> = self.system_prompt.iter().cloned().collect();
+        for (server, text) in servers {
+            parts.push(format!(
+                "Instructions from the MCP server `{server}`:\n{text}"
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("\n\n"))
+    }
+
     pub async fn append(&mut self, io: &mut Io, message: Message) {
         let index = self.conversation.len();
         self.conversation.push(message.clone());

@@ -58,6 +58,8 @@ use state::{App, Connection};
 const FRAME: Duration = Duration::from_millis(16);
 /// How long quitting waits for the session writer to write and fsync what it was sent.
 const FINAL_SAVE_WAIT: Duration = Duration::from_secs(10);
+/// How long quitting waits for MCP sessions to close.
+const MCP_CLOSE_WAIT: Duration = Duration::from_secs(3);
 
 /// Logs, saved inspector dumps and demo tools live here, never on the screen.
 pub fn state_dir() -> PathBuf {
@@ -205,7 +207,8 @@ where
     )
     .await;
     if let Some(hub) = mcp {
-        hub.shutdown();
+        // HTTP sessions are closed (DELETE) while the final save runs below.
+        hub.close(MCP_CLOSE_WAIT).await;
     }
     // However the loop ended (quit, a signal, a terminal error), what has streamed since the
     // last timed save is written too, and the writer is given time to finish.

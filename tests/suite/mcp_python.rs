@@ -1,0 +1,309 @@
+//! A server on the official Python MCP SDK (`tests/fixtures/mcp/python_server.py`, `mcp` 1.x
+//! from PyPI: `.ci/run` installs it, and the first test run installs it when missing), over
+//! stdio and Streamable HTTP: what the client says it is, what it keeps from the model (stderr,
+//! image bytes), tools listed again after `list_changed`, progress and log notes, a question
+//! answered by the user (not by the library), roots, a resource, a prompt, instructions, a
+//! wrong token said in words, and the HTTP session closed with DELETE.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Once;
+use std::time::Duration;
+
+use kimi_core::tools::mcp::{ElicitReply, McpHub, McpServerConfig, ServerStatus, ToolNote};
+use kimi_core::tools::{ExitKind, ToolOutcome, Toolbox};
+use tokio_util::sync::CancellationToken;
+
+/// The SDK version the fixture is written for; `.ci/run` installs the same.
+const SDK: &str = "mcp==1.30.0";
+
+fn script() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/mcp/python_server.py")
+        .display()
+        .to_string()
+}
+
+/// The SDK importable, installed from PyPI once when it is not.
+fn sdk() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let present = Command::new("python3")
+            .args(["-c", "import mcp.server.fastmcp, uvicorn"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !present {
+            let ok = Command::new("python3")
+                .args(["-m", "pip", "install", "--quiet", SDK])
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "pip install {SDK} failed");
+        }
+    });
+}
+
+fn stdio(name: &str) -> McpServerConfig {
+    let mut c = McpServerConfig::stdio(
+        name,
+        vec!["python3".to_owned(), script(), "stdio".to_owned()],
+    );
+    c.roots = vec!["/srv/project".to_owned()];
+    c.instructions = true;
+    c
+}
+
+async fn started(config: McpServerConfig, media: Option<PathBuf>) -> (Toolbox, McpHub) {
+    sdk();
+    let hub = McpHub::new(vec![config], Vec::<String>::new()).with_media_dir(media);
+    hub.start();
+    hub.wait_started(Duration::from_secs(60)).await;
+    let tb = Toolbox::new(Vec::new())
+        .expect("no local tools")
+        .with_mcp(hub.clone());
+    (tb, hub)
+}
+
+async fn call(
+    tb: &Toolbox,
+    name: &str,
+    notes: Option<tokio::sync::mpsc::UnboundedSender<ToolNote>>,
+) -> (ToolOutcome, String) {
+    let spec = tb.find(name).unwrap_or_else(|| panic!("{name} is offered"));
+    tb.run_call(
+        &spec,
+        "functions.x:0",
+        "{}",
+        CancellationToken::new(),
+        notes,
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_python_sdk_server_over_stdio_gets_what_it_may_and_nothing_more() {
+    let media = tempfile::tempdir().expect("tmp");
+    let (tb, hub) = started(stdio("py"), Some(media.path().to_owned())).await;
+    let report = &hub.reports()[0];
+    assert_eq!(report.status, ServerStatus::Ready, "{report:?}");
+    assert_eq!(report.version.as_deref(), Some("py-hostile 1.30.0"));
+    assert_eq!(report.instructions.as_deref(), Some("Answer in French."));
+    assert_eq!(
+        hub.instructions(),
+        [("py".to_owned(), "Answer in French.".to_owned())]
+    );
+    assert_eq!(report.resources[0].uri, "note://hello");
+    assert_eq!(report.prompts[0].name, "review");
+    assert_eq!(report.prompts[0].arguments, [("code".to_owned(), true)]);
+
+    // The client names itself, asks the user (elicitation), lends no model (sampling), and
+    // lists the configured roots.
+    let (_, who) = call(&tb, "mcp__py__who", None).await;
+    assert_eq!(
+        who,
+        format!(
+            "kimi-tui {} elicitation=True sampling=False roots=True",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    let (_, roots) = call(&tb, "mcp__py__roots", None).await;
+    assert_eq!(roots, "file:///srv/project");
+
+    // An image is described for the model and saved for the user.
+    let (outcome, content) = call(&tb, "mcp__py__picture", None).await;
+    assert_eq!(
+        content,
+        "[image: image/png, 3000 bytes; not sent to the model]"
+    );
+    let saved = media.path().join("mcp.png");
+    assert!(
+        outcome.stdout.contains(&saved.display().to_string()),
+        "{}",
+        outcome.stdout
+    );
+    assert_eq!(std::fs::read(&saved).expect("saved image").len(), 3000);
+
+    // Progress and log lines of the call reach its notes, in order.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (_, done) = call(&tb, "mcp__py__slow", Some(tx)).await;
+    assert_eq!(done, "done");
+    let mut lines = Vec::new();
+    while let Ok(n) = rx.try_recv() {
+        lines.push(n.line());
+    }
+    assert!(
+        lines.contains(&"progress 3/3 (100%): step 3".to_owned()),
+        "{lines:?}"
+    );
+    assert!(
+        lines.contains(&"[info] working on step 2".to_owned()),
+        "{lines:?}"
+    );
+
+    // A resource's text, a prompt's messages.
+    let text = hub.read_resource("py", "note://hello").await;
+    assert_eq!(text.as_deref(), Ok("Hello from a resource"));
+    let mut args = serde_json::Map::new();
+    args.insert("code".into(), "x = 1".into());
+    let prompt = hub.get_prompt("py", "review", args).await.expect("prompt");
+    assert_eq!(prompt[0].role, "user");
+    assert_eq!(prompt[0].text, "Please review: x = 1");
+}
+
+#[tokio::test]
+async fn a_question_waits_for_the_user_and_a_dropped_one_is_cancelled() {
+    let (tb, hub) = started(stdio("ask"), None).await;
+    let mut questions = hub.questions();
+    let answer = tokio::spawn(async move {
+        let ask = questions.recv().await.expect("a question");
+        assert_eq!(ask.server, "ask");
+        assert_eq!(ask.message, "What is your name?");
+        assert_eq!(ask.fields[0].name, "name");
+        assert!(ask.fields[0].required);
+        // The library does not answer meanwhile: the question is still open.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(ask.is_waiting());
+        let mut values = serde_json::Map::new();
+        values.insert("name".into(), "Ada".into());
+        ask.answer(ElicitReply::Accept(values)).expect("valid");
+        let ask = questions.recv().await.expect("a second question");
+        drop(ask);
+    });
+    let (_, first) = call(&tb, "mcp__ask__ask", None).await;
+    assert_eq!(first, "accept:Ada");
+    let (_, second) = call(&tb, "mcp__ask__ask", None).await;
+    assert_eq!(second, "cancel:");
+    answer.await.expect("the answering task");
+}
+
+#[tokio::test]
+async fn stderr_never_reaches_the_model_and_a_new_tool_is_callable_after_list_changed() {
+    let (tb, hub) = started(stdio("grow"), None).await;
+    assert!(tb.find("mcp__grow__added").is_none());
+    let mut changes = hub.subscribe();
+    let (_, grew) = call(&tb, "mcp__grow__grow", None).await;
+    assert_eq!(grew, "grew");
+    let mut notices = Vec::new();
+    let listed = tokio::time::timeout(Duration::from_secs(10), async {
+        while tb.find("mcp__grow__added").is_none() {
+            changes.changed().await.expect("hub alive");
+            notices.extend(hub.take_notices());
+        }
+    })
+    .await;
+    assert!(listed.is_ok(), "the new tool is offered after list_changed");
+    notices.extend(hub.take_notices());
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.text.contains("added mcp__grow__added")),
+        "{notices:?}"
+    );
+    let (_, ran) = call(&tb, "mcp__grow__added", None).await;
+    assert_eq!(ran, "the new tool ran");
+
+    let (outcome, content) = call(&tb, "mcp__grow__crash", None).await;
+    assert!(
+        matches!(outcome.exit, ExitKind::FailedToStart(_)),
+        "{outcome:?}"
+    );
+    assert!(!content.contains("SECRET"), "{content}");
+    assert!(
+        content.starts_with("[the MCP server `grow` failed the call"),
+        "{content}"
+    );
+    // The user still sees it, in the pane.
+    let tail_has_secret = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            if hub.reports()[0].stderr_tail.contains("SECRET_IN_STDERR") {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert!(
+        tail_has_secret.is_ok(),
+        "the stderr tail is kept for the user"
+    );
+}
+
+/// The HTTP server's process, killed on drop.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+async fn http_server(events: &std::path::Path) -> (Server, String) {
+    sdk();
+    let port = free_port();
+    let child = Command::new("python3")
+        .args([
+            &script(),
+            "http",
+            &port.to_string(),
+            "right-token",
+            &events.display().to_string(),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("python3 starts");
+    let server = Server(child);
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    (server, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+fn http(name: &str, url: &str, token_var: &str) -> McpServerConfig {
+    let mut c = McpServerConfig::stdio(name, Vec::new());
+    c.command = None;
+    c.url = Some(url.to_owned());
+    c.bearer_token_env = Some(token_var.to_owned());
+    c
+}
+
+#[tokio::test]
+async fn over_http_a_wrong_token_is_said_in_words_and_the_session_is_closed_on_exit() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let events = dir.path().join("events");
+    let (_server, url) = http_server(&events).await;
+    // SAFETY: these variables are only read by the hubs of this test.
+    unsafe {
+        std::env::set_var("KIMI_TEST_PY_WRONG_TOKEN", "wrong-token");
+        std::env::set_var("KIMI_TEST_PY_RIGHT_TOKEN", "right-token");
+    }
+    let (_, hub) = started(http("bad", &url, "KIMI_TEST_PY_WRONG_TOKEN"), None).await;
+    let ServerStatus::Failed(why) = &hub.reports()[0].status else {
+        panic!("a wrong token fails: {:?}", hub.reports()[0].status);
+    };
+    assert!(
+        why.contains("authentication failed (HTTP 401/403)")
+            && why.contains("KIMI_TEST_PY_WRONG_TOKEN"),
+        "{why}"
+    );
+    assert!(!why.contains("rmcp::"), "{why}");
+
+    let (tb, hub) = started(http("good", &url, "KIMI_TEST_PY_RIGHT_TOKEN"), None).await;
+    assert_eq!(hub.reports()[0].status, ServerStatus::Ready);
+    let (_, who) = call(&tb, "mcp__good__who", None).await;
+    assert!(who.starts_with("kimi-tui "), "{who}");
+    hub.close(Duration::from_secs(5)).await;
+    let seen = std::fs::read_to_string(&events).unwrap_or_default();
+    assert_eq!(seen, "DELETE\n", "the session was terminated once");
+}
