@@ -101,3 +101,46 @@ async fn a_streamable_http_server_is_listed_and_called() {
     hub.shutdown();
     drop(server);
 }
+
+/// The same server over stdio: a tool that needs MCP tasks is withheld with its reason, the
+/// question tool is there (elicitation is advertised), and its image result is described and
+/// saved, never sent as base64.
+#[tokio::test]
+async fn the_everything_server_over_stdio_withholds_task_tools_and_keeps_image_bytes() {
+    let media = tempfile::tempdir().expect("tmp");
+    let config = McpServerConfig::stdio(
+        "ev",
+        vec!["npx".into(), "-y".into(), PACKAGE.into(), "stdio".into()],
+    );
+    let hub = McpHub::new(vec![config], Vec::<String>::new())
+        .with_media_dir(Some(media.path().to_owned()));
+    hub.start();
+    hub.wait_started(Duration::from_secs(180)).await;
+    let report = hub.reports().remove(0);
+    assert_eq!(report.status, ServerStatus::Ready, "{report:?}");
+    assert!(
+        report.skipped.iter().any(|s| s.starts_with(
+            "simulate-research-query: needs MCP tasks (execution.taskSupport = required)"
+        )),
+        "{:?}",
+        report.skipped
+    );
+    assert!(!report.tools.iter().any(|t| t.contains("simulate-research")));
+    assert!(
+        report
+            .tools
+            .iter()
+            .any(|t| t == "mcp__ev__trigger-elicitation-request"),
+        "{:?}",
+        report.tools
+    );
+    let toolbox = Toolbox::default().with_mcp(hub.clone());
+    let spec = toolbox.find("mcp__ev__get-tiny-image").expect("offered");
+    let (outcome, content) = toolbox
+        .run_call(&spec, "x", "{}", CancellationToken::new(), None)
+        .await;
+    assert!(content.contains("[image: image/png,"), "{content}");
+    assert!(content.len() < 1000, "no base64 in {content}");
+    assert!(outcome.stdout.contains("saved to"), "{}", outcome.stdout);
+    hub.close(Duration::from_secs(3)).await;
+}

@@ -26,7 +26,7 @@ use super::elicit::ElicitAsk;
 use super::listing::all_pages;
 use super::naming::tool_name;
 use super::notes::{HubNotice, ToolNote};
-use super::server::{StderrTail, cause_chain, connect, kill_group, new_tail, tail_text};
+use super::server::{NeedTasks, StderrTail, cause_chain, connect, kill_group, new_tail, tail_text};
 use crate::tools::runner::{ExitKind, ToolOutcome};
 use crate::tools::spec::{ToolSpec, compile_parameters};
 
@@ -344,7 +344,8 @@ impl McpHub {
             roots: config.roots.iter().map(|r| format!("file://{r}")).collect(),
             hub: Arc::downgrade(&self.inner),
         };
-        let connected = match connect(&config, handler, &stderr).await {
+        let need_tasks = NeedTasks::default();
+        let connected = match connect(&config, handler, &stderr, &need_tasks).await {
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!(server = %config.name, error = %e, "MCP server failed to start");
@@ -367,7 +368,7 @@ impl McpHub {
                 (version, info.instructions.clone())
             })
             .unwrap_or_default();
-        let listed = self.list(&config, &peer).await;
+        let listed = self.list(&config, &peer, &need_tasks).await;
         let (tools, skipped, resources, prompts) = match listed {
             Ok(l) => l,
             Err(e) => {
@@ -415,7 +416,7 @@ impl McpHub {
                     Ok(r) => format!("{r:?}"),
                     Err(e) => e.to_string(),
                 },
-                _ = relist.notified() => self.relisted(i, &config, &peer).await,
+                _ = relist.notified() => self.relisted(i, &config, &peer, &need_tasks).await,
             }
         };
         self.write(|s| {
@@ -436,6 +437,7 @@ impl McpHub {
         &self,
         config: &McpServerConfig,
         peer: &Peer<RoleClient>,
+        need_tasks: &NeedTasks,
     ) -> Result<
         (
             Vec<Offered>,
@@ -451,7 +453,11 @@ impl McpHub {
             peer.list_tools(p).await.map(|r| (r.tools, r.next_cursor))
         })
         .await?;
-        let (offered, skipped) = self.offer(config, tools);
+        let need_tasks = need_tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let (offered, skipped) = self.offer(config, tools, &need_tasks);
         // Resources and prompts are extras: a server that fails to list them still serves
         // its tools, and the failure is a note in `/mcp`.
         let mut skipped = skipped;
@@ -512,8 +518,14 @@ impl McpHub {
 
     /// `list_changed`: list again, take the new lists, and say what changed. A tool whose
     /// description or schema changed has a new fingerprint, so "always allow" no longer covers it.
-    async fn relisted(&self, i: usize, config: &McpServerConfig, peer: &Peer<RoleClient>) {
-        let (tools, skipped, resources, prompts) = match self.list(config, peer).await {
+    async fn relisted(
+        &self,
+        i: usize,
+        config: &McpServerConfig,
+        peer: &Peer<RoleClient>,
+        need_tasks: &NeedTasks,
+    ) {
+        let (tools, skipped, resources, prompts) = match self.list(config, peer, need_tasks).await {
             Ok(l) => l,
             Err(e) => {
                 self.inner.notice(HubNotice {
@@ -589,12 +601,20 @@ impl McpHub {
         &self,
         config: &McpServerConfig,
         listed: Vec<rmcp::model::Tool>,
+        need_tasks: &BTreeSet<String>,
     ) -> (Vec<Offered>, Vec<String>) {
         let mut offered: Vec<Offered> = Vec::new();
         let mut skipped = Vec::new();
         for tool in listed {
             let raw = tool.name.to_string();
             if !config.offers(&raw) {
+                continue;
+            }
+            if need_tasks.contains(&raw) {
+                // Every call without a task would fail: the model must not be offered it.
+                skipped.push(format!(
+                    "{raw}: needs MCP tasks (execution.taskSupport = required), which kimi-tui does not run"
+                ));
                 continue;
             }
             let Some(name) = tool_name(&config.name, &raw) else {

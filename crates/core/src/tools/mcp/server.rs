@@ -59,11 +59,12 @@ pub(crate) async fn connect(
     config: &McpServerConfig,
     handler: Handler,
     stderr: &StderrTail,
+    need_tasks: &NeedTasks,
 ) -> Result<Connected, String> {
     let timeout = Duration::from_secs(config.startup_timeout_secs);
     match config.transport() {
         Some(Transport::Stdio(argv)) => {
-            let (child, stdout, first_line) = spawn(config, argv, stderr)?;
+            let (child, stdout, first_line) = spawn(config, argv, stderr, need_tasks)?;
             let pgid = child
                 .id()
                 .and_then(|id| i32::try_from(id).ok())
@@ -155,14 +156,93 @@ fn with_first_line(why: String, first: &FirstLine) -> String {
 /// The first line a stdio server printed (up to 200 bytes).
 type FirstLine = Arc<Mutex<Vec<u8>>>;
 
-/// The server's stdout, with the first line copied aside as it passes.
-struct FirstLineTee<R> {
+/// Tools a server listed with `execution.taskSupport = "required"`: the SDK drops that field,
+/// so it is read from the bytes as they pass.
+pub(crate) type NeedTasks = Arc<Mutex<std::collections::BTreeSet<String>>>;
+
+/// A line longer than this is not looked into for `taskSupport` (a tool list is far smaller).
+const MAX_SCANNED_LINE: usize = 4 << 20;
+
+/// The server's stdout, with the first line copied aside and tool lists read for tools that
+/// need tasks, as the bytes pass to the SDK.
+struct StdoutTee<R> {
     inner: R,
     first: FirstLine,
-    done: bool,
+    first_done: bool,
+    line: Vec<u8>,
+    /// The current line outgrew [`MAX_SCANNED_LINE`]: skipped up to its end.
+    skipping: bool,
+    need_tasks: NeedTasks,
 }
 
-impl<R: AsyncRead + Unpin> AsyncRead for FirstLineTee<R> {
+impl<R> StdoutTee<R> {
+    fn new(inner: R, first: FirstLine, need_tasks: NeedTasks) -> StdoutTee<R> {
+        StdoutTee {
+            inner,
+            first,
+            first_done: false,
+            line: Vec::new(),
+            skipping: false,
+            need_tasks,
+        }
+    }
+
+    fn first_line(&mut self, new: &[u8], eof: bool) {
+        let end = memchr::memchr(b'\n', new);
+        let take = &new[..end.unwrap_or(new.len())];
+        let mut first = self.first.lock().unwrap_or_else(PoisonError::into_inner);
+        let room = 200usize.saturating_sub(first.len());
+        first.extend_from_slice(&take[..take.len().min(room)]);
+        if end.is_some() || first.len() >= 200 || eof {
+            self.first_done = true;
+        }
+    }
+
+    fn scan(&mut self, mut new: &[u8]) {
+        while !new.is_empty() {
+            let end = memchr::memchr(b'\n', new);
+            let part = &new[..end.unwrap_or(new.len())];
+            if !self.skipping {
+                if self.line.len() + part.len() > MAX_SCANNED_LINE {
+                    self.skipping = true;
+                    self.line = Vec::new();
+                } else {
+                    self.line.extend_from_slice(part);
+                }
+            }
+            let Some(end) = end else { return };
+            if !self.skipping {
+                let line = std::mem::take(&mut self.line);
+                note_task_tools(&line, &self.need_tasks);
+            }
+            self.skipping = false;
+            new = &new[end + 1..];
+        }
+    }
+}
+
+/// Record the tools of a `tools/list` result line that require tasks.
+fn note_task_tools(line: &[u8], need_tasks: &NeedTasks) {
+    if memchr::memmem::find(line, b"taskSupport").is_none() {
+        return;
+    }
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
+        return;
+    };
+    let Some(tools) = v.pointer("/result/tools").and_then(|t| t.as_array()) else {
+        return;
+    };
+    let mut set = need_tasks.lock().unwrap_or_else(PoisonError::into_inner);
+    for t in tools {
+        let required =
+            t.pointer("/execution/taskSupport").and_then(|s| s.as_str()) == Some("required");
+        if let (true, Some(name)) = (required, t.get("name").and_then(|n| n.as_str())) {
+            set.insert(name.to_owned());
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for StdoutTee<R> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -170,19 +250,12 @@ impl<R: AsyncRead + Unpin> AsyncRead for FirstLineTee<R> {
     ) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
         let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if !self.done {
-            let new = &buf.filled()[before..];
-            let end = new.iter().position(|&b| b == b'\n');
-            let take = &new[..end.unwrap_or(new.len())];
-            let mut first = self.first.lock().unwrap_or_else(PoisonError::into_inner);
-            let room = 200usize.saturating_sub(first.len());
-            first.extend_from_slice(&take[..take.len().min(room)]);
-            let full = first.len() >= 200;
-            drop(first);
-            if end.is_some() || full || (new.is_empty() && poll.is_ready()) {
-                self.done = true;
-            }
+        let new = &buf.filled()[before..];
+        let eof = new.is_empty() && poll.is_ready();
+        if !self.first_done {
+            self.first_line(new, eof);
         }
+        self.scan(new);
         poll
     }
 }
@@ -193,10 +266,11 @@ fn spawn(
     config: &McpServerConfig,
     argv: &[String],
     stderr: &StderrTail,
+    need_tasks: &NeedTasks,
 ) -> Result<
     (
         tokio::process::Child,
-        FirstLineTee<tokio::process::ChildStdout>,
+        StdoutTee<tokio::process::ChildStdout>,
         FirstLine,
     ),
     String,
@@ -239,11 +313,7 @@ fn spawn(
         });
     }
     let first: FirstLine = Arc::default();
-    let tee = FirstLineTee {
-        inner: stdout,
-        first: first.clone(),
-        done: false,
-    };
+    let tee = StdoutTee::new(stdout, first.clone(), need_tasks.clone());
     Ok((child, tee, first))
 }
 
@@ -291,11 +361,11 @@ mod tests {
     #[tokio::test]
     async fn the_first_line_is_kept_as_it_passes() {
         let first: FirstLine = Arc::default();
-        let mut tee = FirstLineTee {
-            inner: &b"Starting server v1.2...\n{\"jsonrpc\":\"2.0\"}\n"[..],
-            first: first.clone(),
-            done: false,
-        };
+        let mut tee = StdoutTee::new(
+            &b"Starting server v1.2...\n{\"jsonrpc\":\"2.0\"}\n"[..],
+            first.clone(),
+            NeedTasks::default(),
+        );
         let mut all = Vec::new();
         tee.read_to_end(&mut all).await.expect("read");
         assert_eq!(all.len(), 42, "everything passes through");
@@ -306,6 +376,34 @@ mod tests {
         );
         let json: FirstLine = Arc::new(Mutex::new(b"{\"jsonrpc\":\"2.0\"}".to_vec()));
         assert_eq!(with_first_line("x".into(), &json), "x");
+    }
+
+    #[tokio::test]
+    async fn tools_that_need_tasks_are_seen_at_any_read_size() {
+        let list = br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","inputSchema":{}},{"name":"research","execution":{"taskSupport":"required"},"inputSchema":{}},{"name":"b","execution":{"taskSupport":"optional"},"inputSchema":{}}]}}"#;
+        let mut input = b"{\"jsonrpc\":\"2.0\"}\n".to_vec();
+        input.extend_from_slice(list);
+        input.push(b'\n');
+        for size in [1, 7, 64, 4096] {
+            let need = NeedTasks::default();
+            let mut tee = StdoutTee::new(&input[..], FirstLine::default(), need.clone());
+            let mut out = Vec::new();
+            let mut buf = vec![0u8; size];
+            loop {
+                let n = tee.read(&mut buf).await.expect("read");
+                if n == 0 {
+                    break;
+                }
+                out.extend_from_slice(&buf[..n]);
+            }
+            assert_eq!(out, input);
+            let set = need.lock().expect("lock").clone();
+            assert_eq!(
+                set.into_iter().collect::<Vec<_>>(),
+                ["research"],
+                "size {size}"
+            );
+        }
     }
 
     #[test]
