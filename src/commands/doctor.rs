@@ -309,18 +309,20 @@ async fn check_server(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
             return;
         }
     };
-    let models = match backend.list_models().await {
-        Ok(m) => {
+    let (models, total) = match backend.list_models(&[]).await {
+        Ok(list) => {
+            let total = list.total();
             report.pass(
                 "server",
                 &format!(
                     "{}/models answered ({} model{})",
                     ep.base_url,
-                    m.len(),
-                    if m.len() == 1 { "" } else { "s" }
+                    total,
+                    if total == 1 { "" } else { "s" }
                 ),
             );
-            m
+            let ids: Vec<String> = list.models.into_iter().map(|m| m.id).collect();
+            (ids, total)
         }
         Err(e) => {
             report.fail("server", &one_line(&e.to_string()), &fix_for(&e, ctx, None));
@@ -350,8 +352,8 @@ async fn check_server(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
             .map(|m| one_line(m))
             .collect::<Vec<_>>()
             .join(", ");
-        if models.len() > SHOWN {
-            listed.push_str(&format!(", … ({} in all)", models.len()));
+        if total > SHOWN {
+            listed.push_str(&format!(", … ({total} in all)"));
         }
         report.fail(
             "model",

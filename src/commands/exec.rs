@@ -11,9 +11,9 @@ use crate::cli::ExecArgs;
 use kimi_core::config;
 use kimi_core::engine::{Agent, AgentInit, Approver, EVENT_QUEUE, EngineEvent, FixedPolicy, Op};
 use kimi_core::tools::Toolbox;
-use kimi_protocol::StreamEvent;
 use kimi_protocol::sanitize;
 use kimi_protocol::special;
+use kimi_protocol::{Mode, StreamEvent, Template};
 
 pub fn run(args: &ExecArgs) -> Result<()> {
     // Requests, tool runs and failures go to the log file, as in the TUI.
@@ -45,6 +45,11 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
         .endpoint()
         .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
     let toolbox = Toolbox::new(resolved.tools).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+    // K2.5/K2.6 answers start inside the reasoning: a server without a reasoning parser sends
+    // it as content, recognised only at `</think>`.
+    let unopened_reasoning = endpoint.mode == Mode::Chat
+        && endpoint.thinks()
+        && matches!(endpoint.template(), Template::K25 | Template::K26);
     let backend = Backend::new(endpoint)?;
     // One task is enough: the agent waits on the network, the printer on the agent.
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -73,6 +78,7 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
         });
         let mut printer = Printer::new(json, resolved.profile.neutralize_markers_in_tool_results);
         printer.show_reasoning = args.reasoning;
+        printer.hold_unclassified = unopened_reasoning;
         printer.special_tokens("your message", &args.prompt);
         let mut policy = FixedPolicy { yes: args.yes };
         agent.send(Op::UserTurn {
@@ -105,6 +111,7 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
                 e => printer.event(e),
             }
         }
+        printer.release();
         let outcome = outcome.unwrap_or_else(|| Err("the agent stopped".to_owned()));
         if let Some(hub) = mcp {
             // An HTTP session is closed (DELETE) before the process ends.
@@ -156,7 +163,15 @@ struct Printer {
     reasoning: sanitize::StreamSanitizer,
     /// Reasoning was printed and its line is still open.
     reasoning_open: bool,
+    /// Content may be reasoning until `</think>` says so (see [`Printer::text`]).
+    hold_unclassified: bool,
+    /// This round's content so far while it is not known to be the answer.
+    held: Option<String>,
 }
+
+/// Most content held back while it may still be reasoning; past it, it is printed as the
+/// answer (a server that never sends `</think>` still shows its answer, late).
+const HOLD_MAX: usize = 64 << 10;
 
 impl Printer {
     fn new(json: bool, neutralized: bool) -> Self {
@@ -169,6 +184,46 @@ impl Printer {
             show_reasoning: false,
             reasoning: Default::default(),
             reasoning_open: false,
+            hold_unclassified: false,
+            held: None,
+        }
+    }
+
+    /// The answer's text to stdout, or held: with K2.5/K2.6 the content of a server without a
+    /// reasoning parser is the reasoning until `</think>`, which then comes back as reasoning
+    /// (the TUI moves it; stdout cannot take back what it printed).
+    fn text(&mut self, t: &str) {
+        if let Some(held) = &mut self.held {
+            held.push_str(t);
+            if held.len() > HOLD_MAX {
+                self.release();
+            }
+            return;
+        }
+        self.print_text(t);
+    }
+
+    fn print_text(&mut self, t: &str) {
+        self.close_reasoning();
+        let clean = self.text.push(t);
+        let mut out = self.stdout.lock();
+        let _ = out.write_all(clean.as_bytes());
+        let _ = out.flush();
+    }
+
+    /// Reasoning arrived: the held content was that reasoning (moved out at `</think>`), or,
+    /// the server splitting reasoning itself, the content is the answer from now on.
+    fn classify(&mut self, reasoning: &str) {
+        match self.held.take() {
+            Some(held) if !held.is_empty() && reasoning != held => self.print_text(&held),
+            _ => {}
+        }
+    }
+
+    /// Print what is held as the answer and stop holding this round.
+    fn release(&mut self) {
+        if let Some(held) = self.held.take() {
+            self.print_text(&held);
         }
     }
 
@@ -201,12 +256,23 @@ impl Printer {
     fn event(&mut self, e: EngineEvent) {
         let note = match e {
             EngineEvent::RoundStarted { .. } => {
+                self.release();
                 self.close_reasoning();
                 self.text = Default::default();
                 self.reasoning = Default::default();
+                self.held = (self.hold_unclassified && !self.json).then(String::new);
                 return;
             }
-            EngineEvent::Stream(StreamEvent::Reasoning(t)) if self.show_reasoning => {
+            EngineEvent::Stream(StreamEvent::Finished { .. })
+            | EngineEvent::RoundFinished { .. } => {
+                self.release();
+                return;
+            }
+            EngineEvent::Stream(StreamEvent::Reasoning(t)) => {
+                self.classify(&t);
+                if !self.show_reasoning {
+                    return;
+                }
                 let clean = self.reasoning.push(&t);
                 let mut err = std::io::stderr().lock();
                 if !self.reasoning_open {
@@ -218,11 +284,7 @@ impl Printer {
                 return;
             }
             EngineEvent::Stream(StreamEvent::Text(t)) if !self.json => {
-                self.close_reasoning();
-                let clean = self.text.push(&t);
-                let mut out = self.stdout.lock();
-                let _ = out.write_all(clean.as_bytes());
-                let _ = out.flush();
+                self.text(&t);
                 return;
             }
             EngineEvent::Stream(StreamEvent::Warning(w)) => format!("kimi-tui: warning: {w}"),

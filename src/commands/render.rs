@@ -9,10 +9,16 @@ pub use kimi_protocol::request::RenderRequest;
 
 pub fn run(args: &RenderArgs) -> Result<()> {
     let (name, text) = input::read(args.file.as_deref())?;
-    let value: Value = input::json(&name, &text, "a request object")?;
+    // Checked (and its errors worded) as before; then read again as Python reads numbers
+    // (`-0` an integer, wide integers with all their digits), which is what the server's
+    // template sees.
+    let _: Value = input::json(&name, &text, "a request object")?;
+    let (value, wide_ints) = kimi_protocol::json::parse(&text)
+        .map_err(|e| anyhow::anyhow!("{name}: invalid JSON: {e}"))?;
     let req = RenderRequest::try_from(value).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
     let template = args.template.or(req.template).unwrap_or_default();
     let mut opts = req.options(template, !args.template_only);
     opts.sort_tool_keys = args.sort_tool_keys;
-    write_stdout(req.render(opts).as_bytes())
+    let prompt = kimi_protocol::json::with_wide_ints(&wide_ints, || req.render(opts));
+    write_stdout(prompt.as_bytes())
 }

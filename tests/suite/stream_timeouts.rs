@@ -41,8 +41,16 @@ async fn serve(pieces: Vec<(Duration, &'static str)>) -> String {
 }
 
 async fn turn(base: &str) -> (kimi_client::TurnResult, String, Duration) {
+    turn_with(base, kimi_client::KEEPALIVE_LIMIT).await
+}
+
+async fn turn_with(
+    base: &str,
+    keepalive_limit: Duration,
+) -> (kimi_client::TurnResult, String, Duration) {
     let mut ep = Endpoint::new(Mode::Chat, base, "m");
     ep.idle_timeout = IDLE;
+    ep.keepalive_limit = keepalive_limit;
     let backend = Backend::new(ep).expect("backend");
     let mut text = String::new();
     let started = Instant::now();
@@ -125,4 +133,25 @@ async fn an_event_trickled_a_byte_at_a_time_still_times_out() {
         result.error
     );
     assert!(took < Duration::from_millis(1300), "{took:?}");
+}
+
+#[tokio::test]
+async fn keepalives_after_part_of_an_answer_end_the_turn_at_the_limit() {
+    let limit = Duration::from_millis(1500);
+    // Part of an answer, then keepalives well inside the idle timeout, for ever (a minute).
+    let mut pieces = vec![(
+        Duration::ZERO,
+        "data: {\"choices\":[{\"delta\":{\"content\":\"The answer is\"}}]}\n\n",
+    )];
+    pieces.extend(vec![(Duration::from_millis(100), ": keep-alive\n\n"); 600]);
+    let base = serve(pieces).await;
+    let (result, text, took) = turn_with(&base, limit).await;
+    assert_eq!(text, "The answer is");
+    assert!(
+        matches!(result.error, Some(BackendError::Timeout { ref stage, .. }) if stage.contains("only keepalive comments")),
+        "{:?}",
+        result.error
+    );
+    assert!(took >= limit, "{took:?}");
+    assert!(took < limit + IDLE, "{took:?}");
 }

@@ -167,3 +167,32 @@ fn a_journal_keeps_each_answers_reasoning_and_a_resumed_view_shows_it_folded() {
     assert_eq!(turns[1].text(), "Sunny.");
     assert!(!turns[1].reasoning.live(), "folded");
 }
+
+#[tokio::test]
+async fn exec_keeps_k2_5_reasoning_sent_as_content_off_stdout() {
+    // No reasoning parser: K2.5 starts inside the reasoning, so the content is reasoning until
+    // `</think>`, with no opener to tell it apart while it streams.
+    let opts = || MockOptions {
+        model: "kimi-k2.5".into(),
+        reasoning_in_content: true,
+        ..MockOptions::default()
+    };
+    let (o, requests) = exec(opts(), &["What's the weather like in Paris?"]).await;
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(requests.len(), 2, "{err}");
+    assert!(out.contains("Paris"), "{out}");
+    assert!(!out.contains(REASONING), "reasoning on stdout: {out}");
+    assert!(!out.contains("The user"), "reasoning on stdout: {out}");
+    assert!(err.contains("reasoning inside the content"), "{err}");
+
+    let (o, _) = exec(
+        opts(),
+        &["--reasoning", "What's the weather like in Paris?"],
+    )
+    .await;
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert!(out.contains("Paris") && !out.contains(REASONING), "{out}");
+    assert!(err.contains(REASONING), "{err}");
+}

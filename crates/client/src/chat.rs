@@ -354,7 +354,7 @@ impl ChatDecoder {
         });
         let mut choice = self.progress.accept::<Choice>(data, on_event)?;
         if let Some(lp) = choice.as_mut().and_then(|c| c.logprobs.take()) {
-            let tokens = lp.tokens();
+            let tokens = lp.tokens(self.asked);
             if !tokens.is_empty() {
                 self.got_tokens = true;
                 on_event(StreamEvent::Tokens(tokens));

@@ -141,7 +141,7 @@ impl RawDecoder {
         // Reported after its chunk (the trace files tokens under the last chunk) and before
         // the parser's events for it.
         if let Some(lp) = choice.logprobs {
-            let tokens = lp.tokens(&text);
+            let tokens = lp.tokens(&text, self.asked);
             if !tokens.is_empty() {
                 self.got_tokens = true;
                 on_event(StreamEvent::Tokens(tokens));

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::error::server_message;
 use super::sse::{EventStream, SseError};
 use super::url::{CrossOrigin, redirect_policy};
-use super::{BackendError, Endpoint, ModelInfo};
+use super::{BackendError, Endpoint, ModelInfo, ModelList};
 use kimi_protocol::trace::REDACTED;
 use kimi_protocol::{RequestSent, StreamEvent, StreamMeta, Usage};
 
@@ -288,23 +288,34 @@ where
     let counted = std::pin::pin!(counted);
     let mut events = EventStream::new(counted);
     let mut payloads = 0u32;
+    let keepalive_limit = ep.keepalive_limit.max(idle);
     loop {
         let next = tokio::select! {
             _ = call.cancel.cancelled() => return Ok(End::Cancelled),
-            n = next_event(&mut events, idle) => n,
+            n = next_event(&mut events, idle, keepalive_limit) => n,
         };
         let at_us = start.elapsed().as_micros() as u64;
         let event = match next {
-            None => return Err(timeout("waiting for the next event")),
-            Some(None) => return Ok(End::Eof),
-            Some(Some(Ok(event))) => event,
-            Some(Some(Err(SseError::Transport(e)))) => {
+            Err(Stall::Idle) => return Err(timeout("waiting for the next event")),
+            Err(Stall::KeepalivesOnly) => {
+                return Err(BackendError::Timeout {
+                    url: url.clone(),
+                    secs: keepalive_limit.as_secs(),
+                    stage: "waiting for the next event; only keepalive comments came".to_owned(),
+                });
+            }
+            Ok(next) => next,
+        };
+        let event = match event {
+            None => return Ok(End::Eof),
+            Some(Ok(event)) => event,
+            Some(Err(SseError::Transport(e))) => {
                 return Err(BackendError::Dropped {
                     bytes: bytes_seen.load(Ordering::Relaxed),
                     detail: chain(&e),
                 });
             }
-            Some(Some(Err(e))) => {
+            Some(Err(e)) => {
                 return Err(BackendError::Unreadable {
                     bytes: bytes_seen.load(Ordering::Relaxed),
                     detail: e.to_string(),
@@ -333,25 +344,42 @@ where
 /// Payloads read between yields to the caller (see `stream_sse`).
 const YIELD_EVERY: u32 = 64;
 
-/// The next event, or `None` after `idle` without one. A keepalive comment restarts the wait:
-/// the server is alive, the model slow (a reasoning model may think for minutes).
+/// Why no event came.
+enum Stall {
+    /// Nothing at all for the idle timeout.
+    Idle,
+    /// Keepalive comments only, for [`Endpoint::keepalive_limit`].
+    KeepalivesOnly,
+}
+
+/// The next event (`None` at the end of the body), or why none came. A keepalive comment
+/// restarts the idle wait (the server is alive, the model slow: a reasoning model may think
+/// for minutes), but only up to `limit` after the wait began: comments alone are not
+/// progress, and a server stuck after part of an answer must not hold the turn forever.
 async fn next_event<S, E>(
     events: &mut EventStream<S>,
     idle: Duration,
-) -> Option<Option<Result<super::sse::Event, SseError<E>>>>
+    limit: Duration,
+) -> Result<Option<Result<super::sse::Event, SseError<E>>>, Stall>
 where
     S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
 {
-    let mut deadline = tokio::time::Instant::now() + idle;
+    let began = tokio::time::Instant::now();
+    let last = began + limit;
+    let mut deadline = began + idle;
     loop {
         // `next` keeps no state of its own (the stream does): dropping it loses nothing.
         match tokio::time::timeout_at(deadline, events.next()).await {
-            Ok(next) => return Some(next),
+            Ok(next) => return Ok(next),
             Err(_) => match events.last_keepalive() {
                 Some(at) if tokio::time::Instant::from_std(at) + idle > deadline => {
-                    deadline = tokio::time::Instant::from_std(at) + idle;
+                    let next = (tokio::time::Instant::from_std(at) + idle).min(last);
+                    if next <= deadline {
+                        return Err(Stall::KeepalivesOnly);
+                    }
+                    deadline = next;
                 }
-                _ => return None,
+                _ => return Err(Stall::Idle),
             },
         }
     }
@@ -474,11 +502,13 @@ pub(super) fn outcome(
     (error, cancelled)
 }
 
-/// GET `{base_url}/models`: headers and the whole body within the idle timeout each.
+/// GET `{base_url}/models`: headers and the whole body within the idle timeout each. The
+/// list is bounded as [`parse_models`] says, keeping the endpoint's model and `wanted`.
 pub(super) async fn list_models(
     client: &reqwest::Client,
     ep: &Endpoint,
-) -> Result<Vec<ModelInfo>, BackendError> {
+    wanted: &[&str],
+) -> Result<ModelList, BackendError> {
     let url = ep.shown_url("models");
     let idle = ep.idle_timeout;
     let timeout = |stage: &str| BackendError::Timeout {
@@ -526,22 +556,197 @@ pub(super) async fn list_models(
         }
         Ok(false) => {}
     }
-    let v: Value = serde_json::from_slice(&body)
-        .map_err(|e| not_json(format!("the model list is not JSON: {e}")))?;
-    Ok(v.get("data")
-        .and_then(Value::as_array)
-        .map(|models| models.iter().filter_map(model_info).collect())
-        .unwrap_or_default())
+    parse_models(&body, &ep.model, wanted)
+        .map_err(|e| not_json(format!("the model list is not JSON: {e}")))
 }
 
-/// One `/models` entry; `None` without an id.
-fn model_info(m: &Value) -> Option<ModelInfo> {
-    let id = m.get("id").and_then(Value::as_str)?.to_owned();
-    let context_length = ["max_model_len", "context_length", "context_window"]
-        .iter()
-        .find_map(|k| m.get(*k).and_then(Value::as_u64))
-        .filter(|n| *n > 0);
-    Some(ModelInfo { id, context_length })
+/// Most `/models` entries kept: a server may list hundreds of thousands (a 16 MiB body holds
+/// 600,000), which are counted, not held.
+pub const MODELS_KEPT: usize = 1000;
+
+/// The model list in a `/models` body: the first [`MODELS_KEPT`] entries with an id, plus any
+/// later one named `model` or one of `wanted` (so that checking a name never depends on where
+/// the server lists it); the rest counted. Read entry by entry: no tree of the whole body is
+/// built. A body that is JSON but not `{"data": [...]}` lists nothing.
+pub(super) fn parse_models(
+    body: &[u8],
+    model: &str,
+    wanted: &[&str],
+) -> Result<ModelList, serde_json::Error> {
+    use serde::de::{self, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use std::fmt;
+
+    /// One entry as read: its id and the lengths it names; `None` for one without an id.
+    struct Entry(Option<ModelInfo>);
+    impl<'de> Deserialize<'de> for Entry {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Entry;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a model")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entry, A::Error> {
+                    let mut id = None;
+                    // max_model_len (vLLM), context_length, context_window: the first present.
+                    let mut lengths: [Option<Option<u64>>; 3] = [None; 3];
+                    while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                        let slot = match key.as_ref() {
+                            "id" => {
+                                id = map.next_value::<Value>()?.as_str().map(str::to_owned);
+                                continue;
+                            }
+                            "max_model_len" => 0,
+                            "context_length" => 1,
+                            "context_window" => 2,
+                            _ => {
+                                map.next_value::<IgnoredAny>()?;
+                                continue;
+                            }
+                        };
+                        lengths[slot] = Some(map.next_value::<Value>()?.as_u64());
+                    }
+                    let context_length = lengths.into_iter().find_map(|l| l.flatten());
+                    Ok(Entry(id.map(|id| ModelInfo {
+                        id,
+                        context_length: context_length.filter(|n| *n > 0),
+                    })))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Entry, A::Error> {
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(Entry(None))
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_str<E>(self, _: &str) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+                fn visit_unit<E>(self) -> Result<Entry, E> {
+                    Ok(Entry(None))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    /// The `data` array, kept as [`parse_models`] says; anything else lists nothing.
+    struct Data<'a> {
+        model: &'a str,
+        wanted: &'a [&'a str],
+    }
+    impl<'de> Visitor<'de> for Data<'_> {
+        type Value = ModelList;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a list of models")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ModelList, A::Error> {
+            let mut list = ModelList::default();
+            while let Some(Entry(entry)) = seq.next_element::<Entry>()? {
+                let Some(m) = entry else { continue };
+                if list.models.len() < MODELS_KEPT
+                    || m.id == self.model
+                    || self.wanted.contains(&m.id.as_str())
+                {
+                    list.models.push(m);
+                } else {
+                    list.unlisted += 1;
+                }
+            }
+            Ok(list)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ModelList, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(ModelList::default())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<ModelList, E> {
+            Ok(ModelList::default())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<ModelList, E> {
+            Ok(ModelList::default())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<ModelList, E> {
+            Ok(ModelList::default())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<ModelList, E> {
+            Ok(ModelList::default())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<ModelList, E> {
+            Ok(ModelList::default())
+        }
+        fn visit_unit<E>(self) -> Result<ModelList, E> {
+            Ok(ModelList::default())
+        }
+    }
+    struct DataSeed<'a>(Data<'a>);
+    impl<'de> de::DeserializeSeed<'de> for DataSeed<'_> {
+        type Value = ModelList;
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<ModelList, D::Error> {
+            d.deserialize_any(self.0)
+        }
+    }
+
+    /// The body: `data` read as above, every other member skipped.
+    struct Body<'a> {
+        model: &'a str,
+        wanted: &'a [&'a str],
+    }
+    impl<'de> Visitor<'de> for Body<'_> {
+        type Value = ModelList;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ModelList, A::Error> {
+            let mut list = ModelList::default();
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == "data" {
+                    list = map.next_value_seed(DataSeed(Data {
+                        model: self.model,
+                        wanted: self.wanted,
+                    }))?;
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(list)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ModelList, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(ModelList::default())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<ModelList, E> {
+            Ok(ModelList::default())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<ModelList, E> {
+            Ok(ModelList::default())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<ModelList, E> {
+            Ok(ModelList::default())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<ModelList, E> {
+            Ok(ModelList::default())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<ModelList, E> {
+            Ok(ModelList::default())
+        }
+        fn visit_unit<E>(self) -> Result<ModelList, E> {
+            Ok(ModelList::default())
+        }
+    }
+
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let list = (&mut de).deserialize_any(Body { model, wanted })?;
+    de.end()?;
+    Ok(list)
 }
 
 #[cfg(test)]
@@ -565,6 +770,51 @@ mod tests {
         fn usage(&self) -> Option<Usage> {
             self.usage
         }
+    }
+
+    #[test]
+    fn a_huge_model_list_is_counted_not_kept_and_named_models_are_found_anywhere() {
+        const LISTED: usize = 600_000;
+        let mut body = String::from(r#"{"object":"list","data":["#);
+        for i in 0..LISTED {
+            if i > 0 {
+                body.push(',');
+            }
+            body.push_str(&format!(
+                r#"{{"id":"m{i}","object":"model","max_model_len":{}}}"#,
+                i + 1
+            ));
+        }
+        body.push_str(r#",{"object":"model"},7]}"#);
+        let list = parse_models(body.as_bytes(), "m599999", &["m400000"]).expect("parses");
+        assert_eq!(list.models.len(), MODELS_KEPT + 2);
+        assert_eq!(list.unlisted, LISTED - MODELS_KEPT - 2);
+        assert_eq!(list.total(), LISTED);
+        assert_eq!(list.models[0].id, "m0");
+        assert_eq!(list.models[0].context_length, Some(1));
+        let found: Vec<&str> = list.models[MODELS_KEPT..]
+            .iter()
+            .map(|m| m.id.as_str())
+            .collect();
+        assert_eq!(found, ["m400000", "m599999"]);
+        // The shapes the old reader accepted still read the same.
+        let small = r#"{"data":[{"id":"a","context_length":0,"context_window":9},{"id":"b","max_model_len":0,"context_length":5},{"id":"c","context_window":7}]}"#;
+        let list = parse_models(small.as_bytes(), "a", &[]).expect("parses");
+        let got: Vec<(&str, Option<u64>)> = list
+            .models
+            .iter()
+            .map(|m| (m.id.as_str(), m.context_length))
+            .collect();
+        assert_eq!(got, [("a", None), ("b", None), ("c", Some(7))]);
+        assert_eq!(parse_models(b"[1,2]", "a", &[]).expect("json").total(), 0);
+        assert_eq!(
+            parse_models(br#"{"data":{"id":"x"}}"#, "a", &[])
+                .expect("json")
+                .total(),
+            0
+        );
+        assert!(parse_models(b"{\"data\": [", "a", &[]).is_err());
+        assert!(parse_models(b"{} x", "a", &[]).is_err());
     }
 
     #[test]

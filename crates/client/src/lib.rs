@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use chat_request::{ReasoningField, is_moonshot};
 pub use error::BackendError;
-pub use http::http_client;
+pub use http::{MODELS_KEPT, http_client};
 pub use logprobs::LogprobsOutcome;
 pub use retry::{RetryPolicy, parse_retry_after};
 pub use url::{host_and_port, redact_url};
@@ -52,6 +52,10 @@ pub struct Endpoint {
     /// The longest wait for the headers, for each streamed event (a server trickling one event
     /// forever hits it too), and for a whole non-streamed body.
     pub idle_timeout: Duration,
+    /// The longest wait for the next event while only SSE keepalive comments arrive (each
+    /// restarts the idle wait, but not past this); [`KEEPALIVE_LIMIT`] unless a test shortens
+    /// it. Never shorter than `idle_timeout`.
+    pub keepalive_limit: Duration,
     /// Raw mode: sort tool schema keys when rendering.
     pub sort_tool_keys: bool,
     /// Break special-token strings in tool results before sending (both modes).
@@ -81,6 +85,11 @@ pub struct Endpoint {
     pub logprobs: u8,
 }
 
+/// How long keepalive comments alone may stand in for events: ten minutes without a real
+/// event, however many comments came, ends the turn. A model thinking where the stream does
+/// not show it gets that long; a server stuck after part of an answer gets no longer.
+pub const KEEPALIVE_LIMIT: Duration = Duration::from_secs(600);
+
 impl Endpoint {
     pub fn new(mode: Mode, base_url: &str, model: &str) -> Self {
         let base = base_url.trim_end_matches('/');
@@ -94,6 +103,7 @@ impl Endpoint {
             max_tokens: 4096,
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(120),
+            keepalive_limit: KEEPALIVE_LIMIT,
             sort_tool_keys: false,
             neutralize_tool_markers: false,
             template: None,
@@ -178,6 +188,31 @@ pub struct ModelInfo {
     /// The context length in tokens: vLLM's `max_model_len`, or `context_length` /
     /// `context_window` as other servers name it; `None` when the server does not say.
     pub context_length: Option<u64>,
+}
+
+/// What `/models` listed, bounded: the first entries (see [`MODELS_KEPT`]) and the
+/// models asked about, and how many others the server named.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelList {
+    pub models: Vec<ModelInfo>,
+    /// Entries counted but not kept.
+    pub unlisted: usize,
+}
+
+impl ModelList {
+    /// How many models the server listed.
+    pub fn total(&self) -> usize {
+        self.models.len() + self.unlisted
+    }
+}
+
+impl From<Vec<ModelInfo>> for ModelList {
+    fn from(models: Vec<ModelInfo>) -> Self {
+        ModelList {
+            models,
+            unlisted: 0,
+        }
+    }
 }
 
 /// How one request ended, with everything that arrived.
@@ -313,14 +348,10 @@ impl Backend {
         result
     }
 
-    /// GET `{base_url}/models`: the model ids the server lists.
-    pub async fn list_models(&self) -> Result<Vec<String>, BackendError> {
-        let models = http::list_models(&self.client, &self.endpoint).await?;
-        Ok(models.into_iter().map(|m| m.id).collect())
-    }
-
-    /// GET `{base_url}/models`: each model with its context length when the server says it.
-    pub async fn model_infos(&self) -> Result<Vec<ModelInfo>, BackendError> {
-        http::list_models(&self.client, &self.endpoint).await
+    /// GET `{base_url}/models`: each model with its context length when the server says it,
+    /// bounded (see [`ModelList`]); this endpoint's model and `wanted` are kept wherever the
+    /// server lists them.
+    pub async fn list_models(&self, wanted: &[&str]) -> Result<ModelList, BackendError> {
+        http::list_models(&self.client, &self.endpoint, wanted).await
     }
 }

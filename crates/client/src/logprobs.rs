@@ -10,7 +10,7 @@
 //!   `{content: [{token, logprob, bytes, top_logprobs: [{token, logprob, bytes}]}]}`.
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::BackendError;
 use kimi_protocol::trace_tokens::parse_token_id;
@@ -100,7 +100,7 @@ pub(crate) struct CompletionLogprobs {
     #[serde(default)]
     token_logprobs: Vec<Option<f32>>,
     #[serde(default)]
-    top_logprobs: Option<Vec<Option<Map<String, Value>>>>,
+    top_logprobs: Option<Vec<Option<BestMap>>>,
     #[serde(default)]
     text_offset: Vec<usize>,
 }
@@ -108,8 +108,9 @@ pub(crate) struct CompletionLogprobs {
 impl CompletionLogprobs {
     /// The tokens of a chunk whose text is `text`. Each token's text is cut from the chunk by
     /// `text_offset`; where the offsets do not add up (another server's convention), from the
-    /// token strings, or the whole chunk goes to the first token.
-    pub(crate) fn tokens(self, text: &str) -> Vec<TokenLogprob> {
+    /// token strings, or the whole chunk goes to the first token. Each keeps the `keep` most
+    /// likely alternatives (what the request asked for).
+    pub(crate) fn tokens(self, text: &str, keep: u8) -> Vec<TokenLogprob> {
         let n = self.tokens.len();
         let texts = cut_by_offsets(text, &self.text_offset, n)
             .or_else(|| spelled(text, &self.tokens))
@@ -129,25 +130,73 @@ impl CompletionLogprobs {
                 id: parse_token_id(token),
                 text,
                 logprob: self.token_logprobs.get(i).copied().flatten(),
-                top: top.next().flatten().map(alternatives).unwrap_or_default(),
+                top: top
+                    .next()
+                    .flatten()
+                    .map(|b| b.0.into_kept(keep))
+                    .unwrap_or_default(),
             })
             .collect()
     }
 }
 
-/// `{token: logprob}` as alternatives, most likely first.
-fn alternatives(map: Map<String, Value>) -> Vec<TopLogprob> {
-    let mut v: Vec<TopLogprob> = map
-        .into_iter()
-        .filter_map(|(token, lp)| {
-            let logprob = lp.as_f64()? as f32;
-            let id = parse_token_id(&token);
-            let text = if id.is_some() { String::new() } else { token };
-            Some(TopLogprob { id, text, logprob })
-        })
-        .collect();
-    v.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
-    v
+/// The most likely alternatives of one token, at most [`MAX_LOGPROBS`], most likely first,
+/// kept as they are read: alternatives are token ids (no text cap counts them) and a server
+/// sending 100,000 per token where 5 were asked must not have them all held.
+#[derive(Debug, Default)]
+struct Best(Vec<TopLogprob>);
+
+impl Best {
+    fn offer(&mut self, alt: TopLogprob) {
+        let max = usize::from(MAX_LOGPROBS);
+        let at = self
+            .0
+            .partition_point(|a| a.logprob.total_cmp(&alt.logprob).is_ge());
+        if at < max {
+            self.0.insert(at, alt);
+            self.0.truncate(max);
+        }
+    }
+
+    /// The `keep` most likely.
+    fn into_kept(mut self, keep: u8) -> Vec<TopLogprob> {
+        self.0.truncate(usize::from(keep));
+        self.0
+    }
+}
+
+/// `{token: logprob}` (completions) read into [`Best`]; a value that is not a number is skipped.
+#[derive(Debug, Default)]
+struct BestMap(Best);
+
+impl<'de> Deserialize<'de> for BestMap {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = BestMap;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of token: logprob")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<BestMap, A::Error> {
+                let mut best = Best::default();
+                while let Some((token, lp)) = map.next_entry::<String, Value>()? {
+                    let Some(logprob) = lp.as_f64() else { continue };
+                    let id = parse_token_id(&token);
+                    let text = if id.is_some() { String::new() } else { token };
+                    best.offer(TopLogprob {
+                        id,
+                        text,
+                        logprob: logprob as f32,
+                    });
+                }
+                Ok(BestMap(best))
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 /// `text` cut into `n` pieces by character offsets (relative to the first), the last piece
@@ -209,7 +258,7 @@ struct ChatToken {
     #[serde(default)]
     bytes: Option<Vec<u8>>,
     #[serde(default)]
-    top_logprobs: Vec<ChatAlternative>,
+    top_logprobs: BestList,
 }
 
 #[derive(Debug, Deserialize)]
@@ -235,31 +284,54 @@ fn chat_text(token: String, bytes: Option<Vec<u8>>) -> (Option<u32>, String) {
     }
 }
 
+/// A chat token's `top_logprobs` read into [`Best`].
+#[derive(Debug, Default)]
+struct BestList(Best);
+
+impl<'de> Deserialize<'de> for BestList {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = BestList;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of alternatives")
+            }
+            fn visit_unit<E>(self) -> Result<BestList, E> {
+                Ok(BestList::default())
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<BestList, A::Error> {
+                let mut best = Best::default();
+                while let Some(a) = seq.next_element::<ChatAlternative>()? {
+                    let (id, text) = chat_text(a.token, a.bytes);
+                    best.offer(TopLogprob {
+                        id,
+                        text,
+                        logprob: a.logprob.unwrap_or(f32::NEG_INFINITY),
+                    });
+                }
+                Ok(BestList(best))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 impl ChatLogprobs {
-    pub(crate) fn tokens(self) -> Vec<TokenLogprob> {
+    /// The tokens, each with the `keep` most likely alternatives (what the request asked for).
+    pub(crate) fn tokens(self, keep: u8) -> Vec<TokenLogprob> {
         self.content
             .unwrap_or_default()
             .into_iter()
             .map(|t| {
                 let (id, text) = chat_text(t.token, t.bytes);
-                let mut top: Vec<TopLogprob> = t
-                    .top_logprobs
-                    .into_iter()
-                    .map(|a| {
-                        let (id, text) = chat_text(a.token, a.bytes);
-                        TopLogprob {
-                            id,
-                            text,
-                            logprob: a.logprob.unwrap_or(f32::NEG_INFINITY),
-                        }
-                    })
-                    .collect();
-                top.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
                 TokenLogprob {
                     id,
                     text,
                     logprob: t.logprob,
-                    top,
+                    top: t.top_logprobs.0.into_kept(keep),
                 }
             })
             .collect()
@@ -279,7 +351,7 @@ mod tests {
             "text_offset": [10, 12, 15],
         }))
         .expect("shape");
-        let toks = lp.tokens("北京 x<|tool_calls_section_begin|>");
+        let toks = lp.tokens("北京 x<|tool_calls_section_begin|>", 5);
         let texts: Vec<&str> = toks.iter().map(|t| t.text.as_str()).collect();
         assert_eq!(texts, ["北京", " x<", "|tool_calls_section_begin|>"]);
         assert_eq!(toks[0].id, Some(1));
@@ -297,7 +369,7 @@ mod tests {
             "text_offset": [0, 99],
         }))
         .expect("shape");
-        let toks = lp.tokens("Hello");
+        let toks = lp.tokens("Hello", 5);
         assert_eq!(
             (toks[0].text.as_str(), toks[1].text.as_str()),
             ("He", "llo")
@@ -314,10 +386,58 @@ mod tests {
             {"token": "token_id:7", "logprob": -2.0, "bytes": [33], "top_logprobs": []},
         ]}))
         .expect("shape");
-        let toks = lp.tokens();
+        let toks = lp.tokens(5);
         assert_eq!(toks[0].text, "Hi");
         assert_eq!(toks[0].top[0].text, "Hi", "most likely first");
         assert_eq!((toks[1].id, toks[1].text.as_str()), (Some(7), "!"));
+    }
+
+    #[test]
+    fn a_flood_of_alternatives_keeps_only_what_was_asked() {
+        const FLOOD: usize = 100_000;
+        // Token ids (no text), the most likely ones in the middle of the flood.
+        let mut alts = serde_json::Map::new();
+        for i in 0..FLOOD {
+            let lp = if (50_000..50_007).contains(&i) {
+                -(i as f64 - 50_000.0) / 100.0
+            } else {
+                -10.0 - (i % 977) as f64
+            };
+            alts.insert(format!("token_id:{i}"), json!(lp));
+        }
+        let body = json!({
+            "tokens": ["token_id:1"],
+            "token_logprobs": [-0.5],
+            "top_logprobs": [alts],
+            "text_offset": [0],
+        })
+        .to_string();
+        let lp: CompletionLogprobs = serde_json::from_str(&body).expect("shape");
+        let toks = lp.tokens("x", 5);
+        let ids: Vec<Option<u32>> = toks[0].top.iter().map(|a| a.id).collect();
+        assert_eq!(
+            ids,
+            [
+                Some(50_000),
+                Some(50_001),
+                Some(50_002),
+                Some(50_003),
+                Some(50_004)
+            ]
+        );
+
+        let chat_alts: Vec<Value> = (0..FLOOD)
+            .map(|i| json!({"token": format!("token_id:{i}"), "logprob": -(i as f64), "bytes": [65]}))
+            .collect();
+        let body = json!({"content": [{"token": "A", "logprob": -0.1, "top_logprobs": chat_alts}]})
+            .to_string();
+        let lp: ChatLogprobs = serde_json::from_str(&body).expect("shape");
+        let toks = lp.tokens(3);
+        let ids: Vec<Option<u32>> = toks[0].top.iter().map(|a| a.id).collect();
+        assert_eq!(ids, [Some(0), Some(1), Some(2)]);
+        // Never more than the most a request can ask for, whatever `keep` says.
+        let lp: ChatLogprobs = serde_json::from_str(&body).expect("shape");
+        assert_eq!(lp.tokens(u8::MAX)[0].top.len(), usize::from(MAX_LOGPROBS));
     }
 
     #[test]

@@ -91,6 +91,10 @@ pub struct Profile {
     pub logprobs: u8,
 }
 
+/// The longest duration any key of the file accepts (timeouts, waits): a day. Longer is no
+/// limit in practice, and values near `u64::MAX` overflow when added to the clock.
+pub const MAX_DURATION_SECS: u64 = 86_400;
+
 fn default_retries() -> u32 {
     3
 }
@@ -445,6 +449,30 @@ impl Config {
                     return Err(at(loc(k), key(k), "expected a number above 0".into()));
                 }
             }
+            for (k, v, least) in [
+                ("idle_timeout_secs", p.idle_timeout_secs, 1),
+                ("connect_timeout_secs", p.connect_timeout_secs, 1),
+                ("retry_max_wait_secs", p.retry_max_wait_secs, 0),
+            ] {
+                if v > MAX_DURATION_SECS {
+                    return Err(at(
+                        loc(k),
+                        key(k),
+                        format!("expected {least} to {MAX_DURATION_SECS} seconds (a day), got {v}"),
+                    ));
+                }
+            }
+            if p.inspector_stall_ms > MAX_DURATION_SECS * 1000 {
+                return Err(at(
+                    loc("inspector_stall_ms"),
+                    key("inspector_stall_ms"),
+                    format!(
+                        "expected 0 to {} milliseconds (a day), got {}",
+                        MAX_DURATION_SECS * 1000,
+                        p.inspector_stall_ms
+                    ),
+                ));
+            }
         }
         for (i, tool) in config.tools.iter().enumerate() {
             if let Err(message) = tool.check() {
@@ -776,6 +804,52 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
         let text = "[profiles.a]\nbase_url = \"http://x/v1\"\n\ntemperature = 7.0\n";
         let e = parse(text).expect_err("bad temperature");
         assert_eq!(e.line, Some(4));
+    }
+
+    #[test]
+    fn durations_beyond_a_day_are_refused_with_file_line_and_range() {
+        // The largest integer TOML holds (u64::MAX is not one).
+        let max = i64::MAX;
+        for (k, v) in [
+            ("idle_timeout_secs", max.to_string()),
+            ("connect_timeout_secs", max.to_string()),
+            ("retry_max_wait_secs", (MAX_DURATION_SECS + 1).to_string()),
+            ("inspector_stall_ms", max.to_string()),
+        ] {
+            let text = format!("[profiles.a]\nbase_url = \"http://x/v1\"\n\n{k} = {v}\n");
+            let e = parse(&text).expect_err(k);
+            assert_eq!(e.line, Some(4), "{e}");
+            assert_eq!(e.key.as_deref(), Some(format!("profiles.a.{k}").as_str()));
+            let shown = e.to_string();
+            assert!(shown.contains("cfg.toml:4"), "{shown}");
+            assert!(shown.contains(&format!("got {v}")), "{shown}");
+            assert!(shown.contains("(a day)"), "{shown}");
+        }
+        let text = "[profiles.a]\nbase_url = \"http://x/v1\"\nidle_timeout_secs = 86400\n";
+        parse(text).expect("a day is allowed");
+        for (table, k) in [
+            (
+                "[[tools]]\nname = \"t\"\ncommand = [\"x\"]\n",
+                "timeout_secs",
+            ),
+            (
+                "[[mcp_servers]]\nname = \"m\"\ncommand = [\"x\"]\n",
+                "tool_timeout_secs",
+            ),
+            (
+                "[[mcp_servers]]\nname = \"m\"\ncommand = [\"x\"]\n",
+                "startup_timeout_secs",
+            ),
+        ] {
+            let text = format!("[profiles.a]\nbase_url = \"http://x/v1\"\n{table}{k} = {max}\n");
+            let e = parse(&text).expect_err(k);
+            assert!(e.line.is_some(), "{e}");
+            assert!(
+                e.to_string()
+                    .contains(&format!("{k}: must be from 1 to 86400")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -29,9 +29,36 @@ pub(crate) fn create_parent(path: &Path) -> io::Result<()> {
     }
 }
 
+/// Open `path` with `options` unless it is a symbolic link: a link planted where kimi-tui keeps
+/// its own files (a session lock, a journal, the prompt history) would otherwise make it
+/// truncate or append to whatever file the link points at. The error then names the path.
+pub fn open_no_follow(options: &mut OpenOptions, path: &Path) -> io::Result<File> {
+    options
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| refuse_symlink(path, e))
+}
+
+/// `e` from an open with `O_NOFOLLOW`, in words when it is the link that was refused.
+fn refuse_symlink(path: &Path, e: io::Error) -> io::Error {
+    let is_link = e.raw_os_error() == Some(libc::ELOOP)
+        && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return e;
+    }
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is a symbolic link, which kimi-tui does not follow for its own files; remove it",
+            path.display()
+        ),
+    )
+}
+
 /// Open `path` for writing, created 0600 (truncated when `truncate`, else appended to). An
 /// existing file is brought to 0600 too: what is written now is as private as a new file.
-fn open(path: &Path, truncate: bool) -> io::Result<File> {
+/// With `no_follow`, a symbolic link at `path` is refused ([`open_no_follow`]).
+fn open(path: &Path, truncate: bool, no_follow: bool) -> io::Result<File> {
     let mut o = OpenOptions::new();
     o.write(true).create(true).mode(FILE_MODE);
     if truncate {
@@ -39,7 +66,11 @@ fn open(path: &Path, truncate: bool) -> io::Result<File> {
     } else {
         o.append(true);
     }
-    let f = o.open(path)?;
+    let f = if no_follow {
+        open_no_follow(&mut o, path)?
+    } else {
+        o.open(path)?
+    };
     let meta = f.metadata()?;
     // Only a regular file: `-o /dev/stdout` must not change the terminal device's mode.
     if meta.is_file() && meta.permissions().mode() & 0o777 != FILE_MODE {
@@ -52,7 +83,16 @@ fn open(path: &Path, truncate: bool) -> io::Result<File> {
 /// directory (0700) if needed: `std::fs::write` for private data.
 pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     create_parent(path)?;
-    let mut f = open(path, true)?;
+    let mut f = open(path, true, false)?;
+    f.write_all(bytes)?;
+    f.flush()
+}
+
+/// [`write`] for a file of kimi-tui's own (never a path the user named): a symbolic link at
+/// `path` is refused rather than followed.
+pub fn write_no_follow(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    create_parent(path)?;
+    let mut f = open(path, true, true)?;
     f.write_all(bytes)?;
     f.flush()
 }
@@ -90,7 +130,13 @@ pub fn create_numbered(dir: &Path, stem: &str, ext: &str, bytes: &[u8]) -> io::R
 /// Open `path` for appending with mode 0600 (a log file), creating the parent directory.
 pub fn append(path: &Path) -> io::Result<File> {
     create_parent(path)?;
-    open(path, false)
+    open(path, false, false)
+}
+
+/// [`append`] for a file of kimi-tui's own: a symbolic link at `path` is refused.
+pub fn append_no_follow(path: &Path) -> io::Result<File> {
+    create_parent(path)?;
+    open(path, false, true)
 }
 
 #[cfg(test)]
@@ -132,5 +178,38 @@ mod tests {
             (mode(&a), mode(&b), mode(&dumps)),
             (FILE_MODE, FILE_MODE, DIR_MODE)
         );
+    }
+
+    #[test]
+    fn own_files_are_never_opened_through_a_symbolic_link() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let victim = dir.path().join("victim.txt");
+        fs::write(&victim, "the user's file").expect("write");
+        let link = dir.path().join("planted");
+        std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+        for e in [
+            append_no_follow(&link).map(|_| ()).expect_err("append"),
+            write_no_follow(&link, b"x").expect_err("write"),
+        ] {
+            assert!(e.to_string().contains("is a symbolic link"), "{e}");
+            assert!(e.to_string().contains(&link.display().to_string()), "{e}");
+        }
+        // A dangling link is refused too (O_CREAT would create its target).
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).expect("symlink");
+        assert!(append_no_follow(&dangling).is_err());
+        assert!(!dir.path().join("nowhere").exists());
+        assert_eq!(
+            fs::read_to_string(&victim).expect("read"),
+            "the user's file"
+        );
+        // A regular file is opened as before.
+        let own = dir.path().join("own.jsonl");
+        append_no_follow(&own)
+            .expect("open")
+            .write_all(b"1\n")
+            .expect("w");
+        write_no_follow(&own, b"2\n").expect("write");
+        assert_eq!(fs::read_to_string(&own).expect("read"), "2\n");
     }
 }

@@ -4,6 +4,8 @@
 //! module, which differs from serde_json in float formatting (`1e-05`, `1e+16`) and in nothing else
 //! that matters here; a hand-written writer is the only way to match it exactly.
 
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
@@ -45,7 +47,10 @@ pub(crate) fn write_value(out: &mut String, value: &Value, seps: Separators) {
             } else if let Some(u) = n.as_u64() {
                 let _ = write!(out, "{u}");
             } else if let Some(f) = n.as_f64() {
-                write_number_f64(out, f);
+                match wide_int(f) {
+                    Some(digits) => out.push_str(&digits),
+                    None => write_float(out, f),
+                }
             }
         }
         Value::String(s) => write_str(out, s),
@@ -74,16 +79,109 @@ pub(crate) fn write_value(out: &mut String, value: &Value, seps: Separators) {
     }
 }
 
-/// A float from a parsed JSON number. serde_json reads the literal `-0` as the float `-0.0`
-/// (it has no negative integer zero), where Python reads the integer `0` and writes `0`; a
-/// literal `-0.0` cannot be told apart after parsing, and `-0` is the form schemas carry, so
-/// negative zero is written `0`.
-fn write_number_f64(out: &mut String, f: f64) {
-    if f == 0.0 && f.is_sign_negative() {
-        out.push('0');
-    } else {
-        write_float(out, f);
+/// Integer literals wider than 64 bits, by the stand-in float [`parse`] put in their place.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WideInts(HashMap<u64, String>);
+
+thread_local! {
+    /// The wide integers the writer prints on this thread (see [`with_wide_ints`]).
+    static WIDE_INTS: RefCell<Option<WideInts>> = const { RefCell::new(None) };
+}
+
+/// The digits of the wide integer `f` stands in for, while [`with_wide_ints`] runs.
+fn wide_int(f: f64) -> Option<String> {
+    WIDE_INTS.with(|w| w.borrow().as_ref()?.0.get(&f.to_bits()).cloned())
+}
+
+/// Run `f` with the writer printing each stand-in of `ints` as its integer's digits.
+pub fn with_wide_ints<R>(ints: &WideInts, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<WideInts>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let before = self.0.take();
+            WIDE_INTS.with(|w| *w.borrow_mut() = before);
+        }
     }
+    let _restore = Restore(WIDE_INTS.with(|w| w.replace(Some(ints.clone()))));
+    f()
+}
+
+/// Parse JSON text as Python's `json.loads` reads its numbers, as far as a [`Value`] holds
+/// them. serde_json reads the integer `-0` as the float `-0.0` (Python: the integer `0`), and
+/// an integer wider than 64 bits as the nearest float (Python keeps every digit). Here `-0`
+/// is the integer 0, and each wide integer becomes a distinct stand-in float (a subnormal of
+/// its sign, no other number of the text) that the writer, inside [`with_wide_ints`], prints
+/// as the integer's digits. Anything else parses exactly as serde_json parses it.
+pub fn parse(text: &str) -> Result<(Value, WideInts), serde_json::Error> {
+    let numbers = number_literals(text);
+    let taken: HashSet<u64> = numbers
+        .iter()
+        .filter_map(|r| text[r.clone()].parse::<f64>().ok())
+        .map(f64::to_bits)
+        .collect();
+    let mut ints = WideInts::default();
+    let mut rewritten = String::new();
+    let mut done = 0;
+    let mut next_bits = 1u64;
+    for r in numbers {
+        let literal = &text[r.clone()];
+        let integer = !literal.contains(['.', 'e', 'E']);
+        let replacement = if !integer {
+            continue;
+        } else if literal == "-0" {
+            "0".to_owned()
+        } else if literal.parse::<i64>().is_ok() || literal.parse::<u64>().is_ok() {
+            continue;
+        } else {
+            let negative = literal.starts_with('-');
+            let sign = if negative { 1u64 << 63 } else { 0 };
+            while taken.contains(&(sign | next_bits)) {
+                next_bits += 1;
+            }
+            let stand_in = f64::from_bits(sign | next_bits);
+            next_bits += 1;
+            ints.0.insert(stand_in.to_bits(), literal.to_owned());
+            format!("{stand_in:e}")
+        };
+        rewritten.push_str(&text[done..r.start]);
+        rewritten.push_str(&replacement);
+        done = r.end;
+    }
+    if done == 0 {
+        return Ok((serde_json::from_str(text)?, ints));
+    }
+    rewritten.push_str(&text[done..]);
+    Ok((serde_json::from_str(&rewritten)?, ints))
+}
+
+/// Where the number literals of JSON text are (outside strings). Malformed text is left to
+/// the parser to report.
+fn number_literals(text: &str) -> Vec<std::ops::Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < bytes.len()
+                    && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                out.push(start..i);
+            }
+            _ => i += 1,
+        }
+    }
+    out
 }
 
 /// A JSON string literal with Python's escapes for `ensure_ascii=False`: `"` `\` and the C0
@@ -255,10 +353,27 @@ mod tests {
     }
 
     #[test]
-    fn negative_zero_is_written_as_python_reads_minus_zero() {
-        let v: Value =
-            serde_json::from_str(r#"{"default": -0, "x": [-0, 0, -1, -0.5]}"#).expect("valid json");
-        assert_eq!(to_string(&v, COMPACT), r#"{"default":0,"x":[0,0,-1,-0.5]}"#);
+    fn negative_zero_is_a_float_and_the_integer_minus_zero_is_zero() {
+        let text = r#"{"default": -0, "x": [-0, 0, -1, -0.5, -0.0, -0e0, "-0"]}"#;
+        let want = r#"{"default":0,"x":[0,0,-1,-0.5,-0.0,-0.0,"-0"]}"#;
+        let (v, ints) = parse(text).expect("valid json");
+        assert_eq!(with_wide_ints(&ints, || to_string(&v, COMPACT)), want);
+        // A float parsed anywhere keeps its sign, as Python's repr does.
+        assert_eq!(to_string(&json!([-0.0, 0.0]), COMPACT), "[-0.0,0.0]");
+    }
+
+    #[test]
+    fn wide_integers_keep_every_digit() {
+        let text = r#"{"a": 123456789012345678901234567890, "b": [-98765432109876543210, 18446744073709551616, 1.0e30, 5e-324], "s": "12345678901234567890123 \" -0"}"#;
+        let (v, ints) = parse(text).expect("valid json");
+        let got = with_wide_ints(&ints, || to_string(&v, PYTHON_DEFAULT));
+        assert_eq!(
+            got,
+            r#"{"a": 123456789012345678901234567890, "b": [-98765432109876543210, 18446744073709551616, 1e+30, 5e-324], "s": "12345678901234567890123 \" -0"}"#
+        );
+        // Outside `with_wide_ints` the stand-ins are floats: the writer says so, not digits.
+        assert!(!to_string(&v, COMPACT).contains("123456789012345678901234567890"));
+        assert_eq!(ints.0.len(), 3);
     }
 
     #[test]

@@ -36,14 +36,17 @@ impl SessionStore {
         crate::private_fs::create_dir_all(&self.dir)
             .map_err(|e| io_error("create the directory", &self.dir, &e))?;
         let path = self.lock_path(id);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(crate::private_fs::FILE_MODE)
-            .open(&path)
-            .map_err(|e| io_error("open the lock file", &path, &e))?;
+        // Truncated to write the pid: never through a link planted in its place.
+        let mut file = crate::private_fs::open_no_follow(
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(crate::private_fs::FILE_MODE),
+            &path,
+        )
+        .map_err(|e| io_error("open the lock file", &path, &e))?;
         // SAFETY: flock on a descriptor this function owns; no memory is involved.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc != 0 {
@@ -104,5 +107,27 @@ mod tests {
         drop(held);
         store.lock(id).expect("free again");
         assert!(matches!(store.lock("../x"), Err(SessionError::BadId(_))));
+    }
+
+    #[test]
+    fn a_lock_file_planted_as_a_symbolic_link_is_refused_and_its_target_untouched() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = SessionStore::new(dir.path().join("sessions"));
+        std::fs::create_dir_all(&store.dir).expect("mkdir");
+        let victim = dir.path().join("notes.txt");
+        std::fs::write(&victim, "my notes\n").expect("write");
+        let id = "20261201-000000-abcd";
+        std::os::unix::fs::symlink(&victim, store.lock_path(id)).expect("symlink");
+        let e = store.lock(id).expect_err("a link");
+        let text = e.to_string();
+        assert!(text.contains("symbolic link"), "{text}");
+        assert!(
+            text.contains(&store.lock_path(id).display().to_string()),
+            "{text}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&victim).expect("read"),
+            "my notes\n"
+        );
     }
 }

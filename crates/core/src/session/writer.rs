@@ -327,10 +327,10 @@ impl JournalFile {
                         reason: format!("holds session `{}`", loaded.session.id),
                     });
                 }
-                let mut f = OpenOptions::new()
-                    .append(true)
-                    .open(&path)
-                    .map_err(|e| io_error("open", &path, &e))?;
+                // Appended to and maybe truncated: never through a link planted in its place.
+                let mut f =
+                    crate::private_fs::open_no_follow(OpenOptions::new().append(true), &path)
+                        .map_err(|e| io_error("open", &path, &e))?;
                 let len = f.metadata().map_err(|e| io_error("read", &path, &e))?.len();
                 if len > loaded.valid_len {
                     // The cut-off last record (reported when it was loaded) goes, so that
@@ -454,5 +454,31 @@ mod tests {
         assert_eq!(shared.read().headers[0].1, "Bearer sk-secret-key");
         let back = journal::read(&store.journal_path(&s.id)).expect("loads");
         assert_eq!(back.session.traces[0].trace.chunks.len(), 40_000);
+    }
+
+    #[test]
+    fn a_journal_planted_as_a_symbolic_link_is_not_continued_through_it() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let elsewhere = SessionStore::new(dir.path().join("elsewhere"));
+        let store = SessionStore::new(dir.path().join("sessions"));
+        let s = Session::new("local", Mode::Raw, "kimi", "http://127.0.0.1:8000/v1");
+        let mut w = created(&elsewhere, &s.id);
+        w.send(journal::records_of(&s));
+        assert!(w.flush(Duration::from_secs(10)));
+        drop(w);
+        let target = elsewhere.journal_path(&s.id);
+        let before = std::fs::read(&target).expect("read");
+        std::fs::create_dir_all(&store.dir).expect("mkdir");
+        std::os::unix::fs::symlink(&target, store.journal_path(&s.id)).expect("symlink");
+        let mut w = JournalWriter::spawn(&store, &s.id, Target::Continue).expect("spawn");
+        w.send(journal::records_of(&s));
+        w.flush(Duration::from_secs(10));
+        let e = w.error().expect("refused").to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert!(
+            e.contains(&store.journal_path(&s.id).display().to_string()),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&target).expect("read"), before);
     }
 }

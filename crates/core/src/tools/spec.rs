@@ -158,6 +158,12 @@ impl ToolSpec {
         }
         if self.timeout_secs == 0 {
             problems.push("timeout_secs: must be at least 1".to_owned());
+        } else if self.timeout_secs > crate::config::MAX_DURATION_SECS {
+            problems.push(format!(
+                "timeout_secs: must be from 1 to {} (a day), got {}",
+                crate::config::MAX_DURATION_SECS,
+                self.timeout_secs
+            ));
         }
         if self.max_output_bytes == Some(0) {
             problems.push("max_output_bytes: must be at least 1".to_owned());

@@ -355,7 +355,7 @@ async fn the_model_list_carries_each_models_context_length_when_the_server_gives
     .await
     .expect("mock");
     let backend = Backend::new(endpoint(&server, Mode::Chat, 0)).expect("client");
-    let models = backend.model_infos().await.expect("listed");
+    let models = backend.list_models(&[]).await.expect("listed").models;
     let got: Vec<(&str, Option<u64>)> = models
         .iter()
         .map(|m| (m.id.as_str(), m.context_length))
@@ -367,7 +367,7 @@ async fn the_model_list_carries_each_models_context_length_when_the_server_gives
             ("moonshotai/Kimi-K2.5", Some(131_072))
         ]
     );
-    assert_eq!(backend.list_models().await.expect("ids").len(), 2);
+    assert_eq!(backend.list_models(&[]).await.expect("ids").total(), 2);
     server.shutdown().await;
     let server = MockServer::start(
         MockOptions {
@@ -379,7 +379,7 @@ async fn the_model_list_carries_each_models_context_length_when_the_server_gives
     .await
     .expect("mock");
     let backend = Backend::new(endpoint(&server, Mode::Chat, 0)).expect("client");
-    let models = backend.model_infos().await.expect("listed");
+    let models = backend.list_models(&[]).await.expect("listed").models;
     assert_eq!(models[0].context_length, None, "not said: unknown");
     server.shutdown().await;
 }

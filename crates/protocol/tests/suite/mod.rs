@@ -1,2 +1,3 @@
 mod family;
 mod parser_props;
+mod python_json;

@@ -17,7 +17,7 @@ pub enum AppEvent {
     /// The answer to [`Effect::ListModels`]: the server's models, or why not.
     ModelsListed {
         then: super::models::ModelsThen,
-        result: Result<Vec<kimi_client::ModelInfo>, String>,
+        result: Result<kimi_client::ModelList, String>,
     },
 }
 

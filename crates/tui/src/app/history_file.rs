@@ -42,24 +42,83 @@ pub fn default_path() -> Option<PathBuf> {
     Some(store.dir.parent()?.join("history.jsonl"))
 }
 
-/// The entries in the file at `path`, oldest first, the newest [`CAP`] of them. A missing file
-/// is an empty history.
+/// Most bytes of the file read at start: its newest part. A thousand prompts of ordinary length
+/// fit many times over; a file grown far beyond (written by something else, or a link to a
+/// device) costs a bounded read, never the whole file in memory.
+pub const READ_MAX: u64 = 16 << 20;
+/// Longest line kept while reading: an entry of [`ENTRY_MAX`] bytes with every byte escaped
+/// (`\u00XX`) and its quotes. A longer line is skipped as it is read, never held whole.
+const LINE_MAX: usize = ENTRY_MAX * 6 + 2;
+
+/// The entries in the file at `path`, oldest first, the newest [`CAP`] of them, read from its
+/// last [`READ_MAX`] bytes. A missing file is an empty history.
 pub fn load(path: &Path) -> io::Result<Vec<String>> {
-    let f = match std::fs::File::open(path) {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
-    let mut out = Vec::new();
-    for line in BufReader::new(f).split(b'\n') {
+    let len = f.metadata()?.len();
+    // Started mid-file: from the byte before, so that the line cut there is skipped whole
+    // (just the newline when the cut fell on a line start).
+    let partial_first = len > READ_MAX;
+    if partial_first {
+        f.seek(SeekFrom::Start(len - READ_MAX - 1))?;
+    }
+    let mut reader = BufReader::new(f.take(READ_MAX + 1));
+    let mut out = std::collections::VecDeque::with_capacity(CAP.min(64));
+    let mut line = Vec::new();
+    let mut skip = partial_first;
+    loop {
+        line.clear();
+        let (read, whole) = read_line_capped(&mut reader, &mut line, LINE_MAX)?;
+        if read == 0 {
+            break;
+        }
+        if std::mem::take(&mut skip) || !whole {
+            continue;
+        }
         // Not JSON (a line cut short by a crash): skipped, the rest is read.
-        if let Ok(text) = serde_json::from_slice::<String>(&line?) {
-            out.push(text);
+        if let Ok(text) = serde_json::from_slice::<String>(&line) {
+            if out.len() == CAP {
+                out.pop_front();
+            }
+            out.push_back(text);
         }
     }
-    let extra = out.len().saturating_sub(CAP);
-    out.drain(..extra);
-    Ok(out)
+    Ok(out.into())
+}
+
+/// Read one line (without its newline) into `line`, keeping at most `cap` bytes: a longer line
+/// is consumed to its end and `line` left empty. Returns the bytes consumed and whether the
+/// line fitted.
+fn read_line_capped(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    cap: usize,
+) -> io::Result<(usize, bool)> {
+    let (mut consumed, mut fits) = (0, true);
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((consumed, fits));
+        }
+        let newline = memchr::memchr(b'\n', buf);
+        let part = &buf[..newline.unwrap_or(buf.len())];
+        if fits && line.len() + part.len() <= cap {
+            line.extend_from_slice(part);
+        } else {
+            fits = false;
+            line.clear();
+        }
+        let used = newline.map_or(buf.len(), |i| i + 1);
+        reader.consume(used);
+        consumed += used;
+        if newline.is_some() {
+            return Ok((consumed, fits));
+        }
+    }
 }
 
 impl HistoryFile {
@@ -207,7 +266,7 @@ impl Writer {
         }
         line.extend(serde_json::to_vec(text).map_err(io::Error::other)?);
         line.push(b'\n');
-        let mut f = kimi_core::private_fs::append(&self.path)?;
+        let mut f = kimi_core::private_fs::append_no_follow(&self.path)?;
         // One write per entry: a crash leaves at most the last line cut short.
         f.write_all(&line)
     }
@@ -223,7 +282,7 @@ impl Writer {
         let mut tmp = self.path.as_os_str().to_owned();
         tmp.push(".tmp");
         let tmp = PathBuf::from(tmp);
-        kimi_core::private_fs::write(&tmp, &bytes)?;
+        kimi_core::private_fs::write_no_follow(&tmp, &bytes)?;
         std::fs::rename(&tmp, &self.path)?;
         Ok(entries.len())
     }

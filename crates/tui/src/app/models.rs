@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kimi_client::{Backend, Endpoint, ModelInfo};
+use kimi_client::{Backend, Endpoint, ModelInfo, ModelList};
 use kimi_core::config::Profile;
 use kimi_core::engine::Op;
 use kimi_protocol::{Mode, Template, sanitize};
@@ -103,10 +103,12 @@ pub(super) fn model_command(name: Option<String>, fx: &mut Vec<Effect>) {
 pub(super) fn listed(
     app: &mut App,
     then: ModelsThen,
-    result: Result<Vec<ModelInfo>, String>,
+    result: Result<ModelList, String>,
     fx: &mut Vec<Effect>,
 ) {
     app.dirty = true;
+    let total = result.as_ref().map_or(0, ModelList::total);
+    let result = result.map(|list| list.models);
     if let Ok(models) = &result {
         app.switch.models = models.clone();
         learn_window(app);
@@ -117,7 +119,7 @@ pub(super) fn listed(
             tracing::info!(error = %e, "the model list is unavailable: no context length from the server");
         }
         (ModelsThen::Show, Ok(models)) => {
-            let text = listing(app, &models);
+            let text = listing(app, &models, total);
             app.notice(text, false);
         }
         (ModelsThen::Show, Err(e)) => app.notice(format!("Cannot list the models: {e}"), true),
@@ -141,7 +143,7 @@ pub(super) fn listed(
                         "Unknown model {}: the server lists {}{}.",
                         shown(&name),
                         ids.join(", "),
-                        more(models.len())
+                        more(total)
                     ),
                     true,
                 );
@@ -176,8 +178,9 @@ fn shown(id: &str) -> String {
     sanitize::one_line(id, 120)
 }
 
-/// `/model`'s answer: each model, its context length, the active one marked.
-fn listing(app: &App, models: &[ModelInfo]) -> String {
+/// `/model`'s answer: each model, its context length, the active one marked; `total` counts
+/// those the listing did not keep too.
+fn listing(app: &App, models: &[ModelInfo], total: usize) -> String {
     if models.is_empty() {
         return "The server lists no models.".to_owned();
     }
@@ -196,8 +199,8 @@ fn listing(app: &App, models: &[ModelInfo]) -> String {
             s.push_str("  (active)");
         }
     }
-    if models.len() > LISTED {
-        s.push_str(&format!("\n  …{}", more(models.len())));
+    if total > LISTED {
+        s.push_str(&format!("\n  …{}", more(total)));
     }
     s.push_str("\n/model NAME switches from the next request.");
     s
@@ -425,7 +428,14 @@ pub(crate) fn spawn_listing(app: &App, then: ModelsThen, events: &mpsc::Unbounde
         let result = match endpoint.map(Backend::new) {
             None => Err("no endpoint is configured".to_owned()),
             Some(Err(e)) => Err(e.to_string()),
-            Some(Ok(b)) => b.model_infos().await.map_err(|e| e.to_string()),
+            Some(Ok(b)) => {
+                // The model to switch to is kept wherever the server lists it.
+                let wanted: Vec<&str> = match &then {
+                    ModelsThen::Switch(name) => vec![name.as_str()],
+                    _ => Vec::new(),
+                };
+                b.list_models(&wanted).await.map_err(|e| e.to_string())
+            }
         };
         let _ = events.send(AppEvent::ModelsListed { then, result });
     });

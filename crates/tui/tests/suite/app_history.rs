@@ -202,3 +202,62 @@ fn ctrl_r_searches_back_narrows_goes_older_and_enter_or_esc_end_it() {
     assert!(!fx.contains(&Effect::Quit));
     assert_eq!(draft(&a), "git status");
 }
+
+#[test]
+fn a_huge_file_is_read_from_its_end_within_the_caps() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("history.jsonl");
+    let mut f = std::fs::File::create(&path).expect("create");
+    // Old entries beyond what is read, then a line longer than any entry could be (valid
+    // JSON: only its length rules it out), then the newest entries.
+    let filler = format!("{}\n", serde_json::json!("x".repeat(1000)));
+    for _ in 0..(history_file::READ_MAX as usize / filler.len() + 10) {
+        f.write_all(filler.as_bytes()).expect("w");
+    }
+    let huge = serde_json::json!("y".repeat(8 * history_file::ENTRY_MAX)).to_string();
+    writeln!(f, "{huge}").expect("w");
+    for i in 0..CAP + 50 {
+        writeln!(f, "{}", serde_json::json!(format!("prompt {i}"))).expect("w");
+    }
+    drop(f);
+    assert!(std::fs::metadata(&path).expect("meta").len() > history_file::READ_MAX);
+    let entries = history_file::load(&path).expect("load");
+    assert_eq!(entries.len(), CAP);
+    assert_eq!(entries[0], "prompt 50");
+    assert_eq!(entries[CAP - 1], format!("prompt {}", CAP + 49));
+    // Only the newest part was read: with fewer newest entries, what precedes them in the
+    // last READ_MAX bytes comes next (the filler), never the oversized line.
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .expect("open");
+    let len = std::fs::metadata(&path).expect("meta").len();
+    f.set_len(len - 1000 * 11).expect("cut");
+    drop(f);
+    let entries = history_file::load(&path).expect("load");
+    assert_eq!(entries.len(), CAP);
+    assert!(entries.iter().all(|e| e.len() <= history_file::ENTRY_MAX));
+}
+
+#[test]
+fn an_endless_history_file_is_read_no_further_than_the_cap() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("history.jsonl");
+    // A device with no end and no newline: the old reader never returned.
+    std::os::unix::fs::symlink("/dev/zero", &path).expect("symlink");
+    assert!(history_file::load(&path).expect("load").is_empty());
+}
+
+#[test]
+fn a_history_file_planted_as_a_symbolic_link_is_never_written_through() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "keep me\n").expect("write");
+    let path = dir.path().join("history.jsonl");
+    std::os::unix::fs::symlink(&victim, &path).expect("symlink");
+    let (file, _, _) = HistoryFile::open(path.clone(), None);
+    file.record("a prompt");
+    file.close();
+    assert_eq!(std::fs::read_to_string(&victim).expect("read"), "keep me\n");
+}

@@ -63,6 +63,7 @@ fn models() -> Vec<ModelInfo> {
 }
 
 fn listed(app: &mut App, then: ModelsThen, result: Result<Vec<ModelInfo>, String>) -> Vec<Effect> {
+    let result = result.map(kimi_client::ModelList::from);
     update(app, AppEvent::ModelsListed { then, result })
 }
 

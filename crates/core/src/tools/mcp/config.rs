@@ -190,6 +190,11 @@ impl McpServerConfig {
         ] {
             if v == 0 {
                 problems.push(format!("{k}: must be at least 1"));
+            } else if v > crate::config::MAX_DURATION_SECS {
+                problems.push(format!(
+                    "{k}: must be from 1 to {} (a day), got {v}",
+                    crate::config::MAX_DURATION_SECS
+                ));
             }
         }
         for root in &self.roots {
