@@ -418,7 +418,7 @@ command = ["sh", "-c", "echo 'missing API token' >&2; exit 1"]
         .unwrap_or_else(|| panic!("{stdout}"));
     assert_eq!(
         ok,
-        "✓ MCP server demo: 5 tools: mcp__demo__echo (auto), mcp__demo__add (auto), mcp__demo__fail (deny), mcp__demo__image (auto), mcp__demo__slow (auto)"
+        "✓ MCP server demo: rmcp 3.11.0; 5 tools: mcp__demo__echo (auto), mcp__demo__add (auto), mcp__demo__fail (deny), mcp__demo__image (auto), mcp__demo__slow (auto); 0 resources, 0 prompts"
     );
     let mut lines = stdout
         .lines()
