@@ -405,6 +405,7 @@ fn check_family(ep: &Endpoint, report: &mut Report) {
             "thinking model, thinking off (thinking = false)".to_owned()
         }
         Template::K25 | Template::K26 => "thinking model (thinking on)".to_owned(),
+        Template::K3 => "Kimi K3 (XTML prompt format; always thinks on Moonshot's API)".to_owned(),
     };
     report.pass(
         "model family",

@@ -122,7 +122,7 @@ impl Endpoint {
         match self.template() {
             Template::K2Instruct => false,
             Template::K2Thinking => true,
-            Template::K25 | Template::K26 => self.thinking != Some(false),
+            Template::K25 | Template::K26 | Template::K3 => self.thinking != Some(false),
         }
     }
 

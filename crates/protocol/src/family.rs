@@ -16,14 +16,19 @@ pub enum Template {
     /// Secondhand rules: the template text itself was not available (spec section 4).
     #[serde(rename = "k2.6")]
     K26,
+    /// Kimi K3: the XTML prompt format, whose structural tokens reuse K2's ids for other
+    /// strings. Rendered and parsed by [`crate::k3`], never by the K2 code.
+    #[serde(rename = "k3")]
+    K3,
 }
 
 impl Template {
-    pub const ALL: [Template; 4] = [
+    pub const ALL: [Template; 5] = [
         Template::K2Instruct,
         Template::K2Thinking,
         Template::K25,
         Template::K26,
+        Template::K3,
     ];
 
     /// The name used in the config file and on the command line.
@@ -33,6 +38,7 @@ impl Template {
             Template::K2Thinking => "k2-thinking",
             Template::K25 => "k2.5",
             Template::K26 => "k2.6",
+            Template::K3 => "k3",
         }
     }
 
@@ -44,12 +50,17 @@ impl Template {
         Template::ALL.into_iter().find(|t| t.as_str() == n)
     }
 
-    /// The template a model name implies (`Model::classify` without the K3 case).
+    /// The template a model name implies.
     pub fn for_model(model: &str) -> Template {
         match Model::classify(model) {
             Model::K2(t) => t,
-            Model::K3 => Template::K2Instruct,
+            Model::K3 => Template::K3,
         }
+    }
+
+    /// Whether this is a K2 template (the `<|im_*|>` protocol); K3 speaks XTML.
+    pub fn is_k2(self) -> bool {
+        self != Template::K3
     }
 
     /// Whether completions of this template carry a reasoning channel.
@@ -62,7 +73,7 @@ impl Template {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Model {
     K2(Template),
-    /// Kimi K3: a different raw protocol (spec section 9); chat mode only.
+    /// Kimi K3: the XTML protocol ([`Template::K3`]).
     K3,
 }
 

@@ -40,7 +40,7 @@ pub(super) fn write(
             },
             None => None,
         },
-        Template::K2Instruct | Template::K2Thinking => None,
+        Template::K2Instruct | Template::K2Thinking | Template::K3 => None,
     };
     match typescript {
         Some(ts) => out.push_str(&ts),

@@ -122,12 +122,18 @@ fn render_with(
     tools_ts_str: Option<&str>,
     found: Option<&mut Vec<Range<usize>>>,
 ) {
+    // K3 prompts come from the K3 renderer, which can refuse a request: this infallible K2
+    // path writes nothing for them.
+    if !opts.template.is_k2() {
+        return;
+    }
     declaration::write(out, tools, opts, tools_ts_str);
     match opts.template {
         Template::K2Instruct => instruct::render(out, messages, opts, found),
         Template::K2Thinking | Template::K25 | Template::K26 => {
             thinking::render(out, messages, opts, found)
         }
+        Template::K3 => {}
     }
 }
 

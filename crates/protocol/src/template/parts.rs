@@ -120,5 +120,7 @@ fn media(part: &Value, template: Template) -> Option<&'static str> {
             Some("video" | "video_url") => Some(VIDEO_PLACEHOLDER_K25),
             _ => None,
         },
+        // K3 prompts are XTML, written by their own renderer.
+        Template::K3 => None,
     }
 }
