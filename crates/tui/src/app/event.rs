@@ -19,6 +19,8 @@ pub enum AppEvent {
         then: super::models::ModelsThen,
         result: Result<Vec<kimi_client::ModelInfo>, String>,
     },
+    /// An MCP server asks the user something (elicitation); answered only by the user.
+    Elicit(kimi_core::tools::mcp::ElicitAsk),
 }
 
 /// What `update` asks the event loop to do: the things that need the runtime.

@@ -97,9 +97,45 @@ pub(crate) fn announce_changes(app: &mut App, seen: &mut Announced) {
     app.dirty = true;
 }
 
+/// The hub's notices (tools added or changed, a question nobody could show) as the app's
+/// notices, the server's words on one line each.
+pub(crate) fn drain_notices(app: &mut App) {
+    let Some(hub) = app.toolbox.mcp().cloned() else {
+        return;
+    };
+    for n in hub.take_notices() {
+        app.notice(notice_text(&n), n.error);
+    }
+}
+
+fn notice_text(n: &kimi_core::tools::mcp::HubNotice) -> String {
+    let text: Vec<String> = n.text.lines().map(|l| one_line(l, 300)).collect();
+    format!(
+        "MCP server `{}`: {}",
+        one_line(&n.server, 64),
+        text.join("\n  ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hub_notice_is_sanitized() {
+        let n = kimi_core::tools::mcp::HubNotice {
+            server: "s\u{1b}[2J".into(),
+            text: "tools added: a\nb\u{1b}]0;title\u{7}".into(),
+            error: false,
+        };
+        let t = notice_text(&n);
+        assert!(!t.contains('\u{1b}') && !t.contains('\u{7}'), "{t:?}");
+        assert!(
+            t.starts_with("MCP server `s\\x1b[2J`: tools added: a"),
+            "{t:?}"
+        );
+        assert!(t.contains("\n  b"), "{t:?}");
+    }
 
     #[test]
     fn a_server_description_stays_on_its_line() {

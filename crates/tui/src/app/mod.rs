@@ -10,6 +10,7 @@ pub(crate) mod commands;
 pub(crate) mod copy;
 pub(crate) mod dialog;
 pub mod editor;
+pub mod elicit;
 mod error;
 pub mod event;
 pub mod history_file;
@@ -287,8 +288,11 @@ async fn event_loop(
     // MCP servers report their state changes as notices.
     let mut mcp_changes = toolbox.mcp().map(|h| h.subscribe());
     let mut mcp_seen = mcp_view::Announced::default();
+    // Servers' questions come to the dialog from now on (without a reader they are cancelled).
+    let mut questions = toolbox.mcp().map(|h| h.questions());
     // A server may have failed before the subscription: what changed until now is seen here.
     mcp_view::announce_changes(app, &mut mcp_seen);
+    mcp_view::drain_notices(app);
     // Issue 11: answers of work done off the loop (the model list) come back here.
     let (bg_tx, mut bg_rx) = mpsc::unbounded_channel::<AppEvent>();
     if app.context.window.is_none() {
@@ -367,8 +371,21 @@ async fn event_loop(
                     mcp_changes = None;
                 }
                 mcp_view::announce_changes(app, &mut mcp_seen);
+                mcp_view::drain_notices(app);
                 continue;
             }
+            ask = async {
+                match questions.as_mut() {
+                    Some(rx) => rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => match ask {
+                Some(ask) => AppEvent::Elicit(ask),
+                None => {
+                    questions = None;
+                    continue;
+                }
+            },
             // A closed terminal window (SIGHUP) or a plain `kill`: leave through the final save.
             _ = stop.recv() => break,
             _ = tokio::time::sleep(wait) => continue,

@@ -506,6 +506,8 @@ pub struct App {
     pub logprobs: u8,
     /// The inspector's token view, laid out for the trace in view.
     pub token_view: crate::ui::inspector_tokens_view::TokenView,
+    /// MCP servers' questions for the user: the one shown takes the keys.
+    pub questions: super::elicit::Questions,
 }
 
 impl App {
@@ -574,6 +576,7 @@ impl App {
             switch: Default::default(),
             context: Default::default(),
             retry_wait: None,
+            questions: Default::default(),
         }
     }
 

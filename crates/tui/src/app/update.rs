@@ -40,7 +40,9 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
         AppEvent::Engine(e) => engine(app, e, fx),
         AppEvent::Edited(result) => super::editor::finished(app, result),
         AppEvent::ModelsListed { then, result } => super::models::listed(app, then, result, fx),
+        AppEvent::Elicit(ask) => super::elicit::arrived(app, ask),
         AppEvent::Tick => {
+            super::elicit::drop_abandoned(app);
             if saved::partial_due(app, Instant::now()) {
                 fx.push(Effect::SaveSession);
             }
@@ -88,6 +90,9 @@ fn terminal(app: &mut App, e: Event, fx: &mut Vec<Effect>) {
 }
 
 fn paste(app: &mut App, text: &str) {
+    if super::elicit::paste(app, text) {
+        return;
+    }
     let target = match app.dialog.as_mut().map(|d| &mut d.stage) {
         Some(DialogStage::Editing { editor, .. }) => Some((&mut **editor, false)),
         Some(DialogStage::Reason(t)) => Some((&mut **t, true)),
@@ -128,6 +133,10 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
             fx.push(Effect::Quit);
         }
         return;
+    }
+    // A server's question waits for the user: it takes the keys, over everything else.
+    if app.questions.open.is_some() {
+        return super::elicit::key(app, &k);
     }
     if app.dialog.is_some() {
         // The inspector over the dialog (Ctrl-T shows the call's raw markers); closing it

@@ -1,4 +1,5 @@
 mod app_defects;
+mod app_elicit;
 mod app_go_back;
 mod app_history;
 mod app_sessions;
