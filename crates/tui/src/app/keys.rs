@@ -434,8 +434,8 @@ pub(crate) const TABLE: &[Row] = &[
     },
     Row {
         context: Elicit,
-        keys: "Tab / Shift-Tab, ↓ / ↑",
-        help: "an MCP server's question: next / previous field (typing fills the field)",
+        keys: "Tab / Shift-Tab, ↓ ↑",
+        help: "an MCP server's question: next / previous field (type to fill it)",
         hint: None,
         binds: &[
             (k(Tab), ElicitNext),

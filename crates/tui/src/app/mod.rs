@@ -4,6 +4,7 @@
 //! them); a frame is drawn only when something changed, at most ~60 times
 //! a second, so a burst of tokens costs one redraw.
 
+pub mod attach;
 pub mod background;
 pub mod clipboard;
 pub(crate) mod commands;
@@ -20,7 +21,8 @@ pub(crate) mod inspector_trace;
 mod journal_sync;
 pub mod key_reference;
 pub(crate) mod keys;
-pub(crate) mod mcp_view;
+pub mod mcp_prompts;
+pub mod mcp_view;
 pub mod models;
 pub mod models_context;
 pub(crate) mod partial;
@@ -477,6 +479,47 @@ fn run_effects(
                 }
             }
             Effect::ListModels(then) => models::spawn_listing(app, then, background),
+            Effect::GetPrompt {
+                server,
+                prompt,
+                arguments,
+            } => {
+                let Some(hub) = app.toolbox.mcp().cloned() else {
+                    app.notice("No MCP servers are configured.", true);
+                    continue;
+                };
+                let events = background.clone();
+                tokio::spawn(async move {
+                    let result = hub.get_prompt(&server, &prompt, arguments).await;
+                    let _ = events.send(AppEvent::PromptGot {
+                        server,
+                        prompt,
+                        result,
+                    });
+                });
+            }
+            Effect::ReadResources { message, refs } => {
+                let Some(hub) = app.toolbox.mcp().cloned() else {
+                    app.notice("No MCP servers are configured.", true);
+                    continue;
+                };
+                let events = background.clone();
+                tokio::spawn(async move {
+                    let mut texts = Vec::new();
+                    let mut result = Ok(());
+                    for (server, uri) in refs {
+                        match hub.read_resource(&server, &uri).await {
+                            Ok(text) => texts.push((server, uri, text)),
+                            Err(e) => {
+                                result = Err(format!("cannot read @{server}:{uri}: {e}"));
+                                break;
+                            }
+                        }
+                    }
+                    let result = result.map(|()| texts);
+                    let _ = events.send(AppEvent::ResourcesRead { message, result });
+                });
+            }
         }
     }
 }

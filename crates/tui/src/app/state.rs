@@ -508,6 +508,8 @@ pub struct App {
     pub token_view: crate::ui::inspector_tokens_view::TokenView,
     /// MCP servers' questions for the user: the one shown takes the keys.
     pub questions: super::elicit::Questions,
+    /// The ready MCP servers and their prompts (for `/mcp__…` commands and `@server:uri`).
+    pub mcp: super::mcp_view::Ready,
 }
 
 impl App {
@@ -577,6 +579,7 @@ impl App {
             context: Default::default(),
             retry_wait: None,
             questions: Default::default(),
+            mcp: Default::default(),
         }
     }
 

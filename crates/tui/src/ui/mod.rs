@@ -144,7 +144,13 @@ pub fn draw(frame: &mut Frame, app: &App) {
         p.render(at, frame.buffer_mut());
     }
     if app.help_open {
-        help::render(frame, frame.area(), app.help_scroll, app.keyboard_enhanced);
+        help::render(
+            frame,
+            frame.area(),
+            app.help_scroll,
+            app.keyboard_enhanced,
+            &app.mcp,
+        );
     }
     // A server's question takes the keys, so it is drawn over everything.
     if let Some(d) = &app.questions.open {
