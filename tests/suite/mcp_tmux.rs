@@ -205,6 +205,18 @@ fn esc_cancels_an_mcp_servers_question() {
         "the cancel reaching the server",
     );
     assert!(!screen.contains("Bob"), "nothing typed was sent: {screen}");
+    // `/mcp` shows the server and its tools with their approval.
+    t.literal("/mcp");
+    t.keys(&["Enter"]);
+    t.wait_for(
+        &[
+            "MCP servers:",
+            "demo · ready, 4 tools",
+            "endpoint: ",
+            "mcp__demo__ask [ask]",
+        ],
+        "the /mcp report",
+    );
     t.keys(&["C-c"]);
     t.wait_gone();
 }
