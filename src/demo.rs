@@ -95,8 +95,8 @@ pub async fn start(mode: Option<Mode>, model: Option<String>) -> Result<(MockSer
     ))
 }
 
-/// The demo's MCP server: this binary's `mock-mcp-server` (stdio), offering `echo`, `add` and
-/// `image` as `mcp__demo__*`. None when this binary's path is unknown.
+/// The demo's MCP server: this binary's `mock-mcp-server` (stdio), offering `echo`, `add`,
+/// `image` and `ask` (a question for the user) as `mcp__demo__*`. None when this binary's path is unknown.
 pub fn demo_mcp_servers() -> Vec<McpServerConfig> {
     let Ok(exe) = std::env::current_exe() else {
         return Vec::new();
@@ -105,7 +105,12 @@ pub fn demo_mcp_servers() -> Vec<McpServerConfig> {
         "demo",
         vec![exe.display().to_string(), "mock-mcp-server".to_owned()],
     );
-    server.enabled_tools = Some(vec!["echo".into(), "add".into(), "image".into()]);
+    server.enabled_tools = Some(vec![
+        "echo".into(),
+        "add".into(),
+        "image".into(),
+        "ask".into(),
+    ]);
     server.startup_timeout_secs = 10;
     vec![server]
 }

@@ -2,14 +2,16 @@
 //! `demo` feature): the demo's
 //! MCP tools and the hermetic MCP tests' counterpart. Tools: `echo` (text), `add` (structured
 //! content), `fail` (an `isError` result), `image` (binary content), `slow` (waits, and says on
-//! stderr when it is cancelled), `crash` (exits mid-call).
+//! stderr when it is cancelled), `crash` (exits mid-call), `ask` (asks the user through the
+//! client, `elicitation/create`, and returns what they answered).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitationAction, ElicitationSchema, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
@@ -62,7 +64,56 @@ pub fn tools() -> Vec<Tool> {
             "Exits in the middle of the call",
             schema(json!({"type": "object", "properties": {}})),
         ),
+        Tool::new(
+            "ask",
+            "Asks the user for their name (and a colour), and says what they answered",
+            schema(json!({"type": "object",
+                "properties": {"message": {"type": "string", "description": "The question"}}})),
+        ),
     ]
+}
+
+/// The form `ask` sends: a required name and an optional colour.
+fn ask_form() -> Result<ElicitationSchema, ErrorData> {
+    serde_json::from_value(json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Your name", "description": "Who you are"},
+            "color": {"type": "string", "title": "Colour", "enum": ["red", "green"]}
+        },
+        "required": ["name"]
+    }))
+    .map_err(|e| ErrorData::internal_error(format!("the form: {e}"), None))
+}
+
+/// `ask`: the question goes to the user through the client; the answer comes back as text.
+async fn ask(
+    args: &Option<Map<String, Value>>,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, ErrorData> {
+    let message = text_arg(args, "message")
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "What is your name?".to_owned());
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema: ask_form()?,
+    };
+    let answer = context
+        .peer
+        .create_elicitation(params)
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("elicitation failed: {e}"), None))?;
+    let text = match answer.action {
+        ElicitationAction::Accept => format!(
+            "the user answered: {}",
+            answer.content.unwrap_or(Value::Null)
+        ),
+        ElicitationAction::Decline => "the user declined".to_owned(),
+        ElicitationAction::Cancel => "the user cancelled".to_owned(),
+        other => format!("an answer of an unknown kind: {other:?}"),
+    };
+    Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
 }
 
 fn text_arg(args: &Option<Map<String, Value>>, key: &str) -> Option<Value> {
@@ -72,6 +123,10 @@ fn text_arg(args: &Option<Map<String, Value>>, key: &str) -> Option<Value> {
 impl ServerHandler for MockMcp {
     fn get_info(&self) -> InitializeResult {
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(rmcp::model::Implementation::new(
+                "kimi-tui-demo",
+                env!("CARGO_PKG_VERSION"),
+            ))
     }
 
     async fn list_tools(
@@ -117,6 +172,7 @@ impl ServerHandler for MockMcp {
                 }
                 CallToolResult::success(vec![ContentBlock::text(format!("slept {secs} s"))])
             }
+            "ask" => ask(args, &context).await?,
             "crash" => {
                 eprintln!("crash: exiting mid-call");
                 std::process::exit(3);

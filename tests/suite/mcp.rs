@@ -77,7 +77,8 @@ async fn tools_are_listed_offered_validated_and_called() {
             "mcp__t__add",
             "mcp__t__fail",
             "mcp__t__image",
-            "mcp__t__slow"
+            "mcp__t__slow",
+            "mcp__t__ask"
         ]
     );
     assert!(reports[0].stderr_tail.contains("mock MCP server: ready"));
@@ -418,7 +419,7 @@ command = ["sh", "-c", "echo 'missing API token' >&2; exit 1"]
         .unwrap_or_else(|| panic!("{stdout}"));
     assert_eq!(
         ok,
-        "✓ MCP server demo: rmcp 3.11.0; 5 tools: mcp__demo__echo (auto), mcp__demo__add (auto), mcp__demo__fail (deny), mcp__demo__image (auto), mcp__demo__slow (auto); 0 resources, 0 prompts"
+        "✓ MCP server demo: kimi-tui-demo 0.1.0; 6 tools: mcp__demo__echo (auto), mcp__demo__add (auto), mcp__demo__fail (deny), mcp__demo__image (auto), mcp__demo__slow (auto), mcp__demo__ask (auto); 0 resources, 0 prompts"
     );
     let mut lines = stdout
         .lines()

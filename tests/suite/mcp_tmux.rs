@@ -21,7 +21,7 @@ fn demo_mcp_tool_call_is_approved_and_its_result_shown() {
     let tools = t.wait_for(
         &[
             "MCP servers:",
-            "demo · ready, 3 tools",
+            "demo · ready, 4 tools",
             "mcp__demo__echo [ask] Say the text back",
         ],
         "the MCP section of /tools",
@@ -96,7 +96,7 @@ approval = "auto"
     t.literal("/tools");
     t.keys(&["Enter"]);
     t.wait_for(
-        &["broken · failed: initialize failed", "m · ready, 6 tools"],
+        &["broken · failed: initialize failed", "m · ready, 7 tools"],
         "the servers in /tools",
     );
     t.literal(r#"call mcp__m__slow with {"secs": 120}"#);
@@ -129,4 +129,94 @@ approval = "auto"
         "process {pid} of the MCP server's group outlived the TUI"
     );
     rt.block_on(server.shutdown());
+}
+
+/// Starts the demo, asks its model to call `mcp__demo__ask` and approves the call: the server's
+/// question is on screen as a dialog naming the server, with its field.
+fn demo_question(name: &str, home: &std::path::Path) -> Tmux {
+    let t = Tmux::start_sized(
+        name,
+        &format!("{} --demo", env!("CARGO_BIN_EXE_kimi-tui")),
+        home,
+        (110, 40),
+    );
+    t.wait_for(
+        &["kimi-tui", "MCP 1/1"],
+        "the demo with its MCP server ready",
+    );
+    t.literal(r#"call mcp__demo__ask with {"message": "Who is there?"}"#);
+    t.keys(&["Enter"]);
+    t.wait_for(
+        &["Tool call needs approval", "Run mcp__demo__ask?"],
+        "the approval dialog",
+    );
+    t.keys(&["y"]);
+    t.wait_for(
+        &[
+            "MCP server `demo` asks",
+            "Who is there?",
+            "Your name *",
+            "one of: red, green",
+            "Esc cancel",
+        ],
+        "the server's question as a dialog",
+    );
+    t
+}
+
+/// A server's question (elicitation) end to end: the user types an answer and presses Enter;
+/// the tool's result (and the model's answer quoting it) holds what they typed.
+#[test]
+fn an_mcp_servers_question_is_answered_in_the_dialog() {
+    let home = tempfile::tempdir().expect("tmp home");
+    let t = demo_question("elicit", home.path());
+    // Enter on an empty required field sends nothing and says why.
+    t.keys(&["Enter"]);
+    t.wait_for(&["✗ Your name: required"], "the problem in the dialog");
+    t.literal("Ada");
+    t.keys(&["Tab"]);
+    t.literal("green");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for(
+        &[
+            "✓ done",
+            "the user answered: {",
+            r#""name":"Ada""#,
+            r#""color":"green""#,
+            "sent your answer",
+            "│ idle │",
+        ],
+        "the tool's result with the answer",
+    );
+    assert!(!screen.contains("MCP server `demo` asks"), "{screen}");
+    t.keys(&["C-c"]);
+    t.wait_gone();
+}
+
+/// Esc answers "cancel": the server hears it and the call's result says so.
+#[test]
+fn esc_cancels_an_mcp_servers_question() {
+    let home = tempfile::tempdir().expect("tmp home");
+    let t = demo_question("elicitesc", home.path());
+    t.literal("Bob");
+    t.keys(&["Escape"]);
+    let screen = t.wait_for(
+        &["the user cancelled", "question: cancelled", "│ idle │"],
+        "the cancel reaching the server",
+    );
+    assert!(!screen.contains("Bob"), "nothing typed was sent: {screen}");
+    // `/mcp` shows the server and its tools with their approval.
+    t.literal("/mcp");
+    t.keys(&["Enter"]);
+    t.wait_for(
+        &[
+            "MCP servers:",
+            "demo · ready, 4 tools",
+            "endpoint: ",
+            "mcp__demo__ask [ask]",
+        ],
+        "the /mcp report",
+    );
+    t.keys(&["C-c"]);
+    t.wait_gone();
 }

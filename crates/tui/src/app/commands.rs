@@ -40,6 +40,13 @@ pub(crate) enum SlashCommand {
     /// `/logprobs N`: ask for token-level data with N alternatives (0 off) from the next
     /// request; `None` (no argument) shows the setting.
     Logprobs(Option<u8>),
+    /// `/mcp`: the MCP servers, their tools, resources, prompts and logs.
+    Mcp,
+    /// `/mcp__SERVER__PROMPT ARGS`: an MCP prompt into the input; `name` without the slash.
+    McpPrompt {
+        name: String,
+        args: String,
+    },
     /// Not a known command, or bad arguments: the message to show.
     Unknown(String),
 }
@@ -84,6 +91,18 @@ pub(crate) const HELP: &[(&str, &str)] = &[
     (
         "/logprobs N",
         "token-level data: ids, logprobs, N alternatives (0 off; the inspector's t view)",
+    ),
+    (
+        "/mcp",
+        "MCP servers: tools and approval, resources, prompts, log",
+    ),
+    (
+        "/mcp__S__P [ARGS]",
+        "MCP server S's prompt P into the input, to review and send",
+    ),
+    (
+        "@SERVER:URI",
+        "in a message: attach that MCP resource's text (read first)",
     ),
     ("/help", "keys and commands (F1)"),
     ("/quit", "leave (Ctrl-D on an empty input)"),
@@ -186,6 +205,11 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
                 kimi_client::logprobs::MAX_LOGPROBS
             )),
         },
+        "mcp" => SlashCommand::Mcp,
+        n if n.starts_with("mcp__") => SlashCommand::McpPrompt {
+            name: n.to_owned(),
+            args: arg.to_owned(),
+        },
         "help" => SlashCommand::Help,
         "quit" | "exit" => SlashCommand::Quit,
         other => SlashCommand::Unknown(format!("unknown command /{other}; /help lists them")),
@@ -248,6 +272,14 @@ mod tests {
             Some(SlashCommand::Profile(Some("moonshot".into())))
         );
         assert_eq!(parse("/tools"), Some(SlashCommand::Tools));
+        assert_eq!(parse("/mcp"), Some(SlashCommand::Mcp));
+        assert_eq!(
+            parse("/mcp__demo__greet name=Ada  x"),
+            Some(SlashCommand::McpPrompt {
+                name: "mcp__demo__greet".into(),
+                args: "name=Ada  x".into()
+            })
+        );
         assert_eq!(
             parse("/tools revoke get_weather"),
             Some(SlashCommand::Revoke(Some("get_weather".into())))

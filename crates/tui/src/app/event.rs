@@ -19,6 +19,19 @@ pub enum AppEvent {
         then: super::models::ModelsThen,
         result: Result<kimi_client::ModelList, String>,
     },
+    /// An MCP server asks the user something (elicitation); answered only by the user.
+    Elicit(kimi_core::tools::mcp::ElicitAsk),
+    /// The answer to [`Effect::GetPrompt`].
+    PromptGot {
+        server: String,
+        prompt: String,
+        result: Result<Vec<kimi_core::tools::mcp::PromptText>, String>,
+    },
+    /// The answer to [`Effect::ReadResources`]: `(server, uri, text)` of each, or why not.
+    ResourcesRead {
+        message: String,
+        result: Result<Vec<(String, String, String)>, String>,
+    },
 }
 
 /// What `update` asks the event loop to do: the things that need the runtime.
@@ -62,6 +75,18 @@ pub enum Effect {
     /// GET `/models` from the endpoint in use, off the event loop; the answer comes back as
     /// [`AppEvent::ModelsListed`].
     ListModels(super::models::ModelsThen),
+    /// `prompts/get` off the event loop; answered with [`AppEvent::PromptGot`].
+    GetPrompt {
+        server: String,
+        prompt: String,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    },
+    /// `resources/read` of each of `refs` (`(server, uri)`) for `message`, off the event loop;
+    /// answered with [`AppEvent::ResourcesRead`].
+    ReadResources {
+        message: String,
+        refs: Vec<(String, String)>,
+    },
 }
 
 #[cfg(test)]

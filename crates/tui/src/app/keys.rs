@@ -30,6 +30,8 @@ pub enum Context {
     HistorySearch,
     /// The inspector's token view (issue 12): before the inspector's own keys.
     Tokens,
+    /// An MCP server's question (elicitation): before everything but Ctrl-C.
+    Elicit,
 }
 
 /// What a key does. Several contexts share the scroll actions; each scrolls its own view.
@@ -120,6 +122,15 @@ pub(crate) enum Action {
     /// The next (previous) token below 25% probability, or flagged marker.
     NextUnlikely,
     PrevUnlikely,
+    // An MCP server's question.
+    ElicitNext,
+    ElicitPrev,
+    /// Enter: check the form and send it.
+    ElicitAccept,
+    ElicitDecline,
+    ElicitCancel,
+    ElicitDeleteChar,
+    ElicitClearField,
 }
 
 /// One key: its code and the modifiers it needs (more may be held).
@@ -422,6 +433,42 @@ pub(crate) const TABLE: &[Row] = &[
         binds: &[(ctrl('s'), SaveEdit), (k(Esc), BackToDialog)],
     },
     Row {
+        context: Elicit,
+        keys: "Tab / Shift-Tab, ↓ ↑",
+        help: "an MCP server's question: next / previous field (type to fill it)",
+        hint: None,
+        binds: &[
+            (k(Tab), ElicitNext),
+            (k(Down), ElicitNext),
+            (k(BackTab), ElicitPrev),
+            (k(Up), ElicitPrev),
+        ],
+    },
+    Row {
+        context: Elicit,
+        keys: "Backspace / Ctrl-U",
+        help: "delete a character / clear the field",
+        hint: None,
+        binds: &[
+            (k(Backspace), ElicitDeleteChar),
+            (ctrl('u'), ElicitClearField),
+        ],
+    },
+    Row {
+        context: Elicit,
+        keys: "Enter",
+        help: "check the answers and send them (empty optional fields are left out)",
+        hint: None,
+        binds: &[(k(Enter), ElicitAccept)],
+    },
+    Row {
+        context: Elicit,
+        keys: "Ctrl-D / Esc",
+        help: "decline the question / cancel it (and the server's operation)",
+        hint: None,
+        binds: &[(ctrl('d'), ElicitDecline), (k(Esc), ElicitCancel)],
+    },
+    Row {
         context: Inspector,
         keys: "↑↓ j k PgUp PgDn g G",
         help: "scroll",
@@ -632,6 +679,7 @@ pub(crate) fn hints() -> Vec<(&'static str, &'static str)> {
 pub(crate) const SECTIONS: &[(&str, &[Context])] = &[
     ("Keys", &[Global, Input]),
     ("Approval dialog", &[Dialog, DialogReason, DialogEdit]),
+    ("An MCP server's question", &[Elicit]),
     ("Inspector", &[Inspector, Tokens, Search]),
     ("Pickers and history search", &[Picker, HistorySearch]),
     ("In this help", &[Help]),
@@ -653,6 +701,7 @@ mod tests {
         Picker,
         HistorySearch,
         Tokens,
+        Elicit,
     ];
 
     fn event(code: KeyCode, mods: KeyModifiers) -> KeyEvent {

@@ -4,12 +4,14 @@
 //! them); a frame is drawn only when something changed, at most ~60 times
 //! a second, so a burst of tokens costs one redraw.
 
+pub mod attach;
 pub mod background;
 pub mod clipboard;
 pub(crate) mod commands;
 pub(crate) mod copy;
 pub(crate) mod dialog;
 pub mod editor;
+pub mod elicit;
 mod error;
 pub mod event;
 pub mod history_file;
@@ -19,7 +21,8 @@ pub(crate) mod inspector_trace;
 mod journal_sync;
 pub mod key_reference;
 pub(crate) mod keys;
-pub(crate) mod mcp_view;
+pub mod mcp_prompts;
+pub mod mcp_view;
 pub mod models;
 pub mod models_context;
 pub(crate) mod partial;
@@ -290,8 +293,11 @@ async fn event_loop(
     // MCP servers report their state changes as notices.
     let mut mcp_changes = toolbox.mcp().map(|h| h.subscribe());
     let mut mcp_seen = mcp_view::Announced::default();
+    // Servers' questions come to the dialog from now on (without a reader they are cancelled).
+    let mut questions = toolbox.mcp().map(|h| h.questions());
     // A server may have failed before the subscription: what changed until now is seen here.
     mcp_view::announce_changes(app, &mut mcp_seen);
+    mcp_view::drain_notices(app);
     // Issue 11: answers of work done off the loop (the model list) come back here.
     let (bg_tx, mut bg_rx) = mpsc::unbounded_channel::<AppEvent>();
     if app.context.window.is_none() {
@@ -370,8 +376,21 @@ async fn event_loop(
                     mcp_changes = None;
                 }
                 mcp_view::announce_changes(app, &mut mcp_seen);
+                mcp_view::drain_notices(app);
                 continue;
             }
+            ask = async {
+                match questions.as_mut() {
+                    Some(rx) => rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => match ask {
+                Some(ask) => AppEvent::Elicit(ask),
+                None => {
+                    questions = None;
+                    continue;
+                }
+            },
             // A closed terminal window (SIGHUP) or a plain `kill`: leave through the final save.
             _ = stop.recv() => break,
             _ = tokio::time::sleep(wait) => continue,
@@ -463,6 +482,47 @@ fn run_effects(
                 }
             }
             Effect::ListModels(then) => models::spawn_listing(app, then, background),
+            Effect::GetPrompt {
+                server,
+                prompt,
+                arguments,
+            } => {
+                let Some(hub) = app.toolbox.mcp().cloned() else {
+                    app.notice("No MCP servers are configured.", true);
+                    continue;
+                };
+                let events = background.clone();
+                tokio::spawn(async move {
+                    let result = hub.get_prompt(&server, &prompt, arguments).await;
+                    let _ = events.send(AppEvent::PromptGot {
+                        server,
+                        prompt,
+                        result,
+                    });
+                });
+            }
+            Effect::ReadResources { message, refs } => {
+                let Some(hub) = app.toolbox.mcp().cloned() else {
+                    app.notice("No MCP servers are configured.", true);
+                    continue;
+                };
+                let events = background.clone();
+                tokio::spawn(async move {
+                    let mut texts = Vec::new();
+                    let mut result = Ok(());
+                    for (server, uri) in refs {
+                        match hub.read_resource(&server, &uri).await {
+                            Ok(text) => texts.push((server, uri, text)),
+                            Err(e) => {
+                                result = Err(format!("cannot read @{server}:{uri}: {e}"));
+                                break;
+                            }
+                        }
+                    }
+                    let result = result.map(|()| texts);
+                    let _ = events.send(AppEvent::ResourcesRead { message, result });
+                });
+            }
         }
     }
 }

@@ -506,6 +506,10 @@ pub struct App {
     pub logprobs: u8,
     /// The inspector's token view, laid out for the trace in view.
     pub token_view: crate::ui::inspector_tokens_view::TokenView,
+    /// MCP servers' questions for the user: the one shown takes the keys.
+    pub questions: super::elicit::Questions,
+    /// The ready MCP servers and their prompts (for `/mcp__…` commands and `@server:uri`).
+    pub mcp: super::mcp_view::Ready,
 }
 
 impl App {
@@ -574,6 +578,8 @@ impl App {
             switch: Default::default(),
             context: Default::default(),
             retry_wait: None,
+            questions: Default::default(),
+            mcp: Default::default(),
         }
     }
 

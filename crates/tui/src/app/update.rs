@@ -40,7 +40,17 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
         AppEvent::Engine(e) => engine(app, e, fx),
         AppEvent::Edited(result) => super::editor::finished(app, result),
         AppEvent::ModelsListed { then, result } => super::models::listed(app, then, result, fx),
+        AppEvent::Elicit(ask) => super::elicit::arrived(app, ask),
+        AppEvent::PromptGot {
+            server,
+            prompt,
+            result,
+        } => super::mcp_prompts::got(app, &server, &prompt, result),
+        AppEvent::ResourcesRead { message, result } => {
+            super::attach::read(app, message, result, fx)
+        }
         AppEvent::Tick => {
+            super::elicit::drop_abandoned(app);
             if saved::partial_due(app, Instant::now()) {
                 fx.push(Effect::SaveSession);
             }
@@ -88,6 +98,9 @@ fn terminal(app: &mut App, e: Event, fx: &mut Vec<Effect>) {
 }
 
 fn paste(app: &mut App, text: &str) {
+    if super::elicit::paste(app, text) {
+        return;
+    }
     let target = match app.dialog.as_mut().map(|d| &mut d.stage) {
         Some(DialogStage::Editing { editor, .. }) => Some((&mut **editor, false)),
         Some(DialogStage::Reason(t)) => Some((&mut **t, true)),
@@ -128,6 +141,10 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
             fx.push(Effect::Quit);
         }
         return;
+    }
+    // A server's question waits for the user: it takes the keys, over everything else.
+    if app.questions.open.is_some() {
+        return super::elicit::key(app, &k);
     }
     if app.dialog.is_some() {
         // The inspector over the dialog (Ctrl-T shows the call's raw markers); closing it
@@ -258,7 +275,7 @@ fn open_help(app: &mut App) {
 
 fn help_key(app: &mut App, k: &KeyEvent) {
     // The help's lines and the rows the overlay shows of them (two go to its border).
-    let total = crate::ui::help::line_count(app.screen.0, app.keyboard_enhanced);
+    let total = crate::ui::help::line_count(app.screen.0, app.keyboard_enhanced, &app.mcp);
     let shown = usize::from(app.screen.1).saturating_sub(2).max(1);
     let last = total.saturating_sub(shown);
     let page = shown.saturating_sub(1).max(1);
@@ -711,7 +728,16 @@ fn submit(app: &mut App, fx: &mut Vec<Effect>) {
         app.history.push(text);
     }
     app.history_pos = None;
+    // `@server:uri`: the message waits in the input until its resources are read.
+    if super::attach::submit(app, &message, fx) {
+        return;
+    }
     app.input = new_input();
+    send_or_queue(app, message, fx);
+}
+
+/// A message to send now, or after the running turn.
+pub(super) fn send_or_queue(app: &mut App, message: String, fx: &mut Vec<Effect>) {
     if app.busy {
         return super::queue::push(app, message);
     }
@@ -873,6 +899,24 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             app.notice(text, false);
         }
         SlashCommand::Revoke(name) => revoke(app, name, fx),
+        SlashCommand::Mcp => {
+            let reports = app.toolbox.mcp().map(|h| h.reports()).unwrap_or_default();
+            let toolbox = &app.toolbox;
+            let text = super::mcp_view::mcp_report(
+                &reports,
+                |name| {
+                    toolbox
+                        .find(name)
+                        .map(|t| format!("{:?}", t.approval).to_lowercase())
+                        .unwrap_or_else(|| "?".to_owned())
+                },
+                &app.always_allow,
+            );
+            app.notice(text, false);
+        }
+        SlashCommand::McpPrompt { name, args } => {
+            super::mcp_prompts::command(app, &name, &args, fx)
+        }
         SlashCommand::Retry => {
             if app.busy {
                 return app.notice("A turn is running.", true);

@@ -16,7 +16,7 @@ const KEYS_COLUMN: usize = 24;
 
 /// One row: the keys, then what they do, wrapped under itself to fit `width` columns (the
 /// help is as narrow as the screen: nothing is cut off at 80 columns).
-fn row(keys: &str, what: &'static str, width: usize, out: &mut Vec<Line<'static>>) {
+fn row(keys: &str, what: &str, width: usize, out: &mut Vec<Line<'static>>) {
     let avail = width.saturating_sub(KEYS_COLUMN).max(12);
     // Keys too long for their column get a line of their own.
     let own_line = keys.chars().count() > KEYS_COLUMN - 3;
@@ -47,7 +47,17 @@ fn inner_width(screen_width: u16) -> usize {
 /// The help's lines for a screen `screen_width` wide, drawn from the key table (the rows whose
 /// keys reach the app in this terminal: `enhanced` is the keyboard protocol) and the command
 /// list.
+#[cfg(test)]
 pub fn lines(screen_width: u16, enhanced: bool) -> Vec<Line<'static>> {
+    lines_with(screen_width, enhanced, &Default::default())
+}
+
+/// [`lines`], then the prompt commands of the ready MCP servers in `mcp`.
+pub(crate) fn lines_with(
+    screen_width: u16,
+    enhanced: bool,
+    mcp: &crate::app::mcp_view::Ready,
+) -> Vec<Line<'static>> {
     let width = inner_width(screen_width);
     let mut lines = Vec::new();
     for (title, contexts) in SECTIONS {
@@ -67,16 +77,46 @@ pub fn lines(screen_width: u16, enhanced: bool) -> Vec<Line<'static>> {
     for (c, what) in HELP {
         row(c, what, width, &mut lines);
     }
+    if !mcp.prompts.is_empty() {
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled(
+            "MCP prompts (into the input, to review and send)",
+            style::accent(),
+        )));
+    }
+    for (server, p) in &mcp.prompts {
+        let what = p
+            .description
+            .as_deref()
+            .map(|d| kimi_protocol::sanitize::one_line(d, 200))
+            .unwrap_or_default();
+        row(
+            &crate::app::mcp_view::prompt_usage(server, p),
+            &what,
+            width,
+            &mut lines,
+        );
+    }
     lines
 }
 
 /// How many lines the help has (what `update` scrolls through).
-pub fn line_count(screen_width: u16, enhanced: bool) -> usize {
-    lines(screen_width, enhanced).len()
+pub(crate) fn line_count(
+    screen_width: u16,
+    enhanced: bool,
+    mcp: &crate::app::mcp_view::Ready,
+) -> usize {
+    lines_with(screen_width, enhanced, mcp).len()
 }
 
-pub fn render(frame: &mut Frame, area: Rect, scroll: usize, enhanced: bool) {
-    let lines = lines(area.width, enhanced);
+pub(crate) fn render(
+    frame: &mut Frame,
+    area: Rect,
+    scroll: usize,
+    enhanced: bool,
+    mcp: &crate::app::mcp_view::Ready,
+) {
+    let lines = lines_with(area.width, enhanced, mcp);
     let total = lines.len();
     let w = area.width.saturating_sub(4).min(96);
     let h = (total as u16 + 2).min(area.height);
@@ -130,7 +170,7 @@ mod tests {
                 "hint {key} is not a key in the help"
             );
         }
-        assert_eq!(line_count(200, true), text.len());
+        assert_eq!(line_count(200, true, &Default::default()), text.len());
     }
 
     #[test]

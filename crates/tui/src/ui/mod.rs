@@ -4,6 +4,7 @@
 
 pub mod approval;
 pub mod approval_rows;
+pub mod elicit;
 pub(crate) mod help;
 pub mod inspector;
 pub(crate) mod inspector_diff;
@@ -143,7 +144,17 @@ pub fn draw(frame: &mut Frame, app: &App) {
         p.render(at, frame.buffer_mut());
     }
     if app.help_open {
-        help::render(frame, frame.area(), app.help_scroll, app.keyboard_enhanced);
+        help::render(
+            frame,
+            frame.area(),
+            app.help_scroll,
+            app.keyboard_enhanced,
+            &app.mcp,
+        );
+    }
+    // A server's question takes the keys, so it is drawn over everything.
+    if let Some(d) = &app.questions.open {
+        elicit::render(frame, frame.area(), d);
     }
     theme::apply(frame.buffer_mut(), app.theme);
     if app.no_color {

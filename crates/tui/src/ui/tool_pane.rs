@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use super::wrap::wrap;
 use super::{special, style};
 use crate::app::state::{PaneState, ToolPane};
+use kimi_core::tools::mcp::ToolNote;
 use kimi_protocol::sanitize;
 
 /// Result lines shown while collapsed.
@@ -92,6 +93,67 @@ fn shown(text: &str, width: u16, prefix: Span<'static>, st: Style) -> Vec<Line<'
         .collect()
 }
 
+/// Cells of the progress bar.
+const BAR_CELLS: usize = 20;
+
+/// What a running MCP call's server reported: the latest progress (a bar when the total is
+/// known, else the count) with its message, then the last log lines. Server text on one line.
+fn notes(pane: &ToolPane, width: u16) -> Vec<Line<'static>> {
+    let bar = || Span::styled("│ ", style::dim());
+    let mut out = Vec::new();
+    if let Some(ToolNote::Progress {
+        progress,
+        total,
+        message,
+    }) = &pane.progress
+    {
+        let mut spans = vec![bar()];
+        match total {
+            Some(t) if *t > 0.0 => {
+                let frac = (progress / t).clamp(0.0, 1.0);
+                let full = (frac * BAR_CELLS as f64).round() as usize;
+                spans.push(Span::styled("█".repeat(full), style::accent()));
+                spans.push(Span::styled("░".repeat(BAR_CELLS - full), style::dim()));
+                spans.push(Span::raw(format!(
+                    " {}/{} ({:.0}%)",
+                    count(*progress),
+                    count(*t),
+                    frac * 100.0
+                )));
+            }
+            _ => spans.push(Span::styled(
+                format!("progress {}", count(*progress)),
+                style::accent(),
+            )),
+        }
+        if let Some(m) = message {
+            spans.push(Span::styled(
+                format!(" · {}", sanitize::one_line(m, REASON_CHARS)),
+                style::dim(),
+            ));
+        }
+        out.push(Line::from(spans));
+    }
+    for l in &pane.log {
+        out.extend(wrap(
+            &sanitize::one_line(l, REASON_CHARS),
+            width,
+            bar(),
+            style::dim(),
+        ));
+    }
+    out
+}
+
+/// A progress count: whole numbers without decimals.
+fn count(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.2}")
+    }
+}
+
 pub fn lines(pane: &ToolPane, width: u16, selected: bool, now: Instant) -> Vec<Line<'static>> {
     let bar = |s: &'static str| Span::styled(s, style::dim());
     let (label, label_style) = state_label(&pane.state, now);
@@ -147,6 +209,9 @@ pub fn lines(pane: &ToolPane, width: u16, selected: bool, now: Instant) -> Vec<L
             bar("│ "),
             style::warning(),
         ));
+    }
+    if matches!(pane.state, PaneState::Running { .. }) {
+        out.extend(notes(pane, width));
     }
     if let PaneState::Refused { reason, .. } = &pane.state {
         out.extend(wrap(

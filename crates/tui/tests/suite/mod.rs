@@ -1,6 +1,8 @@
 mod app_defects;
+mod app_elicit;
 mod app_go_back;
 mod app_history;
+mod app_mcp;
 mod app_sessions;
 mod app_sessions_picker;
 mod app_switch_limits;

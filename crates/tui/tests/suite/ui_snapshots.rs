@@ -305,9 +305,9 @@ fn help_overlay_scrolled_to_its_end() {
     kimi_ui::app::update::update(&mut a, key(KeyCode::F(1)));
     kimi_ui::app::update::update(&mut a, key(KeyCode::End));
     let shown = screen(&mut a, 100, 30);
-    // The last lines are the commands and how to close the help; the title says where it is.
+    // The last lines are the commands; the title says where it is.
     assert!(
-        shown.contains("/quit") && shown.contains("close this help"),
+        shown.contains("/quit") && shown.contains("/theme dark|light"),
         "{shown}"
     );
     // Scrolled to the end: the last line shown is the last of all ("lines A-N of N").
@@ -792,4 +792,93 @@ fn the_stall_keys_jump_between_stalls_and_s_asks_to_save_the_trace() {
         matches!(fx.as_slice(), [Effect::SaveTrace(t)] if t.chunks.len() == 7),
         "{fx:?}"
     );
+}
+
+#[test]
+fn running_mcp_call_shows_progress_and_log_lines() {
+    use kimi_core::tools::mcp::ToolNote;
+    let since = Instant::now();
+    let now = since + Duration::from_millis(2300);
+    let mut p = ToolPane::new(
+        0,
+        "functions.mcp__fs__index:0".into(),
+        "mcp__fs__index".into(),
+    );
+    p.arguments = "{\"path\": \"/srv\"}".into();
+    p.state = PaneState::Running { since };
+    p.progress = Some(ToolNote::Progress {
+        progress: 3.0,
+        total: Some(8.0),
+        message: Some("scanning\n/srv/b\u{1b}[2J".into()),
+    });
+    p.log.push_back("[info] opened /srv".into());
+    p.log.push_back("[warning] skipped \\x1b[31m.cache".into());
+    let mut out = String::new();
+    for l in ui::tool_pane::lines(&p, 72, false, now) {
+        out.push_str(l.to_string().trim_end());
+        out.push('\n');
+    }
+    // Without a total: the count.
+    p.progress = Some(ToolNote::Progress {
+        progress: 42.0,
+        total: None,
+        message: None,
+    });
+    p.log.clear();
+    for l in ui::tool_pane::lines(&p, 72, false, now) {
+        out.push_str(l.to_string().trim_end());
+        out.push('\n');
+    }
+    assert!(!out.contains('\u{1b}'), "{out}");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn elicitation_dialog_over_the_transcript() {
+    use kimi_core::tools::mcp::{ElicitAsk, Field, FieldKind};
+    use kimi_ui::app::elicit::ElicitDialog;
+    let mut a = app(Mode::Raw);
+    user(&mut a, "deploy it");
+    let f = |name: &str, title: Option<&str>, kind, required| Field {
+        name: name.into(),
+        title: title.map(Into::into),
+        description: None,
+        kind,
+        required,
+        default: None,
+    };
+    let mut env = f(
+        "env",
+        Some("Environment"),
+        FieldKind::Choice {
+            values: vec!["prod".into(), "staging".into()],
+            labels: vec!["Production".into(), "staging".into()],
+        },
+        true,
+    );
+    env.description = Some("where to\ndeploy\u{1b}[2J".into());
+    let replicas = f(
+        "replicas",
+        None,
+        FieldKind::Number {
+            integer: true,
+            minimum: Some(1.0),
+            maximum: Some(5.0),
+        },
+        false,
+    );
+    let (ask, _rx) = ElicitAsk::new(
+        "ops\u{1b}]0;pwned\u{7}".into(),
+        "Confirm the deployment.\n\u{1b}[31mReally.".into(),
+        vec![env, replicas],
+    );
+    let mut d = ElicitDialog::new(ask);
+    d.inputs[0] = "Production".into();
+    d.focus = 1;
+    d.inputs[1] = "9".into();
+    d.problems = vec!["replicas: at most 5".into()];
+    a.questions.open = Some(d);
+    let s = screen(&mut a, 80, 24);
+    assert!(!s.contains('\u{1b}') && !s.contains('\u{7}'), "{s}");
+    insta::assert_snapshot!(s);
 }

@@ -66,7 +66,9 @@ pub struct ElicitAsk {
 }
 
 impl ElicitAsk {
-    pub(crate) fn new(
+    /// A question and the receiver of its answer (the hub builds them from `elicitation/create`;
+    /// front ends build them in their tests).
+    pub fn new(
         server: String,
         message: String,
         fields: Vec<Field>,
