@@ -298,6 +298,9 @@ pub(super) async fn stream(
     } else {
         Cow::Borrowed(messages)
     };
+    for note in super::chat_request::notes(ep) {
+        on_event(StreamEvent::Warning(note));
+    }
     let mut body = super::chat_request::body(ep, &messages, tools);
     logprobs::chat_fields(&mut body, ep.logprobs);
     send(call, body, on_event).await

@@ -49,10 +49,34 @@ pub fn is_moonshot(base_url: &str) -> bool {
     host == "api.moonshot.ai" || host == "api.moonshot.cn"
 }
 
+/// What the request leaves out of what the profile asks for, because the server fixes it:
+/// said once per request, never silently dropped.
+pub(super) fn notes(ep: &Endpoint) -> Vec<String> {
+    let mut notes = Vec::new();
+    if ep.template() == Template::K3 && is_moonshot(&ep.base_url) {
+        if ep.temperature_set {
+            notes.push(format!(
+                "temperature = {} is not sent: Moonshot's API fixes Kimi K3's sampling (temperature 1.0, top_p 0.95) and rejects other values",
+                ep.temperature
+            ));
+        }
+        if ep.thinking == Some(false) {
+            notes.push(
+                "thinking = false is not sent: Kimi K3 always thinks on Moonshot's API".to_owned(),
+            );
+        }
+    }
+    notes
+}
+
 /// The body of one streamed chat request.
 pub(super) fn body(ep: &Endpoint, messages: &[Message], tools: &[Value]) -> Value {
     let moonshot = is_moonshot(&ep.base_url);
-    let fixed_sampling = moonshot && matches!(ep.template(), Template::K25 | Template::K26);
+    let k3 = ep.template() == Template::K3;
+    // Moonshot's API fixes the sampling of K2.5, K2.6 and K3 (temperature, top_p, n,
+    // penalties) and answers 400 to other values: none is sent.
+    let fixed_sampling =
+        moonshot && matches!(ep.template(), Template::K25 | Template::K26 | Template::K3);
     let mut body = json!({
         "model": ep.model,
         "messages": messages_json(ep, messages),
@@ -68,15 +92,30 @@ pub(super) fn body(ep: &Endpoint, messages: &[Message], tools: &[Value]) -> Valu
         }
     }
     if ep.thinking == Some(false) && ep.template().thinks() {
-        if moonshot {
+        if moonshot && k3 {
+            // K3 always thinks there; `notes` says so.
+        } else if moonshot {
             body["thinking"] = json!({"type": "disabled"});
         } else {
             body["chat_template_kwargs"] = json!({"thinking": false});
         }
     }
+    if let Some(effort) = ep.thinking_effort.as_deref().filter(|_| k3) {
+        if moonshot {
+            body["reasoning_effort"] = json!(effort);
+        } else {
+            // Open-source servers pass it to the K3 encoder as a template keyword.
+            let kwargs = body
+                .as_object_mut()
+                .map(|o| o.entry("chat_template_kwargs").or_insert_with(|| json!({})));
+            if let Some(Value::Object(k)) = kwargs {
+                k.insert("thinking_effort".into(), json!(effort));
+            }
+        }
+    }
     if !tools.is_empty() {
         body["tools"] = Value::Array(tools.to_vec());
-        body["tool_choice"] = json!("auto");
+        body["tool_choice"] = json!(ep.tool_choice.as_deref().unwrap_or("auto"));
     }
     body
 }
@@ -105,6 +144,9 @@ fn messages_json(ep: &Endpoint, messages: &[Message]) -> Vec<Value> {
                 Some(r) if !r.is_empty() => Some(r),
                 _ if !m.tool_calls.is_empty() && ep.thinks() => Some(placeholder),
                 Some(r) => Some(r),
+                // K3 keeps all thinking: every assistant message goes back with its
+                // reasoning, an empty one included.
+                None if ep.template() == Template::K3 => Some(""),
                 None => None,
             };
             if let Some(r) = reasoning {
@@ -223,5 +265,57 @@ mod tests {
         let b = body(&e, &[], &[]);
         assert_eq!(b["chat_template_kwargs"], json!({"thinking": false}));
         assert!(b.get("thinking").is_none() && b.get("top_p").is_none());
+    }
+
+    #[test]
+    fn k3_on_moonshots_api_gets_its_contract() {
+        let mut e = ep("kimi-k3", "https://api.moonshot.ai/v1");
+        e.temperature = 0.3;
+        e.temperature_set = true;
+        e.thinking = Some(false);
+        e.thinking_effort = Some("high".into());
+        e.tool_choice = Some("required".into());
+        let tools = [json!({"type": "function", "function": {"name": "f"}})];
+        let b = body(&e, &history(), &tools);
+        for fixed in [
+            "temperature",
+            "top_p",
+            "n",
+            "presence_penalty",
+            "frequency_penalty",
+        ] {
+            assert!(b.get(fixed).is_none(), "{fixed} is fixed by the API");
+        }
+        assert!(b.get("thinking").is_none(), "thinking is never disabled");
+        assert_eq!(b["reasoning_effort"], "high");
+        assert_eq!(b["tool_choice"], "required");
+        // Every assistant message carries its reasoning, a plain one without any too.
+        let msgs = b["messages"].as_array().expect("messages");
+        assert_eq!(msgs[1]["reasoning_content"], "");
+        assert_eq!(msgs[3]["reasoning_content"], "done");
+        let plain = body(&e, &[Message::user("hi"), Message::assistant("hello")], &[]);
+        assert_eq!(plain["messages"][1]["reasoning_content"], "");
+        assert!(
+            plain.get("tool_choice").is_none(),
+            "no tool_choice without tools"
+        );
+        let notes = notes(&e);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].starts_with("temperature = 0.3 is not sent"));
+        assert!(notes[1].contains("always thinks"));
+    }
+
+    #[test]
+    fn k3_on_an_open_source_server_passes_the_keywords() {
+        let mut e = ep("moonshotai/Kimi-K3", "http://127.0.0.1:1/v1");
+        e.thinking = Some(false);
+        e.thinking_effort = Some("low".into());
+        let b = body(&e, &history(), &[]);
+        assert_eq!(
+            b["chat_template_kwargs"],
+            json!({"thinking": false, "thinking_effort": "low"})
+        );
+        assert!(b.get("reasoning_effort").is_none());
+        assert!(notes(&e).is_empty());
     }
 }

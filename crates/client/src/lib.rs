@@ -83,12 +83,24 @@ pub struct Endpoint {
     /// `logprobs: N` and `return_tokens_as_token_ids`; chat mode: `logprobs: true,
     /// top_logprobs: N`.
     pub logprobs: u8,
+    /// Kimi K3's thinking effort (`low`, `high`, `max`); `None`: the model's default (`max`).
+    pub thinking_effort: Option<String>,
+    /// `tool_choice` when tools are offered (`auto` when `None`).
+    pub tool_choice: Option<String>,
+    /// The profile set `temperature` itself (K3 on Moonshot's API fixes it: said, not sent).
+    pub temperature_set: bool,
 }
 
 /// How long keepalive comments alone may stand in for events: ten minutes without a real
 /// event, however many comments came, ends the turn. A model thinking where the stream does
 /// not show it gets that long; a server stuck after part of an answer gets no longer.
 pub const KEEPALIVE_LIMIT: Duration = Duration::from_secs(600);
+
+/// The thinking efforts Kimi K3 accepts (its encoder refuses `medium`).
+pub const THINKING_EFFORTS: [&str; 3] = ["low", "high", "max"];
+
+/// The `tool_choice` values Kimi's API accepts (no named function).
+pub const TOOL_CHOICES: [&str; 3] = ["auto", "none", "required"];
 
 impl Endpoint {
     pub fn new(mode: Mode, base_url: &str, model: &str) -> Self {
@@ -113,6 +125,9 @@ impl Endpoint {
             reasoning_field: ReasoningField::default(),
             retry: RetryPolicy::NONE,
             logprobs: 0,
+            thinking_effort: None,
+            tool_choice: None,
+            temperature_set: false,
         }
     }
 

@@ -89,6 +89,13 @@ pub struct Profile {
     /// at most [`kimi_client::logprobs::MAX_LOGPROBS`], vLLM's default cap).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub logprobs: u8,
+    /// Kimi K3's thinking effort: `low`, `high` or `max` (the encoder's default). Raw mode
+    /// renders it into the prompt; chat mode sends it as `reasoning_effort`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_effort: Option<String>,
+    /// `tool_choice` when tools are offered: `auto` (the default), `none` or `required`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<String>,
 }
 
 /// The longest duration any key of the file accepts (timeouts, waits): a day. Longer is no
@@ -159,6 +166,8 @@ impl Profile {
             retry_max_wait_secs: default_retry_max_wait(),
             inspector_stall_ms: default_inspector_stall_ms(),
             logprobs: 0,
+            thinking_effort: None,
+            tool_choice: None,
         }
     }
 
@@ -235,6 +244,9 @@ impl Profile {
         ep.preprocess_tools = self.preprocess_tools;
         ep.reasoning_field = self.reasoning_field;
         ep.logprobs = self.logprobs;
+        ep.thinking_effort = self.thinking_effort.clone();
+        ep.tool_choice = self.tool_choice.clone();
+        ep.temperature_set = self.temperature.is_some();
         ep.sort_tool_keys = self.sort_tool_keys;
         ep.neutralize_tool_markers = self.neutralize_markers_in_tool_results;
         ep.connect_timeout = Duration::from_secs(self.connect_timeout_secs);
@@ -461,6 +473,30 @@ impl Config {
                         format!("expected {least} to {MAX_DURATION_SECS} seconds (a day), got {v}"),
                     ));
                 }
+            }
+            if let Some(e) = &p.thinking_effort
+                && !kimi_client::THINKING_EFFORTS.contains(&e.as_str())
+            {
+                return Err(at(
+                    loc("thinking_effort"),
+                    key("thinking_effort"),
+                    format!(
+                        "expected one of {} (Kimi K3's encoder refuses anything else, `medium` included), got {e:?}",
+                        kimi_client::THINKING_EFFORTS.join(", ")
+                    ),
+                ));
+            }
+            if let Some(c) = &p.tool_choice
+                && !kimi_client::TOOL_CHOICES.contains(&c.as_str())
+            {
+                return Err(at(
+                    loc("tool_choice"),
+                    key("tool_choice"),
+                    format!(
+                        "expected one of {} (a named function is not supported by Kimi's API), got {c:?}",
+                        kimi_client::TOOL_CHOICES.join(", ")
+                    ),
+                ));
             }
             if p.inspector_stall_ms > MAX_DURATION_SECS * 1000 {
                 return Err(at(
@@ -745,7 +781,7 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
     #[test]
     fn bad_thinking_keys_name_file_line_and_key() {
         for (line, want) in [
-            ("template = \"k3\"", "template"),
+            ("template = \"k4\"", "template"),
             ("thinking = \"yes\"", "thinking"),
             ("reasoning_field = \"thoughts\"", "reasoning_field"),
         ] {
@@ -804,6 +840,43 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
         let text = "[profiles.a]\nbase_url = \"http://x/v1\"\n\ntemperature = 7.0\n";
         let e = parse(text).expect_err("bad temperature");
         assert_eq!(e.line, Some(4));
+    }
+
+    #[test]
+    fn thinking_effort_and_tool_choice_are_checked_with_file_and_line() {
+        for (k, v, expected) in [
+            (
+                "thinking_effort",
+                "medium",
+                "expected one of low, high, max",
+            ),
+            (
+                "tool_choice",
+                "get_weather",
+                "expected one of auto, none, required",
+            ),
+        ] {
+            let text = format!("[profiles.a]\nbase_url = \"http://x/v1\"\n{k} = \"{v}\"\n");
+            let e = parse(&text).expect_err(k);
+            assert_eq!(e.line, Some(3), "{e}");
+            let shown = e.to_string();
+            assert!(
+                shown.contains("cfg.toml:3") && shown.contains(expected),
+                "{shown}"
+            );
+        }
+        let text = "[profiles.a]\nbase_url = \"http://x/v1\"\nmodel = \"kimi-k3\"\nthinking_effort = \"low\"\ntool_choice = \"required\"\n";
+        let c = parse(text).expect("valid");
+        let ep = c.profiles["a"]
+            .endpoint_with(&|_| Err(std::env::VarError::NotPresent))
+            .expect("endpoint");
+        assert_eq!(ep.thinking_effort.as_deref(), Some("low"));
+        assert_eq!(ep.tool_choice.as_deref(), Some("required"));
+        assert_eq!(
+            ep.template(),
+            Template::K3,
+            "a K3 model name selects the K3 template"
+        );
     }
 
     #[test]
