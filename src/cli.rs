@@ -261,6 +261,24 @@ pub struct MockArgs {
     /// `return_tokens_as_token_ids`, as a strict OpenAI-compatible server does.
     #[arg(long)]
     pub refuse_logprobs: bool,
+    /// A Kimi K3 model (`--model kimi-k3`) answers in a broken shape seen in the field:
+    /// think-close-skipped-tools, think-close-skipped-response, think-close-no-sep,
+    /// answer-in-think, orphan-response-close, no-response-close, cut-by-max-tokens, rethink.
+    /// With --split-markers its structural tokens are spelled from ordinary tokens instead.
+    #[arg(long, value_name = "NAME", value_parser = parse_k3_shape)]
+    pub k3_shape: Option<String>,
+}
+
+/// A `--k3-shape` value, with the known names in the error.
+fn parse_k3_shape(name: &str) -> Result<String, String> {
+    if kimi_mock::k3::is_shape(name) {
+        return Ok(name.to_owned());
+    }
+    let names: Vec<&str> = kimi_mock::k3::SHAPES.iter().map(|(n, _)| *n).collect();
+    Err(format!(
+        "unknown K3 shape {name:?}; expected one of {}",
+        names.join(", ")
+    ))
 }
 
 /// Where to connect: the config file, a profile in it, and overrides of its settings.

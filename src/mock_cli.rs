@@ -143,5 +143,6 @@ pub fn options(a: &MockArgs) -> MockOptions {
         },
         split_markers: a.split_markers,
         refuse_logprobs: a.refuse_logprobs,
+        k3_shape: a.k3_shape.clone(),
     }
 }

@@ -124,7 +124,9 @@ impl Deltas {
             Mode::Raw { .. }
             | Mode::Chat {
                 markers_in_content: true,
-            } if self.split_markers && kind.is_special() => {
+            } if self.split_markers
+                && (kind.is_special() || super::k3::structural_at_start(&text).is_some()) =>
+            {
                 for piece in super::logprobs::split_marker(&text) {
                     self.push(Delta::Text(Cow::Owned(piece)));
                 }

@@ -10,6 +10,7 @@
 
 pub(crate) mod deltas;
 pub(crate) mod faults;
+pub mod k3;
 pub mod logprobs;
 pub mod prompt;
 pub(crate) mod request;
@@ -107,6 +108,8 @@ pub struct MockOptions {
     /// Answer 400 to a request with any token-level field (`logprobs`, `top_logprobs`,
     /// `return_tokens_as_token_ids`), as a strict OpenAI-compatible server does.
     pub refuse_logprobs: bool,
+    /// A Kimi K3 model answers in this broken shape ([`k3::SHAPES`]) instead of the trained one.
+    pub k3_shape: Option<String>,
 }
 
 /// A tool call the mock emits verbatim (`--tool-call-file`, `--tool-call-id/-name/-args`).
@@ -155,6 +158,7 @@ impl Default for MockOptions {
             max_model_len: Some(131072),
             split_markers: false,
             refuse_logprobs: false,
+            k3_shape: None,
         }
     }
 }

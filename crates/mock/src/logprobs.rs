@@ -101,6 +101,9 @@ fn fnv(bytes: &[u8]) -> u64 {
 /// The id of a token: the special token's own for a whole marker with one, else a stable id
 /// in the ordinary vocabulary (below 163584, where K2's special tokens start).
 pub fn token_id(text: &str) -> u32 {
+    if let Some(id) = super::k3::structural_id(text) {
+        return id;
+    }
     if let Some(m) = Marker::at_start(text.as_bytes())
         && m.text().len() == text.len()
         && let Some(id) = m.token_id()
@@ -113,6 +116,9 @@ pub fn token_id(text: &str) -> u32 {
 /// The logprob of the token `text` at position `index`: special tokens are near certain, most
 /// text likely, and one in nine tokens unlikely.
 pub fn logprob(text: &str, index: u64) -> f32 {
+    if super::k3::structural_id(text).is_some() {
+        return -0.0003;
+    }
     if Marker::at_start(text.as_bytes()).is_some_and(|m| m.text().len() == text.len()) {
         return -0.0003;
     }

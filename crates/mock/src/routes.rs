@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use super::MockOptions;
 use super::deltas::{Deltas, Mode};
 use super::faults::{self, Inject};
+use super::k3;
 use super::logprobs;
 use super::prompt;
 use super::request::{self, Common};
@@ -26,6 +27,7 @@ use super::script::{self, Reply};
 use super::sse::{self, Events, Header};
 use super::thinking;
 use super::tokens::Tokens;
+use kimi_protocol::family::Template;
 use kimi_protocol::message::Message;
 
 /// Requests carry whole conversations (file contents in tool results): allow large bodies.
@@ -154,7 +156,13 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
         return refusal;
     }
     let mut level = st.token_level(&value, false);
-    let reply = if prompt::ends_inside_call(&req.prompt) {
+    let k3 = Template::for_model(&st.opts.model) == Template::K3;
+    let reply = if k3 {
+        // K3 reads its XTML prompt and answers in XTML, calls included, as one text.
+        let conv = k3::parse_prompt(&req.prompt);
+        let reply = st.script(&conv.messages, &conv.tools);
+        st.k3_text(&reply, k3::prompt_thinks(&req.prompt))
+    } else if prompt::ends_inside_call(&req.prompt) {
         Reply::close_open_call()
     } else {
         let conv = prompt::parse(&req.prompt);
@@ -200,7 +208,12 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
         return bad_request(&msg);
     }
     let mut reply = st.script(&req.messages, &req.tools);
-    let plan = if thinks {
+    let k3 = Template::for_model(&st.opts.model) == Template::K3;
+    let plan = if k3 && st.opts.markers_in_content {
+        // A server without the K3 parsers: the model's XTML arrives as content.
+        reply = st.k3_text(&reply, thinks);
+        None
+    } else if thinks {
         thinking::chat(&st.opts, &mut reply, &st.scripted_ids())
     } else {
         None
@@ -299,6 +312,38 @@ impl AppState {
         self.opts.tool_calls.iter().map(|c| c.id.clone()).collect()
     }
 
+    /// A K3 answer as the XTML text the model writes (reasoning first when it thinks), in the
+    /// `--k3-shape` asked for.
+    fn k3_text(&self, reply: &Reply, thinks: bool) -> Reply {
+        let reasoning = thinking::reasoning_for(reply);
+        let text = k3::completion(reply, &reasoning, thinks, self.opts.k3_shape.as_deref());
+        Reply {
+            content: script::Text::Plain(text),
+            calls: Vec::new(),
+        }
+    }
+
+    /// The ids of `reply`'s calls: as scripted, else K3's `NAME_n` for a K3 model (what
+    /// Moonshot's API returns), else the K2 form the tokens write.
+    fn call_ids(&self, reply: &Reply) -> Vec<Option<String>> {
+        let scripted = self.scripted_ids();
+        if Template::for_model(&self.opts.model) != Template::K3 {
+            return scripted;
+        }
+        reply
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                scripted
+                    .get(i)
+                    .cloned()
+                    .flatten()
+                    .or_else(|| Some(format!("{}_{i}", c.name)))
+            })
+            .collect()
+    }
+
     fn respond(
         &self,
         reply: Reply,
@@ -312,8 +357,8 @@ impl AppState {
         // the structured copy was given.
         let leak = (self.opts.duplicate_calls && !reply.calls.is_empty())
             .then(|| thinking::markers(&reply, &[]));
+        let ids = self.call_ids(&reply);
         let reply = Arc::new(reply);
-        let ids = self.scripted_ids();
         let streaming = common.stream || self.opts.always_stream;
         let header = Header::new(mode, &self.opts.model, streaming);
         let deltas = |chunk_bytes| {
@@ -346,7 +391,8 @@ impl AppState {
                 common.include_usage,
                 prompt_tokens,
             )
-            .with_logprobs(level.asked);
+            .with_logprobs(level.asked)
+            .with_usage_in_choice(Template::for_model(&self.opts.model) == Template::K3);
             if plan.is_none() && leak.is_none() {
                 return Box::new(events);
             }

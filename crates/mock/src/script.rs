@@ -140,7 +140,7 @@ impl Call {
 }
 
 impl Reply {
-    fn text(content: impl Into<String>) -> Self {
+    pub(crate) fn text(content: impl Into<String>) -> Self {
         Reply {
             content: Text::Plain(content.into()),
             calls: Vec::new(),

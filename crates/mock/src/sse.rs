@@ -117,6 +117,8 @@ pub struct Events {
     prefix: String,
     /// Token-level data, when the request asked for it (issue 12).
     logprobs: Option<Writer>,
+    /// The usage also rides in the finishing choice, as Moonshot's API sends it for K3.
+    usage_in_choice: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +153,14 @@ impl Events {
             phase,
             prefix,
             logprobs: None,
+            usage_in_choice: false,
         }
+    }
+
+    /// Put the usage in the finishing choice too (it still comes in its own event after).
+    pub(crate) fn with_usage_in_choice(mut self, on: bool) -> Self {
+        self.usage_in_choice = on;
+        self
     }
 
     /// Report token-level data in each event carrying a token, as `asked`.
@@ -244,6 +253,10 @@ impl Events {
                 "finish_reason": reason, "stop_reason": null,
             }),
         };
+        let mut choice = choice;
+        if self.usage_in_choice && self.include_usage {
+            choice["usage"] = self.usage().to_json();
+        }
         let mut rest = json!({ "choices": [choice] });
         if let Mode::Raw { .. } = self.mode {
             rest["usage"] = Value::Null;

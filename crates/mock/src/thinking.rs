@@ -45,7 +45,7 @@ pub fn thinks(opts: &MockOptions, body: &Value) -> bool {
 }
 
 /// What the model "thinks" before `reply`.
-fn reasoning_for(reply: &Reply) -> String {
+pub(crate) fn reasoning_for(reply: &Reply) -> String {
     match reply.calls.as_slice() {
         [] => "The user wants an answer. I know this one; no tool is needed, so I will reply \
                directly and keep it short."

@@ -237,6 +237,10 @@ impl Iterator for Tokens {
 /// Length of the next word-ish token of non-empty `s`: a run of newlines; or optional spaces
 /// followed by a word (letters, digits, `_`), a single CJK character or a single other character.
 pub(crate) fn text_token_len(s: &str) -> usize {
+    // Kimi K3's structural tokens are one token each, wherever they stand.
+    if let Some(t) = super::k3::structural_at_start(s) {
+        return t.len();
+    }
     let b = s.as_bytes();
     if b.first() == Some(&b'\n') {
         return b.iter().take_while(|&&c| c == b'\n').count();

@@ -1,1 +1,2 @@
+mod k3;
 mod mock_server;
