@@ -34,6 +34,8 @@ fn known_keys() -> BTreeSet<String> {
             thinking: Some(true),
             context_window: Some(1),
             logprobs: 5,
+            thinking_effort: Some("max".into()),
+            tool_choice: Some("auto".into()),
             ..Profile::new(Mode::Raw, "http://x/v1")
         })
         .expect("json"),
@@ -171,6 +173,8 @@ fn each_commented_line_is_valid_and_shows_the_real_default() {
         "max_tokens",
         "template",
         "thinking",
+        "thinking_effort",
+        "tool_choice",
         "context_window",
     ];
     for (i, key) in commented_keys(EXAMPLE) {
