@@ -69,11 +69,9 @@ pub(crate) fn write_calls(
 fn write_arguments(out: &mut String, f: &Map<String, Value>, encoder: bool) -> Result<(), String> {
     // The port's own escape hatch for text it already decided to show raw; the encoder has
     // no such field.
-    if !encoder {
-        if let Some(block) = f.get("_xtml_json_block").filter(|b| !b.is_null()) {
-            json_element(out, &python::str_of(block));
-            return Ok(());
-        }
+    if !encoder && let Some(block) = f.get("_xtml_json_block").filter(|b| !b.is_null()) {
+        json_element(out, &python::str_of(block));
+        return Ok(());
     }
     match f.get("arguments") {
         None | Some(Value::Null) => Ok(()),
