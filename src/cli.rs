@@ -36,13 +36,15 @@ pub struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Render a chat request to the exact Kimi K2 prompt text (no trailing newline).
+    /// Render a chat request to the exact Kimi K2 or K3 prompt text (no trailing newline).
     ///
     /// Input: {"messages": [...], "tools": [...] | null, "add_generation_prompt": bool, ...}; an
     /// OpenAI request body works (add_generation_prompt defaults to true). A "template" key
-    /// (Kimi-K2-Thinking, Kimi-K2.5, k2.5, ...) picks the template unless --template is given;
-    /// every other key is a template keyword argument ("thinking": false; K2.6
-    /// "preserve_thinking"; K2.5 "tools_ts_str"); unknown ones (model, stream) are ignored.
+    /// (Kimi-K2-Thinking, Kimi-K2.5, Kimi-K3, k2.5, ...) picks the template unless --template
+    /// is given; every other key is a template keyword argument ("thinking": false; K2.6
+    /// "preserve_thinking"; K2.5 "tools_ts_str"; K3 "thinking_effort", "tool_choice",
+    /// "response_format", "response_schema"); unknown ones (model, stream) are ignored. A K3
+    /// request the encoder would reject fails, naming the message and the rule.
     /// Without --template-only the output is exactly what raw mode sends: for K2-Thinking,
     /// K2.5 and K2.6 the tools are key-sorted and K2.5/K2.6 declare them in TypeScript, as
     /// Moonshot's tokenizer does.
@@ -86,13 +88,15 @@ pub struct RenderArgs {
     /// Sort tool schema keys recursively, as some tokenizer versions do.
     #[arg(long)]
     pub sort_tool_keys: bool,
-    /// The chat template: k2-instruct (the default), k2-thinking, k2.5, or k2.6 (K2.6's rules
-    /// are secondhand: K2.5's plus preserve_thinking, not checked against the official text).
-    /// Wins over the request's "template" key.
+    /// The chat template: k2-instruct (the default), k2-thinking, k2.5, k2.6 (K2.6's rules
+    /// are secondhand: K2.5's plus preserve_thinking, not checked against the official text),
+    /// or k3 (Kimi K3's XTML prompt: Moonshot's encoder; with --template-only the llama.cpp
+    /// Jinja port alone). Wins over the request's "template" key.
     #[arg(long, value_name = "NAME", value_parser = parse_template)]
     pub template: Option<kimi_protocol::Template>,
     /// Render the template alone, without the tokenizer's preprocessing (no key sort, no
-    /// TypeScript tool declaration): the form of the template golden vectors.
+    /// TypeScript tool declaration; for k3, the Jinja port instead of Moonshot's encoder): the
+    /// form of the template golden vectors.
     #[arg(long)]
     pub template_only: bool,
 }

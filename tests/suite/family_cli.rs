@@ -237,3 +237,77 @@ fn minus_zero_in_a_schema_renders_as_python_does() {
         "<|im_system|>tool_declare<|im_middle|># Tools\n\n## functions\nnamespace functions {\ntype f = (_: {\n  // minimum: 0\n  // Default: 0\n  x?: number\n}) => any;\n}\n<|im_end|>"
     );
 }
+
+#[test]
+fn k3_render_gives_every_vector_in_both_layers() {
+    // The public K3 template vectors render alike in Moonshot's encoder and the Jinja port.
+    assert_eq!(renders_every_vector("k3", &["--template", "k3"]), 8);
+    assert_eq!(
+        renders_every_vector("k3", &["--template", "k3", "--template-only"]),
+        8
+    );
+    // The request's "template": "Kimi-K3" picks K3 without the flag.
+    assert_eq!(renders_every_vector("k3", &[]), 8);
+    assert_eq!(renders_every_vector("live/k3", &["--template", "k3"]), 2);
+    // The Jinja port alone prints something else for the live vectors.
+    for path in fixtures("live/k3") {
+        let o = run(&["render", "--template-only", path.to_str().unwrap()], None);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_ne!(o.stdout, fs::read(path.with_extension("txt")).unwrap());
+    }
+}
+
+#[test]
+fn k3_refusals_name_the_message_and_the_rule() {
+    let refused = |args: &[&str], req: Value, needle: &str| {
+        let o = run(&[&["render"], args].concat(), Some(&req.to_string()));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{err}");
+        assert!(err.contains(needle), "{needle:?} not in {err:?}");
+        assert!(!err.contains("panicked") && o.stdout.is_empty(), "{err}");
+    };
+    let no_name = json!({"template": "Kimi-K3", "messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"arguments": "{}"}}]}]});
+    refused(
+        &[],
+        no_name,
+        "<stdin>: messages[1]: tool_calls[0]: a tool call needs a name (R9)",
+    );
+    // Medium effort: the encoder refuses it, the Jinja port renders it.
+    let medium =
+        json!({"messages": [{"role": "user", "content": "q"}], "thinking_effort": "medium"});
+    refused(
+        &["--template", "k3"],
+        medium.clone(),
+        "thinking_effort=medium",
+    );
+    let o = run(
+        &["render", "--template", "k3", "--template-only"],
+        Some(&medium.to_string()),
+    );
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("`thinking_effort=medium`."));
+    // Shapes the K2 reader would reject are K3's to judge: a non-object message is skipped.
+    let o = run(
+        &["render", "--template", "k3"],
+        Some(
+            r#"{"messages": ["x", {"role": "user", "content": "hi"}], "thinking_effort": null, "add_generation_prompt": false}"#,
+        ),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "<|open|>message role=\"user\"<|sep|>hi<|close|>message<|sep|><|end_of_msg|>"
+    );
+    // Wide integers in arguments keep every digit.
+    let o = run(
+        &["render", "--template", "k3"],
+        Some(
+            r#"{"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {"n": 123456789012345678901234567890}}}]}], "thinking": false, "add_generation_prompt": false}"#,
+        ),
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains("type=\"number\"<|sep|>123456789012345678901234567890<|close|>argument")
+    );
+}

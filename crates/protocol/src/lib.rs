@@ -1,7 +1,7 @@
 //! The Kimi K2 wire format (tokens, the chat templates of the K2 family, the tokenizer-side
 //! preprocessing with K2.5's TypeScript tool declaration, the stream parser with its reasoning
 //! channel) and the data types every layer shares (stream events, usage, mode, traces), plus
-//! the text sanitizers. Pure: no I/O anywhere in its dependencies.
+//! the text sanitizers; and Kimi K3's XTML prompt ([`k3`]). Pure: no I/O anywhere in its dependencies.
 
 pub mod call_id;
 mod chunk_marks;
@@ -10,6 +10,7 @@ pub mod event;
 pub mod family;
 pub mod invisible;
 pub mod json;
+pub mod k3;
 pub mod message;
 pub mod parser;
 mod produced_log;

@@ -1,3 +1,4 @@
 mod family;
+mod k3;
 mod parser_props;
 mod python_json;
