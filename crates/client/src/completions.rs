@@ -11,6 +11,8 @@ use super::TurnResult;
 use super::http::{self, Call, Progress, Prompt, StreamChoice};
 use super::logprobs::{self, CompletionLogprobs};
 use super::markers::LocalParse;
+use kimi_protocol::family::Template;
+use kimi_protocol::k3;
 use kimi_protocol::{Message, render_traced, tokens::IM_END};
 use kimi_protocol::{StreamEvent, Usage};
 
@@ -68,6 +70,9 @@ pub(super) async fn stream(
             ..TurnResult::default()
         };
     }
+    if ep.template() == Template::K3 {
+        return stream_k3(call, messages, tools, on_event).await;
+    }
     let opts = ep.raw_render_options();
     let (prompt, from_text) = render_traced(messages, tools, opts);
     let mut body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
@@ -78,6 +83,96 @@ pub(super) async fn stream(
     };
     // A K2.5/K2.6 prompt ends inside `<think>`: the completion starts in the reasoning.
     send(call, body, Some(prompt), opts.ends_in_reasoning(), on_event).await
+}
+
+/// Raw mode for Kimi K3: the XTML prompt as Moonshot's encoder writes it, stopped at
+/// `<|end_of_msg|>`, parsed from inside the think channel (or the response one with thinking
+/// off). Text that holds a structural marker string is said before it goes: a string prompt
+/// lets the server read it as structure.
+async fn stream_k3(
+    call: Call<'_>,
+    messages: &[Message],
+    tools: &[Value],
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+) -> TurnResult {
+    let ep = call.endpoint;
+    if let Some(why) = k3_images(messages) {
+        return setup_error(why);
+    }
+    let opts = ep.k3_render_options();
+    let prompt = match k3::render_messages(messages, tools, &opts) {
+        Ok(p) => p,
+        Err(e) => return setup_error(format!("the K3 prompt cannot be rendered: {e}")),
+    };
+    for warning in k3_marker_warnings(messages) {
+        on_event(StreamEvent::Warning(warning));
+    }
+    let mut body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
+    body["stop"] = json!([k3::END_OF_MSG, k3::EOS]);
+    // K3's sampling for open-source servers (Moonshot's API takes no raw completions).
+    body["top_p"] = json!(0.95);
+    logprobs::raw_fields(&mut body, ep.logprobs);
+    let prompt = Prompt {
+        text: prompt,
+        text_markers: Vec::new(),
+    };
+    send_with(
+        call,
+        body,
+        Some(prompt),
+        ParseStart::K3 {
+            thinking: opts.thinking,
+            first_call: calls_so_far(messages),
+        },
+        on_event,
+    )
+    .await
+}
+
+fn setup_error(why: String) -> TurnResult {
+    TurnResult {
+        error: Some(BackendError::Setup(why)),
+        ..TurnResult::default()
+    }
+}
+
+/// Calls already made in the conversation: K3 ids (`NAME_n`) continue from there, so a call
+/// id is never given twice in one conversation.
+fn calls_so_far(messages: &[Message]) -> usize {
+    messages.iter().map(|m| m.tool_calls.len()).sum()
+}
+
+/// Images cannot go in a K3 raw prompt: the server's image processor expands them from the
+/// image itself.
+fn k3_images(messages: &[Message]) -> Option<String> {
+    let i = messages.iter().position(Message::has_image)?;
+    Some(format!(
+        "message {i} has an image, which a Kimi K3 raw prompt cannot carry (the server expands images from the image itself): use chat mode for it"
+    ))
+}
+
+/// One warning per message whose text holds a K3 structural marker string.
+fn k3_marker_warnings(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role != "assistant")
+        .filter_map(|(i, m)| {
+            let text = m.text();
+            let found: Vec<&str> = k3::STRUCTURAL
+                .iter()
+                .copied()
+                .filter(|t| text.contains(t))
+                .collect();
+            (!found.is_empty()).then(|| {
+                format!(
+                    "message {i} ({}) contains {}: sent as text in a string prompt, the server reads it as Kimi K3 structure",
+                    m.role,
+                    found.join(", ")
+                )
+            })
+        })
+        .collect()
 }
 
 /// POST `body` (a raw completion request, as built or as saved) and parse the answer.

@@ -160,13 +160,25 @@ impl Endpoint {
         }
     }
 
-    /// Raw mode cannot speak to this model: Kimi K3 reuses K2's token ids for another
-    /// protocol (spec k2-family section 9), so no K2 template may be sent to it, whatever
-    /// `template` says.
+    /// The options of a Kimi K3 raw prompt: Moonshot's encoder, a generation prompt, the
+    /// profile's thinking, effort (the encoder's `max` by default) and tool choice.
+    pub fn k3_render_options(&self) -> kimi_protocol::k3::K3Options {
+        kimi_protocol::k3::K3Options {
+            thinking: self.thinking != Some(false),
+            thinking_effort: Some(self.thinking_effort.clone().unwrap_or_else(|| "max".into())),
+            tool_choice: self.tool_choice.clone().map(serde_json::Value::String),
+            ..kimi_protocol::k3::K3Options::default()
+        }
+    }
+
+    /// Raw mode cannot speak to this model with this template: Kimi K3 reuses K2's token ids
+    /// for another protocol, so no K2 template may be sent to a K3 model, whatever `template`
+    /// says (the K3 template is what it speaks).
     pub fn raw_mode_refusal(&self) -> Option<String> {
-        (Model::classify(&self.model) == Model::K3).then(|| {
+        (Model::classify(&self.model) == Model::K3 && self.template().is_k2()).then(|| {
             format!(
-                "raw mode cannot talk to {}: Kimi K3 uses a different prompt format than Kimi K2; use mode = \"chat\" for it",
+                "raw mode cannot send a {} prompt to {}: Kimi K3 speaks its own XTML format; set template = \"k3\" (or leave template unset)",
+                self.template().as_str(),
                 self.model
             )
         })

@@ -186,6 +186,18 @@ impl Message {
     }
 }
 
+impl Message {
+    /// Whether the content has an image or video part.
+    pub fn has_image(&self) -> bool {
+        matches!(&self.content, Some(Content::Parts(parts)) if parts.iter().any(|p| {
+            matches!(
+                p.get("type").and_then(Value::as_str),
+                Some("image" | "image_url" | "video" | "video_url")
+            )
+        }))
+    }
+}
+
 impl ToolCall {
     pub fn new(
         id: impl Into<String>,

@@ -4,10 +4,7 @@ use serde_json::Value;
 
 use crate::python;
 
-pub(crate) const OPEN: &str = "<|open|>";
-pub(crate) const CLOSE: &str = "<|close|>";
-pub(crate) const SEP: &str = "<|sep|>";
-pub(crate) const END_OF_MSG: &str = "<|end_of_msg|>";
+pub(crate) use super::tokens::{CLOSE, END_OF_MSG, OPEN, SEP};
 
 /// An attribute value: text as given, or a JSON value printed as Python's `str()` prints it.
 #[derive(Debug, Clone, Copy)]

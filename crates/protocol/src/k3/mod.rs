@@ -15,8 +15,10 @@ mod error;
 mod render;
 mod request;
 mod sorted;
+pub mod tokens;
 mod tool_results;
 
 pub use error::K3Error;
 pub use render::{K3Options, render};
 pub use request::{render_messages, render_request};
+pub use tokens::{CLOSE, END_OF_MSG, EOS, OPEN, SEP, STRUCTURAL};
