@@ -10,6 +10,7 @@ pub mod event;
 pub mod family;
 pub mod invisible;
 pub mod json;
+pub mod k3;
 pub mod message;
 pub mod parser;
 mod produced_log;
