@@ -119,6 +119,9 @@ impl Seen {
                 StreamEvent::Warning(warning.to_string())
             }
             Event::SectionBegin | Event::SectionEnd | Event::TurnEnd => return,
+            // Only the K3 parser moves text between the channels; the collector above applies
+            // the move. Raw K3 streaming does not go through here (yet).
+            Event::ReasoningWasText | Event::TextWasReasoning => return,
         };
         on_event(out);
     }

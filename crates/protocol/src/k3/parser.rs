@@ -181,19 +181,19 @@ impl K3Parser {
             }
             let found = if let Some(kind) = self.value_kind() {
                 // Inside a value only its own closer counts (P5).
+                let len = kind.closer().len();
                 match scan::prefix(rest, kind.closer()) {
-                    Prefix::Whole => Some(kind.closer().len()),
+                    Prefix::Whole => {
+                        self.span(&data[start..lt], sink);
+                        self.end_value(base + lt as u64, len, sink);
+                        Some(len)
+                    }
                     Prefix::Part => None,
                     Prefix::No => {
                         search = lt + 1;
                         continue;
                     }
                 }
-                .map(|len| {
-                    self.span(&data[start..lt], sink);
-                    self.end_value(base + lt as u64, len, sink);
-                    len
-                })
             } else {
                 match scan::recognize(rest, if lt == 0 { resume } else { 0 }) {
                     Found::Text => {

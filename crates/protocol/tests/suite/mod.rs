@@ -1,3 +1,5 @@
 mod family;
+mod k3_parser;
+mod k3_props;
 mod parser_props;
 mod python_json;
