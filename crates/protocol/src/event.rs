@@ -48,7 +48,9 @@ pub enum Event<'a> {
     ToolCallEnd {
         index: usize,
     },
-    /// The call began but was cut off; it must not run. A `Warning` with the reason precedes it.
+    /// The call began but was cut off; it must not run. A `Warning` with the reason precedes it
+    /// (K3: only the first of a completion; a K3 call has no number yet, so `index` is the one
+    /// the next complete call takes).
     ToolCallIncomplete {
         index: usize,
     },
