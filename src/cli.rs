@@ -131,17 +131,18 @@ pub struct ParseArgs {
     #[arg(long)]
     pub events: bool,
     /// The template whose prompt the completion continues: k2-instruct (the default),
-    /// k2-thinking, k2.5, k2.6. K2.5/K2.6 completions start inside the reasoning (their
+    /// k2-thinking, k2.5, k2.6, k3. K2.5/K2.6 completions start inside the reasoning (their
     /// prompt ends with `<think>`) unless --thinking-off; K2-Thinking's <think> ids are shown
-    /// as null (not confirmed for its tokenizer).
+    /// as null (not confirmed for its tokenizer). K3 completions are parsed as XTML channels,
+    /// starting in the think channel unless --thinking-off.
     #[arg(long, value_name = "NAME", value_parser = parse_template)]
     pub template: Option<kimi_protocol::Template>,
     /// The completion starts inside the reasoning (the prompt ended with an open `<think>`),
-    /// whatever the template.
+    /// whatever the K2 template (K3 starts in its think channel anyway).
     #[arg(long)]
     pub starts_in_reasoning: bool,
-    /// K2.5/K2.6 with thinking off: the prompt ended with `<think></think>`, so the completion
-    /// starts in content.
+    /// Thinking off: for K2.5/K2.6 the prompt ended with `<think></think>`, for K3 with
+    /// `<|open|>response<|sep|>`, so the completion starts in content.
     #[arg(long, conflicts_with = "starts_in_reasoning")]
     pub thinking_off: bool,
 }

@@ -167,6 +167,9 @@ struct Printer {
     hold_unclassified: bool,
     /// This round's content so far while it is not known to be the answer.
     held: Option<String>,
+    /// This round's reasoning as received: a K3 model may turn out to have written its answer
+    /// there, which then goes to stdout.
+    round_reasoning: String,
 }
 
 /// Most content held back while it may still be reasoning; past it, it is printed as the
@@ -186,6 +189,7 @@ impl Printer {
             reasoning_open: false,
             hold_unclassified: false,
             held: None,
+            round_reasoning: String::new(),
         }
     }
 
@@ -260,6 +264,7 @@ impl Printer {
                 self.close_reasoning();
                 self.text = Default::default();
                 self.reasoning = Default::default();
+                self.round_reasoning.clear();
                 self.held = (self.hold_unclassified && !self.json).then(String::new);
                 return;
             }
@@ -268,7 +273,21 @@ impl Printer {
                 self.release();
                 return;
             }
+            EngineEvent::Stream(StreamEvent::ReasoningWasText) => {
+                let answer = std::mem::take(&mut self.round_reasoning);
+                if self.show_reasoning && !answer.is_empty() {
+                    self.close_reasoning();
+                    eprintln!(
+                        "kimi-tui: the reasoning above was the answer (the model wrote it in its think channel): it follows on stdout"
+                    );
+                }
+                if !self.json {
+                    self.text(&answer);
+                }
+                return;
+            }
             EngineEvent::Stream(StreamEvent::Reasoning(t)) => {
+                self.round_reasoning.push_str(&t);
                 self.classify(&t);
                 if !self.show_reasoning {
                     return;

@@ -7,7 +7,30 @@ use serde_json::json;
 use super::{input, stream_json, write_stdout};
 use crate::cli::ParseArgs;
 use kimi_protocol::event::Coalescer;
+use kimi_protocol::k3::K3Parser;
 use kimi_protocol::{Collector, Event, Parser, Template};
+
+/// The parser of the template's protocol: K2's markers or K3's XTML channels.
+enum AnyParser {
+    K2(Parser),
+    K3(K3Parser),
+}
+
+impl AnyParser {
+    fn feed(&mut self, chunk: &str, sink: &mut impl FnMut(Event<'_>)) {
+        match self {
+            AnyParser::K2(p) => p.feed(chunk, sink),
+            AnyParser::K3(p) => p.feed(chunk, sink),
+        }
+    }
+
+    fn finish(&mut self, sink: &mut impl FnMut(Event<'_>)) {
+        match self {
+            AnyParser::K2(p) => p.finish(sink),
+            AnyParser::K3(p) => p.finish(sink),
+        }
+    }
+}
 
 pub fn run(args: &ParseArgs) -> Result<()> {
     if let Some(path) = &args.trace {
@@ -20,10 +43,15 @@ pub fn run(args: &ParseArgs) -> Result<()> {
         vec![text]
     };
     let template = args.template.unwrap_or_default();
-    // K2.5/K2.6 prompts end with an open `<think>` unless thinking is off (spec section 7).
-    let in_reasoning = args.starts_in_reasoning
-        || (matches!(template, Template::K25 | Template::K26) && !args.thinking_off);
-    let mut parser = Parser::with_reasoning(in_reasoning);
+    let mut parser = if template == Template::K3 {
+        // The K3 prompt opens the think channel, or the response channel with thinking off.
+        AnyParser::K3(K3Parser::new(!args.thinking_off))
+    } else {
+        // K2.5/K2.6 prompts end with an open `<think>` unless thinking is off.
+        let in_reasoning = args.starts_in_reasoning
+            || (matches!(template, Template::K25 | Template::K26) && !args.thinking_off);
+        AnyParser::K2(Parser::with_reasoning(in_reasoning))
+    };
     let out = if args.events {
         let mut events = Coalescer::default();
         let mut sink = |ev: Event<'_>| events.push(ev);

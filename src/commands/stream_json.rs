@@ -42,6 +42,7 @@ impl Lines {
             }
             StreamEvent::Text(t) => json!({"type": "text", "text": t}),
             StreamEvent::Reasoning(t) => json!({"type": "reasoning", "text": t}),
+            StreamEvent::ReasoningWasText => json!({"type": "reasoning_was_text"}),
             StreamEvent::Marker(m) => json!({
                 "type": "marker", "marker": m.marker, "token": m.marker.text(),
                 "offset": m.offset, "call": m.call,

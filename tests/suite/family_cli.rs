@@ -143,10 +143,16 @@ fn bad_templates_and_rejected_requests_are_one_clear_line() {
 #[test]
 fn parse_prints_reasoning_for_every_family_case() {
     let files = fixtures("parser");
+    let mut n = 0;
     for path in &files {
         let case: Value =
             serde_json::from_str(&fs::read_to_string(path).expect("readable")).expect("valid");
         let template = Template::parse(case["template"].as_str().unwrap()).unwrap();
+        // K3 cases: `parse_k3_prints_every_public_case`.
+        if template == Template::K3 {
+            continue;
+        }
+        n += 1;
         let text = case["text"].as_str().unwrap();
         let mut args = vec!["parse", "--template", template.as_str()];
         if case["starts_in_reasoning"] == json!(true) {
@@ -177,7 +183,79 @@ fn parse_prints_reasoning_for_every_family_case() {
             assert_eq!(Value::Array(calls), expect["tool_calls"], "{what}");
         }
     }
-    assert_eq!(files.len(), 5);
+    assert_eq!(n, 5);
+}
+
+#[test]
+fn parse_k3_prints_every_public_case() {
+    let mut n = 0;
+    for path in fixtures("parser") {
+        let case: Value =
+            serde_json::from_str(&fs::read_to_string(&path).expect("readable")).expect("valid");
+        if case["template"] != "Kimi-K3" {
+            continue;
+        }
+        n += 1;
+        let text = case["text"].as_str().unwrap();
+        let mut args = vec!["parse", "--template", "k3"];
+        if case["starts_in"] == "response" {
+            args.push("--thinking-off");
+        }
+        // Whole from a file, and one char per chunk as a server may stream it.
+        let file = path.to_str().unwrap().replace(".json", ".txt");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join(Path::new(&file).file_name().unwrap());
+        fs::write(&file, text).expect("write");
+        let chars: Vec<String> = text.chars().map(String::from).collect();
+        let chunked = serde_json::to_string(&chars).unwrap();
+        let file_arg = file.to_str().unwrap();
+        for (extra, input) in [(file_arg, None), ("--chunks", Some(chunked.as_str()))] {
+            let mut args = args.clone();
+            args.push(extra);
+            let o = run(&args, input);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let got: Value = serde_json::from_slice(&o.stdout).expect("json out");
+            let expect = &case["expect"];
+            let what = format!("{} {args:?}", path.display());
+            assert_eq!(got["content"], expect["content"], "{what}");
+            let reasoning = got["reasoning"].as_str().unwrap_or("");
+            assert_eq!(reasoning, expect["reasoning"], "{what}");
+            let calls: Vec<Value> = got["tool_calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .enumerate()
+                .map(|(index, c)| {
+                    json!({"id": c["id"], "name": c["function"]["name"],
+                        "arguments": c["function"]["arguments"], "index": index})
+                })
+                .collect();
+            assert_eq!(Value::Array(calls), expect["tool_calls"], "{what}");
+            let warnings: Vec<Value> = got["warnings"].as_array().unwrap().clone();
+            assert_eq!(Value::Array(warnings), case["notes"], "{what}");
+        }
+    }
+    assert_eq!(n, 6);
+    // `--events`: K3 markers carry K3 ids; P6 moves the reasoning once.
+    let o = run(
+        &["parse", "--events", "--template", "k3"],
+        Some("Paris.<|close|>response<|sep|>"),
+    );
+    let lines: Vec<Value> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            json!({"type": "reasoning", "text": "Paris."}),
+            json!({"type": "marker", "marker": "close", "token": "<|close|>", "token_id": 163588, "offset": 6}),
+            json!({"type": "marker", "marker": "sep", "token": "<|sep|>", "token_id": 163589, "offset": 23}),
+            json!({"type": "warning", "message": "think channel skipped: its text was the answer"}),
+            json!({"type": "reasoning_was_text"}),
+        ]
+    );
 }
 
 #[test]

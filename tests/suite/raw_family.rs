@@ -1,6 +1,6 @@
 //! Raw mode for the Kimi K2 family through the real backend over loopback HTTP: the template
 //! and keywords the model name implies, the preprocessed tool declaration, a completion that
-//! starts in the reasoning, and K3 refused before anything is sent. The server is a minimal
+//! starts in the reasoning, K3's XTML prompt and answer, and a K3 model refused a K2 template. The server is a minimal
 //! SSE responder that records the request it got (the mock has no thinking model here).
 
 use std::sync::{Arc, Mutex};
@@ -153,19 +153,52 @@ async fn k2_thinking_completion_opens_its_own_think() {
 }
 
 #[tokio::test]
-async fn k3_in_raw_mode_is_refused_before_anything_is_sent() {
+async fn a_k3_model_with_a_k2_template_is_refused_before_anything_is_sent() {
     let (base, seen) = server(vec!["never"]).await;
-    let (result, _) = turn(Endpoint::new(Mode::Raw, &base, "moonshotai/Kimi-K3")).await;
-    let error = result.error.expect("refused").to_string();
-    assert_eq!(error.lines().count(), 1);
-    assert!(
-        error.contains("Kimi K3") && error.contains("mode = \"chat\""),
-        "{error}"
-    );
     // An explicit K2 template does not make a K3 a K2.
     let mut ep = Endpoint::new(Mode::Raw, &base, "kimi-k3-preview");
     ep.template = Some(kimi_protocol::Template::K25);
     let (result, _) = turn(ep).await;
-    assert!(result.error.is_some());
+    let error = result.error.expect("refused").to_string();
+    assert_eq!(error.lines().count(), 1);
+    assert!(
+        error.contains("Kimi K3") && error.contains("template = \"k3\""),
+        "{error}"
+    );
     assert!(seen.lock().unwrap().is_empty(), "nothing was sent");
+}
+
+#[tokio::test]
+async fn k3_raw_mode_sends_the_xtml_prompt_and_parses_the_xtml_answer() {
+    let (base, seen) = server(vec![
+        "The user wants the weather.",
+        "<|close|>think<|sep|><|open|>resp",
+        "onse<|sep|>Checking.<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool=\"get_weather\" index=\"1\"<|sep|>",
+        "<|open|>argument key=\"city\" type=\"string\"<|sep|>Paris<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|>",
+    ])
+    .await;
+    let mut ep = Endpoint::new(Mode::Raw, &base, "moonshotai/Kimi-K3");
+    ep.thinking_effort = Some("high".into());
+    let (result, reasoning) = turn(ep).await;
+    assert!(result.error.is_none(), "{:?}", result.error);
+    assert_eq!(reasoning, "The user wants the weather.");
+    assert_eq!(result.reasoning, "The user wants the weather.");
+    assert_eq!(result.content, "Checking.");
+    assert_eq!(result.tool_calls.len(), 1);
+    assert_eq!(result.tool_calls[0].id, "get_weather_0");
+    assert_eq!(
+        result.tool_calls[0].function.arguments,
+        r#"{"city": "Paris"}"#
+    );
+    let body = seen.lock().unwrap()[0].clone();
+    let prompt = body["prompt"].as_str().expect("prompt");
+    assert!(
+        prompt.starts_with("<|open|>message role=\"system\" type=\"tool-declare\"<|sep|># Tools"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("`thinking_effort=high`"), "{prompt}");
+    assert!(prompt.ends_with("<|open|>message role=\"user\"<|sep|>Weather in Paris?<|close|>message<|sep|><|end_of_msg|><|open|>message role=\"assistant\"<|sep|><|open|>think<|sep|>"), "{prompt}");
+    assert_eq!(body["stop"], json!(["<|end_of_msg|>", "[EOS]"]));
+    assert_eq!(body["skip_special_tokens"], false);
+    assert_eq!(body["spaces_between_special_tokens"], false);
 }

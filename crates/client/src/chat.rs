@@ -314,7 +314,7 @@ pub(super) async fn send(
 ) -> TurnResult {
     let mut decoder = ChatDecoder {
         asked: logprobs::requested(&body),
-        ..ChatDecoder::default()
+        ..ChatDecoder::for_template(call.endpoint.template())
     };
     let started = Instant::now();
     let end = http::stream_sse(
@@ -344,6 +344,18 @@ pub(super) struct ChatDecoder {
 }
 
 impl ChatDecoder {
+    /// The decoder for a model of `template` (K3 parses markers in content as XTML).
+    pub fn for_template(template: kimi_protocol::Template) -> Self {
+        ChatDecoder {
+            channels: if template == kimi_protocol::Template::K3 {
+                Channels::k3()
+            } else {
+                Channels::default()
+            },
+            ..ChatDecoder::default()
+        }
+    }
+
     pub fn payload(
         &mut self,
         data: &str,

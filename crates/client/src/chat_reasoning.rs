@@ -5,7 +5,7 @@
 //! - a server without a reasoning parser sends `<think>…</think>` (K2-Thinking) or
 //!   `reasoning…</think>` (K2.5/K2.6) as content: it is split here, once, with a warning.
 
-use super::markers::LocalParse;
+use super::markers::{LocalParse, ParseStart};
 use kimi_protocol::{ParsedCompletion, StreamEvent};
 
 const THINK: &str = "<think>";
@@ -73,6 +73,27 @@ impl Default for Channels {
             moved_len: 0,
             saw_reasoning: false,
             warnings: Vec::new(),
+        }
+    }
+}
+
+impl Channels {
+    /// Kimi K3's channels: content that carries XTML markers (a server without the K3
+    /// parsers) is parsed as a raw completion, starting in the think channel; a reasoning
+    /// delta is think-channel text, where a leaked tools channel still gives its calls.
+    pub fn k3() -> Self {
+        let k3 = |thinking| {
+            LocalParse::new(ParseStart::K3 {
+                thinking,
+                first_call: 0,
+            })
+        };
+        Channels {
+            content: k3(true),
+            reasoning: k3(true),
+            // XTML has no `<think>` tag to look for.
+            split: Split::Settled,
+            ..Channels::default()
         }
     }
 }
@@ -212,6 +233,8 @@ impl Channels {
         let content = self.content.into_parsed();
         let reasoning = self.reasoning.into_parsed();
         let mut reasoning_text = self.moved;
+        // Reasoning parsed out of the content (K3 markers in content) comes first.
+        reasoning_text.push_str(&content.reasoning);
         // The reasoning parser reports reasoning as text today, as reasoning once it has the
         // reasoning channel: either way it is all reasoning.
         reasoning_text.push_str(&reasoning.reasoning);

@@ -10,7 +10,7 @@ use super::BackendError;
 use super::TurnResult;
 use super::http::{self, Call, Progress, Prompt, StreamChoice};
 use super::logprobs::{self, CompletionLogprobs};
-use super::markers::LocalParse;
+use super::markers::{LocalParse, ParseStart};
 use kimi_protocol::family::Template;
 use kimi_protocol::k3;
 use kimi_protocol::{Message, render_traced, tokens::IM_END};
@@ -82,7 +82,10 @@ pub(super) async fn stream(
         text_markers: from_text.into_iter().map(|r| (r.start, r.end)).collect(),
     };
     // A K2.5/K2.6 prompt ends inside `<think>`: the completion starts in the reasoning.
-    send(call, body, Some(prompt), opts.ends_in_reasoning(), on_event).await
+    let start = ParseStart::K2 {
+        in_reasoning: opts.ends_in_reasoning(),
+    };
+    send(call, body, Some(prompt), start, on_event).await
 }
 
 /// Raw mode for Kimi K3: the XTML prompt as Moonshot's encoder writes it, stopped at
@@ -116,7 +119,7 @@ async fn stream_k3(
         text: prompt,
         text_markers: Vec::new(),
     };
-    send_with(
+    send(
         call,
         body,
         Some(prompt),
@@ -180,10 +183,10 @@ pub(super) async fn send(
     call: Call<'_>,
     body: Value,
     prompt: Option<Prompt>,
-    starts_in_reasoning: bool,
+    start: ParseStart,
     on_event: &mut (dyn FnMut(StreamEvent) + Send),
 ) -> TurnResult {
-    let mut decoder = RawDecoder::new(starts_in_reasoning);
+    let mut decoder = RawDecoder::new(start);
     decoder.asked = logprobs::requested(&body);
     let started = Instant::now();
     let end = http::stream_sse(
@@ -210,9 +213,9 @@ pub(super) struct RawDecoder {
 }
 
 impl RawDecoder {
-    pub fn new(starts_in_reasoning: bool) -> Self {
+    pub fn new(start: ParseStart) -> Self {
         RawDecoder {
-            local: LocalParse::with_reasoning(starts_in_reasoning),
+            local: LocalParse::new(start),
             progress: Progress::default(),
             bytes: 0,
             asked: 0,

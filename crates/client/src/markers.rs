@@ -2,14 +2,64 @@
 //! carries Kimi markers because the server's tool parser is off. Wraps `protocol::Parser`,
 //! turning its events into [`StreamEvent`]s (markers among them, for the inspector).
 
+use kimi_protocol::k3::{self, K3Parser};
 use kimi_protocol::{Collector, Event, Marker, ParsedCompletion, Parser, Warning};
 
 use kimi_protocol::{MarkerHit, StreamEvent};
 
-#[derive(Debug, Default)]
+/// Where the parse of a completion starts, by the model's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParseStart {
+    /// The K2 family: inside the reasoning when the prompt ended with an open `<think>`.
+    K2 { in_reasoning: bool },
+    /// Kimi K3: in the think channel (thinking on) or the response one; call ids (`NAME_n`)
+    /// count on from `first_call`, the calls the conversation already has.
+    K3 { thinking: bool, first_call: usize },
+}
+
+impl ParseStart {
+    /// Where the completion of `prompt` starts: what the prompt's end says (a saved trace's
+    /// prompt is all a replay has).
+    pub fn for_prompt(prompt: Option<&str>) -> ParseStart {
+        let think = format!("{}think{}", k3::OPEN, k3::SEP);
+        let response = format!("{}response{}", k3::OPEN, k3::SEP);
+        match prompt {
+            Some(p) if p.ends_with(&think) => ParseStart::K3 {
+                thinking: true,
+                first_call: 0,
+            },
+            Some(p) if p.ends_with(&response) => ParseStart::K3 {
+                thinking: false,
+                first_call: 0,
+            },
+            Some(p) => ParseStart::K2 {
+                in_reasoning: p.ends_with("<think>"),
+            },
+            None => ParseStart::K2 {
+                in_reasoning: false,
+            },
+        }
+    }
+}
+
+#[derive(Debug)]
+enum AnyParser {
+    K2(Parser),
+    K3(Box<K3Parser>),
+}
+
+#[derive(Debug)]
 pub(super) struct LocalParse {
-    parser: Parser,
+    parser: AnyParser,
     seen: Seen,
+}
+
+impl Default for LocalParse {
+    fn default() -> Self {
+        LocalParse::new(ParseStart::K2 {
+            in_reasoning: false,
+        })
+    }
 }
 
 /// What the parser's events have told so far.
@@ -20,32 +70,64 @@ struct Seen {
     next_call: usize,
     open_call: Option<usize>,
     incomplete: usize,
+    /// K3: the calls the conversation already has, added to each call's number in its id.
+    id_offset: Option<usize>,
 }
 
 impl LocalParse {
-    /// A parse that starts in the reasoning when the prompt ended inside `<think>`.
+    /// A K2 parse that starts in the reasoning when the prompt ended inside `<think>`.
     pub fn with_reasoning(starts_in_reasoning: bool) -> Self {
+        LocalParse::new(ParseStart::K2 {
+            in_reasoning: starts_in_reasoning,
+        })
+    }
+
+    pub fn new(start: ParseStart) -> Self {
+        let (parser, id_offset) = match start {
+            ParseStart::K2 { in_reasoning } => {
+                (AnyParser::K2(Parser::with_reasoning(in_reasoning)), None)
+            }
+            ParseStart::K3 {
+                thinking,
+                first_call,
+            } => (
+                AnyParser::K3(Box::new(K3Parser::new(thinking))),
+                Some(first_call),
+            ),
+        };
         LocalParse {
-            parser: Parser::with_reasoning(starts_in_reasoning),
-            seen: Seen::default(),
+            parser,
+            seen: Seen {
+                id_offset,
+                ..Seen::default()
+            },
         }
     }
 
     pub fn feed(&mut self, text: &str, on_event: &mut dyn FnMut(StreamEvent)) {
         let seen = &mut self.seen;
-        self.parser
-            .feed(text, &mut |ev: Event<'_>| seen.forward(ev, on_event));
+        let mut sink = |ev: Event<'_>| seen.forward(ev, on_event);
+        match &mut self.parser {
+            AnyParser::K2(p) => p.feed(text, &mut sink),
+            AnyParser::K3(p) => p.feed(text, &mut sink),
+        }
     }
 
     /// The stream is over (for any reason): flush and report what is open.
     pub fn finish(&mut self, on_event: &mut dyn FnMut(StreamEvent)) {
         let seen = &mut self.seen;
-        self.parser
-            .finish(&mut |ev: Event<'_>| seen.forward(ev, on_event));
+        let mut sink = |ev: Event<'_>| seen.forward(ev, on_event);
+        match &mut self.parser {
+            AnyParser::K2(p) => p.finish(&mut sink),
+            AnyParser::K3(p) => p.finish(&mut sink),
+        }
     }
 
     pub fn turn_ended(&self) -> bool {
-        self.parser.turn_ended()
+        match &self.parser {
+            AnyParser::K2(p) => p.turn_ended(),
+            AnyParser::K3(p) => p.turn_ended(),
+        }
     }
 
     /// The content parsed so far (markers removed).
@@ -65,6 +147,18 @@ impl LocalParse {
 
 impl Seen {
     fn forward(&mut self, ev: Event<'_>, on_event: &mut dyn FnMut(StreamEvent)) {
+        // The answer so far becomes reasoning: the UI's convention for that move is one
+        // reasoning delta equal to the whole answer.
+        let moved =
+            matches!(ev, Event::TextWasReasoning).then(|| self.collector.content().to_owned());
+        let ev = match (ev, self.id_offset) {
+            (Event::ToolCallBegin { index, name, .. }, Some(offset)) => Event::ToolCallBegin {
+                index,
+                id: format!("{name}_{}", index + offset).into(),
+                name,
+            },
+            (ev, _) => ev,
+        };
         self.collector.push(&ev);
         let out = match ev {
             Event::Text { text } => StreamEvent::Text(text.into_owned()),
@@ -119,6 +213,12 @@ impl Seen {
                 StreamEvent::Warning(warning.to_string())
             }
             Event::SectionBegin | Event::SectionEnd | Event::TurnEnd => return,
+            // K3 moves text between the channels; the collector above applied the move.
+            Event::ReasoningWasText => StreamEvent::ReasoningWasText,
+            Event::TextWasReasoning => match moved {
+                Some(text) if !text.is_empty() => StreamEvent::Reasoning(text),
+                _ => return,
+            },
         };
         on_event(out);
     }

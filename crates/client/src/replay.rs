@@ -9,15 +9,9 @@ use tokio_util::sync::CancellationToken;
 use super::chat::{self, ChatDecoder};
 use super::completions::{self, RawDecoder};
 use super::http::{End, Prompt};
+use super::markers::ParseStart;
 use super::{Backend, BackendError, TurnResult};
-use kimi_protocol::tokens::THINK_BEGIN;
 use kimi_protocol::{Mode, StreamEvent, Trace};
-
-/// Whether a raw completion of `prompt` starts inside the reasoning: the prompt ends with an
-/// open `<think>` (K2.5/K2.6 with thinking on), as the live turn decided from its template.
-pub fn starts_in_reasoning(prompt: Option<&str>) -> bool {
-    prompt.is_some_and(|p| p.ends_with(THINK_BEGIN))
-}
 
 impl Backend {
     /// POST `body` exactly as given to the endpoint of the backend's mode, and stream the
@@ -33,9 +27,9 @@ impl Backend {
         let call = self.call(&self.endpoint, cancel);
         match self.endpoint.mode {
             Mode::Raw => {
-                let in_reasoning = starts_in_reasoning(prompt.as_ref().map(|p| p.0.as_str()));
+                let start = ParseStart::for_prompt(prompt.as_ref().map(|p| p.0.as_str()));
                 let prompt = prompt.map(|(text, text_markers)| Prompt { text, text_markers });
-                completions::send(call, body, prompt, in_reasoning, on_event).await
+                completions::send(call, body, prompt, start, on_event).await
             }
             Mode::Chat => chat::send(call, body, on_event).await,
         }
@@ -58,7 +52,7 @@ pub fn reparse(trace: &Trace, on_event: &mut dyn FnMut(StreamEvent)) -> TurnResu
     };
     match trace.mode {
         Mode::Raw => {
-            let mut d = RawDecoder::new(starts_in_reasoning(trace.prompt.as_deref()));
+            let mut d = RawDecoder::new(ParseStart::for_prompt(trace.prompt.as_deref()));
             for (chunk, at_us) in trace.chunks() {
                 d.text(chunk, at_us, on_event);
             }
@@ -66,7 +60,12 @@ pub fn reparse(trace: &Trace, on_event: &mut dyn FnMut(StreamEvent)) -> TurnResu
             d.finish(end, started, on_event)
         }
         Mode::Chat => {
-            let mut d = ChatDecoder::default();
+            let model = trace
+                .request
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let mut d = ChatDecoder::for_template(kimi_protocol::Template::for_model(model));
             for (chunk, at_us) in trace.chunks() {
                 // An error event ended the live stream here too; the rest was never read.
                 if let Err(e) = d.payload(chunk, at_us, on_event) {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::event::Event;
 use super::message::ToolCall;
 use super::parser::Parser;
-use super::warning::{CutBy, Warning};
+use super::warning::{CutBy, K3Note, Warning};
 
 /// Why the turn ended, as the OpenAI API reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -31,6 +31,13 @@ pub struct ParsedCompletion {
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: FinishReason,
     pub warnings: Vec<Warning>,
+    /// Calls that began and were cut off (never run); not printed when there were none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub incomplete_calls: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Collects parser events of one turn. Use it while streaming, then [`Collector::finish`].
@@ -41,6 +48,7 @@ pub struct Collector {
     /// Calls in order of their index.
     calls: Vec<CallState>,
     warnings: Vec<Warning>,
+    incomplete_calls: usize,
 }
 
 #[derive(Debug)]
@@ -70,12 +78,27 @@ impl Collector {
                     c.complete = true;
                 }
             }
-            Event::Warning { warning } => self.warnings.push(warning.clone()),
-            Event::Marker { .. }
-            | Event::SectionBegin
-            | Event::SectionEnd
-            | Event::ToolCallIncomplete { .. }
-            | Event::TurnEnd => {}
+            Event::Warning { warning } => {
+                // A K2 call cut in its header, or closed without arguments, never got an
+                // incomplete event but is an incomplete call all the same.
+                if matches!(
+                    warning,
+                    Warning::IncompleteHeader { .. } | Warning::CallWithoutArguments { .. }
+                ) {
+                    self.incomplete_calls += 1;
+                }
+                self.warnings.push(warning.clone())
+            }
+            Event::ToolCallIncomplete { .. } => self.incomplete_calls += 1,
+            Event::ReasoningWasText => {
+                let reasoning = std::mem::take(&mut self.reasoning);
+                self.content.insert_str(0, &reasoning);
+            }
+            Event::TextWasReasoning => {
+                let content = std::mem::take(&mut self.content);
+                self.reasoning.insert_str(0, &content);
+            }
+            Event::Marker { .. } | Event::SectionBegin | Event::SectionEnd | Event::TurnEnd => {}
         }
     }
 
@@ -100,7 +123,9 @@ impl Collector {
                 } | Warning::IncompleteHeader {
                     cut_by: CutBy::StreamEnd,
                     ..
-                }
+                } | Warning::K3(K3Note::IncompleteCall {
+                    cut_by: CutBy::StreamEnd
+                })
             )
         });
         let mut tool_calls = Vec::new();
@@ -123,6 +148,7 @@ impl Collector {
             tool_calls,
             finish_reason,
             warnings,
+            incomplete_calls: self.incomplete_calls,
         }
     }
 }

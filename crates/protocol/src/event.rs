@@ -48,11 +48,22 @@ pub enum Event<'a> {
     ToolCallEnd {
         index: usize,
     },
-    /// The call began but was cut off; it must not run. A `Warning` with the reason precedes it.
+    /// The call began but was cut off; it must not run. A `Warning` with the reason precedes it
+    /// (K3: only the first of a completion; a K3 call has no number yet, so `index` is the one
+    /// the next complete call takes).
     ToolCallIncomplete {
         index: usize,
     },
-    /// `<|im_end|>` (or another turn marker): nothing after it is content.
+    /// All `Reasoning` emitted so far in this completion was the answer (K3: the model wrote
+    /// it in the think channel and closed the response or the message). A consumer moves that
+    /// text, once, from the reasoning to the front of the content; a UI that showed it as
+    /// reasoning moves it to the answer pane.
+    ReasoningWasText,
+    /// All `Text` emitted so far in this completion was reasoning (K3 with thinking off: the
+    /// model closed a think channel first). A consumer moves that text, once, from the content
+    /// to the front of the reasoning.
+    TextWasReasoning,
+    /// `<|im_end|>` (or another turn marker; K3: `<|end_of_msg|>`): nothing after it is content.
     TurnEnd,
     Warning {
         warning: Warning,
@@ -82,6 +93,8 @@ impl Event<'_> {
             },
             Event::ToolCallEnd { index } => Event::ToolCallEnd { index },
             Event::ToolCallIncomplete { index } => Event::ToolCallIncomplete { index },
+            Event::ReasoningWasText => Event::ReasoningWasText,
+            Event::TextWasReasoning => Event::TextWasReasoning,
             Event::TurnEnd => Event::TurnEnd,
             Event::Warning { warning } => Event::Warning { warning },
         }
@@ -117,6 +130,8 @@ impl Event<'_> {
                 json!({"type": "tool_call_incomplete", "index": index})
             }
             Event::TurnEnd => json!({"type": "turn_end"}),
+            Event::ReasoningWasText => json!({"type": "reasoning_was_text"}),
+            Event::TextWasReasoning => json!({"type": "text_was_reasoning"}),
             Event::Reasoning { text } => json!({"type": "reasoning", "text": text}),
             Event::Warning { warning } => {
                 json!({"type": "warning", "message": warning.to_string()})

@@ -61,6 +61,9 @@ pub enum StreamEvent {
     /// Reasoning of a thinking model (`reasoning_content`/`reasoning` deltas in chat mode, the
     /// text between `<think>` and `</think>` in raw mode). Never part of the answer.
     Reasoning(String),
+    /// Everything received as reasoning so far was the answer (a K3 model that wrote its
+    /// answer in the think channel): it moves, once, to the front of the answer.
+    ReasoningWasText,
     ToolCallBegin {
         index: usize,
         id: String,

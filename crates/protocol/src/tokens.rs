@@ -1,4 +1,6 @@
-//! The Kimi K2 special tokens: their exact text and their ids in `tokenizer_config.json`.
+//! The special tokens of Kimi K2 and K3: their exact text and their ids in
+//! `tokenizer_config.json`. K3 reuses ids 163586-163589 for other strings, so an id means a K2
+//! name for a K2 template and a K3 name for K3 ([`Marker::token_id_in`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +29,14 @@ pub enum Marker {
     ThinkBegin,
     /// `</think>`: ends the reasoning, only while in it.
     ThinkEnd,
+    /// K3 `<|open|>`: begins an element's open marker.
+    Open,
+    /// K3 `<|close|>`: begins an element's close marker.
+    Close,
+    /// K3 `<|sep|>`: ends an open or close marker.
+    Sep,
+    /// K3 `<|end_of_msg|>`: the end of the message (the stop token).
+    EndOfMsg,
 }
 
 pub const TOOL_CALLS_SECTION_BEGIN: &str = "<|tool_calls_section_begin|>";
@@ -41,6 +51,10 @@ pub const IM_ASSISTANT: &str = "<|im_assistant|>";
 pub const IM_MIDDLE: &str = "<|im_middle|>";
 pub const THINK_BEGIN: &str = "<think>";
 pub const THINK_END: &str = "</think>";
+pub const K3_OPEN: &str = "<|open|>";
+pub const K3_CLOSE: &str = "<|close|>";
+pub const K3_SEP: &str = "<|sep|>";
+pub const K3_END_OF_MSG: &str = "<|end_of_msg|>";
 
 /// Image placeholder emitted by the K2-Instruct and K2-Thinking templates. Not a registered
 /// token: it tokenizes as text.
@@ -56,7 +70,10 @@ pub(crate) const VIDEO_PLACEHOLDER_K25: &str = "<|kimi_k25_video_placeholder|>";
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are Kimi, an AI assistant created by Moonshot AI.";
 
 impl Marker {
-    /// Every marker: the twelve `<|...|>` ones first (`at_start` relies on it), then the two
+    /// The K3 structural tokens. Not in [`Marker::ALL`]: in a K2 completion they are text.
+    pub const K3: [Marker; 4] = [Marker::Open, Marker::Close, Marker::Sep, Marker::EndOfMsg];
+
+    /// Every K2 marker: the twelve `<|...|>` ones first (`at_start` relies on it), then the two
     /// think tags. No marker is a prefix of another (all end in `|>`
     /// or `>` and none contains either earlier), so at most one can match at a position.
     pub const ALL: [Marker; 14] = [
@@ -76,7 +93,7 @@ impl Marker {
         Marker::ThinkEnd,
     ];
 
-    /// Length in bytes of the longest marker text.
+    /// Length in bytes of the longest K2 marker text.
     pub const MAX_LEN: usize = TOOL_CALL_ARGUMENT_BEGIN.len();
 
     pub const fn text(self) -> &'static str {
@@ -95,6 +112,10 @@ impl Marker {
             Marker::ImMiddle => IM_MIDDLE,
             Marker::ThinkBegin => THINK_BEGIN,
             Marker::ThinkEnd => THINK_END,
+            Marker::Open => K3_OPEN,
+            Marker::Close => K3_CLOSE,
+            Marker::Sep => K3_SEP,
+            Marker::EndOfMsg => K3_END_OF_MSG,
         }
     }
 
@@ -116,18 +137,37 @@ impl Marker {
             Marker::ImMiddle => Some(163601),
             Marker::ThinkBegin => Some(163606),
             Marker::ThinkEnd => Some(163607),
+            Marker::EndOfMsg => Some(163586),
+            Marker::Open => Some(163587),
+            Marker::Close => Some(163588),
+            Marker::Sep => Some(163589),
             Marker::SectionBeginSingular | Marker::SectionEndSingular => None,
         }
     }
 
     /// The id as far as it is established for `template`: the think markers of K2-Thinking
     /// have none (no K2-Thinking tokenizer configuration confirms 163606/163607, and a
-    /// completions stream does not report ids), so a badge shows only the name there.
+    /// completions stream does not report ids), so a badge shows only the name there. A marker
+    /// of the other protocol has none: K2 markers are plain text in K3 and the other way round,
+    /// and the shared ids name other strings there.
     pub const fn token_id_in(self, template: Template) -> Option<u32> {
         match (self, template) {
             (Marker::ThinkBegin | Marker::ThinkEnd, Template::K2Thinking) => None,
+            (Marker::Open | Marker::Close | Marker::Sep | Marker::EndOfMsg, Template::K3) => {
+                self.token_id()
+            }
+            (Marker::Open | Marker::Close | Marker::Sep | Marker::EndOfMsg, _) => None,
+            (_, Template::K3) => None,
             _ => self.token_id(),
         }
+    }
+
+    /// Whether this is one of the K3 structural tokens.
+    pub const fn is_k3(self) -> bool {
+        matches!(
+            self,
+            Marker::Open | Marker::Close | Marker::Sep | Marker::EndOfMsg
+        )
     }
 
     /// The marker whose text starts `bytes`, if any.
@@ -198,6 +238,31 @@ mod tests {
         assert_eq!(Marker::ThinkEnd.token_id_in(Template::K2Thinking), None);
         assert_eq!(Marker::at_start(b"</think>x"), Some(Marker::ThinkEnd));
         assert!(Marker::is_proper_prefix(b"<thi"));
+    }
+
+    #[test]
+    fn k3_ids_name_k3_tokens_only_for_k3() {
+        let k3 = [
+            (Marker::EndOfMsg, "<|end_of_msg|>", 163586),
+            (Marker::Open, "<|open|>", 163587),
+            (Marker::Close, "<|close|>", 163588),
+            (Marker::Sep, "<|sep|>", 163589),
+        ];
+        for (m, text, id) in k3 {
+            assert_eq!(m.text(), text);
+            assert!(m.is_k3() && !Marker::ALL.contains(&m));
+            assert_eq!(m.token_id_in(Template::K3), Some(id));
+            assert_eq!(m.token_id_in(Template::K25), None, "{m:?}");
+        }
+        // The same ids are K2 names for K2 and nothing for K3.
+        assert_eq!(Marker::ImUser.token_id_in(Template::K25), Some(163587));
+        assert_eq!(Marker::ImUser.token_id_in(Template::K3), None);
+        assert_eq!(Marker::ImEnd.token_id_in(Template::K3), None);
+        assert_eq!(Marker::at_start(b"<|open|>think"), None, "text for K2");
+        assert_eq!(
+            serde_json::to_value(Marker::EndOfMsg).unwrap(),
+            serde_json::json!("end_of_msg")
+        );
     }
 
     #[test]

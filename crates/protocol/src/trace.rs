@@ -209,6 +209,8 @@ impl Trace {
             StreamEvent::Meta(StreamMeta::Done) => self.done = true,
             StreamEvent::Text(t) => self.made(Made::Text(len32(t))),
             StreamEvent::Reasoning(t) => self.made(Made::Reasoning(len32(t))),
+            // The warning the parser gives with it says so in the chunk's column.
+            StreamEvent::ReasoningWasText => {}
             StreamEvent::ToolCallBegin { index, id, name } => {
                 let head = len32(&self.call_heads);
                 if self.keeps_produced() {

@@ -54,6 +54,43 @@ pub enum Warning {
     DoubleEncodedArguments { index: usize, id: String },
     /// A complete call whose arguments are valid JSON but not an object.
     ArgumentsNotObject { index: usize, id: String },
+    /// A recovery the K3 parser made; each kind is reported once per completion.
+    K3(K3Note),
+}
+
+/// An irregularity in a K3 (XTML) completion that the parser recovered from. The parser
+/// reports each kind once per completion (the first occurrence), so the inspector can show that
+/// the model's output was irregular without flooding it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum K3Note {
+    /// `<|close|>NAME` without its `<|sep|>`, read as the close marker of NAME.
+    ElidedSeparator { name: &'static str },
+    /// A channel ended by another marker instead of its own close: `by` is `"response opened"`,
+    /// `"tools opened"` or `"message closed"`. One kind per channel and cause.
+    ChannelNotClosed {
+        channel: &'static str,
+        by: &'static str,
+    },
+    /// The answer was written in the think channel: the reasoning became content.
+    ThinkSkipped,
+    /// Thinking was off, yet the completion closed a think channel first: the content became
+    /// reasoning.
+    ThoughtWithThinkingOff,
+    /// A marker (or a lone structural token) where the current state has no use for it; it is
+    /// dropped, the text around it kept. The first one is named.
+    StrayMarker { text: String, offset: u64 },
+    /// Text between channels (after the response or the tools channel closed); kept as content.
+    TextOutsideChannel,
+    /// Output between the message close and `<|end_of_msg|>`; ignored.
+    AfterMessageClose,
+    /// A typed argument value that is not JSON; kept as a string. The first key is named.
+    ValueNotJson { key: String, kind: String },
+    /// A `json` element whose text is not a JSON object: the call's arguments are that text.
+    JsonNotObject,
+    /// A call without a `tool` name; it is dropped.
+    NamelessCall,
+    /// A call cut off before `<|close|>call<|sep|>`; it is counted, never run.
+    IncompleteCall { cut_by: CutBy },
 }
 
 impl fmt::Display for CutBy {
@@ -115,6 +152,48 @@ impl fmt::Display for Warning {
             Warning::ArgumentsNotObject { index, id } => write!(
                 f,
                 "tool call {index} ({id}): arguments are valid JSON but not an object"
+            ),
+            Warning::K3(note) => note.fmt(f),
+        }
+    }
+}
+
+impl fmt::Display for K3Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            K3Note::ElidedSeparator { name } => {
+                write!(
+                    f,
+                    "close marker without <|sep|>: <|close|>{name} read as closing {name}"
+                )
+            }
+            K3Note::ChannelNotClosed { channel, by } => {
+                write!(f, "{channel} channel not closed: {by}")
+            }
+            K3Note::ThinkSkipped => f.write_str("think channel skipped: its text was the answer"),
+            K3Note::ThoughtWithThinkingOff => {
+                f.write_str("thinking off, yet the model thought: its text was reasoning")
+            }
+            K3Note::StrayMarker { text, offset } => write!(
+                f,
+                "stray marker dropped: {} at byte {offset}",
+                preview(text)
+            ),
+            K3Note::TextOutsideChannel => f.write_str("text outside a channel kept as content"),
+            K3Note::AfterMessageClose => f.write_str("output after the message close ignored"),
+            K3Note::ValueNotJson { key, kind } => write!(
+                f,
+                "argument {:?} of type {:?} is not JSON: kept as a string",
+                preview(key),
+                preview(kind)
+            ),
+            K3Note::JsonNotObject => {
+                f.write_str("json arguments are not a JSON object: kept as raw text")
+            }
+            K3Note::NamelessCall => f.write_str("tool call without a name dropped"),
+            K3Note::IncompleteCall { cut_by } => write!(
+                f,
+                "tool call incomplete: no <|close|>call<|sep|> ({cut_by}); it will not run"
             ),
         }
     }

@@ -77,6 +77,20 @@ impl Streaming {
         self.text_len = 0;
     }
 
+    /// The reasoning so far was the answer (`shown`: the turn's text before the move): it goes
+    /// to the front of the text, as sent.
+    pub fn reasoning_was_text(&mut self, shown: &str) {
+        let reasoning = std::mem::take(&mut self.answer.reasoning_content);
+        let text = if self.own_text {
+            std::mem::take(&mut self.answer.content)
+        } else {
+            shown.to_owned()
+        };
+        self.answer.content = reasoning + &text;
+        self.own_text = true;
+        self.text_len = self.answer.content.len();
+    }
+
     /// The answer so far; `shown` is the text of the turn that shows it.
     pub fn answer(&self, shown: &str) -> PartialAnswer {
         let a = &self.answer;

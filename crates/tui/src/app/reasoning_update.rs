@@ -31,6 +31,22 @@ pub(super) fn reasoning(app: &mut App, text: &str) {
     }
 }
 
+/// Everything received as reasoning was the answer (a K3 model answered in its think
+/// channel): the reasoning cell empties, once, and its text goes to the front of the answer.
+pub(super) fn reasoning_was_text(app: &mut App) {
+    let Some(turn) = app.current_turn() else {
+        return;
+    };
+    let shown_before = turn.text().to_owned();
+    let moved = std::mem::take(&mut turn.reasoning);
+    turn.set_text(&format!("{}{shown_before}", moved.text()));
+    turn.rev += 1;
+    app.change_rev += 1;
+    if let Some(s) = app.streaming.as_mut() {
+        s.reasoning_was_text(&shown_before);
+    }
+}
+
 /// The answer (text or a call) began, or the round ended: the live cell folds.
 pub(super) fn answer_started(app: &mut App) {
     if let Some(turn) = app.current_turn()

@@ -1179,6 +1179,7 @@ fn stream(app: &mut App, s: StreamEvent) {
         }
         // Never part of the answer: the reasoning cell holds it.
         StreamEvent::Reasoning(t) => super::reasoning_update::reasoning(app, &t),
+        StreamEvent::ReasoningWasText => super::reasoning_update::reasoning_was_text(app),
         StreamEvent::ToolCallBegin { index, id, name } => {
             super::reasoning_update::answer_started(app);
             if let Some(s) = app.streaming.as_mut() {
