@@ -78,9 +78,11 @@ impl Default for Channels {
 }
 
 impl Channels {
-    /// Kimi K3's channels: content that carries XTML markers (a server without the K3
-    /// parsers) is parsed as a raw completion, starting in the think channel; a reasoning
-    /// delta is think-channel text, where a leaked tools channel still gives its calls.
+    /// Kimi K3's channels: content is parsed as a completion in the response channel, so a
+    /// server with the K3 parsers gives its answer unchanged, and XTML markers in content (a
+    /// server without them) still split: text before a think close becomes the reasoning, a
+    /// tools channel gives its calls. A reasoning delta is think-channel text, where a leaked
+    /// tools channel still gives its calls.
     pub fn k3() -> Self {
         let k3 = |thinking| {
             LocalParse::new(ParseStart::K3 {
@@ -89,7 +91,7 @@ impl Channels {
             })
         };
         Channels {
-            content: k3(true),
+            content: k3(false),
             reasoning: k3(true),
             // XTML has no `<think>` tag to look for.
             split: Split::Settled,

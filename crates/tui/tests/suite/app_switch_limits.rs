@@ -220,18 +220,14 @@ fn an_unknown_model_is_refused_with_the_servers_list() {
     );
     assert!(set_endpoint(&fx).is_some());
     assert!(last_notice(&a).0.contains("switching anyway"));
-    // Kimi K3 cannot be spoken to in raw mode: refused before anything is sent.
+    // Kimi K3 in raw mode speaks its own XTML template, which its name selects.
     let k3 = ModelInfo {
         id: "kimi-k3".into(),
         context_length: None,
     };
     let fx = listed(&mut a, ModelsThen::Switch("kimi-k3".into()), Ok(vec![k3]));
-    assert_eq!(set_endpoint(&fx), None);
-    assert!(
-        last_notice(&a)
-            .0
-            .starts_with("Not switched: raw mode cannot talk to kimi-k3")
-    );
+    let (ep, _) = set_endpoint(&fx).expect("switched to K3");
+    assert_eq!(ep.template(), kimi_protocol::Template::K3);
 }
 
 #[test]
