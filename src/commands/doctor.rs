@@ -10,6 +10,8 @@
 //! 6. Each tool's program exists and is executable.
 //! 7. Each MCP server starts and lists its tools.
 
+mod k3_checks;
+
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
@@ -372,9 +374,11 @@ async fn check_server(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
     }
 
     check_family(ep, report);
-    match ep.mode {
-        Mode::Raw => check_raw(ep, ctx, report).await,
-        Mode::Chat => check_chat(ep, ctx, report).await,
+    match (ep.mode, ep.template() == kimi_protocol::Template::K3) {
+        (Mode::Raw, true) => k3_checks::raw(ep, ctx, report).await,
+        (Mode::Chat, true) => k3_checks::chat(ep, ctx, report).await,
+        (Mode::Raw, false) => check_raw(ep, ctx, report).await,
+        (Mode::Chat, false) => check_chat(ep, ctx, report).await,
     }
 }
 
@@ -387,14 +391,15 @@ fn check_family(ep: &Endpoint, report: &mut Report) {
     } else {
         "chosen from the model name"
     };
-    if Model::classify(&ep.model) == Model::K3 && ep.template.is_none() {
+    if Model::classify(&ep.model) == Model::K3 && template.is_k2() {
         report.warn(
             "model family",
             &format!(
-                "{} is Kimi K3: chat mode only (raw mode refuses: K3 uses another prompt format)",
-                one_line(&ep.model)
+                "{} is Kimi K3, but the profile's template is {}: raw mode refuses to send it a K2 prompt",
+                one_line(&ep.model),
+                template.as_str()
             ),
-            None,
+            Some("remove `template` from the profile (or set template = \"k3\")"),
         );
         return;
     }

@@ -586,3 +586,66 @@ fn the_mock_server_binary_can_strip_special_tokens() {
         "{stdout}"
     );
 }
+
+/// A Kimi K3 model in the mock.
+fn k3(split_markers: bool, markers_in_content: bool) -> MockOptions {
+    MockOptions {
+        model: "kimi-k3".into(),
+        split_markers,
+        markers_in_content,
+        ..MockOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn a_k3_model_in_raw_mode_is_recognised_and_its_tokens_checked() {
+    let (r, _) = against_mock(k3(false, false), "raw", "model = \"kimi-k3\"").await;
+    assert_eq!(r.code, Some(0), "{}\n{}", r.out, r.err);
+    assert!(r.line("✓ model family: ").contains("Kimi K3"), "{}", r.out);
+    assert!(
+        r.line("✓ K3 raw round: ")
+            .contains(r#"get_weather {"city": "Beijing"}"#),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.line("✓ special tokens: ")
+            .contains("single tokens with K3's ids"),
+        "{}",
+        r.out
+    );
+    // The same answer with its markers spelled from ordinary tokens: named, with the ids.
+    let (r, _) = against_mock(k3(true, false), "raw", "model = \"kimi-k3\"").await;
+    assert_eq!(r.code, Some(1), "{}", r.out);
+    let line = r.line("✗ special tokens: ");
+    assert!(
+        line.contains("spelled from ordinary tokens") && line.contains("as ids ["),
+        "{line}"
+    );
+}
+
+#[tokio::test]
+async fn a_k3_model_in_chat_mode_says_whether_the_server_runs_the_k3_parsers() {
+    let (r, _) = against_mock(k3(false, false), "chat", "model = \"kimi-k3\"").await;
+    assert_eq!(r.code, Some(0), "{}\n{}", r.out, r.err);
+    assert!(
+        r.line("✓ reasoning: ")
+            .contains("kimi_k3 reasoning parser is on")
+    );
+    assert!(
+        r.line("✓ tool calls: ")
+            .contains("get_weather get_weather_0"),
+        "{}",
+        r.out
+    );
+    let (r, _) = against_mock(k3(false, true), "chat", "model = \"kimi-k3\"").await;
+    assert_eq!(r.code, Some(1), "{}", r.out);
+    assert!(
+        r.line("✗ tool calls: ")
+            .contains("K3 markers came back in content")
+    );
+    assert!(
+        r.fix("✗ tool calls: ")
+            .contains("--tool-call-parser kimi_k3")
+    );
+}

@@ -247,6 +247,9 @@ pub(crate) fn text_token_len(s: &str) -> usize {
     }
     let spaces = b.iter().take_while(|&&c| c == b' ' || c == b'\t').count();
     let rest = &s[spaces..];
+    if spaces > 0 && super::k3::structural_at_start(rest).is_some() {
+        return spaces;
+    }
     let Some(first) = rest.chars().next() else {
         return spaces;
     };
@@ -307,6 +310,14 @@ mod tests {
             rest = &rest[n..];
         }
         out
+    }
+
+    #[test]
+    fn a_k3_structural_token_is_one_token_even_after_a_space() {
+        assert_eq!(
+            split("Beijing. <|close|>response<|sep|>"),
+            vec!["Beijing", ".", " ", "<|close|>", "response", "<|sep|>"]
+        );
     }
 
     #[test]
