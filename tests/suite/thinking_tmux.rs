@@ -45,3 +45,42 @@ fn thinking_demo_shows_folded_reasoning_that_f2_opens() {
     t.keys(&["C-c"]);
     t.wait_gone();
 }
+
+/// The K3 demo in raw mode: the XTML prompt and answer, the call approved and run, its result
+/// sent back, the reasoning folded, no marker on screen, the raw stream one key away.
+#[test]
+fn k3_demo_runs_the_whole_flow_in_raw_mode() {
+    let home = tempfile::tempdir().expect("tmp home");
+    let t = Tmux::start(
+        "k3demo",
+        &format!("{} --demo --model kimi-k3", env!("CARGO_BIN_EXE_kimi-tui")),
+        home.path(),
+    );
+    t.wait_for(&["kimi-tui", " raw  k3  kimi-k3 "], "the welcome screen");
+    t.literal("What's the weather like in Paris?");
+    t.keys(&["Enter"]);
+    let dialog = t.wait_for(
+        &["Run get_weather?", "get_weather_0"],
+        "the approval dialog",
+    );
+    assert!(dialog.contains("\"city\": \"Paris\""), "{dialog}");
+    t.keys(&["y"]);
+    let done = t.wait_for(
+        &["The get_weather tool returned:", "│ idle │"],
+        "the answer from the tool's result",
+    );
+    assert!(
+        done.contains("Thought for"),
+        "the reasoning is folded: {done}"
+    );
+    assert!(
+        !done.contains("<|"),
+        "no marker reaches the transcript: {done}"
+    );
+    t.keys(&["C-t"]);
+    let raw = t.wait_for(&["Inspector", "<|end_of_msg|>"], "the raw stream");
+    assert!(raw.contains("<|open|>message role="), "{raw}");
+    t.keys(&["Escape"]);
+    t.keys(&["C-c"]);
+    t.wait_gone();
+}
