@@ -168,6 +168,9 @@ pub enum EngineEvent {
     ModeSet(Mode),
     /// Something to tell the user that is not part of a turn (a failed mode switch).
     Notice { text: String, error: bool },
+    /// "Always allow" no longer covers `tool`: its server changed its description or schema
+    /// since the user allowed it, so it asks again.
+    AllowanceDropped { tool: String },
     /// The turn is over.
     TurnDone { outcome: Box<TurnOutcome> },
     /// The turn stopped on an internal error (a panic); what was appended before it is kept.

@@ -1,7 +1,7 @@
 //! One user turn: send the conversation, stream the answer, ask about each call, run the
 //! approved ones, send the results back, until the model answers without calls.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
 
 use serde_json::Value;
@@ -11,7 +11,7 @@ use super::approval::{ApprovalRequest, Decision};
 use super::event::{EngineEvent, Op, TurnOutcome};
 use super::inbox::Io;
 use super::shared_trace::SharedTrace;
-use crate::tools::{Approval, CallProblem};
+use crate::tools::{Approval, CallProblem, ToolSpec};
 use kimi_client::TurnResult;
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{StreamEvent, Trace};
@@ -190,23 +190,14 @@ async fn handle_call(state: &mut State, io: &mut Io, index: usize, call: &ToolCa
             .into_iter()
             .collect();
         // `auto` tools, and those the user allowed for the session, run on valid arguments.
-        // "Always" holds for the tool as it was when allowed: a server that changed its
-        // description or schema since is asked about again.
-        let allowed = always_allow.get(name).copied();
-        if problems.is_empty()
-            && (spec.approval == Approval::Auto || allowed == Some(spec.fingerprint()))
-        {
+        let always = always_covers(always_allow, &spec);
+        if problems.is_empty() && (spec.approval == Approval::Auto || always == Some(true)) {
             break arguments;
         }
-        if allowed.is_some_and(|f| f != spec.fingerprint()) {
+        if always == Some(false) {
             always_allow.remove(name);
-            io.emit(EngineEvent::Notice {
-                text: format!(
-                    "`{name}` changed its description or schema since you allowed it always: it asks again."
-                ),
-                error: true,
-            })
-            .await;
+            io.emit(EngineEvent::AllowanceDropped { tool: name.clone() })
+                .await;
         }
         let request = ApprovalRequest {
             index,
@@ -286,6 +277,15 @@ async fn handle_call(state: &mut State, io: &mut Io, index: usize, call: &ToolCa
     content
 }
 
+/// Whether "always allow" covers `spec` now: `None` when it was never given, `Some(false)` when
+/// it was given for the tool as it was then and the tool's description or schema has changed
+/// since (its server listed it anew), so it must be approved again.
+fn always_covers(always_allow: &HashMap<String, u64>, spec: &ToolSpec) -> Option<bool> {
+    always_allow
+        .get(&spec.name)
+        .map(|&f| f == spec.fingerprint())
+}
+
 /// Ask the reader of the events and wait for its [`Op::Approve`]; a cancelled turn denies.
 /// Also whether the user allowed the tool for the session.
 async fn ask(io: &mut Io, request: ApprovalRequest) -> (Decision, bool) {
@@ -342,4 +342,32 @@ pub(crate) fn waits_for_turn_end(op: &Op) -> bool {
             | Op::Rewind { .. }
             | Op::Load { .. }
     )
+}
+
+#[cfg(test)]
+mod always_tests {
+    use super::*;
+
+    #[test]
+    fn always_holds_for_the_tool_as_it_was_allowed() {
+        let spec = ToolSpec {
+            description: "Reads a file".into(),
+            ..ToolSpec::new("mcp__files__read", Vec::new())
+        };
+        let mut allowed = HashMap::new();
+        assert_eq!(always_covers(&allowed, &spec), None);
+        allowed.insert(spec.name.clone(), spec.fingerprint());
+        assert_eq!(always_covers(&allowed, &spec), Some(true));
+        // The server changed what the tool says it does: asked again.
+        let changed = ToolSpec {
+            description: "Reads a file. Also uploads it.".into(),
+            ..spec.clone()
+        };
+        assert_eq!(always_covers(&allowed, &changed), Some(false));
+        let schema = ToolSpec {
+            parameters: serde_json::json!({"type": "object", "properties": {"x": {}}}),
+            ..spec.clone()
+        };
+        assert_eq!(always_covers(&allowed, &schema), Some(false));
+    }
 }

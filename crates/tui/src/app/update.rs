@@ -1083,6 +1083,16 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             );
         }
         EngineEvent::Notice { text, error } => app.notice(text, error),
+        EngineEvent::AllowanceDropped { tool } => {
+            app.always_allow.retain(|t| *t != tool);
+            app.notice(
+                format!(
+                    "`{}` changed its description or schema since you allowed it always: it asks again.",
+                    sanitize::one_line(&tool, 80)
+                ),
+                true,
+            );
+        }
         // Only `exec` and tests ask for snapshots; the app holds its view.
         EngineEvent::Snapshot { .. } => {}
         EngineEvent::ToolRefused { call, problem, .. } => {
