@@ -245,8 +245,11 @@ fn free_port() -> u16 {
 }
 
 async fn http_server(events: &std::path::Path) -> (Server, String) {
+    http_server_on(free_port(), events).await
+}
+
+async fn http_server_on(port: u16, events: &std::path::Path) -> (Server, String) {
     sdk();
-    let port = free_port();
     let child = Command::new("python3")
         .args([
             &script(),
@@ -306,4 +309,23 @@ async fn over_http_a_wrong_token_is_said_in_words_and_the_session_is_closed_on_e
     hub.close(Duration::from_secs(5)).await;
     let seen = std::fs::read_to_string(&events).unwrap_or_default();
     assert_eq!(seen, "DELETE\n", "the session was terminated once");
+}
+
+#[tokio::test]
+async fn an_http_session_the_server_forgot_is_initialized_again() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let events = dir.path().join("events");
+    let port = free_port();
+    let (server, url) = http_server_on(port, &events).await;
+    // SAFETY: read only by this test's hub.
+    unsafe { std::env::set_var("KIMI_TEST_PY_RESTART_TOKEN", "right-token") };
+    let (tb, hub) = started(http("again", &url, "KIMI_TEST_PY_RESTART_TOKEN"), None).await;
+    let (_, who) = call(&tb, "mcp__again__who", None).await;
+    assert!(who.starts_with("kimi-tui "), "{who}");
+    // A restarted server knows no session: it answers 404, and the client starts a new one.
+    drop(server);
+    let (_server, _) = http_server_on(port, &events).await;
+    let (outcome, who) = call(&tb, "mcp__again__who", None).await;
+    assert!(who.starts_with("kimi-tui "), "{who} {outcome:?}");
+    hub.close(Duration::from_secs(5)).await;
 }
