@@ -65,10 +65,7 @@ pub(super) async fn stream(
     let ep = call.endpoint;
     // Refused before anything is rendered or sent.
     if let Some(why) = ep.raw_mode_refusal() {
-        return TurnResult {
-            error: Some(BackendError::Setup(why)),
-            ..TurnResult::default()
-        };
+        return setup_error(why);
     }
     if ep.template() == Template::K3 {
         return stream_k3(call, messages, tools, on_event).await;

@@ -26,7 +26,8 @@ use super::elicit::ElicitAsk;
 use super::listing::all_pages;
 use super::naming::tool_name;
 use super::notes::{HubNotice, ToolNote};
-use super::server::{NeedTasks, StderrTail, cause_chain, connect, kill_group, new_tail, tail_text};
+use super::server::{NeedTasks, StderrTail, connect, kill_group, new_tail, tail_text};
+use crate::logging::chain;
 use crate::tools::runner::{ExitKind, ToolOutcome};
 use crate::tools::spec::{ToolSpec, compile_parameters};
 
@@ -866,7 +867,7 @@ impl McpHub {
         let result = peer
             .read_resource(ReadResourceRequestParams::new(uri))
             .await
-            .map_err(|e| format!("resources/read {uri}: {}", cause_chain(&e)))?;
+            .map_err(|e| format!("resources/read {uri}: {}", chain(&e)))?;
         let mut parts = Vec::new();
         for c in &result.contents {
             match c {
@@ -904,7 +905,7 @@ impl McpHub {
         let result = peer
             .get_prompt(params)
             .await
-            .map_err(|e| format!("prompts/get {name}: {}", cause_chain(&e)))?;
+            .map_err(|e| format!("prompts/get {name}: {}", chain(&e)))?;
         let media = self.inner.media_dir.as_deref();
         Ok(result
             .messages
@@ -1027,7 +1028,7 @@ fn call_failed(
     let cause = if e.auth_challenge().is_some() {
         "authentication failed (HTTP 401/403)".to_owned()
     } else {
-        cause_chain(e)
+        chain(e)
     };
     CallOutput {
         content: format!("[the MCP server `{server}` failed the call: {cause}]"),

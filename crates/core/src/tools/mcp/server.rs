@@ -122,21 +122,7 @@ fn init_error(e: &ClientInitializeError, config: &McpServerConfig) -> String {
             None => "authentication required (HTTP 401/403): set bearer_token_env to the environment variable that holds the server's token".to_owned(),
         };
     }
-    cause_chain(e)
-}
-
-/// An error and each of its sources, `: `-joined, repeats dropped.
-pub(crate) fn cause_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = vec![e.to_string()];
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        source = s.source();
-    }
-    parts.join(": ")
+    kimi_client::log::chain(e)
 }
 
 /// Say what a stdio server printed instead of JSON-RPC, when that is why it failed.
@@ -404,23 +390,5 @@ mod tests {
                 "size {size}"
             );
         }
-    }
-
-    #[test]
-    fn a_cause_chain_is_kept_whole() {
-        #[derive(Debug)]
-        struct E(&'static str, Option<Box<E>>);
-        impl std::fmt::Display for E {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.0)
-            }
-        }
-        impl std::error::Error for E {
-            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-                self.1.as_deref().map(|e| e as _)
-            }
-        }
-        let e = E("send failed", Some(Box::new(E("connection refused", None))));
-        assert_eq!(cause_chain(&e), "send failed: connection refused");
     }
 }
