@@ -329,3 +329,78 @@ async fn an_http_session_the_server_forgot_is_initialized_again() {
     assert!(who.starts_with("kimi-tui "), "{who} {outcome:?}");
     hub.close(Duration::from_secs(5)).await;
 }
+
+/// `exec` as the outside check drives it: the model calls the Python server's image tool, its
+/// question tool and the tool that logs a secret and dies. No request the model's server gets
+/// holds the image's base64 or the secret; the question is cancelled (exec cannot ask) and stderr
+/// says which server asked what.
+#[tokio::test]
+async fn exec_keeps_secrets_and_bytes_from_the_model_and_cancels_questions_out_loud() {
+    sdk();
+    let calls = ["mcp__py__picture", "mcp__py__ask", "mcp__py__crash"]
+        .into_iter()
+        .map(|name| kimi_mock::ScriptedCall {
+            id: None,
+            name: name.to_owned(),
+            arguments: "{}".to_owned(),
+        })
+        .collect();
+    let server = kimi_mock::MockServer::start(
+        kimi_mock::MockOptions {
+            tool_calls: calls,
+            ..kimi_mock::MockOptions::default()
+        },
+        0,
+    )
+    .await
+    .expect("mock");
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[profiles.t]\nmode = \"chat\"\nbase_url = \"{}\"\n\n[[mcp_servers]]\nname = \"py\"\ncommand = [\"python3\", \"{}\", \"stdio\"]\n",
+            server.base_url(),
+            script()
+        ),
+    )
+    .expect("config");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kimi-tui"));
+    cmd.env("XDG_STATE_HOME", dir.path().join("state"))
+        .args(["exec", "--yes", "--config"])
+        .arg(&cfg)
+        .arg("Use the tools.");
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
+        .await
+        .expect("join");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let requests = server.requests();
+    server.shutdown().await;
+    assert!(
+        stderr.contains("MCP server `py` asked: \"What is your name?\" (fields: name); answered cancel: exec cannot ask the user"),
+        "{stderr}"
+    );
+    assert_eq!(requests.len(), 2, "{stderr}");
+    let sent = requests[1].to_string();
+    assert!(
+        !sent.contains("SECRET_IN_STDERR"),
+        "the stderr secret reached the model"
+    );
+    assert!(
+        sent.contains("[image: image/png, 3000 bytes; not sent to the model]"),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("cancel:"),
+        "the question's answer went back: {sent}"
+    );
+    let longest_base64 = sent
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '+' || c == '/' || c == '='))
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    assert!(
+        longest_base64 < 200,
+        "no image bytes in the request ({longest_base64} chars)"
+    );
+}
