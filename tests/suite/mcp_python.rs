@@ -404,3 +404,28 @@ async fn exec_keeps_secrets_and_bytes_from_the_model_and_cancels_questions_out_l
         "no image bytes in the request ({longest_base64} chars)"
     );
 }
+
+#[tokio::test]
+async fn a_server_that_prints_non_json_at_startup_is_quoted() {
+    let mut config = McpServerConfig::stdio(
+        "chatty",
+        vec![
+            "python3".to_owned(),
+            "-c".to_owned(),
+            "import sys, time; print('Starting the server on stdout...'); sys.stdout.flush(); time.sleep(30)".to_owned(),
+        ],
+    );
+    config.startup_timeout_secs = 2;
+    let hub = McpHub::new(vec![config], Vec::<String>::new());
+    hub.start();
+    hub.wait_started(Duration::from_secs(10)).await;
+    let ServerStatus::Failed(why) = &hub.reports()[0].status else {
+        panic!("it cannot start: {:?}", hub.reports()[0].status);
+    };
+    assert!(
+        why.contains("the server printed non-JSON on stdout at startup")
+            && why.contains("\"Starting the server on stdout...\""),
+        "{why}"
+    );
+    hub.close(Duration::from_secs(1)).await;
+}
