@@ -70,7 +70,7 @@ async fn raw_mode_reports_every_token_with_its_id_logprob_and_alternatives() {
     assert_eq!(tokens.text(), trace.data);
     assert!(tokens.len() > trace.chunks.len() / 2 && tokens.len() >= 10);
     // Each marker is one token with the special id the server produced.
-    let markers = tokens.markers_from(0);
+    let markers = tokens.markers_from(0, kimi_protocol::Template::K2Instruct);
     assert_eq!(markers.len(), 5, "{markers:?}");
     assert!(markers.iter().all(|m| !m.split));
     assert_eq!(
@@ -126,7 +126,9 @@ async fn a_marker_spread_over_ordinary_tokens_is_flagged() {
     ] {
         let (result, trace, _) = turn(opts, Mode::Raw, 2, prompt).await;
         assert!(result.error.is_none(), "{:?}", result.error);
-        let markers = trace.tokens.markers_from(0);
+        let markers = trace
+            .tokens
+            .markers_from(0, kimi_protocol::Template::K2Instruct);
         assert_eq!(markers.len(), 5, "{markers:?}");
         assert!(markers.iter().all(|m| m.split && m.id.is_none()));
         let begin = markers
