@@ -10,6 +10,7 @@ mod files_tmux;
 mod go_back_tmux;
 mod golden;
 mod k3_exec;
+mod k3_inspector_tmux;
 mod layering;
 mod mcp;
 mod mcp_filesystem;

@@ -160,6 +160,7 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
     let reply = if k3 {
         // K3 reads its XTML prompt and answers in XTML, calls included, as one text.
         let conv = k3::parse_prompt(&req.prompt);
+        level.split |= logprobs::split_requested(&conv.messages);
         let reply = st.script(&conv.messages, &conv.tools);
         st.k3_text(&reply, k3::prompt_thinks(&req.prompt))
     } else if prompt::ends_inside_call(&req.prompt) {
