@@ -795,6 +795,28 @@ mod id_tests {
     }
 
     #[test]
+    fn the_family_is_the_model_s_the_prompt_s_or_the_profile_s() {
+        let trace = |model: &str, prompt: Option<&str>| Trace {
+            request: serde_json::json!({ "model": model }),
+            prompt: prompt.map(str::to_owned),
+            ..Trace::default()
+        };
+        let k2 = Template::K25;
+        assert_eq!(Ids::of(&trace("kimi-k3", None), k2), Ids::K3);
+        assert_eq!(
+            Ids::of(&trace("local", Some("x<|open|>response<|sep|>")), k2),
+            Ids::K3
+        );
+        assert_eq!(Ids::of(&trace("local", None), Template::K3), Ids::K3);
+        assert_eq!(Ids::of(&trace("local", Some("<think>")), k2), Ids::K2(k2));
+        // The shared ids name each family's own strings, never the other's.
+        assert_eq!(Ids::K3.label(Marker::Open).as_deref(), Some("163587"));
+        assert_eq!(Ids::K3.label(Marker::ImUser), None);
+        assert_eq!(Ids::K2(k2).label(Marker::ImUser).as_deref(), Some("163587"));
+        assert_eq!(Ids::K2(k2).label(Marker::Open), None);
+    }
+
+    #[test]
     fn a_k3_model_never_gets_k2_token_ids() {
         // Chat mode: a marker string in a payload is badged, but not named by a K2 id.
         let chat = |model: &str| {
