@@ -11,6 +11,7 @@ mod go_back_tmux;
 mod golden;
 mod k3_differential;
 mod k3_exec;
+mod k3_inspector_tmux;
 mod layering;
 mod mcp;
 mod mcp_filesystem;

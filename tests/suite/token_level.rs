@@ -70,7 +70,7 @@ async fn raw_mode_reports_every_token_with_its_id_logprob_and_alternatives() {
     assert_eq!(tokens.text(), trace.data);
     assert!(tokens.len() > trace.chunks.len() / 2 && tokens.len() >= 10);
     // Each marker is one token with the special id the server produced.
-    let markers = tokens.markers_from(0);
+    let markers = tokens.markers_from(0, kimi_protocol::Template::K2Instruct);
     assert_eq!(markers.len(), 5, "{markers:?}");
     assert!(markers.iter().all(|m| !m.split));
     assert_eq!(
@@ -126,7 +126,9 @@ async fn a_marker_spread_over_ordinary_tokens_is_flagged() {
     ] {
         let (result, trace, _) = turn(opts, Mode::Raw, 2, prompt).await;
         assert!(result.error.is_none(), "{:?}", result.error);
-        let markers = trace.tokens.markers_from(0);
+        let markers = trace
+            .tokens
+            .markers_from(0, kimi_protocol::Template::K2Instruct);
         assert_eq!(markers.len(), 5, "{markers:?}");
         assert!(markers.iter().all(|m| m.split && m.id.is_none()));
         let begin = markers
@@ -281,4 +283,64 @@ async fn no_logprobs_from_the_server_is_told_once() {
     assert_eq!(server.requests().len(), 2);
     agent.send(Op::Shutdown);
     server.shutdown().await;
+}
+
+/// One K3 turn against the mock playing `kimi-k3`, with `logprobs = 2`.
+async fn k3_turn(opts: MockOptions, mode: Mode, prompt: &str) -> (TurnResult, Trace) {
+    let opts = MockOptions {
+        model: "kimi-k3".into(),
+        ..opts
+    };
+    let server = MockServer::start(opts, 0).await.expect("mock starts");
+    let mut ep = Endpoint::new(mode, &server.base_url(), "kimi-k3");
+    ep.logprobs = 2;
+    let backend = Backend::new(ep).expect("client");
+    let mut trace = Trace::default();
+    let result = backend
+        .stream_turn(
+            &[Message::user(prompt)],
+            &[weather_tool()],
+            &CancellationToken::new(),
+            &mut |e: StreamEvent| trace.record(&e),
+        )
+        .await;
+    server.shutdown().await;
+    (result, trace)
+}
+
+#[tokio::test]
+async fn k3_markers_are_read_as_k3_tokens_and_spelled_ones_are_flagged() {
+    use kimi_protocol::Template;
+    // As the trained model writes them: one token each, with K3's ids.
+    let (result, trace) = k3_turn(MockOptions::default(), Mode::Raw, "Weather in Paris?").await;
+    assert!(result.error.is_none(), "{:?}", result.error);
+    assert_eq!(result.tool_calls.len(), 1);
+    let markers = trace.tokens.markers_from(0, Template::K3);
+    assert!(markers.len() >= 10, "{markers:?}");
+    for m in &markers {
+        assert!(m.marker.is_k3() && !m.split, "{m:?}");
+        assert_eq!(m.id, m.marker.token_id_in(Template::K3), "{m:?}");
+    }
+    // Read as K2, the same ids are not K2's markers.
+    assert!(trace.tokens.markers_from(0, Template::K25).is_empty());
+    // Spelled from ordinary tokens: every one flagged.
+    let opts = MockOptions {
+        split_markers: true,
+        ..MockOptions::default()
+    };
+    let (result, trace) = k3_turn(opts.clone(), Mode::Raw, "Weather in Paris?").await;
+    assert!(result.error.is_none(), "{:?}", result.error);
+    let markers = trace.tokens.markers_from(0, Template::K3);
+    assert!(markers.len() >= 10, "{:?}", trace.tokens.text());
+    assert!(
+        markers.iter().all(|m| m.split && m.last > m.first),
+        "{markers:?}"
+    );
+    // Chat mode: the mock's K3 chat answer spells K2's call markers into the content (a
+    // server without a tool parser); for K3 they are ordinary text, never a split marker.
+    let (result, trace) = k3_turn(opts, Mode::Chat, "Weather in Paris?").await;
+    assert!(result.error.is_none(), "{:?}", result.error);
+    assert!(trace.tokens.text().contains("<|tool_call_begin|>"));
+    assert!(trace.tokens.markers_from(0, Template::K3).is_empty());
+    assert!(!trace.tokens.markers_from(0, Template::K25).is_empty());
 }

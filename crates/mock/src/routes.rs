@@ -160,6 +160,7 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
     let reply = if k3 {
         // K3 reads its XTML prompt and answers in XTML, calls included, as one text.
         let conv = k3::parse_prompt(&req.prompt);
+        level.split |= logprobs::split_requested(&conv.messages);
         let reply = st.script(&conv.messages, &conv.tools);
         st.k3_text(&reply, k3::prompt_thinks(&req.prompt))
     } else if prompt::ends_inside_call(&req.prompt) {
@@ -209,7 +210,8 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
     }
     let mut reply = st.script(&req.messages, &req.tools);
     let k3 = Template::for_model(&st.opts.model) == Template::K3;
-    let plan = if k3 && st.opts.markers_in_content {
+    // Markers spelled from text reach content as no parser sees them (`level.split`).
+    let plan = if k3 && (st.opts.markers_in_content || level.split) {
         // A server without the K3 parsers: the model's XTML arrives as content.
         reply = st.k3_text(&reply, thinks);
         None

@@ -247,6 +247,8 @@ pub(crate) fn text_token_len(s: &str) -> usize {
     }
     let spaces = b.iter().take_while(|&&c| c == b' ' || c == b'\t').count();
     let rest = &s[spaces..];
+    // Spaces before a structural token are a token of their own: the structural token is
+    // never spelled from ` <` and ordinary pieces.
     if spaces > 0 && super::k3::structural_at_start(rest).is_some() {
         return spaces;
     }

@@ -190,6 +190,35 @@ impl Marker {
         })
     }
 
+    /// The marker of `template`'s family whose text starts `bytes`: K3's four structural
+    /// tokens for K3, [`Marker::at_start`]'s K2 markers otherwise. A marker of the other
+    /// family is ordinary text there.
+    pub fn at_start_in(bytes: &[u8], template: Template) -> Option<Marker> {
+        if template.is_k2() {
+            return Marker::at_start(bytes);
+        }
+        if bytes.get(..2) != Some(b"<|".as_slice()) {
+            return None;
+        }
+        Marker::K3
+            .into_iter()
+            .find(|m| bytes.starts_with(m.text().as_bytes()))
+    }
+
+    /// The marker of `template`'s family that token `id` is, if any: 163587 is `<|open|>`
+    /// for K3 and `<|im_user|>` for K2.
+    pub fn for_id(id: u32, template: Template) -> Option<Marker> {
+        let family: &[Marker] = if template.is_k2() {
+            &Marker::ALL
+        } else {
+            &Marker::K3
+        };
+        family
+            .iter()
+            .copied()
+            .find(|m| m.token_id_in(template) == Some(id))
+    }
+
     /// True when `bytes` (starting with `<`) is a proper prefix of some marker, so more input
     /// could still complete it.
     pub fn is_proper_prefix(bytes: &[u8]) -> bool {
@@ -262,6 +291,39 @@ mod tests {
         assert_eq!(
             serde_json::to_value(Marker::EndOfMsg).unwrap(),
             serde_json::json!("end_of_msg")
+        );
+    }
+
+    #[test]
+    fn markers_and_ids_are_read_by_family() {
+        assert_eq!(
+            Marker::at_start_in(b"<|open|>think", Template::K3),
+            Some(Marker::Open)
+        );
+        assert_eq!(
+            Marker::at_start_in(b"<|end_of_msg|>", Template::K3),
+            Some(Marker::EndOfMsg)
+        );
+        assert_eq!(Marker::at_start_in(b"<|im_end|>", Template::K3), None);
+        assert_eq!(Marker::at_start_in(b"<think>", Template::K3), None);
+        assert_eq!(Marker::at_start_in(b"<|open|>", Template::K25), None);
+        assert_eq!(
+            Marker::at_start_in(b"<|im_end|>", Template::K25),
+            Some(Marker::ImEnd)
+        );
+        assert_eq!(Marker::for_id(163587, Template::K3), Some(Marker::Open));
+        assert_eq!(Marker::for_id(163586, Template::K3), Some(Marker::EndOfMsg));
+        assert_eq!(Marker::for_id(163589, Template::K3), Some(Marker::Sep));
+        assert_eq!(Marker::for_id(163595, Template::K3), None);
+        assert_eq!(
+            Marker::for_id(163587, Template::K2Instruct),
+            Some(Marker::ImUser)
+        );
+        assert_eq!(Marker::for_id(163589, Template::K25), None);
+        assert_eq!(Marker::for_id(163606, Template::K2Thinking), None);
+        assert_eq!(
+            Marker::for_id(163606, Template::K25),
+            Some(Marker::ThinkBegin)
         );
     }
 

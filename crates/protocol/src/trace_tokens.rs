@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Marker;
+use crate::{Marker, Template};
 
 /// One token as a stream reports it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -229,15 +229,17 @@ impl TokenTrace {
         (i < self.marks.len()).then_some(i)
     }
 
-    /// The markers whose text starts at or after byte `from` of the tokens' text, with the
-    /// tokens that produced them. A marker whose text is not complete yet is not reported.
-    pub fn markers_from(&self, from: usize) -> Vec<MarkerTokens> {
+    /// The markers of `template`'s family whose text starts at or after byte `from` of the
+    /// tokens' text, with the tokens that produced them. A marker whose text is not complete
+    /// yet is not reported. The family decides: `<|im_end|>` in a K3 answer is ordinary text,
+    /// and 163587 is the id `<|open|>` must come as there.
+    pub fn markers_from(&self, from: usize, template: Template) -> Vec<MarkerTokens> {
         let b = self.text.as_bytes();
         let mut out = Vec::new();
         let mut i = from.min(b.len());
         while let Some(rel) = b.get(i..).and_then(|rest| memchr::memchr(b'<', rest)) {
             let at = i + rel;
-            let Some(marker) = Marker::at_start(&b[at..]) else {
+            let Some(marker) = Marker::at_start_in(&b[at..], template) else {
                 i = at + 1;
                 continue;
             };
@@ -370,7 +372,7 @@ mod tests {
         }
         // One token with an ordinary id for a marker's text is flagged too.
         t.push(7, &[tok(Some(42), "<|tool_call_end|>", -0.1, &[])]);
-        let found = t.markers_from(0);
+        let found = t.markers_from(0, Template::K2Instruct);
         assert_eq!(found.len(), 3);
         assert_eq!(
             (found[0].marker, found[0].id, found[0].split),
@@ -393,16 +395,66 @@ mod tests {
     fn a_marker_is_found_once_even_when_it_completes_later() {
         let mut t = TokenTrace::default();
         t.push(0, &[tok(None, "ab<|tool", -0.1, &[])]);
-        let found = t.markers_from(0);
+        let found = t.markers_from(0, Template::K2Instruct);
         assert!(found.is_empty());
         let resume = t.marker_resume(0, &found);
         assert!(resume <= 2, "the partial marker is scanned again: {resume}");
         t.push(1, &[tok(None, "_call_end|>cd", -0.1, &[])]);
-        let found = t.markers_from(resume);
+        let found = t.markers_from(resume, Template::K2Instruct);
         assert_eq!(found.len(), 1);
         assert!(found[0].split);
         let resume = t.marker_resume(resume, &found);
-        assert!(t.markers_from(resume).is_empty());
+        assert!(t.markers_from(resume, Template::K2Instruct).is_empty());
+    }
+
+    #[test]
+    fn k3_markers_are_found_for_k3_only_and_spelled_ones_are_flagged() {
+        let mut t = TokenTrace::default();
+        // `<|open|>` as its token, `think` as text, `<|sep|>` spelled from ordinary pieces, then
+        // a K2 marker's text, which K3 reads as text.
+        t.push(0, &[tok(Some(163587), "<|open|>", -0.01, &[])]);
+        t.push(1, &[tok(Some(39964), "think", -0.1, &[])]);
+        for (k, piece) in ["<|", "sep", "|>"].iter().enumerate() {
+            t.push(2, &[tok(Some(200 + k as u32), piece, -0.2, &[])]);
+        }
+        t.push(3, &[tok(Some(163586), "<|im_end|>", -0.1, &[])]);
+        // One token with the text of `<|close|>` but `<|open|>`'s id: wrong id, split.
+        t.push(4, &[tok(Some(163587), "<|close|>", -0.1, &[])]);
+        let found = t.markers_from(0, Template::K3);
+        let got: Vec<_> = found
+            .iter()
+            .map(|m| (m.marker, m.first, m.last, m.id, m.split))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Marker::Open, 0, 0, Some(163587), false),
+                (Marker::Sep, 2, 4, None, true),
+                (Marker::Close, 6, 6, Some(163587), true),
+            ]
+        );
+        // For K2 the same text holds only `<|im_end|>`, with its K2 id.
+        let k2: Vec<_> = t
+            .markers_from(0, Template::K25)
+            .iter()
+            .map(|m| (m.marker, m.split))
+            .collect();
+        assert_eq!(k2, [(Marker::ImEnd, false)]);
+    }
+
+    #[test]
+    fn a_k3_marker_completed_later_is_found_once() {
+        let mut t = TokenTrace::default();
+        t.push(0, &[tok(None, "x<|clo", -0.1, &[])]);
+        let found = t.markers_from(0, Template::K3);
+        assert!(found.is_empty());
+        let resume = t.marker_resume(0, &found);
+        t.push(1, &[tok(None, "se|>", -0.1, &[])]);
+        let found = t.markers_from(resume, Template::K3);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].split && found[0].marker == Marker::Close);
+        let resume = t.marker_resume(resume, &found);
+        assert!(t.markers_from(resume, Template::K3).is_empty());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::inspector_parsed::{self, DEFAULT_STALL_MS, GAP_WIDTH};
-use super::{inspector_rows, style};
+use super::{inspector_k3, inspector_rows, style};
 use crate::app::state::App;
 use kimi_protocol::sanitize;
 use kimi_protocol::{Marker, special};
@@ -47,34 +47,52 @@ pub(crate) struct Look {
     pub stall_us: u64,
 }
 
-/// Which token ids the badges may show.
+/// Which markers are badged and which token ids the badges show: the trace's family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ids {
-    /// A K2 model rendered with this template: ids as far as they are established for it
-    /// (none for K2-Thinking's `<think>`/`</think>`, spec k2-family section 6).
+    /// A K2 model rendered with this template: K2's markers, with ids as far as they are
+    /// established for it (none for K2-Thinking's `<think>`/`</think>`).
     K2(Template),
-    /// Kimi K3 reuses K2's ids for other tokens (spec section 9): no K2 id is ever shown.
+    /// Kimi K3: its four structural tokens with K3's ids. K3 reuses K2's ids for other
+    /// strings, so no K2 name or id is ever shown (K2 marker strings are text there).
     K3,
 }
 
 impl Ids {
-    /// The ids for `trace`: by the model it asked for, then the profile's template.
+    /// The family of `trace`: K3 when the model it asked for is K3, when its prompt ends with
+    /// K3's generation prompt (raw mode sent XTML), or when the profile renders K3; else K2
+    /// with the profile's template.
     pub(crate) fn of(trace: &Trace, template: Template) -> Ids {
         let model = trace
             .request
             .get("model")
             .and_then(serde_json::Value::as_str);
-        match model.map(Model::classify) {
-            Some(Model::K3) => Ids::K3,
-            _ => Ids::K2(template),
+        let k3 = model.is_some_and(|m| Model::classify(m) == Model::K3)
+            || trace
+                .prompt
+                .as_deref()
+                .is_some_and(inspector_k3::ends_with_generation_prompt)
+            || template == Template::K3;
+        if k3 { Ids::K3 } else { Ids::K2(template) }
+    }
+
+    /// The template whose markers the family recognises (for the token view).
+    pub(crate) fn template(self) -> Template {
+        match self {
+            Ids::K2(t) => t,
+            Ids::K3 => Template::K3,
         }
+    }
+
+    pub(crate) fn is_k3(self) -> bool {
+        self == Ids::K3
     }
 
     /// The label after a marker's badge: its id, `alias` for an unregistered spelling, or
     /// nothing when the id is not established.
     fn label(self, m: Marker) -> Option<String> {
         match self {
-            Ids::K3 => None,
+            Ids::K3 => m.token_id_in(Template::K3).map(|id| id.to_string()),
             Ids::K2(t) => match (m.token_id_in(t), m.token_id()) {
                 (Some(id), _) => Some(id.to_string()),
                 (None, None) => Some("alias".to_owned()),
@@ -183,7 +201,8 @@ pub(crate) fn request_lines(trace: &Trace, ids: Ids, out: &mut Vec<Line<'static>
                 style::warning(),
             )));
         }
-        let markers = prompt_marks(prompt, &trace.prompt_text_markers);
+        let markers = prompt_marks(prompt, &trace.prompt_text_markers, ids);
+        let markers = with_elements(prompt, 0, markers);
         out.extend(marked_lines(prompt, 0, &markers, None, ids));
     }
 }
@@ -221,25 +240,45 @@ pub(crate) fn chunk_lines(
         inspector_parsed::gap_span(trace, n, look.stall_us),
         Span::styled(format!(" #{n:<5}│"), style::dim()),
     ];
+    // K3 elements are paired before the chunk's marks are picked: an element's three tokens
+    // often arrive in three chunks (raw mode pairs over the whole completion, chat mode within
+    // the payload), and it is named in the chunk its `<|sep|>` ends in.
     let markers: Vec<(usize, usize, Mark)> = match trace.mode {
         // Raw mode: the parser's markers, by offset in the completion text.
-        Mode::Raw => trace
-            .markers
-            .iter()
-            .map(|m| {
-                let at = usize::try_from(m.offset).unwrap_or(usize::MAX);
-                (
-                    at,
-                    at.saturating_add(m.marker.text().len()),
-                    Mark::Token(m.marker),
-                )
-            })
-            .filter(|(s, e, _)| *s < mark.end && *e > start)
-            .collect(),
-        Mode::Chat => find_markers(chunk)
-            .into_iter()
-            .map(|(s, e, m)| (s + start, e + start, Mark::Token(m)))
-            .collect(),
+        Mode::Raw => {
+            let hits = if ids.is_k3() {
+                k3_hits_near(trace, start, mark.end)
+            } else {
+                &trace.markers[..]
+            };
+            let all = hits
+                .iter()
+                .map(|m| {
+                    let at = usize::try_from(m.offset).unwrap_or(usize::MAX);
+                    (
+                        at,
+                        at.saturating_add(m.marker.text().len()),
+                        Mark::Token(m.marker),
+                    )
+                })
+                .collect();
+            let all = if ids.is_k3() {
+                with_elements(&trace.data, 0, all)
+            } else {
+                all
+            };
+            all.into_iter()
+                .filter(|(s, e, _)| *s < mark.end && *e > start)
+                .collect()
+        }
+        Mode::Chat => with_elements(
+            chunk,
+            start,
+            find_markers(chunk, ids.template())
+                .into_iter()
+                .map(|(s, e, m)| (s + start, e + start, Mark::Token(m)))
+                .collect(),
+        ),
     };
     let mut lines = marked_lines(chunk, start, &markers, Some(start..mark.end), ids);
     if let Some(first) = lines.first_mut() {
@@ -257,7 +296,7 @@ pub(crate) fn chunk_lines(
     if let Some(last) = lines.last_mut() {
         last.spans.push(Span::styled("│", style::dim()));
         last.spans
-            .extend(inspector_parsed::made_spans(trace, n, chunk.len()));
+            .extend(inspector_parsed::made_spans(trace, n, chunk.len(), ids));
         if inspector_parsed::is_stall(trace, n, look.stall_us) {
             last.spans.push(Span::raw(" "));
             last.spans
@@ -272,6 +311,18 @@ pub(crate) fn chunk_lines(
     }
     out.extend(lines);
     mark.end
+}
+
+/// The parser's K3 hits that touch `start..end` of the completion, with one more on each side:
+/// the other tokens of an element whose name text is in the range. Hits come in offset order,
+/// so a chunk costs a binary search, not a pass over every hit.
+fn k3_hits_near(trace: &Trace, start: usize, end: usize) -> &[kimi_protocol::MarkerHit] {
+    let at = |m: &kimi_protocol::MarkerHit| usize::try_from(m.offset).unwrap_or(usize::MAX);
+    let hits = &trace.markers[..];
+    let lo = hits.partition_point(|m| at(m).saturating_add(m.marker.text().len()) <= start);
+    let hi = hits.partition_point(|m| at(m) < end);
+    let (lo, hi) = (lo.saturating_sub(1), (hi + 1).min(hits.len()));
+    hits.get(lo..hi.max(lo)).unwrap_or(&[])
 }
 
 /// Whether a chat payload has a reasoning delta: `reasoning_content` or `reasoning` with a
@@ -292,14 +343,15 @@ fn reasoning_badge() -> ratatui::style::Style {
     style::dim().add_modifier(ratatui::style::Modifier::ITALIC | ratatui::style::Modifier::REVERSED)
 }
 
-/// Markers found by text in `s` (for prompts and chat payloads): (start, end, marker).
-fn find_markers(s: &str) -> Vec<(usize, usize, Marker)> {
+/// Markers of `template`'s family found by text in `s` (for prompts and chat payloads):
+/// (start, end, marker).
+fn find_markers(s: &str, template: Template) -> Vec<(usize, usize, Marker)> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
     while let Some(rel) = memchr::memchr(b'<', &b[i..]) {
         let at = i + rel;
-        match Marker::at_start(&b[at..]) {
+        match Marker::at_start_in(&b[at..], template) {
             Some(m) => {
                 out.push((at, at + m.text().len(), m));
                 i = at + m.text().len();
@@ -311,17 +363,50 @@ fn find_markers(s: &str) -> Vec<(usize, usize, Marker)> {
 }
 
 /// How a marked range of text is badged.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Mark {
     /// A marker of the template or the completion, with its token id.
     Token(Marker),
+    /// A K3 element's name and attributes, between its `<|open|>`/`<|close|>` and `<|sep|>`:
+    /// badged with them, so the three tokens read as one marker.
+    Name,
+    /// The `<|sep|>` that ends a K3 element: its id, then the element by name (`⟨think⟩`).
+    ElementEnd(String),
     /// A special-token string that came from user or tool text.
     FromText,
 }
 
+/// `marks` with each K3 element made readable: an `<|open|>` or `<|close|>` followed by its
+/// name text and a `<|sep|>` gets the name badged and the element named after the `<|sep|>`.
+/// `text` is what the offsets point into, its byte 0 at `base`.
+fn with_elements(
+    text: &str,
+    base: usize,
+    marks: Vec<(usize, usize, Mark)>,
+) -> Vec<(usize, usize, Mark)> {
+    let mut out: Vec<(usize, usize, Mark)> = Vec::with_capacity(marks.len());
+    let mut it = marks.into_iter().peekable();
+    while let Some((s, e, mark)) = it.next() {
+        let pair = match (&mark, it.peek()) {
+            (Mark::Token(first), Some((sep, _, Mark::Token(Marker::Sep)))) => {
+                inspector_k3::element(text, base, *first, e, *sep)
+            }
+            _ => None,
+        };
+        out.push((s, e, mark));
+        if let Some((name, label)) = pair
+            && let Some((ss, se, _)) = it.next()
+        {
+            out.push((name.start, name.end, Mark::Name));
+            out.push((ss, se, Mark::ElementEnd(label)));
+        }
+    }
+    out
+}
+
 /// The prompt's markers: the template's own with their ids, those from message text apart.
-fn prompt_marks(prompt: &str, from_text: &[(usize, usize)]) -> Vec<(usize, usize, Mark)> {
-    let mut marks: Vec<(usize, usize, Mark)> = find_markers(prompt)
+fn prompt_marks(prompt: &str, from_text: &[(usize, usize)], ids: Ids) -> Vec<(usize, usize, Mark)> {
+    let mut marks: Vec<(usize, usize, Mark)> = find_markers(prompt, ids.template())
         .into_iter()
         .filter(|(s, _, _)| from_text.binary_search_by_key(s, |r| r.0).is_err())
         .map(|(s, e, m)| (s, e, Mark::Token(m)))
@@ -367,7 +452,8 @@ fn marked_lines(
     };
     // Offsets come from a trace (maybe a damaged file): sliced with `get`, never unchecked.
     let part = |a: usize, b: usize| text.get(a.saturating_sub(base)..b.saturating_sub(base));
-    for &(ms_, me, marker) in markers {
+    for (ms_, me, marker) in markers {
+        let (ms_, me) = (*ms_, *me);
         let s = ms_.max(base).min(end);
         let e = me.min(end);
         if s > pos
@@ -380,7 +466,7 @@ fn marked_lines(
             continue;
         }
         let badge = match marker {
-            Mark::Token(_) => style::badge(),
+            Mark::Token(_) | Mark::Name | Mark::ElementEnd(_) => style::badge(),
             Mark::FromText => style::text_marker(),
         };
         if e > s
@@ -391,12 +477,18 @@ fn marked_lines(
         let ends_here = window.as_ref().is_none_or(|w| me <= w.end && me > w.start);
         if ends_here && let Some(l) = lines.last_mut() {
             let label = match marker {
-                Mark::Token(m) => ids.label(m),
+                Mark::Token(m) => ids.label(*m),
+                Mark::ElementEnd(_) => ids.label(Marker::Sep),
+                Mark::Name => None,
                 Mark::FromText => Some("⚠ text".to_owned()),
             };
             if let Some(label) = label {
                 l.spans
                     .push(Span::styled(format!(" {label} "), style::key()));
+            }
+            if let Mark::ElementEnd(element) = marker {
+                l.spans
+                    .push(Span::styled(element.clone(), style::element()));
             }
         }
         pos = e.max(pos);
@@ -700,6 +792,28 @@ mod id_tests {
             view.iter().cloned().collect::<Vec<_>>(),
             build(&t, 0, 1, Template::K2Thinking)
         );
+    }
+
+    #[test]
+    fn the_family_is_the_model_s_the_prompt_s_or_the_profile_s() {
+        let trace = |model: &str, prompt: Option<&str>| Trace {
+            request: serde_json::json!({ "model": model }),
+            prompt: prompt.map(str::to_owned),
+            ..Trace::default()
+        };
+        let k2 = Template::K25;
+        assert_eq!(Ids::of(&trace("kimi-k3", None), k2), Ids::K3);
+        assert_eq!(
+            Ids::of(&trace("local", Some("x<|open|>response<|sep|>")), k2),
+            Ids::K3
+        );
+        assert_eq!(Ids::of(&trace("local", None), Template::K3), Ids::K3);
+        assert_eq!(Ids::of(&trace("local", Some("<think>")), k2), Ids::K2(k2));
+        // The shared ids name each family's own strings, never the other's.
+        assert_eq!(Ids::K3.label(Marker::Open).as_deref(), Some("163587"));
+        assert_eq!(Ids::K3.label(Marker::ImUser), None);
+        assert_eq!(Ids::K2(k2).label(Marker::ImUser).as_deref(), Some("163587"));
+        assert_eq!(Ids::K2(k2).label(Marker::Open), None);
     }
 
     #[test]

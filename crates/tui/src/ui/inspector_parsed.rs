@@ -5,6 +5,8 @@
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
+use super::inspector::Ids;
+use super::inspector_k3::{self, MadeMarker};
 use super::style;
 use kimi_protocol::sanitize;
 use kimi_protocol::trace::Made;
@@ -50,8 +52,9 @@ pub(crate) fn gap_span(trace: &Trace, n: usize, stall_us: u64) -> Span<'static> 
 
 /// What chunk `n` (of `len` bytes) produced, as spans to put after it: `→ text`, `→ call 0
 /// begin get_weather (id)`, `args 0 +12B`, ... A chunk whose whole text became answer text
-/// says just `text`: the common case stays short.
-pub(crate) fn made_spans(trace: &Trace, n: usize, len: usize) -> Vec<Span<'static>> {
+/// says just `text`: the common case stays short. A K3 trace says it in K3's words: reasoning,
+/// content, and each element once (`⟨think⟩`), not its three tokens.
+pub(crate) fn made_spans(trace: &Trace, n: usize, len: usize, ids: Ids) -> Vec<Span<'static>> {
     let made: Vec<Made> = trace.produced_by(n).collect();
     let mut out = Vec::new();
     if made.is_empty() {
@@ -59,12 +62,30 @@ pub(crate) fn made_spans(trace: &Trace, n: usize, len: usize) -> Vec<Span<'stati
     }
     out.push(Span::styled(" →", style::dim()));
     let whole = |b: u32| made.len() == 1 && b as usize == len && trace.mode == Mode::Raw;
+    let (text_word, think_word) = if ids.is_k3() {
+        ("content", "reasoning")
+    } else {
+        ("text", "think")
+    };
     for m in &made {
         let (text, st) = match *m {
-            Made::Text(b) if whole(b) => ("text".to_owned(), style::dim()),
-            Made::Text(b) => (format!("text {b}B"), style::dim()),
-            Made::Reasoning(b) if whole(b) => ("think".to_owned(), style::dim()),
-            Made::Reasoning(b) => (format!("think {b}B"), style::dim()),
+            Made::Text(b) if whole(b) => (text_word.to_owned(), style::dim()),
+            Made::Text(b) => (format!("{text_word} {b}B"), style::dim()),
+            Made::Reasoning(b) if whole(b) => (think_word.to_owned(), style::dim()),
+            Made::Reasoning(b) => (format!("{think_word} {b}B"), style::dim()),
+            Made::Marker(i) if ids.is_k3() && trace.mode == Mode::Raw => {
+                match inspector_k3::made_marker(trace, i as usize) {
+                    MadeMarker::Element(e) => (e, style::accent()),
+                    MadeMarker::Skip => continue,
+                    MadeMarker::Token => match trace.markers.get(i as usize) {
+                        Some(hit) => (
+                            format!("marker {}", marker_name(hit.marker)),
+                            style::accent(),
+                        ),
+                        None => continue,
+                    },
+                }
+            }
             Made::Marker(i) => match trace.markers.get(i as usize) {
                 Some(hit) => (
                     format!("marker {}", marker_name(hit.marker)),
@@ -202,6 +223,8 @@ mod tests {
     use super::*;
     use kimi_protocol::{StreamEvent, StreamMeta, Usage};
 
+    const K2: Ids = Ids::K2(kimi_protocol::Template::K2Instruct);
+
     fn text(spans: &[Span<'_>]) -> String {
         spans.iter().map(|s| s.content.as_ref()).collect()
     }
@@ -255,13 +278,13 @@ mod tests {
         ] {
             t.record(&e);
         }
-        assert_eq!(text(&made_spans(&t, 0, 2)), " → text");
+        assert_eq!(text(&made_spans(&t, 0, 2, K2)), " → text");
         assert_eq!(
-            text(&made_spans(&t, 1, 32)),
+            text(&made_spans(&t, 1, 32, K2)),
             " → marker call_begin call 0 begin f\\x1b[31m (functions.f:0) args 0 +2B ⚠ bad⏎thing call 0 cut off"
                 .replace('⏎', &sanitize::one_line("\n", 5))
         );
-        assert!(made_spans(&t, 2, 0).is_empty());
+        assert!(made_spans(&t, 2, 0, K2).is_empty());
     }
 
     #[test]

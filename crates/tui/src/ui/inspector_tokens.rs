@@ -10,11 +10,12 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
+use super::inspector::Ids;
 use super::inspector_tokens_view::{TokenView, UNLIKELY, UNSURE, shade, shown_text, split_style};
 use super::style;
 use crate::app::state::App;
-use kimi_protocol::Trace;
 use kimi_protocol::trace_tokens::probability;
+use kimi_protocol::{Marker, Trace};
 
 /// Alternatives listed in the pane (a server may send up to 20).
 const SHOWN_ALTERNATIVES: usize = 6;
@@ -52,8 +53,14 @@ pub fn prepare(app: &mut App, area: Rect) {
     let [_, body, _, _] = areas(area);
     {
         let trace = app.traces[i].read();
-        app.token_view
-            .refresh(&trace.tokens, i, trace.started_unix_ms, body.width as usize);
+        let family = Ids::of(&trace, app.template).template();
+        app.token_view.refresh(
+            &trace.tokens,
+            i,
+            trace.started_unix_ms,
+            body.width as usize,
+            family,
+        );
     }
     let view = &app.token_view;
     let cur = &mut app.inspector.tokens;
@@ -143,6 +150,11 @@ pub fn detail_lines(trace: &Trace, view: &TokenView, i: usize) -> Vec<Line<'stat
             t.id.map_or_else(|| "not sent".to_owned(), |id| id.to_string())
         )),
     ];
+    // An id is named as the trace's family has it: 163587 is `<|open|>` for K3, `<|im_user|>`
+    // for K2.
+    if let Some(m) = t.id.and_then(|id| Marker::for_id(id, view.template())) {
+        facts.push(Span::styled(format!(" {}", m.text()), style::badge()));
+    }
     match t.logprob {
         Some(lp) => facts.push(Span::styled(
             format!(" · logprob {lp:.3} · p {:.2}%", probability(lp) * 100.0),
@@ -220,7 +232,10 @@ pub fn detail_lines(trace: &Trace, view: &TokenView, i: usize) -> Vec<Line<'stat
             match (a.text.is_empty(), chosen) {
                 (false, _) => Span::raw(format!("⟨{}⟩", shown_text(&a.text))),
                 (true, true) => Span::raw(format!("⟨{}⟩", shown_text(t.text))),
-                (true, false) => Span::styled("(sent as an id only)", style::dim()),
+                (true, false) => match a.id.and_then(|id| Marker::for_id(id, view.template())) {
+                    Some(m) => Span::raw(format!("⟨{}⟩", m.text())),
+                    None => Span::styled("(sent as an id only)", style::dim()),
+                },
             },
         ];
         if chosen {

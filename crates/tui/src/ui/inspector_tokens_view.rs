@@ -9,8 +9,8 @@ use ratatui::text::{Line, Span};
 
 use super::style;
 use super::width::str_width;
-use kimi_protocol::sanitize;
 use kimi_protocol::trace_tokens::{MarkerTokens, TokenTrace, probability};
+use kimi_protocol::{Template, sanitize};
 
 /// Below this probability a token is "unlikely": it stands out most.
 pub const UNLIKELY: f32 = 0.25;
@@ -33,6 +33,8 @@ struct Source {
     index: usize,
     started_unix_ms: u64,
     width: usize,
+    /// The trace's family: which marker strings are markers, and the ids they must come as.
+    template: Template,
 }
 
 /// The token view's lines, brought up to date by [`TokenView::refresh`].
@@ -69,18 +71,26 @@ pub fn split_style() -> Style {
 
 impl TokenView {
     /// Bring the lines up to date with `tokens` of trace `index` (started at `started`), laid
-    /// out `width` columns wide.
-    pub fn refresh(&mut self, tokens: &TokenTrace, index: usize, started: u64, width: usize) {
+    /// out `width` columns wide, markers read as `template`'s family has them.
+    pub fn refresh(
+        &mut self,
+        tokens: &TokenTrace,
+        index: usize,
+        started: u64,
+        width: usize,
+        template: Template,
+    ) {
         let source = Source {
             index,
             started_unix_ms: started,
             width: width.max(8),
+            template,
         };
         if self.source.as_ref() != Some(&source) || tokens.len() < self.pos.len() {
             *self = TokenView::default();
             self.source = Some(source);
         }
-        let found = tokens.markers_from(self.marker_scan);
+        let found = tokens.markers_from(self.marker_scan, template);
         self.marker_scan = tokens.marker_resume(self.marker_scan, &found);
         if let Some(first) = found.iter().map(|m| m.first).min()
             && first < self.pos.len()
@@ -161,6 +171,13 @@ impl TokenView {
         }
     }
 
+    /// The family the markers were read for (K2 templates, or K3).
+    pub fn template(&self) -> Template {
+        self.source
+            .as_ref()
+            .map_or_else(Template::default, |s| s.template)
+    }
+
     /// Forget everything (the view closed, or no trace to show).
     pub fn clear(&mut self) {
         *self = TokenView::default();
@@ -229,6 +246,8 @@ mod tests {
     use super::*;
     use kimi_protocol::TokenLogprob;
 
+    const K2: Template = Template::K2Instruct;
+
     fn tok(id: u32, text: &str, lp: f32) -> TokenLogprob {
         TokenLogprob {
             id: Some(id),
@@ -257,9 +276,9 @@ mod tests {
         let mut view = TokenView::default();
         for (k, token) in all.iter().enumerate() {
             t.push(k, std::slice::from_ref(token));
-            view.refresh(&t, 0, 1, 30);
+            view.refresh(&t, 0, 1, 30, K2);
             let mut fresh = TokenView::default();
-            fresh.refresh(&t, 0, 1, 30);
+            fresh.refresh(&t, 0, 1, 30, K2);
             assert_eq!(view.lines(), fresh.lines(), "after token {k}");
             assert_eq!(view.pos, fresh.pos, "after token {k}");
             assert_eq!(view.unlikely(), fresh.unlikely());
@@ -272,9 +291,9 @@ mod tests {
         );
         assert_eq!((view.split_markers(), view.unlikely()), (1, 1));
         // Another width: laid out again.
-        view.refresh(&t, 0, 1, 12);
+        view.refresh(&t, 0, 1, 12, K2);
         let mut fresh = TokenView::default();
-        fresh.refresh(&t, 0, 1, 12);
+        fresh.refresh(&t, 0, 1, 12, K2);
         assert_eq!(view.lines(), fresh.lines());
     }
 
@@ -285,7 +304,7 @@ mod tests {
             t.push(0, &[tok(k, "abcd", -0.1)]);
         }
         let mut v = TokenView::default();
-        v.refresh(&t, 0, 1, 20);
+        v.refresh(&t, 0, 1, 20, K2);
         // Four tokens of five columns per line.
         assert_eq!(v.pos(4).map(|p| (p.line, p.col)), Some((1, 0)));
         assert_eq!(v.token_near(1, 7), Some(5));

@@ -8,6 +8,7 @@ pub mod elicit;
 pub(crate) mod help;
 pub mod inspector;
 pub(crate) mod inspector_diff;
+pub(crate) mod inspector_k3;
 pub mod inspector_parsed;
 pub(crate) mod inspector_rows;
 pub mod inspector_tokens;

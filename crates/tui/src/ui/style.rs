@@ -36,6 +36,13 @@ pub(crate) fn badge() -> Style {
         .bg(Color::Yellow)
         .add_modifier(Modifier::BOLD)
 }
+/// A K3 element named from its three marker tokens (`⟨think⟩`).
+pub(crate) fn element() -> Style {
+    Style::default()
+        .fg(Color::Black)
+        .bg(Color::Cyan)
+        .add_modifier(Modifier::BOLD)
+}
 /// A special-token string inside user or tool text: it looks like a marker but is not the
 /// template's, so it must not look like one.
 pub(crate) fn text_marker() -> Style {

@@ -8,6 +8,7 @@ mod app_sessions_picker;
 mod app_switch_limits;
 mod app_text_out;
 mod app_update;
+mod inspector_k3;
 mod reasoning_cell;
 mod token_view;
 mod transcript_view;

@@ -56,7 +56,7 @@ fn assistant<'a>(app: &'a mut App, text: &str, state: TurnState) -> &'a mut Assi
 }
 
 /// The screen as text, one row per line, trailing spaces trimmed.
-fn screen(app: &mut App, w: u16, h: u16) -> String {
+pub(super) fn screen(app: &mut App, w: u16, h: u16) -> String {
     let frame = super::drawn(app, w, h);
     let buf = &frame;
     let mut out = String::new();
@@ -465,7 +465,7 @@ fn styled(buf: &ratatui::buffer::Buffer) -> String {
 }
 
 /// The whole screen with styles (see [`styled`]).
-fn styled_screen(app: &mut App, w: u16, h: u16) -> String {
+pub(super) fn styled_screen(app: &mut App, w: u16, h: u16) -> String {
     let frame = super::drawn(app, w, h);
     styled(&frame)
 }
