@@ -116,6 +116,30 @@ async fn ask(
     Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
 }
 
+/// `slow`'s wait, a second a step, each step reported as progress and as a log line (what a
+/// client shows while a call runs).
+#[expect(
+    deprecated,
+    reason = "logging is deprecated in the SDK, still in use by servers"
+)]
+async fn steps(secs: u64, context: &RequestContext<RoleServer>) {
+    let token = context.meta.get_progress_token();
+    for step in 1..=secs {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        if let Some(token) = &token {
+            let progress = rmcp::model::ProgressNotificationParam::new(token.clone(), step as f64)
+                .with_total(secs as f64)
+                .with_message(format!("second {step} of {secs}"));
+            let _ = context.peer.notify_progress(progress).await;
+        }
+        let line = rmcp::model::LoggingMessageNotificationParam::new(
+            rmcp::model::LoggingLevel::Info,
+            Value::String(format!("slow: {step} s done")),
+        );
+        let _ = context.peer.notify_logging_message(line).await;
+    }
+}
+
 fn text_arg(args: &Option<Map<String, Value>>, key: &str) -> Option<Value> {
     args.as_ref().and_then(|a| a.get(key)).cloned()
 }
@@ -163,7 +187,7 @@ impl ServerHandler for MockMcp {
                 let secs = text_arg(args, "secs").and_then(|v| v.as_u64()).unwrap_or(1);
                 eprintln!("slow: started");
                 tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs(secs)) => {}
+                    _ = steps(secs, &context) => {}
                     _ = context.ct.cancelled() => {
                         // What the hermetic test looks for: the cancellation arrived.
                         eprintln!("slow: cancelled by the client");

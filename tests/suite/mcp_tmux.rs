@@ -102,6 +102,24 @@ approval = "auto"
     t.literal(r#"call mcp__m__slow with {"secs": 120}"#);
     t.keys(&["Enter"]);
     t.wait_for(&["running mcp__m__slow"], "the auto call running");
+    // The server's progress and log lines show in the pane while it runs, and in the inspector
+    // after the stream of the request that asked for the call.
+    t.wait_for(
+        &["second 2 of 120", "[info] slow: 2 s done"],
+        "progress in the pane",
+    );
+    t.keys(&["C-t"]);
+    t.keys(&["End"]);
+    t.wait_for(
+        &["MCP server notes · mcp__m__slow", "[info] slow: "],
+        "the notes in the inspector",
+    );
+    t.keys(&["Escape"]);
+    t.wait_until(
+        "the inspector closed",
+        std::time::Duration::from_secs(10),
+        |screen| !screen.contains("MCP server notes"),
+    );
     t.keys(&["Escape"]);
     let screen = t.wait_for(&["✗ cancelled"], "the call cancelled");
     assert!(screen.contains("MCP 1/2"), "{screen}");

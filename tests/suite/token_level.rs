@@ -336,11 +336,12 @@ async fn k3_markers_are_read_as_k3_tokens_and_spelled_ones_are_flagged() {
         markers.iter().all(|m| m.split && m.last > m.first),
         "{markers:?}"
     );
-    // Chat mode: the mock's K3 chat answer spells K2's call markers into the content (a
-    // server without a tool parser); for K3 they are ordinary text, never a split marker.
+    // Chat mode: a server whose tokenizer spells the markers puts the model's XTML in content
+    // (no parser sees it); its markers are flagged the same way, and the call still parses.
     let (result, trace) = k3_turn(opts, Mode::Chat, "Weather in Paris?").await;
     assert!(result.error.is_none(), "{:?}", result.error);
-    assert!(trace.tokens.text().contains("<|tool_call_begin|>"));
-    assert!(trace.tokens.markers_from(0, Template::K3).is_empty());
-    assert!(!trace.tokens.markers_from(0, Template::K25).is_empty());
+    assert_eq!(result.tool_calls.len(), 1, "{:?}", trace.tokens.text());
+    let markers = trace.tokens.markers_from(0, Template::K3);
+    assert!(markers.len() >= 10, "{:?}", trace.tokens.text());
+    assert!(markers.iter().all(|m| m.split), "{markers:?}");
 }

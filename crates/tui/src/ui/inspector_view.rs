@@ -132,6 +132,12 @@ impl InspectorView {
         inspector_parsed::foot_lines(trace, stall_us, self.stalls.len(), &mut self.foot);
     }
 
+    /// Lines after the end of the stream until the next refresh (what MCP servers said while
+    /// the request's calls ran).
+    pub fn add_to_foot(&mut self, lines: Vec<Line<'static>>) {
+        self.foot.extend(lines);
+    }
+
     /// Gaps of `ms` or more are stalls (laid out again on the next refresh if it changed).
     pub fn set_stall_ms(&mut self, ms: u64) {
         self.stall_ms = Some(ms);

@@ -9,6 +9,7 @@ pub(crate) mod help;
 pub mod inspector;
 pub(crate) mod inspector_diff;
 pub(crate) mod inspector_k3;
+mod inspector_mcp;
 pub mod inspector_parsed;
 pub(crate) mod inspector_rows;
 pub mod inspector_tokens;
@@ -89,6 +90,8 @@ fn prepare_inspector(app: &mut App, area: Rect) {
     app.inspector_view.set_stall_ms(app.inspector.stall_ms);
     app.inspector_view
         .refresh(&app.traces[i].read(), i, total, app.template);
+    let notes = inspector_mcp::notes_lines(app, &app.traces[i].read());
+    app.inspector_view.add_to_foot(notes);
     // The prompt diff against the request before: compared once per request, not per frame.
     let traces = &app.traces;
     let key = (i, traces[i].read().started_unix_ms);
