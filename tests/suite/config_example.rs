@@ -36,6 +36,7 @@ fn known_keys() -> BTreeSet<String> {
             logprobs: 5,
             thinking_effort: Some("max".into()),
             tool_choice: Some("auto".into()),
+            response_format: Some(serde_json::json!({"type": "json_object"})),
             ..Profile::new(Mode::Raw, "http://x/v1")
         })
         .expect("json"),
@@ -175,6 +176,7 @@ fn each_commented_line_is_valid_and_shows_the_real_default() {
         "thinking",
         "thinking_effort",
         "tool_choice",
+        "response_format",
         "context_window",
     ];
     for (i, key) in commented_keys(EXAMPLE) {

@@ -117,6 +117,9 @@ pub(super) fn body(ep: &Endpoint, messages: &[Message], tools: &[Value]) -> Valu
         body["tools"] = Value::Array(tools.to_vec());
         body["tool_choice"] = json!(ep.tool_choice.as_deref().unwrap_or("auto"));
     }
+    if let Some(f) = &ep.response_format {
+        body["response_format"] = f.clone();
+    }
     body
 }
 
@@ -275,6 +278,7 @@ mod tests {
         e.thinking = Some(false);
         e.thinking_effort = Some("high".into());
         e.tool_choice = Some("required".into());
+        e.response_format = Some(json!({"type": "json_object"}));
         let tools = [json!({"type": "function", "function": {"name": "f"}})];
         let b = body(&e, &history(), &tools);
         for fixed in [
@@ -289,6 +293,7 @@ mod tests {
         assert!(b.get("thinking").is_none(), "thinking is never disabled");
         assert_eq!(b["reasoning_effort"], "high");
         assert_eq!(b["tool_choice"], "required");
+        assert_eq!(b["response_format"], json!({"type": "json_object"}));
         // Every assistant message carries its reasoning, a plain one without any too.
         let msgs = b["messages"].as_array().expect("messages");
         assert_eq!(msgs[1]["reasoning_content"], "");

@@ -87,6 +87,8 @@ pub struct Endpoint {
     pub thinking_effort: Option<String>,
     /// `tool_choice` when tools are offered (`auto` when `None`).
     pub tool_choice: Option<String>,
+    /// `response_format` of every request, checked by [`check_response_format`].
+    pub response_format: Option<serde_json::Value>,
     /// The profile set `temperature` itself (K3 on Moonshot's API fixes it: said, not sent).
     pub temperature_set: bool,
 }
@@ -101,6 +103,30 @@ pub const THINKING_EFFORTS: [&str; 3] = ["low", "high", "max"];
 
 /// The `tool_choice` values Kimi's API accepts (no named function).
 pub const TOOL_CHOICES: [&str; 3] = ["auto", "none", "required"];
+
+/// Why `format` is not a `response_format` Kimi's API takes: `{"type": "text" | "json_object"}`,
+/// or `{"type": "json_schema", "json_schema": {"name": ..., "schema": {...}}}`.
+pub fn check_response_format(format: &serde_json::Value) -> Result<(), String> {
+    match format.get("type").and_then(serde_json::Value::as_str) {
+        Some("text" | "json_object") => Ok(()),
+        Some("json_schema") => {
+            let js = format.get("json_schema");
+            let named = js
+                .and_then(|j| j.get("name"))
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|n| !n.is_empty());
+            let schema = js
+                .and_then(|j| j.get("schema"))
+                .is_some_and(serde_json::Value::is_object);
+            if named && schema {
+                Ok(())
+            } else {
+                Err("json_schema needs json_schema.name and a json_schema.schema table".into())
+            }
+        }
+        _ => Err("expected type = \"text\", \"json_object\" or \"json_schema\"".into()),
+    }
+}
 
 impl Endpoint {
     pub fn new(mode: Mode, base_url: &str, model: &str) -> Self {
@@ -127,6 +153,7 @@ impl Endpoint {
             logprobs: 0,
             thinking_effort: None,
             tool_choice: None,
+            response_format: None,
             temperature_set: false,
         }
     }
@@ -167,6 +194,7 @@ impl Endpoint {
             thinking: self.thinking != Some(false),
             thinking_effort: Some(self.thinking_effort.clone().unwrap_or_else(|| "max".into())),
             tool_choice: self.tool_choice.clone().map(serde_json::Value::String),
+            response_format: self.response_format.clone(),
             ..kimi_protocol::k3::K3Options::default()
         }
     }

@@ -96,6 +96,11 @@ pub struct Profile {
     /// `tool_choice` when tools are offered: `auto` (the default), `none` or `required`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<String>,
+    /// `response_format` of every request: `{ type = "json_object" }` or
+    /// `{ type = "json_schema", json_schema = { name = "...", schema = { ... } } }` (chat mode
+    /// sends it; K3's raw prompt renders it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<serde_json::Value>,
 }
 
 /// The longest duration any key of the file accepts (timeouts, waits): a day. Longer is no
@@ -168,6 +173,7 @@ impl Profile {
             logprobs: 0,
             thinking_effort: None,
             tool_choice: None,
+            response_format: None,
         }
     }
 
@@ -246,6 +252,7 @@ impl Profile {
         ep.logprobs = self.logprobs;
         ep.thinking_effort = self.thinking_effort.clone();
         ep.tool_choice = self.tool_choice.clone();
+        ep.response_format = self.response_format.clone();
         ep.temperature_set = self.temperature.is_some();
         ep.sort_tool_keys = self.sort_tool_keys;
         ep.neutralize_tool_markers = self.neutralize_markers_in_tool_results;
@@ -497,6 +504,11 @@ impl Config {
                         kimi_client::TOOL_CHOICES.join(", ")
                     ),
                 ));
+            }
+            if let Some(f) = &p.response_format
+                && let Err(why) = kimi_client::check_response_format(f)
+            {
+                return Err(at(loc("response_format"), key("response_format"), why));
             }
             if p.inspector_stall_ms > MAX_DURATION_SECS * 1000 {
                 return Err(at(
@@ -865,7 +877,11 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
                 "{shown}"
             );
         }
-        let text = "[profiles.a]\nbase_url = \"http://x/v1\"\nmodel = \"kimi-k3\"\nthinking_effort = \"low\"\ntool_choice = \"required\"\n";
+        let text = "[profiles.a]\nbase_url = \"http://x/v1\"\nresponse_format = { type = \"json_schema\", json_schema = { name = \"n\" } }\n";
+        let e = parse(text).expect_err("a schema without its schema");
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.to_string().contains("json_schema.schema"), "{e}");
+        let text = "[profiles.a]\nbase_url = \"http://x/v1\"\nmodel = \"kimi-k3\"\nthinking_effort = \"low\"\ntool_choice = \"required\"\nresponse_format = { type = \"json_schema\", json_schema = { name = \"n\", schema = { type = \"object\" } } }\n";
         let c = parse(text).expect("valid");
         let ep = c.profiles["a"]
             .endpoint_with(&|_| Err(std::env::VarError::NotPresent))
