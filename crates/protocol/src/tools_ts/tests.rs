@@ -1,4 +1,4 @@
-//! The worked examples of spec k2-family section 10 and the edge rules around them. The
+//! Worked examples of the encoder's output and the edge rules around them. The
 //! official golden pairs are checked in `tests/suite/family.rs` of this crate.
 
 use serde_json::{Value, json};
