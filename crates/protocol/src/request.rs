@@ -271,7 +271,7 @@ mod tests {
     }
 
     #[test]
-    fn rule_14_errors_name_the_place() {
+    fn request_errors_name_the_place() {
         for (req, want) in [
             (json!([]), "expected a request object"),
             (json!({}), "messages: missing"),
