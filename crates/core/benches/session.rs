@@ -1,5 +1,6 @@
 //! Saving a session after a message: a 20-round chat-mode session with long answers (64 KB
-//! each, streamed as 16,000 SSE events whose payloads the traces keep), about 53 MB on disk.
+//! each, streamed as 16,000 SSE events whose payloads the traces keep), tens of MB on disk (the
+//! bench prints the size).
 //! The way it is saved: the UI clones the new records and sends them to the journal writer
 //! thread, which appends and fsyncs only them. Measured against the obvious way, the whole file
 //! rewritten and fsynced on every save on the UI task, which is what grows with the session.
