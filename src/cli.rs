@@ -243,7 +243,7 @@ pub struct MockArgs {
     /// has no reasoning_content.
     #[arg(long)]
     pub require_reasoning: bool,
-    // Issue 11: retries and model switching.
+    // Retries and model switching.
     /// With --fail-status: only the first N generation requests fail, later ones are answered.
     #[arg(long, value_name = "N")]
     pub fail_times: Option<u32>,
@@ -257,7 +257,7 @@ pub struct MockArgs {
     /// The max_model_len /v1/models reports for every model (0: none reported).
     #[arg(long, value_name = "N")]
     pub max_model_len: Option<u64>,
-    // Token level (issue 12).
+    // Token level.
     /// Emit every special marker as several ordinary tokens, as a server whose tokenizer does
     /// not know Kimi's special tokens (chat: the markers then land in `content`).
     #[arg(long)]

@@ -205,7 +205,7 @@ async fn a_200_mb_error_body_is_read_only_to_64_kib() {
         error_body_bytes: Some(200 << 20),
         ..MockOptions::default()
     };
-    // Not retried (issue 11): the one error line is what this test reads.
+    // Not retried: the one error line is what this test reads.
     let run = exec(opts, "raw", "retries = 0", MINUTE).await;
     assert_eq!(run.code, Some(1), "{}", run.err);
     let line = one_error_line(&run);
@@ -365,7 +365,7 @@ async fn a_password_in_base_url_is_never_shown_or_saved() {
     let shown = format!("http://{}/v1", server.addr());
 
     // exec's error line.
-    // Not retried (issue 11): the one error line is what this test reads.
+    // Not retried: the one error line is what this test reads.
     let run = exec_at(&with_password, "raw", "retries = 0", Vec::new(), MINUTE).await;
     let line = one_error_line(&run);
     assert!(line.contains(&format!("{shown}/completions")), "{line}");

@@ -307,7 +307,7 @@ impl Printer {
                 return;
             }
             EngineEvent::Stream(StreamEvent::Warning(w)) => format!("kimi-tui: warning: {w}"),
-            // Issue 11: a transient failure the agent retries.
+            // A transient failure the agent retries.
             EngineEvent::RetryScheduled {
                 error,
                 attempt,

@@ -1,5 +1,6 @@
-//! Issue 11's defects seen through the binary: doctor probing as the real requests go,
-//! `config init` followed by a passing `doctor`, `exec`'s stderr and its error texts.
+//! Defects once found in daily use, seen through the binary: doctor probing as the real
+//! requests go, `config init` followed by a passing `doctor`, `exec`'s stderr and its error
+//! texts.
 
 use kimi_mock::MockOptions;
 

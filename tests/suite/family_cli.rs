@@ -236,7 +236,8 @@ fn parse_k3_prints_every_public_case() {
         }
     }
     assert_eq!(n, 6);
-    // `--events`: K3 markers carry K3 ids; P6 moves the reasoning once.
+    // `--events`: K3 markers carry K3 ids; an answer written in the think channel is turned
+    // into content once (`reasoning_was_text`).
     let o = run(
         &["parse", "--events", "--template", "k3"],
         Some("Paris.<|close|>response<|sep|>"),

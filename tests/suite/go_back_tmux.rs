@@ -1,4 +1,4 @@
-//! Going back, prompt history and `/sessions` end to end (issue 11): the real binary with
+//! Going back, prompt history and `/sessions` end to end: the real binary with
 //! `--demo` inside tmux, its data directory in a temp home, the files read back after it quit.
 
 use std::os::unix::fs::PermissionsExt;

@@ -1,4 +1,4 @@
-//! MCP servers (issue 13), hermetic: the client side (`kimi_core::tools::mcp`) against the real
+//! MCP servers, hermetic: the client side (`kimi_core::tools::mcp`) against the real
 //! `kimi-tui mock-mcp-server` child (rmcp's server side over stdio): listing, calls, an error
 //! result, a slow call cancelled (the server hears `notifications/cancelled`), a call timeout,
 //! a crash mid-call, servers that fail to start, the process group killed on shutdown, and

@@ -1,4 +1,4 @@
-//! Issue 11 through `exec`: a transient failure is retried and each retry is one stderr line;
+//! Retries through `exec`: a transient failure is retried and each retry is one stderr line;
 //! the answer is the retry's alone.
 
 use kimi_mock::MockOptions;

@@ -1,4 +1,4 @@
-//! Issue 11 end to end: the real binary in tmux (its own tmux server) against the real
+//! Switching and limits end to end: the real binary in tmux (its own tmux server) against the real
 //! `kimi-tui mock-server`: the context gauge after an answer (and its warning), a retry
 //! countdown then the answer, `/model` and `/profile` switching with the status bar updated.
 

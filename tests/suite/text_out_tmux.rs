@@ -1,4 +1,4 @@
-//! Issue 11, getting text out and composing, end to end: the real binary with `--demo` in tmux.
+//! Getting text out and composing, end to end: the real binary with `--demo` in tmux.
 //! `/copy` is observed through tmux itself (with `set-clipboard on` tmux takes an application's
 //! OSC 52 into a paste buffer, which `show-buffer` prints), mouse capture through tmux's record
 //! of the modes the pane asked for, `Ctrl-G` with a fake `$EDITOR` script that reads the

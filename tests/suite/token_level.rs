@@ -1,4 +1,4 @@
-//! Token-level data (issue 12) end to end over loopback: the client asks the real mock server
+//! Token-level data end to end over loopback: the client asks the real mock server
 //! for logprobs in both modes, parses vLLM's shapes into the trace, flags markers the server
 //! spread over ordinary tokens, and falls back once when a server refuses the fields.
 

@@ -1,4 +1,4 @@
-//! The inspector's token view through a real terminal (issue 12): `--demo` asks its mock server
+//! The inspector's token view through a real terminal: `--demo` asks its mock server
 //! for logprobs, Ctrl-T opens the inspector, `t` the token view with ids, the selected token's
 //! alternatives, and a marker the server spread over ordinary tokens flagged.
 

@@ -1,4 +1,4 @@
-//! Issue 12's saved traces through the binary: a trace saved from a real run against the mock
+//! Saved traces through the binary: a trace saved from a real run against the mock
 //! holds no key, `parse --trace` gives exactly the events the live run produced, and `replay`
 //! sends the exact body again and says where the new stream differs.
 

@@ -1,5 +1,5 @@
-//! Issue 11's defects end to end: the real binary with `--demo` inside tmux, as a person
-//! types and pastes.
+//! Defects once found in daily use, end to end: the real binary with `--demo` inside tmux, as a
+//! person types and pastes.
 
 use std::time::Duration;
 

@@ -57,7 +57,7 @@ struct Delta<'a> {
 
 impl<'a> Delta<'a> {
     /// `reasoning_content` if it is a string, else `reasoning`: never both, as some servers
-    /// mirror the same text into the two fields (spec k2-family 8.1).
+    /// mirror the same text into the two fields.
     fn take_reasoning(&mut self) -> Option<Cow<'a, str>> {
         match self.reasoning_content.take() {
             Some(r) => Some(r),

@@ -1,5 +1,5 @@
-//! Chat mode's two text channels, content and reasoning, each through the local marker parser
-//! (spec k2-family 8.2, 8.3):
+//! Chat mode's two text channels, content and reasoning, each through the local marker parser,
+//! because servers differ in where they put what the model wrote:
 //! - reasoning deltas are scanned for tool-call markers (servers whose reasoning parser only
 //!   splits at `</think>` leave K2-Thinking's early tool section there);
 //! - a server without a reasoning parser sends `<think>…</think>` (K2-Thinking) or

@@ -1,5 +1,5 @@
 //! The chat-mode request body: messages with their reasoning under the configured name, the
-//! thinking switch, and sampling parameters as the server accepts them (spec k2-family 8.4-8.7).
+//! thinking switch, and sampling parameters as the server accepts them.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -8,7 +8,8 @@ use super::Endpoint;
 use kimi_protocol::Message;
 use kimi_protocol::family::Template;
 
-/// Under which name an assistant message's reasoning is sent back (spec 8.4).
+/// Under which name an assistant message's reasoning is sent back: servers disagree on it,
+/// and one that does not know the name drops the reasoning or rejects the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasoningField {
@@ -125,7 +126,7 @@ pub(super) fn body(ep: &Endpoint, messages: &[Message], tools: &[Value]) -> Valu
 
 /// The messages as sent: each assistant message's reasoning under the configured name(s).
 /// Tool-call messages of a thinking model always carry it (Moonshot answers 400 otherwise);
-/// K2.5/K2.6 endpoints treat `""` as missing, so an empty one is sent as `" "` (spec 8.5).
+/// K2.5/K2.6 endpoints treat `""` as missing, so an empty one is sent as `" "`.
 fn messages_json(ep: &Endpoint, messages: &[Message]) -> Vec<Value> {
     let placeholder = if matches!(ep.template(), Template::K25 | Template::K26) {
         " "

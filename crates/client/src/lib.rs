@@ -60,7 +60,7 @@ pub struct Endpoint {
     pub sort_tool_keys: bool,
     /// Break special-token strings in tool results before sending (both modes).
     pub neutralize_tool_markers: bool,
-    // Raw mode and the Kimi K2 family (spec k2-family): the template, its keyword arguments,
+    // Raw mode and the Kimi K2 family: the template, its keyword arguments,
     // and the tokenizer-side preprocessing. See `Endpoint::raw_render_options`.
     /// Raw mode: the chat template; `None` picks it from the model name
     /// (`Template::for_model`).
@@ -72,13 +72,13 @@ pub struct Endpoint {
     /// Raw mode: apply Moonshot's tokenizer preprocessing for K2-Thinking/K2.5/K2.6 (sorted
     /// tool keys, K2.5/K2.6 TypeScript declaration), as official servers do. On by default.
     pub preprocess_tools: bool,
-    // Chat mode and thinking models (issue 10, app side).
+    // Chat mode and thinking models.
     /// Chat mode: under which name(s) assistant reasoning is sent back.
     pub reasoning_field: ReasoningField,
-    // Issue 11: transient failures.
+    // Transient failures.
     /// Retrying a request that failed before its answer began (the agent's loop).
     pub retry: RetryPolicy,
-    // Token level (issue 12).
+    // Token level.
     /// Ask for token-level data with this many alternatives per token (0: off). Raw mode:
     /// `logprobs: N` and `return_tokens_as_token_ids`; chat mode: `logprobs: true,
     /// top_logprobs: N`.
@@ -288,7 +288,7 @@ pub struct TurnResult {
     /// Set when the stream failed; `content` then holds the partial answer.
     pub error: Option<BackendError>,
     pub cancelled: bool,
-    /// What became of the request's `logprobs` (issue 12).
+    /// What became of the request's `logprobs`.
     pub logprobs: LogprobsOutcome,
 }
 

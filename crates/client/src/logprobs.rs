@@ -1,4 +1,4 @@
-//! Token-level data (`logprobs`, issue 12): what a request asks for, how each endpoint's stream
+//! Token-level data (`logprobs`): what a request asks for, how each endpoint's stream
 //! reports it, and whether the server honoured it.
 //!
 //! - `/v1/completions` (vLLM `serving_completion.py`): `choices[0].logprobs` =

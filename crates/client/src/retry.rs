@@ -1,4 +1,4 @@
-//! Transient failures (issue 11): which errors are worth another attempt, how long to wait
+//! Transient failures: which errors are worth another attempt, how long to wait
 //! before it (exponential backoff with jitter, or the server's `Retry-After`), and within which
 //! bounds. The agent runs the loop; this module only decides.
 

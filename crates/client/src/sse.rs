@@ -1,4 +1,5 @@
-//! A Server-Sent Events decoder (WHATWG HTML §9.2.6) over a stream of byte chunks.
+//! A Server-Sent Events decoder (the event-stream format of the WHATWG HTML standard) over a
+//! stream of byte chunks.
 //!
 //! It replaces eventsource-stream 0.2.3, which panics on a UTF-8 BOM before the first event and
 //! rescans a growing line from its start on every chunk (a 16 MB `data:` line cost about a

@@ -1,9 +1,11 @@
 //! Saving a session after a message: a 20-round chat-mode session with long answers (64 KB
-//! each, streamed as 16,000 SSE events whose payloads the traces keep), about the 53 MB of the
-//! issue. Before (issue 8): the whole file rewritten and fsynced on every save, on the UI task.
-//! After: the UI clones the new records and sends them to the journal writer thread, which
-//! appends and fsyncs only them. Also measured: the UI's share, cloning the records (what it
-//! does) against encoding them (what it would do if it serialized them itself).
+//! each, streamed as 16,000 SSE events whose payloads the traces keep), tens of MB on disk (the
+//! bench prints the size).
+//! The way it is saved: the UI clones the new records and sends them to the journal writer
+//! thread, which appends and fsyncs only them. Measured against the obvious way, the whole file
+//! rewritten and fsynced on every save on the UI task, which is what grows with the session.
+//! Also measured: the UI's share, cloning the records (what it does) against encoding them
+//! (what it would do if it serialized them itself).
 
 // A bench: a failed unwrap in setup is a broken bench, as in tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -70,14 +72,15 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("session_save_per_message");
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(10));
-    // Before (issue 8): every save rewrote and fsynced the whole file.
+    // The yardstick: every save rewrites and fsyncs the whole file.
     g.bench_function("full_rewrite_20_rounds", |b| {
         b.iter(|| {
             let view = SessionView::of(black_box(&s));
             store.save_view(&view, false).expect("saved")
         })
     });
-    // After: one answer appended to the 20-round journal, written and fsynced by the writer.
+    // What the app does: one answer appended to the 20-round journal, written and fsynced by
+    // the writer.
     let journal_path = store.save(&s).expect("journal");
     let size = std::fs::metadata(&journal_path).expect("meta").len();
     eprintln!("20-round journal: {:.1} MB", size as f64 / 1e6);

@@ -53,7 +53,7 @@ pub struct Profile {
     /// `< |im_end|>`), so a tool's output cannot forge a turn boundary.
     #[serde(default)]
     pub neutralize_markers_in_tool_results: bool,
-    // Issue 10: the thinking members of the K2 family.
+    // The thinking members of the K2 family.
     /// The chat template raw mode renders; unset: chosen from the model name
     /// (`Template::for_model`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,7 +67,7 @@ pub struct Profile {
     /// Chat mode: the name under which reasoning is sent back on assistant messages.
     #[serde(default)]
     pub reasoning_field: ReasoningField,
-    // Issue 11: limits.
+    // Limits.
     /// The model's context length in tokens, for the status bar's gauge; unset: the server's
     /// `max_model_len` from `/models`, when it gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -79,12 +79,12 @@ pub struct Profile {
     /// The longest wait before a retry: a `Retry-After` above it is not waited.
     #[serde(default = "default_retry_max_wait")]
     pub retry_max_wait_secs: u64,
-    // Issue 12: the inspector as a server debugger.
+    // The inspector as a server debugger.
     /// The inspector marks a gap of this many milliseconds or more between two chunks as a
     /// stall.
     #[serde(default = "default_inspector_stall_ms")]
     pub inspector_stall_ms: u64,
-    // Issue 12: token level.
+    // Token level.
     /// Ask for token-level data (ids, logprobs, this many alternatives per token; 0 = off,
     /// at most [`kimi_client::logprobs::MAX_LOGPROBS`], vLLM's default cap).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -192,7 +192,7 @@ impl Profile {
         }
     }
 
-    /// The temperature sent: as set, else 1.0 for a thinking model (spec k2-family 8.7), 0.6
+    /// The temperature sent: as set, else 1.0 for a thinking model (Moonshot's advice), 0.6
     /// otherwise (and for K2.5/K2.6 with thinking off).
     pub fn temperature(&self) -> f64 {
         self.temperature.unwrap_or(if self.thinks() {
@@ -292,13 +292,13 @@ pub struct Config {
     pub profiles: BTreeMap<String, Profile>,
     #[serde(default)]
     pub tools: Vec<ToolSpec>,
-    /// `[[mcp_servers]]` (issue 13).
+    /// `[[mcp_servers]]`.
     #[serde(default)]
     pub mcp_servers: Vec<McpServerConfig>,
-    /// `history = false`: prompts are not kept across runs (issue 11).
+    /// `history = false`: prompts are not kept across runs.
     #[serde(default)]
     pub history: Option<bool>,
-    // Issue 11: how the TUI meets the terminal.
+    // How the TUI meets the terminal.
     /// `theme = "dark" | "light" | "auto"` (auto: asked of the terminal).
     #[serde(default)]
     pub theme: ThemeChoice,
@@ -307,7 +307,7 @@ pub struct Config {
     pub mouse: bool,
 }
 
-/// The `theme` option (issue 11).
+/// The `theme` option.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ThemeChoice {
@@ -318,7 +318,7 @@ pub enum ThemeChoice {
     Auto,
 }
 
-/// The TUI's own options from the config file (issue 11): not part of a profile.
+/// The TUI's own options from the config file: not part of a profile.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UiOptions {
     pub theme: ThemeChoice,
@@ -1055,16 +1055,17 @@ pub struct Resolved {
     pub config_path: Option<PathBuf>,
     /// `[[mcp_servers]]`, not started yet.
     pub mcp_servers: Vec<McpServerConfig>,
-    /// `theme` and `mouse` (issue 11).
+    /// `theme` and `mouse`.
     pub ui: UiOptions,
-    /// Keep the prompt history across runs (`history`, default on; issue 11).
+    /// Keep the prompt history across runs (`history`, default on).
     pub history: bool,
     /// Every profile of the file, as written (without the command line's overrides): what
     /// `/profile NAME` switches to. Empty without a config file.
     pub profiles: BTreeMap<String, Profile>,
 }
 
-// Issue 11: errors say where a value came from.
+// Errors say where a value came from: with several profiles and overrides, a bare value does
+// not tell the user which file or flag to fix.
 impl Resolved {
     /// `profile `local` in /home/u/.config/kimi-tui/config.toml`, or `(no config file)`: for
     /// error texts, so the user knows which file to correct.
@@ -1175,7 +1176,7 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
     })
 }
 
-/// `[[mcp_servers]]` in the config file (issue 13).
+/// `[[mcp_servers]]` in the config file.
 #[cfg(test)]
 mod mcp_tests {
     use super::*;
@@ -1252,7 +1253,7 @@ mod mcp_tests {
     }
 }
 
-/// `theme` and `mouse` (issue 11).
+/// `theme` and `mouse`.
 #[cfg(test)]
 mod ui_option_tests {
     use super::*;
@@ -1298,7 +1299,7 @@ mod ui_option_tests {
     }
 }
 
-/// `history` (issue 11).
+/// `history`.
 #[cfg(test)]
 mod history_tests {
     use super::*;

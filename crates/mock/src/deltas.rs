@@ -55,7 +55,8 @@ pub(crate) struct Deltas {
     buf: String,
     buf_kind: Option<BufKind>,
     exhausted: bool,
-    /// Special tokens come out as several ordinary ones (issue 12's split-marker fault).
+    /// Special tokens come out as several ordinary ones (the split-marker fault: a server whose
+    /// tokenizer does not know them).
     split_markers: bool,
 }
 

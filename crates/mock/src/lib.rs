@@ -74,7 +74,7 @@ pub struct MockOptions {
     /// Stream every generation answer, even when the request says `stream: false` (some
     /// gateways always stream).
     pub always_stream: bool,
-    // The thinking model (issue 10): on when `model` names a thinking member of the family.
+    // The thinking model: on when `model` names a thinking member of the family.
     /// Chat: the delta field reasoning streams in (`reasoning_content`, or `reasoning` as
     /// recent vLLM and OpenRouter send it).
     pub reasoning_key: String,
@@ -89,7 +89,7 @@ pub struct MockOptions {
     /// Chat: answer 400 like Moonshot's API when an assistant tool-call message in the history
     /// lacks its reasoning.
     pub require_reasoning: bool,
-    // Issue 11: retries and model switching.
+    // Retries and model switching.
     /// With `fail_status`: only the first N generation requests fail, the later ones are
     /// answered ("fail twice, then succeed"); `None`: every one fails.
     pub fail_times: Option<u32>,
@@ -100,7 +100,7 @@ pub struct MockOptions {
     pub extra_models: Vec<String>,
     /// The `max_model_len` of every listed model, as vLLM reports it; `None`: not sent.
     pub max_model_len: Option<u64>,
-    // Token level (issue 12).
+    // Token level.
     /// Every special marker is emitted as several ordinary tokens (a server whose tokenizer
     /// does not know them); also on for one answer whose user message says "split markers".
     /// In chat mode the markers then land in `content`, as no tool parser sees them.

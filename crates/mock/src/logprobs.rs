@@ -1,4 +1,4 @@
-//! Token-level data (issue 12), in vLLM's shapes: what a request asks for, a token id and a
+//! Token-level data, in vLLM's shapes: what a request asks for, a token id and a
 //! deterministic log-probability for every token, and the `logprobs` object of each endpoint's
 //! streamed chunk.
 //!

@@ -239,7 +239,7 @@ fn bad_request(msg: &str) -> Response {
     faults::error_response(StatusCode::BAD_REQUEST, "invalid_request_error", msg)
 }
 
-/// What one answer does at the token level (issue 12).
+/// What one answer does at the token level.
 #[derive(Debug, Clone, Copy, Default)]
 struct TokenLevel {
     asked: Option<logprobs::Asked>,

@@ -255,7 +255,7 @@ pub(crate) fn forced_reply(messages: &[Message], calls: &[Call]) -> Option<Reply
     )
 }
 
-/// Rule 1: the conversation ends with tool results.
+/// The first rule [`reply`] tries: the conversation ends with tool results.
 fn answer_tool_results(messages: &[Message]) -> Option<Reply> {
     let first_result = messages
         .iter()
@@ -298,7 +298,7 @@ fn answer_tool_results(messages: &[Message]) -> Option<Reply> {
     Some(Reply::text(out))
 }
 
-/// Rule 2: every line holding `call NAME with ARGS`, in order.
+/// The second rule: every line holding `call NAME with ARGS`, in order.
 fn explicit_calls(text: &str) -> Vec<Call> {
     text.lines().filter_map(call_in_line).collect()
 }
@@ -372,7 +372,7 @@ fn has_word(text: &str, word: &str) -> bool {
         .any(|w| w == word)
 }
 
-/// Rule 6: `stream N tokens`, optionally followed by ` of code` or ` of prose`.
+/// `stream N tokens`, optionally followed by ` of code` or ` of prose`.
 fn stream_tokens(lower: &str) -> Option<(u64, Option<Shape>)> {
     let mut from = 0;
     while let Some(off) = lower[from..].find("stream ") {
@@ -403,7 +403,7 @@ fn neutralize(text: &str) -> String {
     text.replace("<|", "< |")
 }
 
-/// Rule 7: a reply that exercises the client's markdown rendering and wide characters.
+/// A reply that exercises the client's markdown rendering and wide characters.
 fn markdown_answer(question: &str) -> String {
     let mut quoted: String = question.split_whitespace().collect::<Vec<_>>().join(" ");
     if let Some((i, _)) = quoted.char_indices().nth(200) {

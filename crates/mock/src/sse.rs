@@ -115,7 +115,7 @@ pub struct Events {
     phase: Phase,
     /// `data: {...,"choices":[{"index":0,` shared by text and content events.
     prefix: String,
-    /// Token-level data, when the request asked for it (issue 12).
+    /// Token-level data, when the request asked for it.
     logprobs: Option<Writer>,
     /// The usage also rides in the finishing choice, as Moonshot's API sends it for K3.
     usage_in_choice: bool,

@@ -1,5 +1,5 @@
 //! The thinking model (Kimi-K2-Thinking, K2.5, K2.6 by the served model's name): reasoning
-//! before the answer, delivered the ways real servers deliver it (spec k2-family 7, 8):
+//! before the answer, delivered the ways real servers deliver it:
 //! `reasoning_content` / `reasoning` deltas, `<think>` in content or raw text, a tool section
 //! inside the reasoning, a call delivered twice, and Moonshot's 400 for history without it.
 

@@ -1,5 +1,5 @@
 //! The members of the Kimi K2 family as the client tells them apart: which chat template raw mode
-//! renders, and whether the model thinks. See `shared/spec/k2-family.md` section 2.
+//! renders, and whether the model thinks.
 
 use serde::{Deserialize, Serialize};
 
@@ -13,7 +13,7 @@ pub enum Template {
     K2Thinking,
     #[serde(rename = "k2.5")]
     K25,
-    /// Secondhand rules: the template text itself was not available (spec section 4).
+    /// Secondhand rules: the template text itself was not available.
     #[serde(rename = "k2.6")]
     K26,
     /// Kimi K3: the XTML prompt format, whose structural tokens reuse K2's ids for other

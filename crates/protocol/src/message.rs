@@ -13,7 +13,7 @@ use super::python;
 ///
 /// The reasoning is read from the first of `reasoning_content`, `thinking`, `reasoning` that is
 /// present and not null (an empty string counts), as transformers 5 prepares messages for the
-/// family templates (spec k2-family section 1), and written back as `reasoning_content`.
+/// family templates, and written back as `reasoning_content`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(from = "WireMessage")]
 pub struct Message {

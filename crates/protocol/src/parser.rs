@@ -39,7 +39,7 @@ enum State {
 pub struct Parser {
     state: State,
     /// Where a tool section returns when it closes: `Content`, or `Reasoning` for a section
-    /// opened before `</think>` (spec k2-family section 7, rule 4).
+    /// opened before `</think>` (K2-Thinking may call tools before it ends its reasoning).
     resume: State,
     /// A held-back suffix that may still become a marker; always starts with `<`.
     tail: String,
@@ -172,7 +172,7 @@ impl Parser {
             let rest = &bytes[lt..];
             let at = base + lt as u64;
             // Fast path: `<` is text unless `<|` (K2 markers), `<t` at byte 0 (`<think>`) or
-            // `</` in the reasoning (`</think>`): the only places a marker may start (rule 5).
+            // `</` in the reasoning (`</think>`): the only places a marker may start.
             if rest.len() >= 2
                 && !match rest[1] {
                     b'|' => true,
@@ -209,7 +209,7 @@ impl Parser {
     }
 
     /// `<think>` is a marker only as the very first bytes of the completion and `</think>` only
-    /// in the reasoning (rule 5); everywhere else they are text, also inside calls.
+    /// in the reasoning; everywhere else they are text, also inside calls.
     fn allowed(&self, marker: Marker, at: u64) -> bool {
         match marker {
             Marker::ThinkBegin => at == 0,
@@ -306,7 +306,7 @@ impl Parser {
                 self.resume = State::Content;
             }
             // A section opened in the reasoning ends it implicitly; the state is kept in
-            // `resume` so the section returns to it (rule 4).
+            // `resume` so the section returns to it.
             (State::Content | State::Reasoning, SectionBegin | SectionBeginSingular) => {
                 self.resume = self.state;
                 self.state = State::Section;

@@ -1,5 +1,5 @@
 //! Python's `str()` and `repr()` of JSON values, as the family templates and Moonshot's
-//! TypeScript tool encoder print them (spec k2-family sections 1 and 10, T16).
+//! TypeScript tool encoder print them.
 
 use serde_json::Value;
 use unicode_general_category::{GeneralCategory, get_general_category};

@@ -1,7 +1,7 @@
 //! A render request as `kimi-tui render` and the golden vectors write it:
 //! `{"template"?, "messages", "tools", "add_generation_prompt", ...}`, every other top-level
-//! key a template keyword argument (spec k2-family section 1). Checked as the templates would
-//! fail on it (section 3, rule 14), and with the values a template prints through Python's
+//! key a template keyword argument, as Hugging Face's `apply_chat_template` passes them. Checked
+//! where the templates would fail on it, and with the values a template prints through Python's
 //! `str()` (`None` for a null id) made explicit before they become typed [`Message`]s.
 
 use std::fmt;
@@ -128,7 +128,7 @@ impl TryFrom<Value> for RenderRequest {
             Some(Value::Bool(b)) => Some(*b),
             Some(_) => return err("add_generation_prompt", "must be true or false"),
         };
-        // Rule 7: only the boolean `false` turns thinking off.
+        // Only the boolean `false` turns thinking off, as in the templates.
         let thinking = req
             .get("thinking")
             .map(|v| !matches!(v, Value::Bool(false)));
@@ -157,7 +157,8 @@ fn unknown_template(name: &str) -> String {
     )
 }
 
-/// One message: checked (rule 14), Python-printed values made explicit, then typed.
+/// One message: checked where a template would fail on it, Python-printed values made
+/// explicit, then typed.
 fn message(value: Value, path: &str) -> Result<Message, RequestError> {
     let Value::Object(mut m) = value else {
         return err(path, "a message must be an object");
@@ -270,7 +271,7 @@ mod tests {
     }
 
     #[test]
-    fn rule_14_errors_name_the_place() {
+    fn request_errors_name_the_place() {
         for (req, want) in [
             (json!([]), "expected a request object"),
             (json!({}), "messages: missing"),

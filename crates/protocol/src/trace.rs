@@ -57,8 +57,8 @@ pub struct Trace {
     /// Token-level data, when the request asked for `logprobs` and the server sent them.
     #[serde(default, skip_serializing_if = "TokenTrace::is_empty")]
     pub tokens: TokenTrace,
-    // What the server said besides the chunks, and what the client made of each chunk
-    // (issue 12: raw beside parsed).
+    // What the server said besides the chunks, and what the client made of each chunk (the
+    // inspector shows the raw beside the parsed).
     /// Response headers as received, secrets masked ([`redact_headers`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub response_headers: Vec<(String, String)>,

@@ -1,4 +1,4 @@
-//! The inspector as a server debugger (issue 12) at 2 MiB, 120x40:
+//! The inspector as a server debugger at 2 MiB, 120x40:
 //!
 //! - `inspector server/frame/2MiB parsed`: a raw-mode trace recorded from its events as the
 //!   agent records them (each chunk with the text the parser made of it, a call every 500

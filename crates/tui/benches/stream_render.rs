@@ -8,7 +8,7 @@
 //! - `inspector frame/2MiB`: a raw-mode trace holding 2 MiB of chunks gets one more chunk,
 //!   then the open inspector is laid out and drawn.
 //! - `inspector search step/2MiB`: `n` (next match) in the inspector on that trace.
-//! - `token view frame/2MiB` (issue 12): the same 2 MiB of chunks with token data (one token
+//! - `token view frame/2MiB`: the same 2 MiB of chunks with token data (one token
 //!   per chunk, an id, a logprob and 5 alternatives by id, as vLLM's raw mode sends them) gets
 //!   one more chunk and its token, then the open token view, the last token selected, is laid
 //!   out and drawn.
@@ -239,7 +239,7 @@ fn frames(c: &mut Criterion) {
     g.finish();
 }
 
-// Issue 12: the inspector's token view.
+// The inspector's token view.
 fn token_trace(bytes: usize) -> Trace {
     let mut t = big_trace(0);
     let words = [" lorem", " ipsum", " dolor\n", " sit", " amet", " elit\n\n"];

@@ -60,7 +60,7 @@ pub(crate) struct State {
     /// Tools the user allowed for the session (`Op::Approve` with `always`), each with the
     /// fingerprint it had then.
     pub(crate) always_allow: HashMap<String, u64>,
-    /// Token-level data: what the user was told about it (issue 12).
+    /// Token-level data: what the user was told about it, so each state is told once.
     pub(crate) logprobs: super::logprobs::LogprobsState,
 }
 

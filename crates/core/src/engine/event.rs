@@ -24,7 +24,7 @@ pub enum Op {
     SetMode(Mode),
     /// The `thinking` switch (K2.5/K2.6) from the next request on: `/thinking on|off`.
     SetThinking(bool),
-    /// Token-level data from the next request on: `/logprobs N` (0 off), issue 12.
+    /// Token-level data from the next request on: `/logprobs N` (0 off).
     SetLogprobs(u8),
     /// Drop the answers to the last user message and ask again.
     Retry,
@@ -44,7 +44,7 @@ pub enum Op {
         decision: Decision,
         always: bool,
     },
-    // Going back and switching sessions (issue 11).
+    // Going back and switching sessions.
     /// Cut the conversation before its `user_index`-th user message (counted from 0): that
     /// message, everything after it and the traces of those requests go (reported as
     /// [`EngineEvent::Truncated`]). Applied when the turn ends; an index past the last user
@@ -57,7 +57,7 @@ pub enum Op {
         messages: Vec<Message>,
         traces: Vec<(usize, SharedTrace)>,
     },
-    // Issue 11: switching without restarting.
+    // Switching without restarting.
     /// Send the next requests to this endpoint (`/model`, `/profile`: server, key, mode,
     /// model, template, thinking, sampling, timeouts, retries), with at most `max_rounds`
     /// requests per turn. The conversation, the tools and "always allow" stay. Applied
@@ -175,7 +175,6 @@ pub enum EngineEvent {
     TurnDone { outcome: Box<TurnOutcome> },
     /// The turn stopped on an internal error (a panic); what was appended before it is kept.
     TurnFailed { message: String },
-    // Issue 11.
     /// Requests now go to this endpoint ([`Op::SetEndpoint`] was applied).
     EndpointSet {
         mode: Mode,

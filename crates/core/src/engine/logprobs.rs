@@ -1,4 +1,4 @@
-//! Token-level data (issue 12) on the agent's side: `/logprobs N` switches it for the next
+//! Token-level data on the agent's side: `/logprobs N` switches it for the next
 //! request; after each round, what became of it is told to the user once: a server that
 //! ignores the fields ("server sent no logprobs"), or one that refused them with a 400 (the
 //! client sent the request again without; they stay off until `/logprobs` again).

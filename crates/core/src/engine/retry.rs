@@ -1,4 +1,4 @@
-//! Transient failures retried inside a round (issue 11): a request that failed before any of
+//! Transient failures retried inside a round: a request that failed before any of
 //! its answer arrived (HTTP 429/5xx, a refused connection) is sent again after a wait that the
 //! user sees count down and can cancel. A stream that failed after some of its answer arrived
 //! is never retried here: its partial answer is kept as the round's (failed) message, and the

@@ -26,7 +26,7 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
         let tools: Vec<Value> = state.toolbox.openai_tools();
         outcome.rounds = round;
         io.emit(EngineEvent::RoundStarted { round }).await;
-        // Issue 11: transient failures before the answer began are retried in there.
+        // Transient failures before the answer began are retried in there.
         let (mut result, trace) = super::retry::stream(state, &tools, io).await;
         if let Some(u) = result.usage {
             outcome.usage.prompt_tokens += u.prompt_tokens;
@@ -315,7 +315,8 @@ async fn refuse(io: &mut Io, index: usize, call: &ToolCall, problem: CallProblem
 /// arrived. The text moves out of `result` (a long answer is not held twice).
 fn finished_message(result: &mut TurnResult, failed: bool) -> Option<Message> {
     let content = std::mem::take(&mut result.content);
-    // The reasoning goes with it: it is part of the answer's history (spec k2-family 8.4).
+    // The reasoning goes with it: it is part of the answer's history (what later requests
+    // send back of it is the template's or the server's business).
     let reasoning = std::mem::take(&mut result.reasoning);
     let reasoning_content = (!reasoning.is_empty()).then_some(reasoning);
     if !failed {

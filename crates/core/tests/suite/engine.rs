@@ -573,7 +573,7 @@ async fn a_drop_inside_a_tool_call_never_runs_it() {
                 .any(|e| matches!(e, EngineEvent::Stream(StreamEvent::ToolCallBegin { .. })));
             if began {
                 cut_inside_a_call += 1;
-                // A dropped connection is not a max_tokens cut (issue 11, defect 8).
+                // A dropped connection is not a max_tokens cut.
                 assert!(
                     !r.outcome.truncated,
                     "{mode:?} cut at {cut}: a drop reported as cut off at max_tokens"

@@ -1,4 +1,4 @@
-//! Issue 11: transient failures retried by the agent (HTTP 429/5xx, a refused connection)
+//! Transient failures retried by the agent (HTTP 429/5xx, a refused connection)
 //! against the real mock over loopback, and `Op::SetEndpoint` (`/model`, `/profile`).
 
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! Thinking models (issue 10) end to end: the agent against the mock's thinking model over
+//! Thinking models end to end: the agent against the mock's thinking model over
 //! loopback, each way real servers deliver reasoning, and the history sent back.
 
 use kimi_client::{Backend, Endpoint, ReasoningField};

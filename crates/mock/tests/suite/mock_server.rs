@@ -758,7 +758,7 @@ async fn plain_question_gets_markdown() {
     server.shutdown().await;
 }
 
-// Issue 11: "fail N times then succeed", any Retry-After, and a model list to switch in.
+// "Fail N times then succeed", any Retry-After, and a model list to switch in.
 #[tokio::test]
 async fn fail_times_fails_the_first_requests_then_serves_with_the_retry_after_asked() {
     let server = start(MockOptions {

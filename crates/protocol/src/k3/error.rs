@@ -7,7 +7,8 @@ use std::fmt;
 pub struct K3Error {
     /// The index in `messages` of the message at fault, when one is.
     pub message_index: Option<usize>,
-    /// The rendering rule that refuses (`"R9"`, ...), as the K3 spec numbers them.
+    /// A short code naming the rendering rule that refuses (`"R9"`, ...); the error line ends
+    /// with it, so scripts and tests can tell refusals apart.
     pub rule: &'static str,
     pub message: String,
 }

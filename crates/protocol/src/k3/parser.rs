@@ -58,7 +58,8 @@ pub struct K3Parser {
     tail_resume: usize,
     /// Stream offset of the first byte not yet consumed (the start of `tail`).
     offset: u64,
-    /// Whether any structural token has been seen (a think close after one is not P7's).
+    /// Whether any structural token has been seen (after one, a think channel is not the model
+    /// thinking first with thinking off).
     markers_seen: bool,
     call: Option<Call>,
     /// Calls completed so far: the next one's number.
@@ -180,7 +181,7 @@ impl K3Parser {
                 continue;
             }
             let found = if let Some(kind) = self.value_kind() {
-                // Inside a value only its own closer counts (P5).
+                // Inside a value only its own closer counts: values may hold marker text.
                 let len = kind.closer().len();
                 match scan::prefix(rest, kind.closer()) {
                     Prefix::Whole => {
@@ -379,7 +380,7 @@ impl K3Parser {
         }
         match (self.state, name) {
             (S::Think, Name::Think) => self.state = S::AfterThink,
-            // The answer was written in the think channel (P6).
+            // The answer was written in the think channel.
             (S::Think, Name::Response | Name::Message) => {
                 self.note(K3Note::ThinkSkipped, sink);
                 sink(Event::ReasoningWasText);
@@ -389,7 +390,7 @@ impl K3Parser {
                     S::Closed
                 };
             }
-            // Thinking off, yet the model thought first (P7).
+            // Thinking off, yet the model thought first.
             (S::Response, Name::Think) if !self.thinking_on && !self.markers_seen => {
                 self.note(K3Note::ThoughtWithThinkingOff, sink);
                 sink(Event::TextWasReasoning);
@@ -424,7 +425,7 @@ impl K3Parser {
         }
     }
 
-    /// A marker the current state has no use for: dropped, noted (P9); after the message
+    /// A marker the current state has no use for: dropped, noted; after the message
     /// close, simply ignored (noted as such).
     fn stray_or_ignored<F: FnMut(Event<'_>)>(&mut self, text: &str, at: u64, sink: &mut F) {
         let note = if self.state == State::Closed {
@@ -460,7 +461,7 @@ impl K3Parser {
         self.state = State::Call;
     }
 
-    /// `<|close|>call<|sep|>`: report the call, numbered by completion order (P10).
+    /// `<|close|>call<|sep|>`: report the call, numbered by completion order.
     fn complete_call<F: FnMut(Event<'_>)>(&mut self, sink: &mut F) {
         self.state = State::Tools;
         let Some(done) = self.call.take().and_then(Call::finish) else {
@@ -482,7 +483,7 @@ impl K3Parser {
         sink(Event::ToolCallEnd { index });
     }
 
-    /// The open call ends without its close (P11): counted, never run. It takes no number.
+    /// The open call ends without its close: counted, never run. It takes no number.
     fn cut_call<F: FnMut(Event<'_>)>(&mut self, cut_by: CutBy, sink: &mut F) {
         self.call = None;
         self.state = State::Tools;
@@ -500,7 +501,7 @@ impl K3Parser {
         sink(Event::TurnEnd);
     }
 
-    /// The end of the stream with `tail` held back (P8): part of a token's text is text; a cut
+    /// The end of the stream with `tail` held back: part of a token's text is text; a cut
     /// marker is dropped, except `<|close|>NAME`, which closes NAME.
     fn finish_tail<F: FnMut(Event<'_>)>(&mut self, tail: &str, sink: &mut F) {
         let at = self.offset;
@@ -535,7 +536,7 @@ impl K3Parser {
         self.note(K3Note::ChannelNotClosed { channel, by }, sink);
     }
 
-    /// Report `note` unless its kind was reported already (P12).
+    /// Report `note` unless its kind was reported already: one line per kind, not a flood.
     fn note<F: FnMut(Event<'_>)>(&mut self, note: K3Note, sink: &mut F) {
         let kind = NoteKind::of(&note);
         if !self.noted.contains(&kind) {

@@ -1,5 +1,5 @@
-//! The tool declaration that opens the prompt (Instruct rule 1, family rule 2), with the
-//! tokenizer-side preprocessing of spec k2-family section 5 (key sort, TypeScript form).
+//! The tool declaration that opens the prompt, with the tokenizer-side preprocessing (key
+//! sort, TypeScript form) that a server running Moonshot's tokenizer applies.
 
 use serde_json::Value;
 

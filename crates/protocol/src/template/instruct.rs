@@ -1,5 +1,4 @@
-//! The Kimi-K2-Instruct template: `spec/clarifications.md`, "Template rendering: the exact
-//! rules"; the numbers in the comments refer to them.
+//! The Kimi-K2-Instruct template, step by step as its Jinja text renders a conversation.
 
 use std::ops::Range;
 
@@ -9,14 +8,14 @@ use crate::family::Template;
 use crate::message::Message;
 use crate::tokens::*;
 
-/// Everything after the tool declaration (rule 1, written by the caller).
+/// Everything after the tool declaration (which the caller writes).
 pub(super) fn render(
     out: &mut String,
     messages: &[Message],
     opts: RenderOptions,
     mut found: Option<&mut Vec<Range<usize>>>,
 ) {
-    // Rule 2: a default system prompt, then a newline, when the first turn is not a system turn.
+    // A default system prompt, then a newline, when the first turn is not a system turn.
     if let Some(first) = messages.first()
         && first.role != "system"
     {
@@ -30,7 +29,7 @@ pub(super) fn render(
     for message in messages {
         render_message(out, message, opts, found.as_deref_mut());
     }
-    // Rule 6.
+    // The generation prompt: the assistant's header, for the model to go on from.
     if opts.add_generation_prompt {
         out.push_str(IM_ASSISTANT);
         out.push_str("assistant");
@@ -46,7 +45,7 @@ fn render_message(
 ) {
     const T: Template = Template::K2Instruct;
     parts::header(out, m);
-    // Rule 4: body.
+    // The body: an assistant's content and its calls, a tool's result, or the content.
     if m.role == "assistant" && !m.tool_calls.is_empty() {
         parts::content(out, m.content.as_ref(), T);
         parts::tool_section(out, m);

@@ -1,6 +1,6 @@
 //! Messages + tools -> the prompt text a Kimi K2 family chat template renders, byte for byte.
-//! K2-Instruct follows `spec/clarifications.md` ("Template rendering: the exact rules");
-//! K2-Thinking, K2.5 and K2.6 (secondhand) follow `spec/k2-family.md` sections 3-5.
+//! K2-Instruct, K2-Thinking and K2.5 follow their published Jinja templates; K2.6 is
+//! secondhand (K2.5's rules plus `preserve_thinking`: its template text was not available).
 //!
 //! One module per job: [`instruct`] and [`thinking`] walk the messages, [`parts`] holds the
 //! pieces they share (headers, content, tool sections), [`declaration`] the tool declaration
@@ -36,13 +36,13 @@ pub struct RenderOptions {
     /// The `thinking` template keyword argument (K2.5/K2.6; K2-Thinking ignores it). Only
     /// `Some(false)` turns thinking off; `None` leaves it undefined, which means on.
     pub thinking: Option<bool>,
-    /// K2.6's `preserve_thinking` keyword argument (secondhand, spec section 4): every
+    /// K2.6's `preserve_thinking` keyword argument (secondhand): every
     /// assistant message keeps its reasoning. The tokenizer passes `false`.
     pub preserve_thinking: bool,
-    /// The tokenizer-side preprocessing of spec section 5, what a server running Moonshot's
+    /// The tokenizer-side preprocessing, what a server running Moonshot's
     /// tokenizer applies before the template and what the models were trained on: for
     /// K2-Thinking/K2.5/K2.6 the tools are deep key-sorted, and K2.5/K2.6 declare them in the
-    /// TypeScript form (`tools_ts_str`, section 10; JSON when the encoder gives up). On by
+    /// TypeScript form (`tools_ts_str`; JSON when the encoder gives up). On by
     /// default (raw mode); off renders the template alone, as the template golden vectors
     /// hold it. No effect on K2-Instruct (see `sort_tool_keys`).
     pub preprocess_tools: bool,
@@ -64,7 +64,7 @@ impl Default for RenderOptions {
 
 impl RenderOptions {
     /// Thinking is on for the templates that honour the keyword (K2.5/K2.6): anything but
-    /// an explicit `false` (spec section 3, rule 7).
+    /// an explicit `false` (a missing, `null` or `0` value leaves it on).
     pub(crate) fn thinking_off(&self) -> bool {
         matches!(self.template, Template::K25 | Template::K26) && self.thinking == Some(false)
     }

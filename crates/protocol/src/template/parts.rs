@@ -12,7 +12,7 @@ use crate::special;
 use crate::tokens::*;
 
 /// `<|im_user|>` / `<|im_assistant|>` / `<|im_system|>`, then the name if non-empty, else the
-/// role, then `<|im_middle|>` (Instruct rule 3, family rule 5).
+/// role, then `<|im_middle|>`.
 pub(super) fn header(out: &mut String, m: &Message) {
     out.push_str(match m.role.as_str() {
         "user" => IM_USER,
@@ -26,7 +26,7 @@ pub(super) fn header(out: &mut String, m: &Message) {
     out.push_str(IM_MIDDLE);
 }
 
-/// The tool-call section (Instruct rule 4, family rule 8): ids and argument text verbatim.
+/// The tool-call section: ids and argument text verbatim.
 pub(super) fn tool_section(out: &mut String, m: &Message) {
     out.push_str(TOOL_CALLS_SECTION_BEGIN);
     for call in &m.tool_calls {
@@ -73,7 +73,7 @@ pub(super) fn record(out: &str, start: usize, found: Option<&mut Vec<Range<usize
 }
 
 /// Message content: a string as is; parts concatenated, each image (and K2.5's video) as the
-/// template's placeholder and a newline (Instruct rule 5, family rule 9).
+/// template's placeholder and a newline.
 pub(super) fn content(out: &mut String, content: Option<&Content>, template: Template) {
     match content {
         None => {}

@@ -1,5 +1,5 @@
-//! The thinking members' templates: K2-Thinking and K2.5 (`spec/k2-family.md` section 3, the
-//! rule numbers below), and K2.6 as K2.5 plus `preserve_thinking` (section 4, secondhand).
+//! The thinking members' templates: K2-Thinking and K2.5 as their Jinja texts render, and K2.6
+//! as K2.5 plus `preserve_thinking` (secondhand: K2.6's template text was not available).
 
 use std::ops::Range;
 
@@ -9,14 +9,14 @@ use crate::family::Template;
 use crate::message::Message;
 use crate::tokens::*;
 
-/// Everything after the tool declaration (rule 2, written by the caller).
+/// Everything after the tool declaration (which the caller writes).
 pub(super) fn render(
     out: &mut String,
     messages: &[Message],
     opts: RenderOptions,
     mut found: Option<&mut Vec<Range<usize>>>,
 ) {
-    // Rule 3: K2-Thinking's default system prompt, without a newline, also for no messages.
+    // K2-Thinking's default system prompt, without a newline, also for no messages.
     if opts.template == Template::K2Thinking && messages.first().is_none_or(|m| m.role != "system")
     {
         out.push_str(IM_SYSTEM);
@@ -30,7 +30,8 @@ pub(super) fn render(
         let in_history = split.is_some_and(|l| i <= l);
         render_message(out, m, in_history, opts, found.as_deref_mut());
     }
-    // Rule 13.
+    // The generation prompt; K2.5/K2.6 open the reasoning after it (closed at once when
+    // thinking is off).
     if opts.add_generation_prompt {
         out.push_str(IM_ASSISTANT);
         out.push_str("assistant");
@@ -44,7 +45,7 @@ pub(super) fn render(
     }
 }
 
-/// Rule 4: the index of the last assistant message without tool calls; messages up to it are
+/// The index of the last assistant message without tool calls; messages up to it are
 /// history (reasoning blanked), later ones keep their reasoning. K2.6's `preserve_thinking`
 /// makes everything suffix.
 fn split_point(messages: &[Message], opts: RenderOptions) -> Option<usize> {
@@ -65,7 +66,8 @@ fn render_message(
 ) {
     parts::header(out, m);
     match m.role.as_str() {
-        // Rules 6 and 7.
+        // The reasoning between `<think>` and `</think>`, empty in the history and with
+        // thinking off; then the content and the calls.
         "assistant" => {
             out.push_str(THINK_BEGIN);
             if !in_history && !opts.thinking_off() {
@@ -77,9 +79,8 @@ fn render_message(
                 parts::tool_section(out, m);
             }
         }
-        // Rule 10.
         "tool" => parts::tool_result(out, m, opts.template, opts.neutralize_tool_markers, found),
-        // Rule 11.
+        // Any other role: its content.
         role => {
             let start = out.len();
             parts::content(out, m.content.as_ref(), opts.template);
@@ -88,7 +89,6 @@ fn render_message(
             }
         }
     }
-    // Rule 12.
     out.push_str(IM_END);
 }
 

@@ -1,5 +1,5 @@
-//! Moonshot's K2.5 TypeScript-style tool declaration (`tools_ts_str`): spec k2-family
-//! section 10, ported rule by rule (T1-T16). Also what K2.6 is said to use.
+//! Moonshot's K2.5 TypeScript-style tool declaration (`tools_ts_str`), ported rule by rule
+//! from Moonshot's encoder. Also what K2.6 is said to use.
 
 mod render;
 mod schema;
@@ -10,8 +10,8 @@ use crate::python::truthy;
 pub use schema::Fail;
 use schema::{Registry, parse, parse_object};
 
-/// The declaration of `tools` (already deep key-sorted, T1), or `Err(Fail)` when the encoder
-/// gives up (T4) or no tool makes a block (T3): the template then declares the JSON instead.
+/// The declaration of `tools` (already deep key-sorted by the tokenizer), or `Err(Fail)` when
+/// the encoder gives up or no tool makes a block: the template then declares the JSON instead.
 pub fn encode(tools: &[Value]) -> Result<String, Fail> {
     let mut blocks = Vec::new();
     for entry in tools {
@@ -35,7 +35,7 @@ pub fn encode(tools: &[Value]) -> Result<String, Fail> {
     ))
 }
 
-/// T5: interfaces, the description, `type NAME = (_: P) => any;`.
+/// One function's block: interfaces, the description, `type NAME = (_: P) => any;`.
 fn function_block(function: &Value) -> Result<String, Fail> {
     let function = function.as_object().ok_or(Fail)?;
     let empty = serde_json::Map::new();
@@ -45,10 +45,10 @@ fn function_block(function: &Value) -> Result<String, Fail> {
     };
     let mut reg = Registry::default();
     let root = parse_object(parameters, &mut reg)?;
-    // Parsing the definitions below may meet `#` too; only the parameters' own count (T5).
+    // Parsing the definitions below may meet `#` too; only the parameters' own count.
     let self_ref = reg.self_ref;
     let mut pieces = Vec::new();
-    // T13: the self-referencing root first (fields in declaration order), then the
+    // The self-referencing root first (fields in declaration order), then the
     // definitions registered so far, each parsed now.
     if self_ref {
         let fields = root

@@ -1,4 +1,4 @@
-//! T6, T8-T12: parsed schemas printed as TypeScript-style text.
+//! Parsed schemas printed as TypeScript-style text.
 
 use serde_json::Value;
 
@@ -7,7 +7,7 @@ use crate::{json, python};
 
 const INDENT: &str = "  ";
 
-/// T6: each non-empty line of a description as `indent// line`; empty lines stay empty.
+/// Each non-empty line of a description as `indent// line`; empty lines stay empty.
 pub(super) fn comment(description: &Value, indent: &str) -> Parsed<String> {
     let text = description.as_str().ok_or(Fail)?;
     let lines: Vec<String> = text
@@ -23,7 +23,7 @@ pub(super) fn comment(description: &Value, indent: &str) -> Parsed<String> {
     Ok(lines.join("\n"))
 }
 
-/// T8: a parsed schema at indent `indent`.
+/// A parsed schema at indent `indent`.
 pub(super) fn kind(node: &Node<'_>, indent: &str) -> Parsed<String> {
     Ok(match &node.kind {
         Kind::Any => "any".to_owned(),
@@ -57,7 +57,7 @@ pub(super) fn kind(node: &Node<'_>, indent: &str) -> Parsed<String> {
     })
 }
 
-/// T11: required fields by name, then optional ones by name, then `[k: string]`.
+/// Required fields by name, then optional ones by name, then `[k: string]`.
 pub(super) fn object(object: &Object<'_>, indent: &str) -> Parsed<String> {
     let inner = format!("{indent}{INDENT}");
     let mut order: Vec<&Field<'_>> = object.fields.iter().collect();
@@ -81,7 +81,7 @@ pub(super) fn object(object: &Object<'_>, indent: &str) -> Parsed<String> {
     })
 }
 
-/// T10: docstring, default, then `name?: type`, all at `indent`.
+/// Docstring, default, then `name?: type`, all at `indent`.
 pub(super) fn field(field: &Field<'_>, indent: &str) -> Parsed<String> {
     let mut out = docstring(&field.node, indent)?;
     if let Some(default) = field.node.schema.get("default").filter(|d| !d.is_null()) {
@@ -100,7 +100,7 @@ pub(super) fn field(field: &Field<'_>, indent: &str) -> Parsed<String> {
     Ok(out)
 }
 
-/// T9: the description's comment and the constraints line, each ending in `\n`; may be empty.
+/// The description's comment and the constraints line, each ending in `\n`; may be empty.
 fn docstring(node: &Node<'_>, indent: &str) -> Parsed<String> {
     let mut out = String::new();
     let Some(map) = node.schema.as_object() else {

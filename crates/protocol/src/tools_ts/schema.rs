@@ -1,11 +1,11 @@
-//! T7-T14 of spec k2-family section 10: a JSON schema parsed into the kinds the encoder prints,
+//! A JSON schema parsed into the kinds the encoder prints,
 //! with `$defs` registered and `$ref`s resolved as they are met.
 
 use serde_json::{Map, Value};
 
 use crate::python;
 
-/// The encoding was aborted (T4): the tokenizer then declares the tools as JSON instead.
+/// The encoding was aborted: the tokenizer then declares the tools as JSON instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fail;
 
@@ -27,11 +27,11 @@ pub(super) enum Kind<'a> {
     TypeList(Vec<&'static str>),
     Object(Object<'a>),
     Array(Box<Node<'a>>),
-    /// The printed type, and which constraints it shows (T9).
+    /// The printed type, and which constraints it shows.
     Scalar(String, Constraints),
 }
 
-/// Which constraint keys a kind shows in its docstring, already in sorted order (T9).
+/// Which constraint keys a kind shows in its docstring, already in sorted order.
 #[derive(Clone, Copy)]
 pub(super) enum Constraints {
     None,
@@ -57,7 +57,7 @@ pub(super) enum Additional<'a> {
     Schema(Box<Node<'a>>),
 }
 
-/// One function's `$defs` (T13): first registration keeps the position, the last the schema.
+/// One function's `$defs`: first registration keeps the position, the last the schema.
 #[derive(Default)]
 pub(super) struct Registry<'a> {
     pub defs: Vec<(&'a str, &'a Value)>,
@@ -93,7 +93,7 @@ impl<'a> Registry<'a> {
     }
 }
 
-/// T7: classify and parse any schema.
+/// Classify and parse any schema.
 pub(super) fn parse<'a>(schema: &'a Value, reg: &mut Registry<'a>) -> Parsed<Node<'a>> {
     let node = |kind| Ok(Node { kind, schema });
     let map = match schema {
@@ -167,7 +167,7 @@ pub(super) fn parse<'a>(schema: &'a Value, reg: &mut Registry<'a>) -> Parsed<Nod
     }
 }
 
-/// T11/T13: an object schema, whatever its `type` says; its `$defs` first, then its properties
+/// An object schema, whatever its `type` says; its `$defs` first, then its properties
 /// in their order, then `additionalProperties`.
 pub(super) fn parse_object<'a>(
     map: &'a Map<String, Value>,
@@ -200,7 +200,7 @@ pub(super) fn parse_object<'a>(
     Ok(Object { fields, additional })
 }
 
-/// T14: an enum's values must match its `type`.
+/// An enum's values must match its `type`, or the encoder gives up.
 fn check_enum(ty: Option<&Value>, values: &[Value]) -> Parsed<()> {
     let ty = match ty {
         Some(Value::Array(list)) => {

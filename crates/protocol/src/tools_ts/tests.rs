@@ -1,4 +1,4 @@
-//! The worked examples of spec k2-family section 10 and the edge rules around them. The
+//! Worked examples of the encoder's output and the edge rules around them. The
 //! official golden pairs are checked in `tests/suite/family.rs` of this crate.
 
 use serde_json::{Value, json};
@@ -16,7 +16,7 @@ fn wrap(body: &str) -> String {
 }
 
 #[test]
-fn example_1_required_first_constraints_defaults_enum() {
+fn required_first_constraints_defaults_enum() {
     let tools = json!([{"type":"function","function":{"name":"search_docs","description":"Search the documentation.\nReturns at most `limit` hits.","parameters":{"type":"object","properties":{"query":{"type":"string","description":"Free text.","minLength":1},"limit":{"type":"integer","minimum":1,"maximum":50,"default":10},"lang":{"enum":["en","de"],"default":"en"},"exact":{"type":"boolean","default":false}},"required":["query"]}}}]);
     assert_eq!(
         ts(tools),
@@ -27,7 +27,7 @@ fn example_1_required_first_constraints_defaults_enum() {
 }
 
 #[test]
-fn example_2_arrays_nested_objects_unions_type_lists() {
+fn arrays_nested_objects_unions_type_lists() {
     let tools = json!([{"type":"function","function":{"name":"create_event","parameters":{"type":"object","properties":{"title":{"type":"string"},"attendees":{"type":"array","items":{"type":"object","properties":{"email":{"type":"string"},"optional":{"type":"boolean"}},"required":["email"]},"maxItems":20},"tags":{"type":"array","items":{"type":"string","description":"Lower-case tag."}},"when":{"anyOf":[{"type":"string","description":"ISO 8601"},{"type":"integer"}]},"notes":{"type":["string","null"]}},"required":["title","when"],"additionalProperties":false}}}]);
     assert_eq!(
         ts(tools),
@@ -38,7 +38,7 @@ fn example_2_arrays_nested_objects_unions_type_lists() {
 }
 
 #[test]
-fn example_3_self_reference_and_definitions() {
+fn self_reference_and_definitions() {
     let tools = json!([{"function":{"description":"Store a tree.","name":"save_tree","parameters":{"$defs":{"Leaf":{"description":"A leaf.","properties":{"value":{"type":"number"}},"required":["value"],"type":"object"}},"properties":{"children":{"items":{"$ref":"#"},"type":"array"},"label":{"type":"string"},"leaf":{"$ref":"#/$defs/Leaf"}},"required":["label"],"type":"object"}},"type":"function"}]);
     assert_eq!(
         ts(tools),
@@ -49,7 +49,7 @@ fn example_3_self_reference_and_definitions() {
 }
 
 #[test]
-fn example_4_description_only_property_fails() {
+fn description_only_property_fails() {
     let tools = json!([{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"x":{"description":"anything"}}}}}]);
     assert_eq!(ts(tools), Err(Fail));
 }

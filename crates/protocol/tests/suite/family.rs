@@ -75,7 +75,7 @@ fn typescript_declarations_match_the_official_encoder() {
             dir("family/tools_ts/expected").join(path.with_extension("txt").file_name().unwrap()),
         )
         .unwrap();
-        // T1: the tokenizer sorts first; the goldens do not change with it.
+        // The tokenizer sorts the keys first; the goldens do not change with it.
         let sorted = kimi_protocol::json::sorted_keys(&tools);
         for input in [&tools, &sorted] {
             let got = tools_ts::encode(input.as_array().unwrap())

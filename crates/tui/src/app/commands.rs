@@ -22,21 +22,21 @@ pub(crate) enum SlashCommand {
     },
     Help,
     Quit,
-    // Issue 11: get text out, themes.
+    // Getting text out, themes.
     /// `/copy [N]`, `/copy code [N]`.
     Copy(super::copy::Target),
     /// `/mouse [on|off]`; no argument toggles.
     Mouse(Option<bool>),
     /// `/theme dark|light`; no argument shows the theme in use.
     Theme(Option<crate::ui::theme::Theme>),
-    /// `/sessions`: pick a saved session and resume it in place (issue 11).
+    /// `/sessions`: pick a saved session and resume it in place.
     Sessions,
-    // Issue 11: switching without restarting.
+    // Switching without restarting.
     /// `/model [NAME]`: list the server's models, or use NAME from the next request.
     Model(Option<String>),
     /// `/profile [NAME]`: list the config's profiles, or switch to NAME.
     Profile(Option<String>),
-    // Issue 12: token level.
+    // Token level.
     /// `/logprobs N`: ask for token-level data with N alternatives (0 off) from the next
     /// request; `None` (no argument) shows the setting.
     Logprobs(Option<u8>),
@@ -107,7 +107,7 @@ pub(crate) const HELP: &[(&str, &str)] = &[
     ("/help", "keys and commands (F1)"),
     ("/quit", "leave (Ctrl-D on an empty input)"),
     ("//text", "send a message that starts with / (here /text)"),
-    // Issue 11: get text out, themes.
+    // Getting text out, themes.
     (
         "/copy [N]",
         "copy the last answer (or the Nth from the top) as Markdown, via OSC 52",
@@ -179,7 +179,7 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
                 _ => SlashCommand::Unknown("usage: /export [md|json] [PATH]".into()),
             }
         }
-        // Issue 11: get text out, themes.
+        // Getting text out, themes.
         "copy" => copy_command(arg),
         "mouse" => match arg {
             "" => SlashCommand::Mouse(None),

@@ -13,7 +13,6 @@ pub enum AppEvent {
     Tick,
     /// The editor `Ctrl-G` opened has exited: the edited draft, or why the draft stays.
     Edited(Result<String, String>),
-    // Issue 11.
     /// The answer to [`Effect::ListModels`]: the server's models, or why not.
     ModelsListed {
         then: super::models::ModelsThen,
@@ -50,7 +49,7 @@ pub enum Effect {
         path: Option<String>,
     },
     Quit,
-    // Issue 11: get text out, compose.
+    // Getting text out, compose.
     /// Put `text` on the clipboard (OSC 52); `what` names it in the confirmation
     /// ("answer 3").
     Copy {
@@ -62,7 +61,7 @@ pub enum Effect {
     /// Suspend the screen, edit this draft in `$VISUAL`/`$EDITOR`, answer with
     /// [`AppEvent::Edited`].
     Editor(String),
-    // Going back, history and sessions (issue 11).
+    // Going back, history and sessions.
     /// Append a sent prompt to the history file (through its writer thread).
     History(String),
     /// `/sessions`: list the session store and open the picker on it.
@@ -71,7 +70,6 @@ pub enum Effect {
     ResumeSession {
         id: String,
     },
-    // Issue 11.
     /// GET `/models` from the endpoint in use, off the event loop; the answer comes back as
     /// [`AppEvent::ModelsListed`].
     ListModels(super::models::ModelsThen),

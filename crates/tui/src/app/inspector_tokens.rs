@@ -1,4 +1,4 @@
-//! The inspector's token view (issue 12) on the app's side: its cursor, its keys, and the
+//! The inspector's token view on the app's side: its cursor, its keys, and the
 //! `/logprobs N` command that asks the server for the data it shows.
 
 use crossterm::event::KeyEvent;

@@ -23,12 +23,12 @@ pub enum Context {
     DialogReason,
     /// The approval dialog, editing the arguments.
     DialogEdit,
-    // Going back, history and sessions (issue 11).
+    // Going back, history and sessions.
     /// A picker (earlier messages for `Esc Esc`, saved sessions for `/sessions`).
     Picker,
     /// `Ctrl-R`: searching the prompt history.
     HistorySearch,
-    /// The inspector's token view (issue 12): before the inspector's own keys.
+    /// The inspector's token view: before the inspector's own keys.
     Tokens,
     /// An MCP server's question (elicitation): before everything but Ctrl-C.
     Elicit,
@@ -84,7 +84,7 @@ pub(crate) enum Action {
     SaveEdit,
     /// Back from the reason or the editor to the question.
     BackToDialog,
-    // Readline editing in the input (issue 11): as in every shell.
+    // Readline editing in the input: as in every shell.
     LineStart,
     LineEnd,
     WordBack,
@@ -95,12 +95,12 @@ pub(crate) enum Action {
     Undo,
     /// Ctrl-Y: put back what Ctrl-U, Ctrl-K or Ctrl-W deleted.
     Yank,
-    // Issue 11: get text out, compose.
+    // Getting text out, compose.
     /// Wheel scrolling (mouse capture) on or off.
     ToggleMouse,
     /// The draft in `$VISUAL` / `$EDITOR`.
     OpenEditor,
-    // Going back, history and sessions (issue 11).
+    // Going back, history and sessions.
     /// Enter in a picker: take the selected item.
     Pick,
     ClosePicker,
@@ -111,7 +111,7 @@ pub(crate) enum Action {
     AcceptHistorySearch,
     CancelHistorySearch,
     DeleteHistorySearchChar,
-    // The inspector's token view (issue 12).
+    // The inspector's token view.
     ToggleTokens,
     TokenPrev,
     TokenNext,
@@ -361,7 +361,7 @@ pub(crate) const TABLE: &[Row] = &[
         hint: Some((2, "F2", "reasoning")),
         binds: &[(k(F(2)), ToggleReasoning)],
     },
-    // Issue 11: get text out, compose.
+    // Getting text out, compose.
     Row {
         context: Input,
         keys: "F3",
@@ -498,7 +498,7 @@ pub(crate) const TABLE: &[Row] = &[
             (c('N'), PrevMatch),
         ],
     },
-    // Issue 12: the token view.
+    // The token view.
     Row {
         context: Inspector,
         keys: "t",
@@ -576,7 +576,7 @@ pub(crate) const TABLE: &[Row] = &[
             (k(Backspace), DeleteSearchChar),
         ],
     },
-    // Going back, history and sessions (issue 11).
+    // Going back, history and sessions.
     Row {
         context: Input,
         keys: "Esc Esc",

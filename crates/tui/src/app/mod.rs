@@ -149,7 +149,7 @@ where
     let logprobs = endpoint.logprobs;
     let (store, resumed, note) = resume::open_sessions(&start)?;
     let session = Session::for_endpoint(&connection.profile, &endpoint);
-    // The API key is never written to the prompt history (issue 11).
+    // The API key is never written to the prompt history.
     let history_secret = endpoint.api_key.clone();
     let backend = Backend::new(endpoint)?;
     let mut app = App::new(connection, toolbox.clone(), profile.system_prompt.clone());
@@ -159,7 +159,7 @@ where
     app.neutralize_tool_markers = profile.neutralize_markers_in_tool_results;
     app.template = template;
     app.thinking = thinking;
-    // Issue 11: what `/model` and `/profile` switch between, and the gauge's window.
+    // What `/model` and `/profile` switch between, and the gauge's window.
     app.switch.keys =
         models::EnvKeys::read(profiles.values().filter_map(|p| p.api_key_env.as_deref()));
     app.switch.profiles = profiles;
@@ -188,7 +188,8 @@ where
         app.notice(n, false);
     }
     tracing::info!(demo, "starting the TUI");
-    // Issue 11: mouse capture only when asked for; the theme, asked of the terminal for auto.
+    // Mouse capture only when asked for (it takes the terminal's own selection away); the
+    // theme, asked of the terminal for auto.
     app.mouse = ui_options.mouse;
     let auto = ui_options.theme == ThemeChoice::Auto;
     let mut guard = terminal::TerminalGuard::enter(app.mouse, auto).map_err(AppError::Terminal)?;
@@ -228,7 +229,7 @@ where
 }
 
 /// The prompt history of earlier runs, recalled with Up and Ctrl-R; this run's prompts are
-/// added to the file (issue 11).
+/// added to the file.
 fn attach_history(app: &mut App, secret: Option<String>) {
     let Some(path) = history_file::default_path() else {
         return;
@@ -298,7 +299,7 @@ async fn event_loop(
     // A server may have failed before the subscription: what changed until now is seen here.
     mcp_view::announce_changes(app, &mut mcp_seen);
     mcp_view::drain_notices(app);
-    // Issue 11: answers of work done off the loop (the model list) come back here.
+    // Answers of work done off the loop (the model list) come back here.
     let (bg_tx, mut bg_rx) = mpsc::unbounded_channel::<AppEvent>();
     if app.context.window.is_none() {
         // The server may say how long the model's context is (vLLM's max_model_len).
@@ -449,7 +450,7 @@ fn run_effects(
             Effect::SaveSession => saved::save(app, store),
             Effect::Export { markdown, path } => saved::export_to(app, markdown, path.as_deref()),
             Effect::Quit => app.should_quit = true,
-            // Issue 11: get text out, compose.
+            // Getting text out, compose.
             Effect::Copy { text, what } => copied(app, &text, &what),
             Effect::Mouse(on) => {
                 if let Err(e) = terminal::set_mouse(on) {
@@ -463,7 +464,7 @@ fn run_effects(
                 let effects = update::update(app, AppEvent::Edited(result));
                 run_effects(app, effects, agent, store, io, background);
             }
-            // Going back, history and sessions (issue 11).
+            // Going back, history and sessions.
             Effect::History(text) => {
                 if let Some(h) = &app.history_file {
                     h.record(&text);

@@ -1,4 +1,4 @@
-//! Switching without restarting (issue 11): `/model` lists the server's models (GET `/models`)
+//! Switching without restarting: `/model` lists the server's models (GET `/models`)
 //! and switches to one; `/profile` lists the config file's profiles and switches to one.
 //!
 //! The agent owns the request settings: a switch is an `Op::SetEndpoint` it applies before its

@@ -1,4 +1,4 @@
-//! How full the context window is (issue 11), for the status bar's gauge.
+//! How full the context window is, for the status bar's gauge.
 //!
 //! Used: the last request's `prompt_tokens + completion_tokens` from the server's `usage`.
 //! When the server sent none since the conversation last changed shape (a resumed session,

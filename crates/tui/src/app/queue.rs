@@ -1,4 +1,4 @@
-//! Messages typed while a turn runs (issue 11): queued, shown in the status bar, sent one by
+//! Messages typed while a turn runs: queued, shown in the status bar, sent one by
 //! one as turns end. `Up` on an empty input takes the last one back to edit or drop; a turn
 //! the user cancelled sends nothing, and the queue goes back into the input, so no text is lost.
 

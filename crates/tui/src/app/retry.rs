@@ -1,4 +1,4 @@
-//! The retry countdown (issue 11): the agent waits before sending a request again after a
+//! The retry countdown: the agent waits before sending a request again after a
 //! transient failure ([`EngineEvent::RetryScheduled`](kimi_core::engine::EngineEvent)); the
 //! app shows it as a line of the answer's cell and in the status bar, ticking with the event
 //! loop's timer (a redraw only when the shown second changes). `Esc` cancels the turn as

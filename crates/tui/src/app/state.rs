@@ -339,7 +339,7 @@ pub struct InspectorState {
     pub hit: Option<usize>,
     /// Gaps between chunks of this many ms or more are stalls.
     pub stall_ms: u64,
-    /// The token view (`t`, issue 12).
+    /// The token view (`t`).
     pub tokens: super::inspector_tokens::TokenCursor,
 }
 
@@ -476,13 +476,13 @@ pub struct App {
     pub template: kimi_protocol::Template,
     /// `thinking` as the profile or `/thinking` set it; `None`: the model's default (on).
     pub thinking: Option<bool>,
-    // Issue 11, getting text out and themes (`/mouse`, `/theme`).
+    // Getting text out and themes (`/mouse`, `/theme`).
     /// Mouse capture is on: the wheel scrolls the app (the terminal's own selection then
     /// needs Shift). Off by default so that selecting text just works.
     pub mouse: bool,
     /// The colours the frame is drawn in (`theme` in the config, `/theme`).
     pub theme: crate::ui::theme::Theme,
-    // Going back, history and sessions (issue 11).
+    // Going back, history and sessions.
     /// The open picker (earlier messages, saved sessions): it takes the keys.
     pub picker: Option<super::picker::Picker>,
     /// Esc was pressed once on an idle, empty input: a second opens the earlier-message picker.
@@ -492,7 +492,7 @@ pub struct App {
     /// The prompt history file (`history = true` and a data directory): prompts sent are
     /// added to it; `None` keeps the history for this run only.
     pub history_file: Option<super::history_file::HistoryFile>,
-    // Issue 11: switch and limits.
+    // Switch and limits.
     /// Profiles, the endpoint in use and the server's models (`/model`, `/profile`).
     pub switch: super::models::Switch,
     /// How full the context window is (the status bar's gauge).
@@ -501,7 +501,7 @@ pub struct App {
     pub retry_wait: Option<super::retry::RetryWait>,
     /// Secrets a saved trace must never hold (the profile's API key): masked wherever found.
     pub secrets: Vec<String>,
-    // Issue 12: token level.
+    // Token level.
     /// Alternatives per token asked for (`logprobs` of the profile, `/logprobs N`; 0 off).
     pub logprobs: u8,
     /// The inspector's token view, laid out for the trace in view.

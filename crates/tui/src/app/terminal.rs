@@ -132,7 +132,7 @@ impl TerminalGuard {
     }
 }
 
-// Issue 11: `/mouse` and `Ctrl-G` (the editor gets the terminal).
+// `/mouse` and `Ctrl-G` (the editor gets the terminal).
 
 /// Mouse capture on (the wheel scrolls the app) or off (the terminal selects text).
 pub(crate) fn set_mouse(on: bool) -> io::Result<()> {

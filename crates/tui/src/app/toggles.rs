@@ -1,4 +1,4 @@
-//! `/mouse` (and its key) and `/theme`: how the app meets the terminal (issue 11).
+//! `/mouse` (and its key) and `/theme`: how the app meets the terminal.
 
 use super::event::Effect;
 use super::state::App;

@@ -126,7 +126,7 @@ fn paste(app: &mut App, text: &str) {
 
 fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     if lookup(Context::Global, &k) == Some(Action::CancelOrQuit) {
-        // A picker or a history search open: Ctrl-C closes it (issue 11).
+        // A picker or a history search open: Ctrl-C closes it.
         if app.picker.take().is_some() {
             return;
         }
@@ -157,7 +157,7 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     if app.help_open {
         return help_key(app, &k);
     }
-    // Going back, history and sessions (issue 11): the picker and the search take the keys;
+    // Going back, history and sessions: the picker and the search take the keys;
     // any key but a second Esc disarms going back.
     if app.picker.is_some() {
         return super::picker::key(app, &k, fx);
@@ -199,7 +199,7 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::ToggleCall) => toggle_pane(app),
         Some(Action::ToggleInspector) => toggle_inspector(app),
         Some(Action::ToggleReasoning) => super::reasoning_update::toggle(app),
-        // Issue 11: get text out, compose.
+        // Getting text out, compose.
         Some(Action::ToggleMouse) => super::toggles::mouse(app, None, fx),
         Some(Action::OpenEditor) => super::editor::open(app, fx),
         Some(Action::NewLine) => app.input.insert_newline(),
@@ -461,7 +461,7 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
             }
         }
     }
-    // The token view (issue 12) takes its keys first.
+    // The token view takes its keys first.
     if super::inspector_tokens::key(app, &k) {
         return;
     }
@@ -720,7 +720,7 @@ fn submit(app: &mut App, fx: &mut Vec<Effect>) {
         }
     };
     // The history keeps what was typed (`//text`), so recalling it sends the same message;
-    // the same prompt twice in a row is kept once, and the history file gets it (issue 11).
+    // the same prompt twice in a row is kept once, and the history file gets it.
     if app.history_file.is_some() {
         fx.push(Effect::History(text.clone()));
     }
@@ -940,12 +940,12 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             start_turn(app, fx, Op::Retry);
         }
         SlashCommand::Export { markdown, path } => fx.push(Effect::Export { markdown, path }),
-        // Issue 11: get text out, themes.
+        // Getting text out, themes.
         SlashCommand::Copy(target) => super::copy::copy(app, target, fx),
         SlashCommand::Mouse(on) => super::toggles::mouse(app, on, fx),
         SlashCommand::Theme(theme) => super::toggles::theme(app, theme),
         SlashCommand::Sessions => super::picker_sessions::command(app, fx),
-        // Issue 11: switching without restarting.
+        // Switching without restarting.
         SlashCommand::Model(name) => super::models::model_command(name, fx),
         SlashCommand::Profile(name) => super::models::profile_command(app, name, fx),
         SlashCommand::Unknown(msg) => app.notice(msg, true),
@@ -1058,7 +1058,6 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             super::picker_sessions::loaded(app, messages, traces);
             super::models_context::forget_measure(app);
         }
-        // Issue 11.
         EngineEvent::EndpointSet {
             mode,
             model,

@@ -69,7 +69,7 @@ pub fn prepare(app: &mut App, size: Rect, theme: &markdown::Theme) {
     let a = areas(app, size);
     transcript::prepare(app, a.transcript.width, a.transcript.height, theme);
     if app.inspector.open && app.inspector.tokens.open {
-        // The token view (issue 12) instead of the chunks.
+        // The token view instead of the chunks.
         inspector_tokens::prepare(app, a.transcript);
     } else if app.inspector.open {
         app.token_view.clear();
@@ -142,7 +142,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     {
         approval::render(frame, frame.area(), d, &app.approval_rows);
     }
-    // The picker of earlier messages or saved sessions (issue 11).
+    // The picker of earlier messages or saved sessions.
     if let Some(p) = &app.picker {
         let at = picker::area(p, a.transcript);
         p.render(at, frame.buffer_mut());

@@ -36,7 +36,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
 
 /// A part of the bar and how much it matters: when the bar is too narrow the least important
 /// parts go first (the key hints, then the token counts, ...), never the profile, the model,
-/// what is happening or the context gauge (issue 11).
+/// what is happening or the context gauge.
 struct Segment {
     keep: u8,
     span: Span<'static>,
@@ -160,7 +160,7 @@ fn always_allowed(app: &App) -> Span<'static> {
     )
 }
 
-/// `│ mouse ` while wheel scrolling is on (issue 11): the terminal's own selection then needs
+/// `│ mouse ` while wheel scrolling is on: the terminal's own selection then needs
 /// Shift, which the user must be able to see.
 fn mouse_span(app: &App) -> Span<'static> {
     if !app.mouse {

@@ -1,4 +1,4 @@
-//! Themes (issue 11): the colours every widget uses are the dark theme; the light theme is the
+//! Themes: the colours every widget uses are the dark theme; the light theme is the
 //! same frame with each colour drawn on the terminal's own background made dark enough to read
 //! on white. Done on the finished buffer (like `no_color::strip`), so every widget, the
 //! markdown theme and the syntax highlight follow without a palette threaded through them.

@@ -1,6 +1,6 @@
-//! Issue 11's defects at the level of `update` (and the drawn screen where the defect is what
-//! is shown): Ctrl-C on a draft, `//text`, readline keys, Tab revealing its pane, always-allow
-//! shown and revocable, `/export` without a path, the resume hint.
+//! Defects once found in daily use, at the level of `update` (and the drawn screen where the
+//! defect is what is shown): Ctrl-C on a draft, `//text`, readline keys, Tab revealing its
+//! pane, always-allow shown and revocable, `/export` without a path, the resume hint.
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{Decision, EngineEvent, Op};

@@ -1,4 +1,4 @@
-//! Issue 11 in `update`: `/model` and `/profile` (switching without restarting), the context
+//! In `update`: `/model` and `/profile` (switching without restarting), the context
 //! gauge, and the retry countdown.
 
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! Issue 11, getting text out and composing, at the level of `update`: `/copy` and
+//! Getting text out and composing, at the level of `update`: `/copy` and
 //! `/copy code` (numbering, errors, sanitizing, the size cap), `/mouse` and F3, `Ctrl-G` and
 //! the editor's answer, `/theme`.
 

@@ -1,4 +1,4 @@
-//! The inspector's token view (issue 12) drawn from real data: the client asks the mock server
+//! The inspector's token view drawn from real data: the client asks the mock server
 //! for logprobs over loopback, the trace is built from the stream's events, and the view is
 //! driven by key events through `update`, as the app does.
 

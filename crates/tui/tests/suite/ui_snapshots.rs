@@ -565,7 +565,7 @@ fn styled_inspector_with_marker_badges() {
     insta::assert_snapshot!(styled_screen(&mut inspector_app(), 110, 40));
 }
 
-/// Issue 11: the light theme, for a white background. The same screens as the dark snapshots
+/// The light theme, for a white background. The same screens as the dark snapshots
 /// above, every colour on the terminal's background replaced by one that reads on white.
 fn light(app: &mut App) {
     app.theme = ui::theme::Theme::Light;
@@ -629,7 +629,7 @@ fn styled_light_inspector_with_marker_badges() {
     insta::assert_snapshot!(light_screen(&mut inspector_app(), 110, 40));
 }
 
-// Issue 11: the context gauge in the status bar, at a normal level and at the warning.
+// The context gauge in the status bar, at a normal level and at the warning.
 #[test]
 fn styled_status_bar_with_the_context_gauge() {
     let mut a = app(Mode::Raw);
@@ -644,7 +644,7 @@ fn styled_status_bar_with_the_context_gauge() {
     insta::assert_snapshot!(format!("{normal}\n{warning}"));
 }
 
-// Issue 12: the inspector as a server debugger (raw beside parsed, gaps and stalls, the end of
+// The inspector as a server debugger (raw beside parsed, gaps and stalls, the end of
 // the stream, the prompt diff).
 
 /// A raw request recorded from its events as the engine records them: its prompt `prompt`,

@@ -90,7 +90,7 @@ fn trained_shape() {
 }
 
 #[test]
-fn p1_markers_are_matched_exactly_and_offsets_are_stream_positions() {
+fn markers_are_matched_exactly_and_offsets_are_stream_positions() {
     let s = "a<|im_end|><think><|kimi_image_placeholder|>b<|close|>think<|sep|>c";
     let evs = events(true, s);
     assert_eq!(
@@ -119,7 +119,7 @@ fn p1_markers_are_matched_exactly_and_offsets_are_stream_positions() {
 }
 
 #[test]
-fn p2_close_without_separator() {
+fn close_without_separator() {
     for next in [
         "<|open|>response<|sep|>",
         "<|close|>message<|sep|>",
@@ -147,7 +147,7 @@ fn p2_close_without_separator() {
 }
 
 #[test]
-fn p3_think_state() {
+fn think_state() {
     // A leading think open is consumed; later it is stray.
     let p = parse(
         true,
@@ -176,7 +176,7 @@ fn p3_think_state() {
 }
 
 #[test]
-fn p3_after_think_response_and_tools() {
+fn after_think_response_and_tools() {
     // Text between the think close and the response is content, not noted.
     let p = parse(
         true,
@@ -205,7 +205,7 @@ fn p3_after_think_response_and_tools() {
 }
 
 #[test]
-fn p3_tools_and_call_states() {
+fn tools_and_call_states() {
     // Text in the tools channel and in a call is ignored; stray markers there are dropped.
     let s = format!(
         "<|open|>tools<|sep|>junk\n{}<|close|>think<|sep|><|close|>tools<|sep|><|close|>message<|sep|>",
@@ -237,7 +237,7 @@ fn p3_tools_and_call_states() {
 }
 
 #[test]
-fn p3_closed_and_end_of_msg() {
+fn closed_and_end_of_msg() {
     let s = "a<|close|>response<|sep|><|close|>message<|sep|>junk<|open|>response<|sep|>x<|end_of_msg|>more<|close|>message<|sep|>";
     let evs = semantic(false, s);
     assert_eq!(evs.last(), Some(&Event::TurnEnd));
@@ -258,7 +258,7 @@ fn p3_closed_and_end_of_msg() {
 }
 
 #[test]
-fn p4_text_is_exact_and_a_stream_ending_in_think_is_reasoning() {
+fn text_is_exact_and_a_stream_ending_in_think_is_reasoning() {
     let p = parse(true, "  spaced \n\t");
     assert_eq!(
         (p.reasoning.as_str(), p.content.as_str()),
@@ -270,7 +270,7 @@ fn p4_text_is_exact_and_a_stream_ending_in_think_is_reasoning() {
 }
 
 #[test]
-fn p5_values_are_raw_up_to_their_closer() {
+fn values_are_raw_up_to_their_closer() {
     let raw = "a<|close|>call<|sep|><|end_of_msg|><|open|>think<|sep|><|close|>json<|sep|>b";
     let s = format!(
         r#"<|open|>tools<|sep|><|open|>call tool="f"<|sep|><|open|>argument key="v"<|sep|>{raw}<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"#
@@ -294,7 +294,7 @@ fn p5_values_are_raw_up_to_their_closer() {
 }
 
 #[test]
-fn p6_whole_answer_in_the_think_channel() {
+fn whole_answer_in_the_think_channel() {
     for (close, state_after) in [
         (
             "<|close|>response<|sep|><|close|>message<|sep|><|end_of_msg|>",
@@ -332,7 +332,7 @@ fn p6_whole_answer_in_the_think_channel() {
 }
 
 #[test]
-fn p7_thinking_off_yet_thinking() {
+fn thinking_off_yet_thinking() {
     let s = "I think.<|close|>think<|sep|><|open|>response<|sep|>Answer.<|close|>response<|sep|>";
     assert!(semantic(false, s).contains(&Event::TextWasReasoning));
     let p = parse(false, s);
@@ -350,7 +350,7 @@ fn p7_thinking_off_yet_thinking() {
 }
 
 #[test]
-fn p8_end_of_the_stream() {
+fn end_of_the_stream() {
     // Part of a token's text is text.
     for tail in ["<", "<|", "<|clo", "<|end_of_ms", "<|sep|"] {
         let p = parse(false, &format!("x{tail}"));
@@ -376,7 +376,7 @@ fn p8_end_of_the_stream() {
 }
 
 #[test]
-fn p9_stray_markers_are_dropped_and_noted_once() {
+fn stray_markers_are_dropped_and_noted_once() {
     let s = "r<|close|>think<|sep|><|open|>think<|sep|>a<|open|>response<|sep|>b<|close|>argument<|sep|>c";
     let p = parse(true, s);
     assert_eq!(p.content, "abc");
@@ -391,7 +391,7 @@ fn p9_stray_markers_are_dropped_and_noted_once() {
 }
 
 #[test]
-fn p10_calls_numbered_by_completion_names_and_arguments() {
+fn calls_numbered_by_completion_names_and_arguments() {
     let s = r#"<|open|>tools<|sep|><|open|>call tool="a&amp;b" index="7"<|sep|><|open|>argument key="q&quot;" type="number"<|sep|>1e5<|close|>argument<|sep|><|close|>call<|sep|><|open|>call index="2"<|sep|><|close|>call<|sep|><|open|>call tool="c"<|sep|><|open|>argument key="n" type="number"<|sep|>NaN<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"#;
     let evs = semantic(false, s);
     assert!(evs.contains(&Event::ToolCallArgs {
@@ -418,7 +418,7 @@ fn p10_calls_numbered_by_completion_names_and_arguments() {
 }
 
 #[test]
-fn p10_json_element_that_is_not_an_object_is_the_raw_arguments() {
+fn json_element_that_is_not_an_object_is_the_raw_arguments() {
     let s = r#"<|open|>tools<|sep|><|open|>call tool="f"<|sep|><|open|>json type="object"<|sep|>{"a": 1,<|close|>json<|sep|><|close|>call<|sep|>"#;
     let evs = events(false, s);
     let mut c = Collector::default();
@@ -437,7 +437,7 @@ fn p10_json_element_that_is_not_an_object_is_the_raw_arguments() {
 }
 
 #[test]
-fn p11_incomplete_calls_are_counted_never_run() {
+fn incomplete_calls_are_counted_never_run() {
     let s = format!(
         r#"<|open|>tools<|sep|>{CALL}<|open|>call tool="b"<|sep|><|open|>argument key="x"<|sep|>part"#
     );
@@ -459,7 +459,7 @@ fn p11_incomplete_calls_are_counted_never_run() {
 }
 
 #[test]
-fn p12_each_kind_is_noted_once() {
+fn each_kind_is_noted_once() {
     let s =
         "a<|sep|>b<|sep|>c<|close|>think<|sep|><|close|>response<|sep|>x<|close|>response<|sep|>y";
     let p = parse(false, s);

@@ -1,4 +1,5 @@
-//! Section 3/4 rules one by one; the public golden vectors run in `tests/suite/family.rs`.
+//! The thinking templates' rules one by one; the public golden vectors run in
+//! `tests/suite/family.rs`.
 
 use serde_json::json;
 

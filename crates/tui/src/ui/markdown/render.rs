@@ -709,7 +709,7 @@ impl<'a> Renderer<'a, '_> {
                 natural[c] = natural[c].max(spans_width(cell));
             }
         }
-        // Columns narrower than their text wrap it (issue 11): nothing is cut off.
+        // Columns narrower than their text wrap it: nothing is cut off.
         let (first, _) = self.prefixes();
         let avail = self.width.saturating_sub(spans_width(&first));
         let widths = column_widths(&natural, avail.saturating_sub(3 * cols.saturating_sub(1)));

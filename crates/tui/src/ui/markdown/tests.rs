@@ -241,7 +241,7 @@ fn snapshot_table() {
         find_span(&lines, " │ ").1.style,
         Theme::default().table_border
     );
-    // Too wide: the cells wrap inside their columns; nothing is cut off (issue 11).
+    // Too wide: the cells wrap inside their columns; nothing is cut off.
     let narrow = md(text, 12);
     assert_fits(&narrow, 12, "table");
     insta::assert_snapshot!("table_narrow", plain(&narrow));
