@@ -121,7 +121,7 @@ impl Marker {
 
     /// The token id from `added_tokens_decoder`; `None` for spellings that are not registered.
     /// `<think>`/`</think>` get their K2.5/K2.6 ids (163606/163607); for K2-Thinking those ids
-    /// are presumed, not confirmed (spec section 6): ask [`Marker::token_id_in`] when the
+    /// are presumed, not confirmed by its tokenizer configuration: ask [`Marker::token_id_in`] when the
     /// template is known.
     pub const fn token_id(self) -> Option<u32> {
         match self {

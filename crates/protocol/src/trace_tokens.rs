@@ -1,4 +1,4 @@
-//! Token-level data of one answer (issue 12): every token the server reported with its id, its
+//! Token-level data of one answer: every token the server reported with its id, its
 //! text, its log-probability and (with `logprobs = N > 0`) its top alternatives.
 //!
 //! The client turns each endpoint's shape into [`TokenLogprob`]s ([`StreamEvent::Tokens`]);

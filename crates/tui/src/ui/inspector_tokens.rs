@@ -1,4 +1,4 @@
-//! The inspector's token view (issue 12): every token of the answer with its real boundaries,
+//! The inspector's token view: every token of the answer with its real boundaries,
 //! shaded by probability, markers badged with the id the server produced (markers spread over
 //! ordinary tokens flagged), and the selected token's id, probability and top alternatives in
 //! a pane below. The lines come from [`TokenView`](super::inspector_tokens_view::TokenView),

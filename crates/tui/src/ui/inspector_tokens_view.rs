@@ -1,4 +1,4 @@
-//! The inspector's token view, laid out and kept between frames (issue 12): tokens flow into
+//! The inspector's token view, laid out and kept between frames: tokens flow into
 //! lines of the view's width, each shaded by its probability, markers badged with the id the
 //! server produced, markers spread over ordinary tokens flagged. Tokens are appended as they
 //! arrive; only a marker completed by a new token lays out again the lines it touches, so a

@@ -55,7 +55,7 @@ pub struct InspectorView {
     data_end: usize,
     /// Markers of the trace already taken into account.
     markers: usize,
-    // Issue 12: the prompt diff, the end of the stream, the stalls.
+    // The prompt diff, the end of the stream, the stalls.
     /// The prompt diff against the request before (built once per trace, see
     /// [`prompt_diff`](Self::prompt_diff)) and what it was built for.
     diff: Vec<Line<'static>>,
