@@ -50,7 +50,7 @@ struct Delta<'a> {
     /// Reasoning: Moonshot, SGLang, vLLM before its rename.
     #[serde(default, borrow)]
     reasoning_content: Option<Cow<'a, str>>,
-    /// Reasoning: OpenRouter, vLLM after PR #27752.
+    /// Reasoning: OpenRouter, recent vLLM (which renamed the field).
     #[serde(default, borrow)]
     reasoning: Option<Cow<'a, str>>,
 }
@@ -103,7 +103,7 @@ struct Slot {
     begun: bool,
     complete: bool,
     /// A marker call's events held back until it ends, because structured calls exist and it
-    /// may be a leaked copy of one of them (vLLM before PR #31207).
+    /// may be a leaked copy of one of them (older vLLM versions stream both).
     held: Option<Vec<StreamEvent>>,
     /// A marker copy of a structured call: dropped, never run.
     duplicate: bool,

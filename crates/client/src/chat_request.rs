@@ -16,7 +16,7 @@ pub enum ReasoningField {
     /// Moonshot's API, SGLang, vLLM before its rename.
     #[default]
     ReasoningContent,
-    /// vLLM after PR #27752, OpenRouter.
+    /// Recent vLLM (which renamed the field), OpenRouter.
     Reasoning,
     Both,
     /// Strict OpenAI-compatible servers that reject unknown fields.

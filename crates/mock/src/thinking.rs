@@ -163,8 +163,8 @@ fn reasoning_delta(header: &Header, key: &str, text: String) -> Bytes {
     header.chat_delta(Value::Object(delta))
 }
 
-/// `--duplicate-calls`: the calls' markers leaked into `content` as well (vLLM before PR
-/// #31207), just before the final event.
+/// `--duplicate-calls`: the calls' markers leaked into `content` as well (as older vLLM
+/// versions did), just before the final event.
 pub fn leak_markers(events: Vec<Bytes>, header: &Header, text: &str) -> Vec<Bytes> {
     let at = events
         .iter()
