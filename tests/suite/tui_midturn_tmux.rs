@@ -8,6 +8,20 @@ use std::path::Path;
 use super::mock_process::MockProcess;
 use serde_json::Value;
 
+/// The newest saved session that `done` accepts, waiting up to 10 s for the writer thread
+/// (the last one read when none does, for the assertion's message).
+fn saved_within(home: &Path, done: impl Fn(&Value) -> bool) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..100 {
+        if let Some(s) = sessions(home).into_iter().rev().find(|s| done(s)) {
+            return s;
+        }
+        last = sessions(home).pop().unwrap_or(Value::Null);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    last
+}
+
 /// The saved sessions, newest last by modification time.
 fn sessions(home: &Path) -> Vec<Value> {
     // Read through the session store: journals (`ID.jsonl`) replayed into whole sessions.
@@ -54,8 +68,8 @@ fn system_mode_and_clear_typed_mid_answer_are_applied_not_refused() {
         "both applied once the answer ended",
     );
     assert!(done.contains("```") || done.contains("Rust"), "{done}");
-    let saved = sessions(&home);
-    let s = saved.last().expect("a saved session");
+    // The session writer is a thread of its own: its file catches up with the screen shortly.
+    let s = saved_within(&home, |s| s["messages"][0]["content"] == "Be terse.");
     assert_eq!(s["messages"][0]["content"], "Be terse.", "{s}");
     assert_eq!(s["messages"][1]["content"], "Tell me about Rust.");
     assert_eq!(s["messages"][2]["role"], "assistant");
@@ -77,11 +91,9 @@ fn system_mode_and_clear_typed_mid_answer_are_applied_not_refused() {
     );
     let cleared = t.wait_for(&["Conversation cleared.", "│ idle │"], "the clear");
     assert!(!cleared.contains("Tell me about Rust."), "{cleared}");
-    let saved = sessions(&home);
-    let s = saved
-        .iter()
-        .find(|s| s["messages"].as_array().is_some_and(|m| m.len() == 5))
-        .expect("the first conversation, whole");
+    let s = saved_within(&home, |s| {
+        s["messages"].as_array().is_some_and(|m| m.len() == 5)
+    });
     assert_eq!(s["messages"][0]["content"], "Be terse.");
     assert_eq!(s["messages"][3]["content"], "hello");
     assert!(
