@@ -141,6 +141,8 @@ fn messages_json(ep: &Endpoint, messages: &[Message]) -> Vec<Value> {
                 return v;
             };
             map.remove("reasoning_content");
+            // Ours, not the API's: the tool message says the edit in its text.
+            map.remove("edited_arguments");
             if m.role != "assistant" {
                 return v;
             }

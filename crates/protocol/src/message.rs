@@ -35,6 +35,11 @@ pub struct Message {
     /// chat mode sends it back. `None` when the model produced none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_content: Option<String>,
+    /// A tool result's call ran with arguments the user edited in the approval dialog: these.
+    /// Kept with the result (the assistant message stays as the model wrote it) so that a
+    /// prompt format that writes a call's arguments out (Kimi K3) can show what really ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_arguments: Option<String>,
 }
 
 /// What a message looks like on the way in: every reasoning alias kept apart so that the
@@ -56,6 +61,8 @@ struct WireMessage {
     thinking: Option<Value>,
     #[serde(default)]
     reasoning: Option<Value>,
+    #[serde(default)]
+    edited_arguments: Option<String>,
 }
 
 impl From<WireMessage> for Message {
@@ -77,6 +84,7 @@ impl From<WireMessage> for Message {
             tool_calls: w.tool_calls,
             tool_call_id: w.tool_call_id,
             reasoning_content: reasoning,
+            edited_arguments: w.edited_arguments,
         }
     }
 }
@@ -141,6 +149,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             reasoning_content: None,
+            edited_arguments: None,
         }
     }
 

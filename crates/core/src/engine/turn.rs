@@ -63,12 +63,13 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
             return outcome;
         }
         for (index, call) in calls.iter().enumerate() {
-            let content = if io.cancel.is_cancelled() {
-                "[cancelled by the user before it ran]".to_owned()
+            let (content, edited) = if io.cancel.is_cancelled() {
+                ("[cancelled by the user before it ran]".to_owned(), None)
             } else {
                 handle_call(state, io, index, call).await
             };
-            let message = Message::tool_result(&call.id, &call.function.name, content);
+            let mut message = Message::tool_result(&call.id, &call.function.name, content);
+            message.edited_arguments = edited;
             state.append(io, message).await;
         }
         if io.cancel.is_cancelled() {
@@ -162,8 +163,14 @@ async fn deliver(
     io.emit(EngineEvent::Stream(event)).await;
 }
 
-/// Decide about one call and run it if approved; the content of its `tool` message.
-async fn handle_call(state: &mut State, io: &mut Io, index: usize, call: &ToolCall) -> String {
+/// Decide about one call and run it if approved; the content of its `tool` message, and the
+/// arguments it ran with when the user edited them.
+async fn handle_call(
+    state: &mut State,
+    io: &mut Io,
+    index: usize,
+    call: &ToolCall,
+) -> (String, Option<String>) {
     let toolbox = &state.toolbox;
     let always_allow = &mut state.always_allow;
     let name = &call.function.name;
@@ -176,10 +183,13 @@ async fn handle_call(state: &mut State, io: &mut Io, index: usize, call: &ToolCa
                 name: name.clone(),
                 known: Vec::new(),
             });
-        return refuse(io, index, call, problem).await;
+        return (refuse(io, index, call, problem).await, None);
     };
     if spec.approval == Approval::Deny {
-        return refuse(io, index, call, CallProblem::denied_by_config(name)).await;
+        return (
+            refuse(io, index, call, CallProblem::denied_by_config(name)).await,
+            None,
+        );
     }
     let mut arguments = call.function.arguments.clone();
     // Ask until the arguments are valid and approved, or the call is denied.
@@ -219,7 +229,7 @@ async fn handle_call(state: &mut State, io: &mut Io, index: usize, call: &ToolCa
                     Some(p) if reason.is_none() => p,
                     _ => CallProblem::declined_by_user(reason),
                 };
-                return refuse(io, index, call, problem).await;
+                return (refuse(io, index, call, problem).await, None);
             }
             Decision::Approve {
                 arguments: approved,
@@ -228,7 +238,7 @@ async fn handle_call(state: &mut State, io: &mut Io, index: usize, call: &ToolCa
                 // An edit that is still invalid: ask again, showing the new problems.
                 Err(_) if approved != arguments => arguments = approved,
                 // Approving arguments known to be invalid is refused, never looped on.
-                Err(problem) => return refuse(io, index, call, problem).await,
+                Err(problem) => return (refuse(io, index, call, problem).await, None),
             },
         }
     };
@@ -265,8 +275,9 @@ async fn handle_call(state: &mut State, io: &mut Io, index: usize, call: &ToolCa
             Err(out) => break out,
         }
     };
-    if arguments != call.function.arguments {
-        content = format!("[the user edited the arguments to: {arguments}]\n{content}");
+    let edited = (arguments != call.function.arguments).then(|| arguments.clone());
+    if let Some(a) = &edited {
+        content = format!("[the user edited the arguments to: {a}]\n{content}");
     }
     io.emit(EngineEvent::ToolFinished {
         index,
@@ -274,7 +285,7 @@ async fn handle_call(state: &mut State, io: &mut Io, index: usize, call: &ToolCa
         outcome: Box::new(outcome),
     })
     .await;
-    content
+    (content, edited)
 }
 
 /// Whether "always allow" covers `spec` now: `None` when it was never given, `Some(false)` when

@@ -404,11 +404,29 @@ async fn edited_arguments_are_revalidated_then_run() {
         result.contains("edited") && result.contains("Lyon"),
         "{result}"
     );
-    // History keeps the model's call verbatim.
+    // History keeps the model's call verbatim; the result records what really ran, for a
+    // prompt format that writes calls out (K3) to show.
     assert_eq!(
         r.conversation[2].tool_calls[0].function.arguments,
         r#"{"city": 42}"#
     );
+    assert_eq!(
+        r.tool_messages()[0].edited_arguments.as_deref(),
+        Some(r#"{"city": "Lyon"}"#)
+    );
+    let prompt = kimi_protocol::k3::render_messages(
+        &r.conversation,
+        &[],
+        &kimi_protocol::k3::K3Options::default(),
+    )
+    .expect("renders");
+    assert!(
+        prompt.contains(
+            "<|open|>argument key=\"city\" type=\"string\"<|sep|>Lyon<|close|>argument<|sep|>"
+        ),
+        "the edited arguments as typed arguments: {prompt}"
+    );
+    assert!(!prompt.contains("edited_arguments"), "{prompt}");
 }
 
 #[tokio::test]

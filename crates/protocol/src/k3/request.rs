@@ -64,7 +64,7 @@ pub fn render_messages(
     tools: &[Value],
     opts: &K3Options,
 ) -> Result<String, K3Error> {
-    let messages = messages
+    let mut messages = messages
         .iter()
         .enumerate()
         .map(|(i, m)| {
@@ -72,6 +72,35 @@ pub fn render_messages(
                 .map_err(|e| K3Error::at(i, "R5", format!("cannot be written as JSON: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    apply_edits(&mut messages);
     let tools = (!tools.is_empty()).then(|| Value::Array(tools.to_vec()));
     render(&messages, tools.as_ref(), opts)
+}
+
+/// A call whose arguments the user edited before it ran is written with the edited arguments:
+/// K3 writes a call's arguments out as typed elements, so the prompt shows what really ran. The
+/// edit rides on the tool result (`edited_arguments`); the assistant message before it holds
+/// the call with that id.
+fn apply_edits(messages: &mut [Value]) {
+    for i in 0..messages.len() {
+        let Some(edited) = messages[i]
+            .as_object_mut()
+            .and_then(|m| m.remove("edited_arguments"))
+        else {
+            continue;
+        };
+        let Some(id) = messages[i].get("tool_call_id").cloned() else {
+            continue;
+        };
+        let call = messages[..i]
+            .iter_mut()
+            .rev()
+            .find(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+            .and_then(|m| m.get_mut("tool_calls"))
+            .and_then(Value::as_array_mut)
+            .and_then(|calls| calls.iter_mut().find(|c| c.get("id") == Some(&id)));
+        if let Some(function) = call.and_then(|c| c.get_mut("function")) {
+            function["arguments"] = edited;
+        }
+    }
 }
