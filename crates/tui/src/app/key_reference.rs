@@ -1,5 +1,5 @@
 //! The README's key and command reference, generated from the one key table and the command
-//! list, so that the README lists exactly what works (a root test compares the two).
+//! table, so that the README lists exactly what works (a root test compares the two).
 
 use super::commands::help_rows;
 use super::keys::{SECTIONS, TABLE};

@@ -1,4 +1,5 @@
 //! `update`: the only place the app's state changes. Events in, state changed, effects out.
+//! Time comes in with the event (`now`, kept in `app.now`): nothing here reads the clock.
 
 use std::time::Instant;
 
