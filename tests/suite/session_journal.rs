@@ -19,7 +19,11 @@ use kimi_protocol::{Mode, Trace};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::saved;
 use kimi_ui::app::state::{App, Connection, Entry};
-use kimi_ui::app::update::update;
+
+/// `update` with the event stamped now, as the event loop does.
+fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
+    kimi_ui::app::update::update(app, event, std::time::Instant::now())
+}
 
 const WAIT: Duration = Duration::from_secs(10);
 const SECRET: &str = "sk-journal-secret-4711";

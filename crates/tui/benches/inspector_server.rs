@@ -20,8 +20,12 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_protocol::{Mode, RequestSent, StreamEvent, Trace};
 use kimi_ui::app::event::AppEvent;
 use kimi_ui::app::state::App;
-use kimi_ui::app::update::update;
 use kimi_ui::ui;
+
+/// `update` with the event stamped now, as the event loop does.
+fn update(app: &mut kimi_ui::app::state::App, event: AppEvent) -> Vec<kimi_ui::app::event::Effect> {
+    kimi_ui::app::update::update(app, event, std::time::Instant::now())
+}
 
 /// About `bytes` of completion recorded event by event, as the agent records a stream.
 fn recorded_trace(bytes: usize) -> Trace {

@@ -10,8 +10,12 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_ui::app::event::AppEvent;
 use kimi_ui::app::paste::MAX_DRAFT_BYTES;
-use kimi_ui::app::update::update;
 use kimi_ui::ui;
+
+/// `update` with the event stamped now, as the event loop does.
+fn update(app: &mut kimi_ui::app::state::App, event: AppEvent) -> Vec<kimi_ui::app::event::Effect> {
+    kimi_ui::app::update::update(app, event, std::time::Instant::now())
+}
 
 /// About 10 MB of log-like lines (CRLF, as some terminals send), or one 10 MB line.
 fn pasted(lines: bool) -> String {

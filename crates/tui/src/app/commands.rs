@@ -51,51 +51,276 @@ pub(crate) enum SlashCommand {
     Unknown(String),
 }
 
-pub(crate) const HELP: &[(&str, &str)] = &[
-    (
-        "/mode raw|chat",
-        "switch between raw completions and the chat endpoint",
-    ),
-    (
-        "/thinking on|off",
-        "thinking models (K2.5/K2.6): think or not, from the next request",
-    ),
-    ("/clear", "start a new conversation"),
-    ("/system TEXT", "set the system prompt (no text: show it)"),
-    (
-        "/tools",
-        "list the configured tools and their approval policy",
-    ),
-    (
-        "/tools revoke [NAME]",
-        "ask again for a tool (or all) you always allowed",
-    ),
-    ("/inspector", "open the raw-stream inspector (Ctrl-T)"),
-    ("/retry", "send the last user message again"),
-    (
-        "/export [md|json] [PATH]",
-        "write the conversation as Markdown or OpenAI-shape JSON (no path: ./kimi-SESSION.md)",
-    ),
-    (
-        "/sessions",
-        "pick a saved session and resume it here (as --session does)",
-    ),
-    (
-        "/model [NAME]",
-        "the server's models (no name), or switch to NAME from the next request",
-    ),
-    (
-        "/profile [NAME]",
-        "the config's profiles (no name), or switch to NAME without restarting",
-    ),
-    (
-        "/logprobs N",
-        "token-level data: ids, logprobs, N alternatives (0 off; the inspector's t view)",
-    ),
-    (
-        "/mcp",
-        "MCP servers: tools and approval, resources, prompts, log",
-    ),
+/// One form of a command in the help: its usage, what it does, and an input that parses as
+/// this form (checked by a test, so the usage cannot drift from the parser).
+#[derive(Debug)]
+pub(crate) struct Form {
+    pub usage: &'static str,
+    pub help: &'static str,
+    // Read by the tests only: they are what keeps usage and parser together.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub example: &'static str,
+}
+
+/// A slash command: the one place its name, aliases, help and argument parser live. Parsing,
+/// the help overlay, the README's command list and "did you mean" all read [`COMMANDS`].
+#[derive(Debug)]
+pub(crate) struct Command {
+    /// Without the slash.
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    /// The first form is the command's own; more forms are sub-commands (`/tools revoke`).
+    pub forms: &'static [Form],
+    /// The arguments (trimmed) to the command, or `Unknown` with the usage message.
+    pub parse: fn(&str) -> SlashCommand,
+}
+
+const fn form(usage: &'static str, help: &'static str, example: &'static str) -> Form {
+    Form {
+        usage,
+        help,
+        example,
+    }
+}
+
+/// `Some(arg)` unless the argument is empty.
+fn optional(arg: &str) -> Option<String> {
+    (!arg.is_empty()).then(|| arg.to_owned())
+}
+
+/// Every slash command, in the order of the help.
+pub(crate) static COMMANDS: &[Command] = &[
+    Command {
+        name: "mode",
+        aliases: &[],
+        forms: &[form(
+            "/mode raw|chat",
+            "switch between raw completions and the chat endpoint",
+            "/mode raw",
+        )],
+        parse: |arg| match arg {
+            "raw" => SlashCommand::Mode(Mode::Raw),
+            "chat" => SlashCommand::Mode(Mode::Chat),
+            _ => SlashCommand::Unknown("usage: /mode raw|chat".into()),
+        },
+    },
+    Command {
+        name: "thinking",
+        aliases: &[],
+        forms: &[form(
+            "/thinking on|off",
+            "thinking models (K2.5/K2.6): think or not, from the next request",
+            "/thinking off",
+        )],
+        parse: |arg| match arg {
+            "on" => SlashCommand::Thinking(true),
+            "off" => SlashCommand::Thinking(false),
+            _ => SlashCommand::Unknown("usage: /thinking on|off".into()),
+        },
+    },
+    Command {
+        name: "clear",
+        aliases: &[],
+        forms: &[form("/clear", "start a new conversation", "/clear")],
+        parse: |_| SlashCommand::Clear,
+    },
+    Command {
+        name: "system",
+        aliases: &[],
+        forms: &[form(
+            "/system TEXT",
+            "set the system prompt (no text: show it)",
+            "/system Be brief.",
+        )],
+        parse: |arg| SlashCommand::System(optional(arg)),
+    },
+    Command {
+        name: "tools",
+        aliases: &[],
+        forms: &[
+            form(
+                "/tools",
+                "list the configured tools and their approval policy",
+                "/tools",
+            ),
+            form(
+                "/tools revoke [NAME]",
+                "ask again for a tool (or all) you always allowed",
+                "/tools revoke get_weather",
+            ),
+        ],
+        parse: |arg| match arg.split_once(char::is_whitespace).unwrap_or((arg, "")) {
+            ("", _) => SlashCommand::Tools,
+            ("revoke", name) => SlashCommand::Revoke(optional(name.trim())),
+            _ => SlashCommand::Unknown("usage: /tools, or /tools revoke [NAME]".into()),
+        },
+    },
+    Command {
+        name: "inspector",
+        aliases: &[],
+        forms: &[form(
+            "/inspector",
+            "open the raw-stream inspector (Ctrl-T)",
+            "/inspector",
+        )],
+        parse: |_| SlashCommand::Inspector,
+    },
+    Command {
+        name: "retry",
+        aliases: &[],
+        forms: &[form("/retry", "send the last user message again", "/retry")],
+        parse: |_| SlashCommand::Retry,
+    },
+    Command {
+        name: "export",
+        aliases: &[],
+        forms: &[form(
+            "/export [md|json] [PATH]",
+            "write the conversation as Markdown or OpenAI-shape JSON (no path: ./kimi-SESSION.md)",
+            "/export json /tmp/a.json",
+        )],
+        parse: |arg| {
+            let (fmt, path) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
+            let path = optional(path.trim());
+            match fmt {
+                "" | "md" => SlashCommand::Export {
+                    markdown: true,
+                    path,
+                },
+                "json" => SlashCommand::Export {
+                    markdown: false,
+                    path,
+                },
+                _ => SlashCommand::Unknown("usage: /export [md|json] [PATH]".into()),
+            }
+        },
+    },
+    Command {
+        name: "sessions",
+        aliases: &[],
+        forms: &[form(
+            "/sessions",
+            "pick a saved session and resume it here (as --session does)",
+            "/sessions",
+        )],
+        parse: |_| SlashCommand::Sessions,
+    },
+    Command {
+        name: "model",
+        aliases: &[],
+        forms: &[form(
+            "/model [NAME]",
+            "the server's models (no name), or switch to NAME from the next request",
+            "/model kimi-k2.5",
+        )],
+        parse: |arg| SlashCommand::Model(optional(arg)),
+    },
+    Command {
+        name: "profile",
+        aliases: &[],
+        forms: &[form(
+            "/profile [NAME]",
+            "the config's profiles (no name), or switch to NAME without restarting",
+            "/profile moonshot",
+        )],
+        parse: |arg| SlashCommand::Profile(optional(arg)),
+    },
+    Command {
+        name: "logprobs",
+        aliases: &[],
+        forms: &[form(
+            "/logprobs N",
+            "token-level data: ids, logprobs, N alternatives (0 off; the inspector's t view)",
+            "/logprobs 5",
+        )],
+        parse: |arg| match arg.parse::<u8>() {
+            _ if arg.is_empty() => SlashCommand::Logprobs(None),
+            Ok(n) if n <= kimi_client::logprobs::MAX_LOGPROBS => SlashCommand::Logprobs(Some(n)),
+            _ => SlashCommand::Unknown(format!(
+                "usage: /logprobs N, N from 0 (off) to {} alternatives per token",
+                kimi_client::logprobs::MAX_LOGPROBS
+            )),
+        },
+    },
+    Command {
+        name: "mcp",
+        aliases: &[],
+        forms: &[form(
+            "/mcp",
+            "MCP servers: tools and approval, resources, prompts, log",
+            "/mcp",
+        )],
+        parse: |_| SlashCommand::Mcp,
+    },
+    Command {
+        name: "help",
+        aliases: &[],
+        forms: &[form("/help", "keys and commands (F1)", "/help")],
+        parse: |_| SlashCommand::Help,
+    },
+    Command {
+        name: "quit",
+        aliases: &["exit"],
+        forms: &[form("/quit", "leave (Ctrl-D on an empty input)", "/quit")],
+        parse: |_| SlashCommand::Quit,
+    },
+    // Getting text out, themes.
+    Command {
+        name: "copy",
+        aliases: &[],
+        forms: &[
+            form(
+                "/copy [N]",
+                "copy the last answer (or the Nth from the top) as Markdown, via OSC 52",
+                "/copy 2",
+            ),
+            form(
+                "/copy code [N]",
+                "copy the last (or Nth) code block of the latest answer that has one",
+                "/copy code 1",
+            ),
+        ],
+        parse: copy_command,
+    },
+    Command {
+        name: "mouse",
+        aliases: &[],
+        forms: &[form(
+            "/mouse [on|off]",
+            "wheel scrolling (F3); while on, Shift selects text in most terminals",
+            "/mouse on",
+        )],
+        parse: |arg| match arg {
+            "" => SlashCommand::Mouse(None),
+            "on" => SlashCommand::Mouse(Some(true)),
+            "off" => SlashCommand::Mouse(Some(false)),
+            _ => SlashCommand::Unknown("usage: /mouse [on|off]".into()),
+        },
+    },
+    Command {
+        name: "theme",
+        aliases: &[],
+        forms: &[form(
+            "/theme dark|light",
+            "switch the colours (`theme` in the config: dark, light or auto)",
+            "/theme light",
+        )],
+        parse: |arg| match arg {
+            "" => SlashCommand::Theme(None),
+            a => match crate::ui::theme::Theme::parse(a) {
+                Some(t) => SlashCommand::Theme(Some(t)),
+                None => SlashCommand::Unknown("usage: /theme dark|light".into()),
+            },
+        },
+    },
+];
+
+/// MCP prompt commands: `/mcp__SERVER__PROMPT`, named by the servers at run time.
+pub(crate) const MCP_PROMPT_PREFIX: &str = "mcp__";
+
+/// Help rows that are not commands of the table: the dynamic MCP prompts and the two ways to
+/// write a message that the input would otherwise read differently.
+pub(crate) const OTHER_FORMS: &[(&str, &str)] = &[
     (
         "/mcp__S__P [ARGS]",
         "MCP server S's prompt P into the input, to review and send",
@@ -104,27 +329,74 @@ pub(crate) const HELP: &[(&str, &str)] = &[
         "@SERVER:URI",
         "in a message: attach that MCP resource's text (read first)",
     ),
-    ("/help", "keys and commands (F1)"),
-    ("/quit", "leave (Ctrl-D on an empty input)"),
     ("//text", "send a message that starts with / (here /text)"),
-    // Getting text out, themes.
-    (
-        "/copy [N]",
-        "copy the last answer (or the Nth from the top) as Markdown, via OSC 52",
-    ),
-    (
-        "/copy code [N]",
-        "copy the last (or Nth) code block of the latest answer that has one",
-    ),
-    (
-        "/mouse [on|off]",
-        "wheel scrolling (F3); while on, Shift selects text in most terminals",
-    ),
-    (
-        "/theme dark|light",
-        "switch the colours (`theme` in the config: dark, light or auto)",
-    ),
 ];
+
+/// The help's command list, `(usage, what it does)`: every form of every command (aliases
+/// next to the command's own usage), then [`OTHER_FORMS`].
+pub(crate) fn help_rows() -> Vec<(String, &'static str)> {
+    let mut rows = Vec::new();
+    for c in COMMANDS {
+        for (i, f) in c.forms.iter().enumerate() {
+            let mut usage = f.usage.to_owned();
+            if i == 0 {
+                for a in c.aliases {
+                    usage.push_str(&format!(", /{a}"));
+                }
+            }
+            rows.push((usage, f.help));
+        }
+    }
+    rows.extend(OTHER_FORMS.iter().map(|&(u, h)| (u.to_owned(), h)));
+    rows
+}
+
+/// The command named `name` (or one of its aliases).
+fn find(name: &str) -> Option<&'static Command> {
+    COMMANDS
+        .iter()
+        .find(|c| c.name == name || c.aliases.contains(&name))
+}
+
+/// The command that `name` was probably meant to be: one that starts with it, or one a typo
+/// or two away. `None` when nothing is close (a path like `/etc/hosts`).
+fn suggestion(name: &str) -> Option<&'static str> {
+    if name.chars().count() < 2 {
+        return None;
+    }
+    let names = || {
+        COMMANDS
+            .iter()
+            .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied()))
+    };
+    if let Some(n) = names().find(|n| n.starts_with(name)) {
+        return Some(n);
+    }
+    let limit = if name.chars().count() <= 4 { 1 } else { 2 };
+    names()
+        .map(|n| (edit_distance(name, n), n))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, n)| n)
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
 
 /// `Some(message)` when `input` is `//text`: the message `/text`, one slash taken off, so a
 /// message can start with `/` (as in Claude Code). Leading blanks before `//` go too.
@@ -142,78 +414,19 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         Some((n, a)) => (n, a.trim()),
         None => (rest, ""),
     };
-    Some(match name {
-        "mode" => match arg {
-            "raw" => SlashCommand::Mode(Mode::Raw),
-            "chat" => SlashCommand::Mode(Mode::Chat),
-            _ => SlashCommand::Unknown("usage: /mode raw|chat".into()),
-        },
-        "thinking" => match arg {
-            "on" => SlashCommand::Thinking(true),
-            "off" => SlashCommand::Thinking(false),
-            _ => SlashCommand::Unknown("usage: /thinking on|off".into()),
-        },
-        "clear" => SlashCommand::Clear,
-        "system" => SlashCommand::System((!arg.is_empty()).then(|| arg.to_owned())),
-        "tools" => match arg.split_once(char::is_whitespace).unwrap_or((arg, "")) {
-            ("", _) => SlashCommand::Tools,
-            ("revoke", name) => {
-                SlashCommand::Revoke((!name.trim().is_empty()).then(|| name.trim().to_owned()))
-            }
-            _ => SlashCommand::Unknown("usage: /tools, or /tools revoke [NAME]".into()),
-        },
-        "inspector" => SlashCommand::Inspector,
-        "retry" => SlashCommand::Retry,
-        "export" => {
-            let (fmt, path) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
-            let path = (!path.trim().is_empty()).then(|| path.trim().to_owned());
-            match fmt {
-                "" | "md" => SlashCommand::Export {
-                    markdown: true,
-                    path,
-                },
-                "json" => SlashCommand::Export {
-                    markdown: false,
-                    path,
-                },
-                _ => SlashCommand::Unknown("usage: /export [md|json] [PATH]".into()),
-            }
-        }
-        // Getting text out, themes.
-        "copy" => copy_command(arg),
-        "mouse" => match arg {
-            "" => SlashCommand::Mouse(None),
-            "on" => SlashCommand::Mouse(Some(true)),
-            "off" => SlashCommand::Mouse(Some(false)),
-            _ => SlashCommand::Unknown("usage: /mouse [on|off]".into()),
-        },
-        "theme" => match arg {
-            "" => SlashCommand::Theme(None),
-            a => match crate::ui::theme::Theme::parse(a) {
-                Some(t) => SlashCommand::Theme(Some(t)),
-                None => SlashCommand::Unknown("usage: /theme dark|light".into()),
-            },
-        },
-        "sessions" => SlashCommand::Sessions,
-        "model" => SlashCommand::Model((!arg.is_empty()).then(|| arg.to_owned())),
-        "profile" => SlashCommand::Profile((!arg.is_empty()).then(|| arg.to_owned())),
-        "logprobs" => match arg.parse::<u8>() {
-            _ if arg.is_empty() => SlashCommand::Logprobs(None),
-            Ok(n) if n <= kimi_client::logprobs::MAX_LOGPROBS => SlashCommand::Logprobs(Some(n)),
-            _ => SlashCommand::Unknown(format!(
-                "usage: /logprobs N, N from 0 (off) to {} alternatives per token",
-                kimi_client::logprobs::MAX_LOGPROBS
-            )),
-        },
-        "mcp" => SlashCommand::Mcp,
-        n if n.starts_with("mcp__") => SlashCommand::McpPrompt {
-            name: n.to_owned(),
+    if let Some(c) = find(name) {
+        return Some((c.parse)(arg));
+    }
+    if name.starts_with(MCP_PROMPT_PREFIX) {
+        return Some(SlashCommand::McpPrompt {
+            name: name.to_owned(),
             args: arg.to_owned(),
-        },
-        "help" => SlashCommand::Help,
-        "quit" | "exit" => SlashCommand::Quit,
-        other => SlashCommand::Unknown(format!("unknown command /{other}; /help lists them")),
-    })
+        });
+    }
+    Some(SlashCommand::Unknown(match suggestion(name) {
+        Some(near) => format!("unknown command /{name}; did you mean /{near}? /help lists them"),
+        None => format!("unknown command /{name}; /help lists them"),
+    }))
 }
 
 /// `/copy [N]`, `/copy code [N]`: N counts from 1.
@@ -323,6 +536,150 @@ mod tests {
             parse("/export pdf x"),
             Some(SlashCommand::Unknown(_))
         ));
+    }
+
+    /// The table entry a parsed command comes from; exhaustive, so that a new variant must
+    /// name its entry here.
+    fn entry_of(cmd: &SlashCommand) -> Option<&'static str> {
+        Some(match cmd {
+            SlashCommand::Mode(_) => "mode",
+            SlashCommand::Thinking(_) => "thinking",
+            SlashCommand::Clear => "clear",
+            SlashCommand::System(_) => "system",
+            SlashCommand::Tools | SlashCommand::Revoke(_) => "tools",
+            SlashCommand::Inspector => "inspector",
+            SlashCommand::Retry => "retry",
+            SlashCommand::Export { .. } => "export",
+            SlashCommand::Help => "help",
+            SlashCommand::Quit => "quit",
+            SlashCommand::Copy(_) => "copy",
+            SlashCommand::Mouse(_) => "mouse",
+            SlashCommand::Theme(_) => "theme",
+            SlashCommand::Sessions => "sessions",
+            SlashCommand::Model(_) => "model",
+            SlashCommand::Profile(_) => "profile",
+            SlashCommand::Logprobs(_) => "logprobs",
+            SlashCommand::Mcp => "mcp",
+            SlashCommand::McpPrompt { .. } | SlashCommand::Unknown(_) => return None,
+        })
+    }
+
+    #[test]
+    fn every_entry_parses_its_examples_and_is_in_the_help() {
+        // Compared without blanks: the help wraps its lines.
+        let flat = |s: &str| s.split_whitespace().collect::<String>();
+        let text: String = crate::ui::help::lines(200, true)
+            .iter()
+            .flat_map(|l| l.spans.iter().map(|s| s.content.to_string()))
+            .collect();
+        let text = flat(&text);
+        let help = |s: &str| text.contains(&flat(s));
+        let mut names = std::collections::HashSet::new();
+        for c in COMMANDS {
+            assert!(names.insert(c.name), "/{} twice", c.name);
+            for a in c.aliases {
+                assert!(names.insert(a), "/{a} twice");
+                let alias = parse(&format!("/{a}")).expect("a command");
+                assert_eq!(entry_of(&alias), Some(c.name), "/{a}");
+            }
+            assert!(!c.forms.is_empty(), "/{}", c.name);
+            for f in c.forms {
+                let cmd = parse(f.example).expect("a command");
+                assert_eq!(entry_of(&cmd), Some(c.name), "{}: {cmd:?}", f.example);
+                assert!(f.usage.starts_with(&format!("/{}", c.name)), "{}", f.usage);
+                assert!(help(f.usage), "{} not in the help", f.usage);
+                assert!(help(f.help), "{} not in the help", f.help);
+            }
+            for a in c.aliases {
+                assert!(help(&format!("/{a}")), "/{a} not in the help");
+            }
+        }
+        for (usage, what) in OTHER_FORMS {
+            assert!(help(usage) && help(what), "{usage}");
+        }
+    }
+
+    #[test]
+    fn the_parser_accepts_no_command_outside_the_table() {
+        // Every variant the parser can produce comes from some entry's example (or is dynamic).
+        let produced: Vec<_> = COMMANDS
+            .iter()
+            .flat_map(|c| c.forms)
+            .filter_map(|f| parse(f.example))
+            .map(|c| std::mem::discriminant(&c))
+            .collect();
+        let every = [
+            SlashCommand::Mode(Mode::Raw),
+            SlashCommand::Thinking(true),
+            SlashCommand::Clear,
+            SlashCommand::System(None),
+            SlashCommand::Tools,
+            SlashCommand::Revoke(None),
+            SlashCommand::Inspector,
+            SlashCommand::Retry,
+            SlashCommand::Export {
+                markdown: true,
+                path: None,
+            },
+            SlashCommand::Help,
+            SlashCommand::Quit,
+            SlashCommand::Copy(super::super::copy::Target::Answer(None)),
+            SlashCommand::Mouse(None),
+            SlashCommand::Theme(None),
+            SlashCommand::Sessions,
+            SlashCommand::Model(None),
+            SlashCommand::Profile(None),
+            SlashCommand::Logprobs(None),
+            SlashCommand::Mcp,
+        ];
+        for cmd in &every {
+            assert!(entry_of(cmd).is_some());
+            assert!(
+                produced.contains(&std::mem::discriminant(cmd)),
+                "{cmd:?}: no example"
+            );
+        }
+        // Names that are not in the table are unknown, whatever they look like; only the
+        // dynamic MCP prompts pass.
+        for name in [
+            "revoke", "code", "md", "json", "on", "raw", "q", "h", "?", "exit_", "quit!", "Help",
+            "MODE", "mcp_", "mcpx", "prompt", "", "session", "models",
+        ] {
+            assert!(find(name).is_none());
+            assert!(
+                matches!(parse(&format!("/{name} x")), Some(SlashCommand::Unknown(m)) if m.starts_with("unknown command")),
+                "/{name}"
+            );
+        }
+        assert!(matches!(
+            parse("/mcp__s__p"),
+            Some(SlashCommand::McpPrompt { .. })
+        ));
+    }
+
+    #[test]
+    fn unknown_commands_suggest_a_near_one_from_the_table() {
+        let unknown = |s| match parse(s) {
+            Some(SlashCommand::Unknown(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            unknown("/profle x"),
+            "unknown command /profle; did you mean /profile? /help lists them"
+        );
+        assert_eq!(
+            unknown("/ex"),
+            "unknown command /ex; did you mean /export? /help lists them"
+        );
+        assert_eq!(
+            unknown("/exi"),
+            "unknown command /exi; did you mean /exit? /help lists them"
+        );
+        assert_eq!(
+            unknown("/xyzzy"),
+            "unknown command /xyzzy; /help lists them"
+        );
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The README's key and command reference, generated from the one key table and the command
-//! list, so that the README lists exactly what works (a root test compares the two).
+//! table, so that the README lists exactly what works (a root test compares the two).
 
-use super::commands::HELP;
+use super::commands::help_rows;
 use super::keys::{SECTIONS, TABLE};
 
 /// Where the generated part of README.md starts and ends.
@@ -24,8 +24,8 @@ pub fn markdown() -> String {
         out.push('\n');
     }
     out.push_str("**Slash commands**\n\n| command | |\n| --- | --- |\n");
-    for (c, what) in HELP {
-        out.push_str(&format!("| `{}` | {} |\n", cell(c), cell(what)));
+    for (c, what) in help_rows() {
+        out.push_str(&format!("| `{}` | {} |\n", cell(&c), cell(what)));
     }
     out
 }
@@ -52,8 +52,8 @@ mod tests {
         for r in TABLE {
             assert!(md.contains(&cell(r.help)), "{r:?}");
         }
-        for (c, _) in HELP {
-            assert!(md.contains(&format!("`{}`", cell(c))), "{c}");
+        for (c, _) in help_rows() {
+            assert!(md.contains(&format!("`{}`", cell(&c))), "{c}");
         }
         let readme = format!("a\n{BEGIN}\nold\n{END}\nb\n");
         let fresh = refresh(&readme).expect("a block");

@@ -312,7 +312,7 @@ async fn event_loop(
             // A resize not yet reported: `update` must know the size the frame is drawn at.
             if app.screen != (size.width, size.height) {
                 let resize = crossterm::event::Event::Resize(size.width, size.height);
-                update::update(app, AppEvent::Terminal(resize));
+                update::update(app, AppEvent::Terminal(resize), Instant::now());
             }
             let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
             ui::prepare(app, area, &theme);
@@ -396,7 +396,9 @@ async fn event_loop(
             _ = stop.recv() => break,
             _ = tokio::time::sleep(wait) => continue,
         };
-        let effects = update::update(app, event);
+        // Each event is stamped as it comes out of the queue: the loop is the only reader of
+        // the clock for `update`.
+        let effects = update::update(app, event, Instant::now());
         let mut io = TermIo {
             terminal: &mut *terminal,
             events: &mut term_events,
@@ -408,7 +410,7 @@ async fn event_loop(
         for _ in 0..4096 {
             match agent.events.try_recv() {
                 Ok(e) => {
-                    let effects = update::update(app, AppEvent::Engine(e));
+                    let effects = update::update(app, AppEvent::Engine(e), Instant::now());
                     run_effects(app, effects, &agent, store, &mut io, &bg_tx);
                 }
                 Err(_) => break,
@@ -461,7 +463,7 @@ fn run_effects(
             }
             Effect::Editor(draft) => {
                 let result = edit_in_editor(io, app.mouse, &draft);
-                let effects = update::update(app, AppEvent::Edited(result));
+                let effects = update::update(app, AppEvent::Edited(result), Instant::now());
                 run_effects(app, effects, agent, store, io, background);
             }
             // Going back, history and sessions.

@@ -9,7 +9,7 @@ use super::state::{App, Entry};
 /// server without a reasoning parser: everything before `</think>`) arrives as one delta equal
 /// to the whole answer so far: the answer is emptied, once, and the text becomes reasoning.
 pub(super) fn reasoning(app: &mut App, text: &str) {
-    let now = Instant::now();
+    let now = app.now;
     let Some(turn) = app.current_turn() else {
         return;
     };
@@ -49,10 +49,11 @@ pub(super) fn reasoning_was_text(app: &mut App) {
 
 /// The answer (text or a call) began, or the round ended: the live cell folds.
 pub(super) fn answer_started(app: &mut App) {
+    let now = app.now;
     if let Some(turn) = app.current_turn()
         && turn.reasoning.live()
     {
-        turn.reasoning.end(Instant::now());
+        turn.reasoning.end(now);
         turn.rev += 1;
     }
 }

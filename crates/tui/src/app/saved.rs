@@ -101,7 +101,8 @@ pub fn save(app: &mut App, store: Option<&SessionStore>) {
     }
     app.saved = Some(counts);
     app.saved_rev = app.change_rev;
-    app.last_save = Some(Instant::now());
+    // The save is the effect of the event just handled: its instant, as `partial_due` reads.
+    app.last_save = Some(app.now);
 }
 
 /// The session restored was read from an old `ID.json` (or a file outside the store): its

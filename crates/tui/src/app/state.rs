@@ -462,6 +462,10 @@ pub struct App {
     pub saved_rev: u64,
     /// When the session file was last written.
     pub last_save: Option<Instant>,
+    /// The instant of the event `update` is handling (or last handled), stamped by the event
+    /// loop: `update`, what it calls and the frame drawn after it read the time here, never the
+    /// clock, so that tests make time pass by stamping events later.
+    pub now: Instant,
     /// This instance's lock on the session it writes.
     pub lock: Option<kimi_core::session::SessionLock>,
     /// What the session journal holds, and its writer thread.
@@ -565,6 +569,7 @@ impl App {
             change_rev: 0,
             saved_rev: 0,
             last_save: None,
+            now: Instant::now(),
             lock: None,
             journal: Default::default(),
             special_tokens_warned: false,

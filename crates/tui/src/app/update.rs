@@ -1,4 +1,5 @@
 //! `update`: the only place the app's state changes. Events in, state changed, effects out.
+//! Time comes in with the event (`now`, kept in `app.now`): nothing here reads the clock.
 
 use std::time::Instant;
 
@@ -25,8 +26,9 @@ const ERROR_CHARS: usize = 2000;
 /// Log lines of a running MCP call kept in its pane.
 const PANE_LOG_LINES: usize = 5;
 
-/// Apply one event. Returns what the event loop must do.
-pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
+/// Apply one event that happened at `now`. Returns what the event loop must do.
+pub fn update(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
+    app.now = now;
     let mut fx = Vec::new();
     apply(app, event, &mut fx);
     // Any event may change what the dialog shows (a key, a resize, a new stage).
@@ -51,11 +53,11 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
         }
         AppEvent::Tick => {
             super::elicit::drop_abandoned(app);
-            if saved::partial_due(app, Instant::now()) {
+            if saved::partial_due(app, app.now) {
                 fx.push(Effect::SaveSession);
             }
-            super::reasoning_update::tick(app, Instant::now());
-            super::retry::tick(app, Instant::now());
+            super::reasoning_update::tick(app, app.now);
+            super::retry::tick(app, app.now);
             // Spinners and elapsed times move only while something runs.
             if app.busy {
                 app.dirty = true;
@@ -784,7 +786,7 @@ fn start_turn(app: &mut App, fx: &mut Vec<Effect>, op: Op) {
     app.cancelling = false;
     app.special_tokens_warned = false;
     app.activity = Activity::Streaming {
-        since: Instant::now(),
+        since: app.now,
         chunks: 0,
     };
     fx.push(Effect::Agent(op));
@@ -989,7 +991,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             app.streaming = Some(Streaming::new(app.conversation.len()));
             app.change_rev += 1;
             app.activity = Activity::Streaming {
-                since: Instant::now(),
+                since: app.now,
                 chunks: 0,
             };
         }
@@ -1070,7 +1072,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             attempt,
             attempts,
             wait,
-        } => super::retry::scheduled(app, &error, attempt, attempts, wait, Instant::now()),
+        } => super::retry::scheduled(app, &error, attempt, attempts, wait, app.now),
         EngineEvent::ModeSet(m) => {
             app.connection.mode = m;
             if let Some(ep) = app.switch.endpoint.as_mut() {
@@ -1108,10 +1110,9 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             app.activity = Activity::RunningTool {
                 name: call.function.name.clone(),
             };
+            let now = app.now;
             if let Some(p) = app.pane_for_call(&call.id) {
-                p.state = PaneState::Running {
-                    since: Instant::now(),
-                };
+                p.state = PaneState::Running { since: now };
                 if arguments != call.function.arguments {
                     p.edited_arguments = Some(arguments);
                 }

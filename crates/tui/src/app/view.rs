@@ -172,7 +172,7 @@ pub(super) fn trace_started(app: &mut App, index: usize, trace: SharedTrace) {
         t.trace = Some(index);
     }
     app.tokens_this_round = 0;
-    app.round_started = Some(std::time::Instant::now());
+    app.round_started = Some(app.now);
 }
 
 /// The trace at `index` is complete and belongs to the message at `message_index`. Written

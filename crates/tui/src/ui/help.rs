@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::style;
 use super::wrap::wrap_line;
-use crate::app::commands::HELP;
+use crate::app::commands::help_rows;
 use crate::app::keys::{SECTIONS, TABLE, row_works};
 
 /// Columns of the key column, with its indent.
@@ -74,8 +74,8 @@ pub(crate) fn lines_with(
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled("Commands", style::accent())));
-    for (c, what) in HELP {
-        row(c, what, width, &mut lines);
+    for (c, what) in help_rows() {
+        row(&c, what, width, &mut lines);
     }
     if !mcp.prompts.is_empty() {
         lines.push(Line::default());

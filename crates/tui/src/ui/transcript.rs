@@ -405,7 +405,8 @@ impl Renderable for TranscriptView {
 /// visible cells, keep the view still when the user has scrolled up and the last cell grows,
 /// clamp the scroll position, pick the rows to draw, and evict what is far from them.
 pub fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme) {
-    let now = Instant::now();
+    // The instant of the last event, not the clock: a frame shows the state at that time.
+    let now = app.now;
     let rows = height_rows as usize;
     app.page_height = rows;
     let App {

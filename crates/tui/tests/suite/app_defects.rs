@@ -2,12 +2,12 @@
 //! defect is what is shown): Ctrl-C on a draft, `//text`, readline keys, Tab revealing its
 //! pane, always-allow shown and revocable, `/export` without a path, the resume hint.
 
+use super::update;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{Decision, EngineEvent, Op};
 use kimi_protocol::StreamEvent;
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::state::{App, Entry, PaneState, TurnState};
-use kimi_ui::app::update::update;
 use kimi_ui::ui;
 
 use super::app_update::{app, ask, ctrl, draft, enter, key, notices, screen, typed, user_turn};

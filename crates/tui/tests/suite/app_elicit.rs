@@ -2,11 +2,11 @@
 //! time, the user's keys fill the form, and only Enter (a valid form), Ctrl-D or Esc answer;
 //! a question the server gave up on goes with a notice.
 
+use super::update;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::tools::mcp::{ElicitAsk, ElicitReply, Field, FieldKind};
 use kimi_ui::app::event::AppEvent;
 use kimi_ui::app::state::{App, Entry};
-use kimi_ui::app::update::update;
 use serde_json::json;
 use tokio::sync::oneshot::Receiver;
 use tokio::sync::oneshot::error::TryRecvError;

@@ -3,6 +3,7 @@
 //! input, the cut part kept in the file, and resume giving the conversation after the cut.
 
 use super::app_update::draft;
+use super::update;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{EngineEvent, Op, TurnOutcome, user_message_index};
 use kimi_core::session::SessionStore;
@@ -11,7 +12,6 @@ use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::picker::PickTarget;
 use kimi_ui::app::saved;
 use kimi_ui::app::state::{App, Entry};
-use kimi_ui::app::update::update;
 
 use super::app_sessions::app;
 

@@ -2,13 +2,13 @@
 //! hub's work is asked for as effects and its answers come back as events, so `update` never
 //! waits on a server.
 
+use super::update;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::Op;
 use kimi_core::tools::mcp::{PromptInfo, PromptText, ResourceInfo, ServerReport, ServerStatus};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::mcp_view::{Ready, mcp_report};
 use kimi_ui::app::state::{App, Entry};
-use kimi_ui::app::update::update;
 use serde_json::json;
 
 fn app_with_docs() -> App {

@@ -3,6 +3,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
+use super::update;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{EngineEvent, Op, SharedTrace, TurnOutcome, set_system};
 use kimi_core::session::{Session, SessionStore};
@@ -12,7 +13,6 @@ use kimi_protocol::{Mode, StreamEvent, Trace};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::saved;
 use kimi_ui::app::state::{App, Connection, Entry, PaneState, TurnState};
-use kimi_ui::app::update::update;
 
 /// An app with a new session, as `kimi-tui` starts one.
 pub(super) fn app() -> App {

@@ -3,6 +3,7 @@
 //! current one is saved first, the chosen one is locked, its transcript rebuilt, its
 //! conversation handed to the agent, and this run appends to its journal. Refused mid-turn.
 
+use super::update;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{EngineEvent, Op};
 use kimi_core::session::{Session, SessionStore};
@@ -12,7 +13,6 @@ use kimi_ui::app::picker::PickTarget;
 use kimi_ui::app::picker_sessions;
 use kimi_ui::app::saved;
 use kimi_ui::app::state::{App, Entry};
-use kimi_ui::app::update::update;
 
 use super::app_go_back::users;
 use super::app_sessions::app;

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::update;
 use crossterm::event::KeyCode;
 use kimi_client::{BackendError, Endpoint, ModelInfo};
 use kimi_core::config::Profile;
@@ -11,7 +12,6 @@ use kimi_protocol::{Message, Mode, StreamEvent, Template, Trace, Usage};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::models::ModelsThen;
 use kimi_ui::app::state::{App, Entry};
-use kimi_ui::app::update::update;
 
 use super::app_update::{app, enter, key, notices, typed};
 

@@ -2,11 +2,11 @@
 //! `/copy code` (numbering, errors, sanitizing, the size cap), `/mouse` and F3, `Ctrl-G` and
 //! the editor's answer, `/theme`.
 
+use super::update;
 use crossterm::event::{Event, KeyCode, KeyModifiers};
 use kimi_ui::app::clipboard::MAX_COPY_BYTES;
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::state::{App, AssistantTurn, Entry, TurnState};
-use kimi_ui::app::update::update;
 use kimi_ui::ui::theme::Theme;
 
 use super::app_update::{app, ctrl, draft, enter, key, notices, typed};

@@ -1,6 +1,7 @@
 //! The app's `update` driven by key events, as the event loop drives it: approvals, denial
 //! with a reason, always-allow, editing arguments, cancelling mid-stream, retry.
 
+use super::update;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{
     ApprovalRequest, Decision, EngineEvent, Op, SharedTrace, TurnOutcome, set_system,
@@ -10,7 +11,6 @@ use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, StreamEvent, Trace};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::state::{App, Connection, DialogStage, Entry, PaneState, TurnState};
-use kimi_ui::app::update::update;
 use serde_json::json;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -2,6 +2,7 @@
 //! shared ids 163586-163589), each XTML element named once, what each chunk produced in K3's
 //! words, and the token view flagging a marker spelled from ordinary tokens.
 
+use super::update;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::tools::Toolbox;
 use kimi_protocol::k3::parser::K3Parser;
@@ -11,7 +12,6 @@ use kimi_protocol::{
 };
 use kimi_ui::app::event::AppEvent;
 use kimi_ui::app::state::{App, Connection};
-use kimi_ui::app::update::update;
 use serde_json::json;
 
 use super::ui_snapshots::{screen, styled_screen};

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::{update, update_after};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{EngineEvent, Op};
 use kimi_core::tools::Toolbox;
@@ -10,7 +11,6 @@ use kimi_protocol::{Mode, StreamEvent, Template};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::reasoning::Reasoning;
 use kimi_ui::app::state::{App, AssistantTurn, Connection, Entry};
-use kimi_ui::app::update::update;
 use ratatui::style::{Color, Modifier};
 use ratatui::text::Line;
 
@@ -132,11 +132,13 @@ fn the_live_timer_counts_up_between_deltas_and_stops_when_folded() {
     let s = screen(&mut a, 60, 12);
     assert!(thinking_secs(&s).is_some_and(|t| t < 1.0), "{s}");
     // No delta for over a second: the ticker alone moves the timer (it lays the cell out
-    // again once a second, not at every 100 ms tick).
-    std::thread::sleep(Duration::from_millis(1100));
-    update(&mut a, AppEvent::Tick);
+    // again once a second, not at every 100 ms tick). Time passes by the ticks' instants.
     let rev = turn(&a).rev;
-    update(&mut a, AppEvent::Tick);
+    update_after(&mut a, Duration::from_millis(900), AppEvent::Tick);
+    assert_eq!(turn(&a).rev, rev, "not yet a second");
+    update_after(&mut a, Duration::from_millis(200), AppEvent::Tick);
+    let rev = turn(&a).rev;
+    update_after(&mut a, Duration::from_millis(100), AppEvent::Tick);
     assert_eq!(turn(&a).rev, rev, "at most one layout a second");
     assert!(a.dirty);
     let s = screen(&mut a, 60, 12);
@@ -144,8 +146,7 @@ fn the_live_timer_counts_up_between_deltas_and_stops_when_folded() {
     // Folded: the ticks no longer touch the cell.
     stream(&mut a, StreamEvent::Text("Done.".into()));
     let rev = turn(&a).rev;
-    std::thread::sleep(Duration::from_millis(1000));
-    update(&mut a, AppEvent::Tick);
+    update_after(&mut a, Duration::from_millis(1000), AppEvent::Tick);
     assert_eq!(turn(&a).rev, rev);
 }
 

@@ -2,6 +2,7 @@
 //! for logprobs over loopback, the trace is built from the stream's events, and the view is
 //! driven by key events through `update`, as the app does.
 
+use super::update;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_client::{Backend, Endpoint};
 use kimi_core::tools::Toolbox;
@@ -9,7 +10,6 @@ use kimi_mock::{MockOptions, MockServer};
 use kimi_protocol::{Message, Mode, StreamEvent, Trace};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::state::{App, Connection};
-use kimi_ui::app::update::update;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 use serde_json::json;

@@ -301,9 +301,9 @@ fn help_overlay_scrolled_to_its_end() {
     use kimi_ui::app::event::AppEvent;
     let mut a = app(Mode::Raw);
     let key = |code| AppEvent::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
-    kimi_ui::app::update::update(&mut a, AppEvent::Terminal(Event::Resize(100, 30)));
-    kimi_ui::app::update::update(&mut a, key(KeyCode::F(1)));
-    kimi_ui::app::update::update(&mut a, key(KeyCode::End));
+    super::update(&mut a, AppEvent::Terminal(Event::Resize(100, 30)));
+    super::update(&mut a, key(KeyCode::F(1)));
+    super::update(&mut a, key(KeyCode::End));
     let shown = screen(&mut a, 100, 30);
     // The last lines are the commands; the title says where it is.
     assert!(
@@ -319,7 +319,7 @@ fn help_overlay_scrolled_to_its_end() {
     let (range, total) = title.split_once(" of ").expect("A-B of N");
     assert_eq!(range.split('-').nth(1), Some(total), "{shown}");
     assert!(!shown.contains("send the message"), "{shown}");
-    kimi_ui::app::update::update(&mut a, key(KeyCode::Esc));
+    super::update(&mut a, key(KeyCode::Esc));
     assert!(!a.help_open);
 }
 
@@ -753,9 +753,9 @@ fn styled_inspector_raw_beside_parsed_with_a_stall_and_a_prompt_that_is_not_an_a
 
 #[test]
 fn the_stall_keys_jump_between_stalls_and_s_asks_to_save_the_trace() {
+    use super::update;
     use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
     use kimi_ui::app::event::{AppEvent, Effect};
-    use kimi_ui::app::update::update;
     let key = |c| {
         AppEvent::Terminal(Event::Key(KeyEvent::new(
             KeyCode::Char(c),
