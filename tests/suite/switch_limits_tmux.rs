@@ -45,9 +45,14 @@ fn the_gauge_shows_the_context_used_after_an_answer_and_warns_at_80_percent() {
     let screen = t.wait_until(
         "the answer and the gauge",
         std::time::Duration::from_secs(30),
+        // The window comes from GET /models, asked in the background at start: under load
+        // it can arrive after the answer.
         |s| {
             let bar = status_bar(s);
-            bar.contains("│ idle │") && bar.contains("│ ctx ") && !bar.contains("out 0 ")
+            bar.contains("│ idle │")
+                && bar.contains("│ ctx ")
+                && !bar.contains("out 0 ")
+                && bar.contains("/131k │")
         },
     );
     let bar = status_bar(&screen);
