@@ -643,9 +643,9 @@ impl SessionStore {
         let bytes = fs::read(path).map_err(|e| io_error("read", path, &e))?;
         check_version(path, &bytes)?;
         let session: Session = decode(path, &bytes)?;
-        validate::check(&session).map_err(|detail| SessionError::Corrupt {
+        validate::check(&session).map_err(|e| SessionError::Corrupt {
             path: path.to_owned(),
-            detail,
+            detail: e.to_string(),
         })?;
         Ok(session)
     }
