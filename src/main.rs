@@ -118,9 +118,7 @@ fn mock_mcp_server() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    runtime
-        .block_on(kimi_tui::mock_mcp::serve_stdio())
-        .map_err(anyhow::Error::msg)
+    runtime.block_on(kimi_tui::mock_mcp::serve_stdio())
 }
 
 #[cfg(not(feature = "demo"))]

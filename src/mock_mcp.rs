@@ -213,15 +213,15 @@ impl ServerHandler for MockMcp {
 }
 
 /// Serve on stdin/stdout until the client goes away.
-pub async fn serve_stdio() -> Result<(), String> {
+pub async fn serve_stdio() -> anyhow::Result<()> {
     eprintln!("mock MCP server: ready");
     let service = MockMcp
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(|e| format!("initialize failed: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("initialize failed: {e}"))?;
     service
         .waiting()
         .await
-        .map_err(|e| format!("the server task failed: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("the server task failed: {e}"))?;
     Ok(())
 }

@@ -284,7 +284,7 @@ fn check_api_key(r: &Resolved, report: &mut Report) -> Endpoint {
             let var = profile.api_key_env.as_deref().unwrap_or("the variable");
             report.fail(
                 "API key",
-                &e,
+                &e.to_string(),
                 &format!(
                     "export {var}=<your key> before starting kimi-tui (the key is never stored in the config file)"
                 ),

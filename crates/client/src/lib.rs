@@ -106,7 +106,7 @@ pub const TOOL_CHOICES: [&str; 3] = ["auto", "none", "required"];
 
 /// Why `format` is not a `response_format` Kimi's API takes: `{"type": "text" | "json_object"}`,
 /// or `{"type": "json_schema", "json_schema": {"name": ..., "schema": {...}}}`.
-pub fn check_response_format(format: &serde_json::Value) -> Result<(), String> {
+pub fn check_response_format(format: &serde_json::Value) -> Result<(), ResponseFormatError> {
     match format.get("type").and_then(serde_json::Value::as_str) {
         Some("text" | "json_object") => Ok(()),
         Some("json_schema") => {
@@ -121,11 +121,20 @@ pub fn check_response_format(format: &serde_json::Value) -> Result<(), String> {
             if named && schema {
                 Ok(())
             } else {
-                Err("json_schema needs json_schema.name and a json_schema.schema table".into())
+                Err(ResponseFormatError::IncompleteSchema)
             }
         }
-        _ => Err("expected type = \"text\", \"json_object\" or \"json_schema\"".into()),
+        _ => Err(ResponseFormatError::UnknownType),
     }
+}
+
+/// Why a `response_format` is not one Kimi's API takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ResponseFormatError {
+    #[error("expected type = \"text\", \"json_object\" or \"json_schema\"")]
+    UnknownType,
+    #[error("json_schema needs json_schema.name and a json_schema.schema table")]
+    IncompleteSchema,
 }
 
 impl Endpoint {

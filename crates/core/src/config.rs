@@ -14,7 +14,7 @@ use kimi_protocol::Mode;
 use kimi_protocol::family::Template;
 
 use crate::tools::mcp::McpServerConfig;
-use crate::tools::{ToolSpec, Toolbox};
+use crate::tools::{ToolSpec, Toolbox, ToolboxError};
 use kimi_client::{Endpoint, ReasoningField};
 
 /// One way to reach a model.
@@ -212,7 +212,7 @@ impl Profile {
     }
 
     /// The endpoint, with the API key read from the environment now.
-    pub fn endpoint(&self) -> Result<Endpoint, String> {
+    pub fn endpoint(&self) -> Result<Endpoint, ApiKeyError> {
         self.endpoint_with(&|var| std::env::var(var))
     }
 
@@ -220,7 +220,7 @@ impl Profile {
     pub fn endpoint_with(
         &self,
         env: &dyn Fn(&str) -> Result<String, std::env::VarError>,
-    ) -> Result<Endpoint, String> {
+    ) -> Result<Endpoint, ApiKeyError> {
         let api_key = match &self.api_key_env {
             None => None,
             Some(var) => match env(var) {
@@ -230,15 +230,9 @@ impl Profile {
                     Some(key.to_owned())
                 }
                 Err(std::env::VarError::NotUnicode(_)) => {
-                    return Err(format!(
-                        "the environment variable {var} (api_key_env) is not valid UTF-8; an API key is visible ASCII only: export it again"
-                    ));
+                    return Err(ApiKeyError::NotUnicode { var: var.clone() });
                 }
-                _ => {
-                    return Err(format!(
-                        "the environment variable {var} (api_key_env) is not set; export it with your API key"
-                    ));
-                }
+                _ => return Err(ApiKeyError::NotSet { var: var.clone() }),
             },
         };
         let mut ep = Endpoint::new(self.mode, &self.base_url, &self.model);
@@ -265,7 +259,7 @@ impl Profile {
 
 /// An API key goes into an HTTP header: anything but visible ASCII there is a copy-paste
 /// mistake, said with the variable's name and where, never the value.
-fn check_api_key(var: &str, key: &str) -> Result<(), String> {
+fn check_api_key(var: &str, key: &str) -> Result<(), ApiKeyError> {
     let Some((at, c)) = key.char_indices().find(|(_, c)| !c.is_ascii_graphic()) else {
         return Ok(());
     };
@@ -277,9 +271,43 @@ fn check_api_key(var: &str, key: &str) -> Result<(), String> {
         c if c.is_ascii_control() => format!("a control character (0x{:02x})", c as u32),
         c => format!("a non-ASCII character (U+{:04X})", c as u32),
     };
-    Err(format!(
+    Err(ApiKeyError::BadChar {
+        var: var.to_owned(),
+        what,
+        at,
+    })
+}
+
+/// Why a profile's API key cannot be used. Names the variable, never the value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApiKeyError {
+    #[error(
+        "the environment variable {var} (api_key_env) is not valid UTF-8; an API key is visible ASCII only: export it again"
+    )]
+    NotUnicode { var: String },
+    #[error("the environment variable {var} (api_key_env) is not set; export it with your API key")]
+    NotSet { var: String },
+    /// `what` names the character ("a newline"); `at` is its byte offset in the key.
+    #[error(
         "{var} contains {what} (at byte {at}); an API key is visible ASCII only: export it again without it"
-    ))
+    )]
+    BadChar {
+        var: String,
+        what: String,
+        at: usize,
+    },
+}
+
+/// Why no profile of the file could be picked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    #[error("the config defines no profile; add a [profiles.NAME] table")]
+    NoneDefined,
+    /// `defined` lists the profile names, comma-separated.
+    #[error("several profiles and no default_profile; pick one with --profile ({defined})")]
+    NoDefault { defined: String },
+    #[error("no profile named `{name}`; defined: {defined}")]
+    Unknown { name: String, defined: String },
 }
 
 /// The whole file.
@@ -508,7 +536,11 @@ impl Config {
             if let Some(f) = &p.response_format
                 && let Err(why) = kimi_client::check_response_format(f)
             {
-                return Err(at(loc("response_format"), key("response_format"), why));
+                return Err(at(
+                    loc("response_format"),
+                    key("response_format"),
+                    why.to_string(),
+                ));
             }
             if p.inspector_stall_ms > MAX_DURATION_SECS * 1000 {
                 return Err(at(
@@ -523,11 +555,11 @@ impl Config {
             }
         }
         for (i, tool) in config.tools.iter().enumerate() {
-            if let Err(message) = tool.check() {
+            if let Err(e) = tool.check() {
                 return Err(at(
                     locate(&[Key::Name("tools"), Key::Index(i)]),
                     Some(format!("tools[{i}] ({})", tool.name)),
-                    message,
+                    e.to_string(),
                 ));
             }
             if config.tools[..i].iter().any(|t| t.name == tool.name) {
@@ -545,10 +577,14 @@ impl Config {
                     .or_else(|| locate(&[Key::Name("mcp_servers"), Key::Index(i)]))
             };
             let key = Some(format!("mcp_servers[{i}] ({})", server.name));
-            if let Err(message) = server.check() {
+            if let Err(e) = server.check() {
                 // Each problem starts with its key (`url: ...`): point at the first one's line.
-                let first = message.split(':').next().unwrap_or("name");
-                return Err(at(loc(first), key, message));
+                let first = e
+                    .problems
+                    .first()
+                    .and_then(|p| p.split(':').next())
+                    .unwrap_or("name");
+                return Err(at(loc(first), key, e.to_string()));
             }
             if config.mcp_servers[..i]
                 .iter()
@@ -581,28 +617,27 @@ impl Config {
     }
 
     /// The named profile, or the default one, or the only one.
-    pub fn profile(&self, name: Option<&str>) -> Result<(String, Profile), String> {
+    pub fn profile(&self, name: Option<&str>) -> Result<(String, Profile), ProfileError> {
         let name = match name.or(self.default_profile.as_deref()) {
             Some(n) => n.to_owned(),
             None if self.profiles.len() == 1 => {
                 self.profiles.keys().next().cloned().unwrap_or_default()
             }
             None if self.profiles.is_empty() => {
-                return Err("the config defines no profile; add a [profiles.NAME] table".into());
+                return Err(ProfileError::NoneDefined);
             }
             None => {
-                return Err(format!(
-                    "several profiles and no default_profile; pick one with --profile ({})",
-                    names(self.profiles.keys())
-                ));
+                return Err(ProfileError::NoDefault {
+                    defined: names(self.profiles.keys()),
+                });
             }
         };
         match self.profiles.get(&name) {
             Some(p) => Ok((name, p.clone())),
-            None => Err(format!(
-                "no profile named `{name}`; defined: {}",
-                names(self.profiles.keys())
-            )),
+            None => Err(ProfileError::Unknown {
+                defined: names(self.profiles.keys()),
+                name,
+            }),
         }
     }
 
@@ -614,7 +649,7 @@ impl Config {
             .collect()
     }
 
-    pub fn toolbox(&self) -> Result<Toolbox, String> {
+    pub fn toolbox(&self) -> Result<Toolbox, ToolboxError> {
         Toolbox::new(self.tools.clone())
     }
 }
@@ -730,13 +765,17 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
     fn a_malformed_api_key_is_named_with_where_never_shown() {
         let e = check_api_key("MOONSHOT_API_KEY", "sk-secret12\nmore").expect_err("newline");
         assert_eq!(
-            e,
+            e.to_string(),
             "MOONSHOT_API_KEY contains a newline (at byte 11); an API key is visible ASCII only: export it again without it"
         );
-        let e = check_api_key("K", "sk-\u{1b}[31m").expect_err("escape");
+        let e = check_api_key("K", "sk-\u{1b}[31m")
+            .expect_err("escape")
+            .to_string();
         assert!(e.contains("a control character (0x1b) (at byte 3)"), "{e}");
         assert!(!e.contains("sk-"));
-        let e = check_api_key("K", "sk-ключ").expect_err("non-ASCII");
+        let e = check_api_key("K", "sk-ключ")
+            .expect_err("non-ASCII")
+            .to_string();
         assert!(
             e.contains("a non-ASCII character (U+043A) (at byte 3)"),
             "{e}"
@@ -748,7 +787,7 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
     fn missing_api_key_variable_is_named() {
         let c = parse(GOOD).expect("valid");
         let (_, p) = c.profile(None).expect("profile");
-        let err = p.endpoint().expect_err("unset variable");
+        let err = p.endpoint().expect_err("unset variable").to_string();
         assert!(err.contains("KIMI_TEST_KEY_UNSET_123"), "{err}");
     }
 
@@ -1024,12 +1063,13 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
     #[test]
     fn profile_selection_errors_are_clear() {
         let c = parse(GOOD).expect("valid");
-        let e = c.profile(Some("x")).expect_err("unknown");
+        let e = c.profile(Some("x")).expect_err("unknown").to_string();
         assert!(e.contains("hosted") && e.contains("local"), "{e}");
         let none = Config::default();
         assert!(
             none.profile(None)
                 .expect_err("empty")
+                .to_string()
                 .contains("no profile")
         );
     }
@@ -1083,8 +1123,8 @@ pub enum ResolveError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The file has no such profile (or none at all).
-    #[error("{}: {message}", path.display())]
-    Profile { path: PathBuf, message: String },
+    #[error("{}: {error}", path.display())]
+    Profile { path: PathBuf, error: ProfileError },
     #[error(
         "no config file at {}; run `kimi-tui config init` to write an example there, pass --base-url, or try `kimi-tui --demo`",
         path.as_deref().map_or_else(|| "(no config directory)".to_owned(), |p| p.display().to_string())
@@ -1104,9 +1144,9 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
         Some(c) => {
             let (name, p) =
                 c.profile(o.profile.as_deref())
-                    .map_err(|message| ResolveError::Profile {
+                    .map_err(|error| ResolveError::Profile {
                         path: path.clone().unwrap_or_else(|| PathBuf::from("?")),
-                        message,
+                        error,
                     })?;
             (name, p, c.tools.clone())
         }

@@ -112,11 +112,6 @@ fn problem_kind(p: &CallProblem) -> &'static str {
     }
 }
 
-/// A session write failed; saving stops for the run.
-pub fn save_failed(what: &str, e: &dyn std::error::Error) {
-    tracing::error!(error = %chain(e), "session not saved ({what})");
-}
-
 /// A task ended in a panic (the app reports it and goes on).
 pub fn task_panicked(message: &str) {
     tracing::error!(panic = %one_line(message, TEXT_CHARS), "panic in a task");

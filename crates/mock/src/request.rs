@@ -30,18 +30,44 @@ pub(crate) struct ChatRequest {
     pub common: Common,
 }
 
-pub fn raw(body: &Value) -> Result<RawRequest, String> {
-    let obj = body
-        .as_object()
-        .ok_or("the request body must be a JSON object")?;
+/// Why a request body cannot be served: sent back as a 400 with this text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    #[error("the request body must be a JSON object")]
+    NotAnObject,
+    #[error("'{0}' is required")]
+    Missing(&'static str),
+    /// `what` says what the field must be ("a string", "a list", "an object").
+    #[error("'{key}' must be {what}")]
+    WrongKind {
+        key: &'static str,
+        what: &'static str,
+    },
+    /// `got` is the value as JSON.
+    #[error("'{key}' must be a boolean, got {got}")]
+    NotBool { key: String, got: String },
+    #[error("'{key}' must be an integer of at least 1, got {got}")]
+    NotCount { key: String, got: String },
+    /// serde's message.
+    #[error("invalid 'messages': {0}")]
+    Messages(String),
+}
+
+pub fn raw(body: &Value) -> Result<RawRequest, RequestError> {
+    let obj = body.as_object().ok_or(RequestError::NotAnObject)?;
     let prompt = match obj.get("prompt") {
         Some(Value::String(s)) => s.clone(),
         // A list holding one prompt is accepted, as vLLM does.
         Some(Value::Array(items)) if items.len() == 1 && items[0].is_string() => {
             items[0].as_str().unwrap_or_default().to_owned()
         }
-        Some(_) => return Err("'prompt' must be a string".into()),
-        None => return Err("'prompt' is required".into()),
+        Some(_) => {
+            return Err(RequestError::WrongKind {
+                key: "prompt",
+                what: "a string",
+            });
+        }
+        None => return Err(RequestError::Missing("prompt")),
     };
     let skip_special_tokens = optional_bool(body, "skip_special_tokens")?.unwrap_or(true);
     Ok(RawRequest {
@@ -51,20 +77,30 @@ pub fn raw(body: &Value) -> Result<RawRequest, String> {
     })
 }
 
-pub fn chat(body: &Value) -> Result<ChatRequest, String> {
+pub fn chat(body: &Value) -> Result<ChatRequest, RequestError> {
     if !body.is_object() {
-        return Err("the request body must be a JSON object".into());
+        return Err(RequestError::NotAnObject);
     }
     let messages = match body.get("messages") {
         Some(v @ Value::Array(_)) => serde_json::from_value::<Vec<Message>>(v.clone())
-            .map_err(|e| format!("invalid 'messages': {e}"))?,
-        Some(_) => return Err("'messages' must be a list".into()),
-        None => return Err("'messages' is required".into()),
+            .map_err(|e| RequestError::Messages(e.to_string()))?,
+        Some(_) => {
+            return Err(RequestError::WrongKind {
+                key: "messages",
+                what: "a list",
+            });
+        }
+        None => return Err(RequestError::Missing("messages")),
     };
     let tools = match body.get("tools") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(t)) => t.clone(),
-        Some(_) => return Err("'tools' must be a list".into()),
+        Some(_) => {
+            return Err(RequestError::WrongKind {
+                key: "tools",
+                what: "a list",
+            });
+        }
     };
     Ok(ChatRequest {
         messages,
@@ -73,12 +109,17 @@ pub fn chat(body: &Value) -> Result<ChatRequest, String> {
     })
 }
 
-fn common(body: &Value, max_keys: &[&str]) -> Result<Common, String> {
+fn common(body: &Value, max_keys: &[&str]) -> Result<Common, RequestError> {
     let stream = optional_bool(body, "stream")?.unwrap_or(false);
     let include_usage = match body.get("stream_options") {
         None | Some(Value::Null) => false,
         Some(opts @ Value::Object(_)) => optional_bool(opts, "include_usage")?.unwrap_or(false),
-        Some(_) => return Err("'stream_options' must be an object".into()),
+        Some(_) => {
+            return Err(RequestError::WrongKind {
+                key: "stream_options",
+                what: "an object",
+            });
+        }
     };
     let mut max_tokens = None;
     for key in max_keys {
@@ -89,7 +130,12 @@ fn common(body: &Value, max_keys: &[&str]) -> Result<Common, String> {
                     max_tokens = Some(n);
                     break;
                 }
-                _ => return Err(format!("'{key}' must be an integer of at least 1, got {v}")),
+                _ => {
+                    return Err(RequestError::NotCount {
+                        key: (*key).to_owned(),
+                        got: v.to_string(),
+                    });
+                }
             },
         }
     }
@@ -100,11 +146,14 @@ fn common(body: &Value, max_keys: &[&str]) -> Result<Common, String> {
     })
 }
 
-fn optional_bool(obj: &Value, key: &str) -> Result<Option<bool>, String> {
+fn optional_bool(obj: &Value, key: &str) -> Result<Option<bool>, RequestError> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(v) => Err(format!("'{key}' must be a boolean, got {v}")),
+        Some(v) => Err(RequestError::NotBool {
+            key: key.to_owned(),
+            got: v.to_string(),
+        }),
     }
 }
 
@@ -134,10 +183,12 @@ mod tests {
             (json!({"prompt": "p", "max_tokens": -1}), "'max_tokens'"),
             (json!({"prompt": "p", "stream": "yes"}), "'stream'"),
         ] {
-            let e = raw(&body).expect_err("invalid");
+            let e = raw(&body).expect_err("invalid").to_string();
             assert!(e.contains(needle), "{e}");
         }
-        let e = chat(&json!({"messages": [{"content": "no role"}]})).expect_err("invalid");
+        let e = chat(&json!({"messages": [{"content": "no role"}]}))
+            .expect_err("invalid")
+            .to_string();
         assert!(e.contains("'messages'"), "{e}");
         assert!(chat(&json!({"messages": [], "tools": {}})).is_err());
     }

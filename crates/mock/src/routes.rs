@@ -150,7 +150,7 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
     };
     let req = match request::raw(&value) {
         Ok(r) => r,
-        Err(msg) => return bad_request(&msg),
+        Err(e) => return bad_request(&e.to_string()),
     };
     if let Some(refusal) = st.refuse_logprobs(&value) {
         return refusal;
@@ -194,7 +194,7 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
     };
     let req = match request::chat(&value) {
         Ok(r) => r,
-        Err(msg) => return bad_request(&msg),
+        Err(e) => return bad_request(&e.to_string()),
     };
     if let Some(refusal) = st.refuse_logprobs(&value) {
         return refusal;

@@ -328,16 +328,16 @@ impl Replay {
         }
     }
 
-    fn apply(&mut self, r: Record) -> Result<(), String> {
+    fn apply(&mut self, r: Record) -> Result<(), RecordError> {
         let s = &mut self.session;
         let at = match r {
-            Record::Header(_) => return Err("a second header record".to_owned()),
+            Record::Header(_) => return Err(RecordError::SecondHeader),
             Record::Message { at, index, message } => {
                 if index != s.messages.len() {
-                    return Err(format!(
-                        "message {index} where message {} was expected",
-                        s.messages.len()
-                    ));
+                    return Err(RecordError::MessageOutOfOrder {
+                        index,
+                        expected: s.messages.len(),
+                    });
                 }
                 s.messages.push(message);
                 at
@@ -357,10 +357,7 @@ impl Replay {
                     Some(slot) => *slot = t,
                     None if index == len => s.traces.push(t),
                     None => {
-                        return Err(format!(
-                            "trace {index} where at most trace {} was expected",
-                            s.traces.len()
-                        ));
+                        return Err(RecordError::TraceOutOfOrder { index, max: len });
                     }
                 }
                 at
@@ -444,7 +441,7 @@ fn read_from(path: &Path, mut r: impl BufRead) -> Result<Loaded, SessionError> {
     let mut replay: Option<Replay> = None;
     let mut line = Vec::new();
     // A line that failed to parse: an error unless it turns out to be the last one.
-    let mut bad: Option<(usize, u64, String)> = None;
+    let mut bad: Option<(usize, u64, RecordError)> = None;
     let mut offset: u64 = 0;
     let mut valid_len: u64 = 0;
     let mut needs_newline = false;
@@ -475,7 +472,7 @@ fn read_from(path: &Path, mut r: impl BufRead) -> Result<Loaded, SessionError> {
         let parsed = match replay.as_mut() {
             None => first_record(path, &line).map(|h| replay = Some(Replay::new(h))),
             Some(rp) => serde_json::from_slice::<Record>(&line)
-                .map_err(|e| e.to_string())
+                .map_err(|e| RecordError::Json(e.to_string()))
                 .and_then(|rec| rp.apply(rec)),
         };
         match parsed {
@@ -502,9 +499,9 @@ fn read_from(path: &Path, mut r: impl BufRead) -> Result<Loaded, SessionError> {
         )
     });
     let session = replay.session;
-    super::validate::check(&session).map_err(|detail| SessionError::Corrupt {
+    super::validate::check(&session).map_err(|e| SessionError::Corrupt {
         path: path.to_owned(),
-        detail,
+        detail: e.to_string(),
     })?;
     Ok(Loaded {
         session,
@@ -515,33 +512,58 @@ fn read_from(path: &Path, mut r: impl BufRead) -> Result<Loaded, SessionError> {
 }
 
 /// The header error says what it is: a newer version is refused before anything is read.
-fn header_error(path: &Path, detail: String) -> SessionError {
-    match detail.strip_prefix("newer:") {
-        Some(v) => SessionError::Newer {
+fn header_error(path: &Path, detail: RecordError) -> SessionError {
+    match detail {
+        RecordError::Newer(version) => SessionError::Newer {
             path: path.to_owned(),
-            version: v.parse().unwrap_or(u64::MAX),
+            version,
         },
-        None => corrupt(path, 1, detail),
+        detail => corrupt(path, 1, detail),
     }
 }
 
-fn first_record(_path: &Path, line: &[u8]) -> Result<Header, String> {
+/// What is wrong with one line of a journal; shown after its line number.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum RecordError {
+    /// Not a record: serde's message.
+    #[error("{0}")]
+    Json(String),
+    /// The first line is not a header record: serde's message.
+    #[error("header: {0}")]
+    Header(String),
+    #[error("the first record is `{0}`, not the header")]
+    FirstIsNot(String),
+    #[error("the first record is not the header")]
+    NotHeader,
+    /// Written by a newer version: refused as a whole, never shown as a line's problem.
+    #[error("written by a newer kimi-tui (version {0})")]
+    Newer(u64),
+    #[error("a second header record")]
+    SecondHeader,
+    #[error("message {index} where message {expected} was expected")]
+    MessageOutOfOrder { index: usize, expected: usize },
+    #[error("trace {index} where at most trace {max} was expected")]
+    TraceOutOfOrder { index: usize, max: usize },
+}
+
+fn first_record(_path: &Path, line: &[u8]) -> Result<Header, RecordError> {
     #[derive(Deserialize)]
     struct Probe {
         #[serde(rename = "type")]
         kind: String,
         version: u64,
     }
-    let p: Probe = serde_json::from_slice(line).map_err(|e| format!("header: {e}"))?;
+    let header = |e: serde_json::Error| RecordError::Header(e.to_string());
+    let p: Probe = serde_json::from_slice(line).map_err(header)?;
     if p.kind != "header" {
-        return Err(format!("the first record is `{}`, not the header", p.kind));
+        return Err(RecordError::FirstIsNot(p.kind));
     }
     if p.version > u64::from(JOURNAL_VERSION) {
-        return Err(format!("newer:{}", p.version));
+        return Err(RecordError::Newer(p.version));
     }
-    match serde_json::from_slice::<Record>(line).map_err(|e| format!("header: {e}"))? {
+    match serde_json::from_slice::<Record>(line).map_err(header)? {
         Record::Header(h) => Ok(h),
-        _ => Err("the first record is not the header".to_owned()),
+        _ => Err(RecordError::NotHeader),
     }
 }
 

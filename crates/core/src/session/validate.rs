@@ -6,56 +6,70 @@ use kimi_protocol::{Mode, Trace};
 
 use super::Session;
 
-/// The first problem found, as `traces[i].trace.FIELD: what is wrong`.
-pub fn check(session: &Session) -> Result<(), String> {
-    for (i, t) in session.traces.iter().enumerate() {
-        check_trace(&t.trace).map_err(|e| format!("traces[{i}].trace.{e}"))?;
+/// The first problem of a session, as `traces[i].trace.FIELD: what is wrong`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("traces[{index}].trace.{error}")]
+pub struct SessionCheckError {
+    pub index: usize,
+    pub error: TraceError,
+}
+
+/// What is wrong with one trace; the text starts with the field (`chunks[k].end`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TraceError {
+    #[error("chunks[{k}].end: {end} is past the end of data ({len} bytes)")]
+    ChunkPastEnd { k: usize, end: usize, len: usize },
+    #[error("chunks[{k}].end: {end} is before the previous chunk's end {prev}")]
+    ChunkBeforePrevious { k: usize, end: usize, prev: usize },
+    #[error("chunks[{k}].end: {end} is inside a UTF-8 character")]
+    ChunkSplitsChar { k: usize, end: usize },
+    /// `limit` is the completion's length: `data` plus the dropped tail.
+    #[error("markers[{k}].offset: {offset} is past the end of the completion ({limit} bytes)")]
+    MarkerPastEnd { k: usize, offset: u64, limit: u64 },
+    #[error("markers[{k}].offset: {offset} is inside a UTF-8 character")]
+    MarkerSplitsChar { k: usize, offset: u64 },
+}
+
+/// The first problem found.
+pub fn check(session: &Session) -> Result<(), SessionCheckError> {
+    for (index, t) in session.traces.iter().enumerate() {
+        check_trace(&t.trace).map_err(|error| SessionCheckError { index, error })?;
     }
     Ok(())
 }
 
 /// One trace; the error names the field.
-pub(crate) fn check_trace(trace: &Trace) -> Result<(), String> {
+pub(crate) fn check_trace(trace: &Trace) -> Result<(), TraceError> {
     let data = &trace.data;
     let mut prev = 0usize;
     for (k, c) in trace.chunks.iter().enumerate() {
-        if c.end > data.len() {
-            return Err(format!(
-                "chunks[{k}].end: {} is past the end of data ({} bytes)",
-                c.end,
-                data.len()
-            ));
+        let end = c.end;
+        if end > data.len() {
+            return Err(TraceError::ChunkPastEnd {
+                k,
+                end,
+                len: data.len(),
+            });
         }
-        if c.end < prev {
-            return Err(format!(
-                "chunks[{k}].end: {} is before the previous chunk's end {prev}",
-                c.end
-            ));
+        if end < prev {
+            return Err(TraceError::ChunkBeforePrevious { k, end, prev });
         }
-        if !data.is_char_boundary(c.end) {
-            return Err(format!(
-                "chunks[{k}].end: {} is inside a UTF-8 character",
-                c.end
-            ));
+        if !data.is_char_boundary(end) {
+            return Err(TraceError::ChunkSplitsChar { k, end });
         }
-        prev = c.end;
+        prev = end;
     }
     // Raw mode: markers are offsets into the completion, which is `data` plus any dropped tail.
     if trace.mode == Mode::Raw {
         let limit = data.len() as u64 + trace.dropped_bytes;
         for (k, m) in trace.markers.iter().enumerate() {
-            let end = m.offset.checked_add(m.marker.text().len() as u64);
+            let offset = m.offset;
+            let end = offset.checked_add(m.marker.text().len() as u64);
             if end.is_none_or(|e| e > limit) {
-                return Err(format!(
-                    "markers[{k}].offset: {} is past the end of the completion ({limit} bytes)",
-                    m.offset
-                ));
+                return Err(TraceError::MarkerPastEnd { k, offset, limit });
             }
-            if m.offset <= data.len() as u64 && !data.is_char_boundary(m.offset as usize) {
-                return Err(format!(
-                    "markers[{k}].offset: {} is inside a UTF-8 character",
-                    m.offset
-                ));
+            if offset <= data.len() as u64 && !data.is_char_boundary(offset as usize) {
+                return Err(TraceError::MarkerSplitsChar { k, offset });
             }
         }
     }
@@ -89,6 +103,7 @@ mod tests {
         assert!(
             check_trace(&t)
                 .expect_err("range")
+                .to_string()
                 .starts_with("chunks[1].end: 999 is past")
         );
         let mut t = good();
@@ -96,6 +111,7 @@ mod tests {
         assert!(
             check_trace(&t)
                 .expect_err("boundary")
+                .to_string()
                 .contains("inside a UTF-8 character")
         );
         let mut t = good();
@@ -105,6 +121,7 @@ mod tests {
         assert!(
             check_trace(&t)
                 .expect_err("order")
+                .to_string()
                 .contains("before the previous")
         );
         let mut t = good();
@@ -112,6 +129,7 @@ mod tests {
         assert!(
             check_trace(&t)
                 .expect_err("marker")
+                .to_string()
                 .starts_with("markers[0].offset: 1 is inside")
         );
         let mut t = good();
@@ -119,6 +137,7 @@ mod tests {
         assert!(
             check_trace(&t)
                 .expect_err("marker")
+                .to_string()
                 .contains("past the end")
         );
         // A marker in the dropped tail of a capped trace is fine.

@@ -15,6 +15,6 @@ pub mod toolbox;
 pub(crate) mod validate;
 
 pub use runner::{ExitKind, ToolOutcome, run};
-pub use spec::{Approval, DEFAULT_MAX_OUTPUT_BYTES, ToolSpec};
-pub use toolbox::Toolbox;
+pub use spec::{Approval, DEFAULT_MAX_OUTPUT_BYTES, SchemaError, ToolSpec, ToolSpecError};
+pub use toolbox::{Toolbox, ToolboxError};
 pub use validate::CallProblem;

@@ -125,7 +125,7 @@ impl ToolSpec {
     /// an empty `command` or `command[0]`, NUL bytes in argv or env, `timeout_secs = 0`,
     /// `max_output_bytes = 0`, and `parameters` that are not a JSON Schema object (a JSON object,
     /// `type` absent or `"object"`, accepted by the jsonschema compiler).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ToolSpecError> {
         let mut problems = Vec::new();
         if self.name.is_empty() {
             problems.push("name: must not be empty".to_owned());
@@ -186,7 +186,7 @@ impl ToolSpec {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(problems.join("; "))
+            Err(ToolSpecError { problems })
         }
     }
 
@@ -220,25 +220,48 @@ impl ToolSpec {
     }
 }
 
+/// What a tool spec's author must fix: each problem names its field, and they show on one
+/// line joined with `; `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", problems.join("; "))]
+pub struct ToolSpecError {
+    pub problems: Vec<String>,
+}
+
+/// Why a tool's `parameters` (or an MCP tool's `inputSchema`) is not a usable schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaError {
+    /// `kind` is what was there instead ("an array").
+    #[error(
+        "must be a JSON Schema object such as {{ type = \"object\", properties = {{ ... }} }}, not {kind}"
+    )]
+    NotAnObject { kind: &'static str },
+    /// `found` is the `type` value as JSON.
+    #[error("`type` must be \"object\" (tool arguments are always an object), not {found}")]
+    TypeNotObject { found: String },
+    /// The compiler's message, already on one line.
+    #[error("{0}")]
+    Invalid(String),
+}
+
 /// Compile `parameters` into a validator, or say in one line why it is not a usable schema.
-pub(crate) fn compile_parameters(parameters: &Value) -> Result<jsonschema::Validator, String> {
+pub(crate) fn compile_parameters(parameters: &Value) -> Result<jsonschema::Validator, SchemaError> {
     let Value::Object(map) = parameters else {
-        return Err(format!(
-            "must be a JSON Schema object such as {{ type = \"object\", properties = {{ ... }} }}, not {}",
-            kind_of(parameters)
-        ));
+        return Err(SchemaError::NotAnObject {
+            kind: kind_of(parameters),
+        });
     };
     match map.get("type") {
         None => {}
         Some(Value::String(t)) if t == "object" => {}
         Some(other) => {
-            return Err(format!(
-                "`type` must be \"object\" (tool arguments are always an object), not {other}"
-            ));
+            return Err(SchemaError::TypeNotObject {
+                found: other.to_string(),
+            });
         }
     }
     jsonschema::validator_for(parameters)
-        .map_err(|e| one_line(&format!("not a valid JSON Schema: {e}")))
+        .map_err(|e| SchemaError::Invalid(one_line(&format!("not a valid JSON Schema: {e}"))))
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -418,7 +441,7 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
             ),
         ];
         for (spec, expected) in cases {
-            let e = spec.check().expect_err(expected);
+            let e = spec.check().expect_err(expected).to_string();
             assert!(e.contains(expected), "{e:?} should contain {expected:?}");
             assert!(!e.contains('\n'), "one line: {e:?}");
         }
@@ -430,7 +453,7 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
             timeout_secs: 0,
             ..ToolSpec::new("", vec![])
         };
-        let e = spec.check().expect_err("three problems");
+        let e = spec.check().expect_err("three problems").to_string();
         assert_eq!(e.matches("; ").count(), 2, "{e}");
         assert!(e.starts_with("name:"), "{e}");
     }
@@ -441,7 +464,7 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
             parameters: json!({"type": "object", "properties": {"x": {"$ref": "https://example.invalid/s.json"}}}),
             ..ToolSpec::new("t", vec!["x".to_owned()])
         };
-        let e = spec.check().expect_err("no network resolution");
+        let e = spec.check().expect_err("no network resolution").to_string();
         assert!(e.starts_with("parameters: not a valid JSON Schema"), "{e}");
     }
 

@@ -9,6 +9,14 @@ use super::runner::{ToolOutcome, run};
 use super::spec::{ToolSpec, compile_parameters};
 use super::validate::{CallProblem, check_arguments};
 
+/// Why the declared tools cannot be used: one problem per bad tool, each starting with
+/// ``tool `name`: ``, shown one a line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", problems.join("\n"))]
+pub struct ToolboxError {
+    pub problems: Vec<String>,
+}
+
 /// The declared tools with their compiled schemas, in config order. Cheap to share: wrap it in an
 /// `Arc` (it is `Send + Sync`).
 #[derive(Debug, Clone, Default)]
@@ -24,7 +32,7 @@ impl Toolbox {
     /// Check every spec ([`ToolSpec::check`]) and compile its schema. Duplicate names are
     /// rejected. The error is one line per bad tool, each starting with ``tool `name`: `` (or
     /// `tool #3:` for a tool without a name, counting from 1).
-    pub fn new(specs: Vec<ToolSpec>) -> Result<Toolbox, String> {
+    pub fn new(specs: Vec<ToolSpec>) -> Result<Toolbox, ToolboxError> {
         let mut problems = Vec::new();
         let mut validators = Vec::with_capacity(specs.len());
         for (i, spec) in specs.iter().enumerate() {
@@ -55,7 +63,7 @@ impl Toolbox {
                 mcp: None,
             })
         } else {
-            Err(problems.join("\n"))
+            Err(ToolboxError { problems })
         }
     }
 
@@ -222,7 +230,7 @@ mod tests {
     fn new_rejects_duplicates_and_names_the_bad_tool() {
         let e = Toolbox::new(vec![weather(), weather()]).expect_err("duplicate");
         assert_eq!(
-            e,
+            e.to_string(),
             "tool `get_weather`: declared twice; tool names must be unique"
         );
         let bad = ToolSpec {
@@ -230,7 +238,9 @@ mod tests {
             ..ToolSpec::new("slow", vec!["x".to_owned()])
         };
         let unnamed = ToolSpec::new("", vec!["x".to_owned()]);
-        let e = Toolbox::new(vec![weather(), bad, unnamed]).expect_err("two bad tools");
+        let e = Toolbox::new(vec![weather(), bad, unnamed])
+            .expect_err("two bad tools")
+            .to_string();
         let lines: Vec<&str> = e.lines().collect();
         assert_eq!(
             lines,

@@ -65,8 +65,22 @@ pub(crate) fn write_calls(
     Ok(())
 }
 
+/// Why a call's `arguments` are refused; the text follows `tool_calls[i].arguments `.
+#[derive(Debug, thiserror::Error)]
+enum ArgumentsError {
+    /// A string that parses as JSON, but not as an object.
+    #[error("must hold a JSON object, not {kind} ({text:?})")]
+    NotAnObject { kind: &'static str, text: String },
+    #[error("must be an object or a JSON object string, not {kind}")]
+    WrongType { kind: &'static str },
+}
+
 /// The arguments of function object `f`; `Err` says why they are refused.
-fn write_arguments(out: &mut String, f: &Map<String, Value>, encoder: bool) -> Result<(), String> {
+fn write_arguments(
+    out: &mut String,
+    f: &Map<String, Value>,
+    encoder: bool,
+) -> Result<(), ArgumentsError> {
     // The port's own escape hatch for text it already decided to show raw; the encoder has
     // no such field.
     if !encoder && let Some(block) = f.get("_xtml_json_block").filter(|b| !b.is_null()) {
@@ -89,20 +103,17 @@ fn write_arguments(out: &mut String, f: &Map<String, Value>, encoder: bool) -> R
                 json::with_wide_ints(&wide, || typed(out, &args));
                 Ok(())
             }
-            Ok((other, _)) => Err(format!(
-                "must hold a JSON object, not {} ({s:?})",
-                kind(&other)
-            )),
+            Ok((other, _)) => Err(ArgumentsError::NotAnObject {
+                kind: kind(&other),
+                text: s.clone(),
+            }),
             // What the model wrote, shown back to it as it was.
             Err(_) => {
                 json_element(out, s);
                 Ok(())
             }
         },
-        Some(other) => Err(format!(
-            "must be an object or a JSON object string, not {}",
-            kind(other)
-        )),
+        Some(other) => Err(ArgumentsError::WrongType { kind: kind(other) }),
     }
 }
 

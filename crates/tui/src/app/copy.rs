@@ -74,25 +74,26 @@ fn answers(app: &App) -> Vec<&str> {
 }
 
 /// The text `target` names and how the confirmation calls it, or why there is none.
-pub(crate) fn pick(app: &App, target: Target) -> Result<(String, String), String> {
+pub(crate) fn pick(app: &App, target: Target) -> Result<(String, String), CopyError> {
     let answers = answers(app);
     let has_text = |t: &&str| !t.trim().is_empty();
     match target {
         Target::Answer(None) => {
             let Some(n) = answers.iter().rposition(&has_text) else {
-                return Err("Nothing to copy: no answer has text yet.".into());
+                return Err(CopyError::NoText);
             };
             Ok((answers[n].to_owned(), format!("answer {}", n + 1)))
         }
         Target::Answer(Some(n)) => {
-            let text = n
-                .checked_sub(1)
-                .and_then(|i| answers.get(i))
-                .ok_or_else(|| out_of_range(n, answers.len()))?;
+            let text =
+                n.checked_sub(1)
+                    .and_then(|i| answers.get(i))
+                    .ok_or(CopyError::NoAnswer {
+                        n,
+                        count: answers.len(),
+                    })?;
             if !has_text(text) {
-                return Err(format!(
-                    "Answer {n} has no text (only tool calls); nothing copied."
-                ));
+                return Err(CopyError::OnlyToolCalls(n));
             }
             Ok(((*text).to_owned(), format!("answer {n}")))
         }
@@ -104,16 +105,15 @@ pub(crate) fn pick(app: &App, target: Target) -> Result<(String, String), String
                 .map(|(i, t)| (i, code_blocks(t)))
                 .find(|(_, blocks)| !blocks.is_empty());
             let Some((answer, blocks)) = found else {
-                return Err("No code block to copy: no answer has one.".into());
+                return Err(CopyError::NoCodeBlocks);
             };
             let k = which.unwrap_or(blocks.len());
             let Some(block) = k.checked_sub(1).and_then(|i| blocks.get(i)) else {
-                return Err(format!(
-                    "No code block {k}: answer {} has {} (/copy code 1 to {}).",
-                    answer + 1,
-                    blocks.len(),
-                    blocks.len()
-                ));
+                return Err(CopyError::NoCodeBlock {
+                    k,
+                    answer: answer + 1,
+                    count: blocks.len(),
+                });
             };
             let lang = block
                 .lang
@@ -132,6 +132,27 @@ pub(crate) fn pick(app: &App, target: Target) -> Result<(String, String), String
     }
 }
 
+/// Why `/copy` found nothing to copy: the notice, as a sentence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum CopyError {
+    #[error("Nothing to copy: no answer has text yet.")]
+    NoText,
+    /// Answer `n` of `count` (numbered from 1) does not exist.
+    #[error("{}", out_of_range(*n, *count))]
+    NoAnswer { n: usize, count: usize },
+    #[error("Answer {0} has no text (only tool calls); nothing copied.")]
+    OnlyToolCalls(usize),
+    #[error("No code block to copy: no answer has one.")]
+    NoCodeBlocks,
+    /// Block `k` of the `count` blocks of answer `answer` (numbered from 1) does not exist.
+    #[error("No code block {k}: answer {answer} has {count} (/copy code 1 to {count}).")]
+    NoCodeBlock {
+        k: usize,
+        answer: usize,
+        count: usize,
+    },
+}
+
 fn out_of_range(n: usize, count: usize) -> String {
     match count {
         0 => "Nothing to copy: there is no answer yet.".into(),
@@ -146,7 +167,7 @@ fn out_of_range(n: usize, count: usize) -> String {
 pub(crate) fn copy(app: &mut App, target: Target, fx: &mut Vec<Effect>) {
     let (text, what) = match pick(app, target) {
         Ok(found) => found,
-        Err(message) => return app.notice(message, true),
+        Err(e) => return app.notice(e.to_string(), true),
     };
     let text = kimi_protocol::sanitize::for_terminal(&text).into_owned();
     if text.len() > MAX_COPY_BYTES {

@@ -12,13 +12,17 @@ use super::state::{App, new_input};
 
 /// The editor's argv from `$VISUAL` and `$EDITOR` (the first that is set and not blank), or
 /// `vi`.
-pub fn argv(visual: Option<&str>, editor: Option<&str>) -> Result<Vec<String>, String> {
+pub fn argv(visual: Option<&str>, editor: Option<&str>) -> Result<Vec<String>, EditorError> {
     let (var, line) = match (visual, editor) {
         (Some(v), _) if !v.trim().is_empty() => ("VISUAL", v),
         (_, Some(e)) if !e.trim().is_empty() => ("EDITOR", e),
         _ => return Ok(vec!["vi".to_owned()]),
     };
-    let words = shell_words::split(line).map_err(|e| format!("${var} ({line:?}): {e}"))?;
+    let words = shell_words::split(line).map_err(|e| EditorError::Command {
+        var,
+        line: line.to_owned(),
+        why: e.to_string(),
+    })?;
     if words.is_empty() {
         return Ok(vec!["vi".to_owned()]);
     }
@@ -26,7 +30,7 @@ pub fn argv(visual: Option<&str>, editor: Option<&str>) -> Result<Vec<String>, S
 }
 
 /// The editor's argv from the environment.
-pub fn argv_from_env() -> Result<Vec<String>, String> {
+pub fn argv_from_env() -> Result<Vec<String>, EditorError> {
     let var = |name: &str| std::env::var(name).ok();
     argv(var("VISUAL").as_deref(), var("EDITOR").as_deref())
 }
@@ -44,43 +48,77 @@ pub fn edited(mut text: String) -> String {
 
 /// Edit `draft` with the editor and return the new text, or why the draft stays as it was.
 /// Blocks until the editor exits: the caller has given it the terminal.
-pub fn run(draft: &str) -> Result<String, String> {
+pub fn run(draft: &str) -> Result<String, EditorError> {
     run_with(&argv_from_env()?, draft)
 }
 
 /// [`run`] with this editor command.
-pub fn run_with(argv: &[String], draft: &str) -> Result<String, String> {
+pub fn run_with(argv: &[String], draft: &str) -> Result<String, EditorError> {
     let Some((program, args)) = argv.split_first() else {
-        return Err("no editor command".into());
+        return Err(EditorError::NoCommand);
     };
     let mut file = tempfile::Builder::new()
         .prefix("kimi-draft-")
         .suffix(".md")
         .tempfile()
-        .map_err(|e| format!("cannot create the draft file: {e}"))?;
+        .map_err(|e| EditorError::File("create", e.to_string()))?;
     file.write_all(draft.as_bytes())
         .and_then(|()| file.flush())
-        .map_err(|e| format!("cannot write the draft file: {e}"))?;
+        .map_err(|e| EditorError::File("write", e.to_string()))?;
     let path = file.path().to_owned();
     let status = Command::new(program)
         .args(args)
         .arg(&path)
         .status()
-        .map_err(|e| format!("cannot start the editor `{program}`: {e}; the draft is unchanged"))?;
+        .map_err(|e| EditorError::Start {
+            program: program.clone(),
+            why: e.to_string(),
+        })?;
     if !status.success() {
-        return Err(format!(
-            "the editor `{program}` {}; the draft is unchanged",
-            match status.code() {
-                Some(c) => format!("exited with status {c}"),
-                None => "was stopped by a signal".to_owned(),
-            }
-        ));
+        return Err(EditorError::Failed {
+            program: program.clone(),
+            code: status.code(),
+        });
     }
     // Read by path: many editors write a new file and rename it over the old one.
-    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read the draft back: {e}"))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| "the edited draft is not UTF-8 text; the draft is unchanged".to_owned())?;
+    let bytes = std::fs::read(&path).map_err(|e| EditorError::ReadBack(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|_| EditorError::NotUtf8)?;
     Ok(edited(text))
+}
+
+/// Why the editor did not give a new draft (the draft stays as it was).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditorError {
+    /// `$VISUAL` or `$EDITOR` (`var`) holds `line`, which cannot be split into words.
+    #[error("${var} ({line:?}): {why}")]
+    Command {
+        var: &'static str,
+        line: String,
+        why: String,
+    },
+    #[error("no editor command")]
+    NoCommand,
+    /// The draft file could not be made: `create` or `write`, and the OS's message.
+    #[error("cannot {0} the draft file: {1}")]
+    File(&'static str, String),
+    #[error("cannot start the editor `{program}`: {why}; the draft is unchanged")]
+    Start { program: String, why: String },
+    /// The editor exited with `code`, or (`None`) was stopped by a signal.
+    #[error(
+        "the editor `{program}` {}; the draft is unchanged",
+        match code {
+            Some(c) => format!("exited with status {c}"),
+            None => "was stopped by a signal".to_owned(),
+        }
+    )]
+    Failed { program: String, code: Option<i32> },
+    #[error("cannot read the draft back: {0}")]
+    ReadBack(String),
+    #[error("the edited draft is not UTF-8 text; the draft is unchanged")]
+    NotUtf8,
+    /// The terminal could not be handed over.
+    #[error("cannot hand the terminal to the editor: {0}")]
+    Suspend(String),
 }
 
 /// `Ctrl-G` in the input: ask the event loop to run the editor on the draft.
@@ -90,14 +128,14 @@ pub(crate) fn open(app: &mut App, fx: &mut Vec<Effect>) {
 
 /// The editor exited: its text replaces the draft (through the paste rules: line endings,
 /// no control sequences, the size cap), or a notice says why the draft stayed.
-pub(crate) fn finished(app: &mut App, result: Result<String, String>) {
+pub(crate) fn finished(app: &mut App, result: Result<String, EditorError>) {
     app.dirty = true;
     let text = match result {
         Ok(text) => text,
         Err(why) => return app.notice(format!("Ctrl-G: {why}."), true),
     };
     if let Err(why) = super::paste::check_size(text.len(), 0) {
-        return app.notice(why.replacen("Paste", "Edited draft", 1), true);
+        return app.notice(why.to_string().replacen("Paste", "Edited draft", 1), true);
     }
     let text = super::paste::clean(&text);
     app.input = new_input();
@@ -137,7 +175,7 @@ mod tests {
             argv(Some("vi $HOME;rm `x`"), None),
             Ok(vec!["vi".into(), "$HOME;rm".into(), "`x`".into()])
         );
-        let err = argv(Some("vi 'unclosed"), None).unwrap_err();
+        let err = argv(Some("vi 'unclosed"), None).unwrap_err().to_string();
         assert!(err.contains("$VISUAL"), "{err}");
     }
 
@@ -166,12 +204,14 @@ mod tests {
             std::fs::read_to_string(&seen).expect("seen"),
             "600\nthe draft"
         );
-        let failed = run_with(&["false".into()], "x").unwrap_err();
+        let failed = run_with(&["false".into()], "x").unwrap_err().to_string();
         assert!(
             failed.contains("status 1") && failed.contains("unchanged"),
             "{failed}"
         );
-        let missing = run_with(&["/nonexistent/editor".into()], "x").unwrap_err();
+        let missing = run_with(&["/nonexistent/editor".into()], "x")
+            .unwrap_err()
+            .to_string();
         assert!(missing.contains("cannot start"), "{missing}");
     }
 

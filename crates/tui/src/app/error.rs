@@ -2,7 +2,9 @@
 //! binary alone turns errors into text with `anyhow`).
 
 use kimi_client::BackendError;
+use kimi_core::config::ApiKeyError;
 use kimi_core::session::SessionError;
+use kimi_core::tools::ToolboxError;
 
 /// What ended [`run`](super::run) with an error. The variants with a `#[source]` leave the
 /// cause to the error chain, so that `{:#}` prints each part once.
@@ -12,11 +14,11 @@ pub enum AppError {
     #[error(transparent)]
     Setup(Box<dyn std::error::Error + Send + Sync>),
     /// The profile's settings are not usable; `origin` names the profile and its config file.
-    #[error("{origin}: {message}")]
-    Profile { origin: String, message: String },
-    /// The configured tools are not valid.
-    #[error("{0}")]
-    Tools(String),
+    #[error("{origin}: {error}")]
+    Profile { origin: String, error: ApiKeyError },
+    /// The configured tools are not valid; `origin` as for `Profile`.
+    #[error("{origin}: {error}")]
+    Tools { origin: String, error: ToolboxError },
     #[error(transparent)]
     Session(#[from] SessionError),
     #[error(transparent)]
@@ -50,11 +52,11 @@ mod tests {
         assert_eq!(AppError::Setup(setup).to_string(), "no such profile `x`");
         let p = AppError::Profile {
             origin: "profile `local`".into(),
-            message: "`api_key_env` KEY is not set".into(),
+            error: ApiKeyError::NotSet { var: "KEY".into() },
         };
         assert_eq!(
             p.to_string(),
-            "profile `local`: `api_key_env` KEY is not set"
+            "profile `local`: the environment variable KEY (api_key_env) is not set; export it with your API key"
         );
     }
 }

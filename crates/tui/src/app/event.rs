@@ -12,7 +12,7 @@ pub enum AppEvent {
     /// Time passes (spinners, elapsed times); only redraws when something is animated.
     Tick,
     /// The editor `Ctrl-G` opened has exited: the edited draft, or why the draft stays.
-    Edited(Result<String, String>),
+    Edited(Result<String, super::editor::EditorError>),
     /// The answer to [`Effect::ListModels`]: the server's models, or why not.
     ModelsListed {
         then: super::models::ModelsThen,
@@ -24,7 +24,8 @@ pub enum AppEvent {
     PromptGot {
         server: String,
         prompt: String,
-        result: Result<Vec<kimi_core::tools::mcp::PromptText>, String>,
+        result:
+            Result<Vec<kimi_core::tools::mcp::PromptText>, kimi_core::tools::mcp::McpRequestError>,
     },
     /// The answer to [`Effect::ReadResources`]: `(server, uri, text)` of each, or why not.
     ResourcesRead {

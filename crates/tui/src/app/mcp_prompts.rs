@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::event::Effect;
 use super::mcp_view::{prompt_command, prompt_usage};
 use super::state::App;
-use kimi_core::tools::mcp::{PromptInfo, PromptText};
+use kimi_core::tools::mcp::{McpRequestError, PromptInfo, PromptText};
 use kimi_protocol::sanitize::{self, one_line};
 
 /// `ARGS` split into words; `"..."` keeps spaces in a value (`topic="two words"`).
@@ -39,8 +39,12 @@ pub fn words(args: &str) -> Vec<String> {
 
 /// The prompt's arguments from `args`: `key=value` for a named argument, other words fill the
 /// arguments not named, in the prompt's order. Errors say the usage and what is missing.
-pub fn arguments(server: &str, p: &PromptInfo, args: &str) -> Result<Map<String, Value>, String> {
-    let usage = || format!("usage: {}", prompt_usage(server, p));
+pub fn arguments(
+    server: &str,
+    p: &PromptInfo,
+    args: &str,
+) -> Result<Map<String, Value>, PromptArgsError> {
+    let usage = || prompt_usage(server, p);
     let mut named = Map::new();
     let mut positional = Vec::new();
     for w in words(args) {
@@ -64,12 +68,11 @@ pub fn arguments(server: &str, p: &PromptInfo, args: &str) -> Result<Map<String,
         }
     }
     if let Some(extra) = positional.next() {
-        return Err(format!(
-            "{}: too many arguments (from {:?}); {}",
-            one_line(&prompt_command(server, &p.name), 200),
-            one_line(&extra, 80),
-            usage()
-        ));
+        return Err(PromptArgsError::TooMany {
+            command: one_line(&prompt_command(server, &p.name), 200),
+            extra: one_line(&extra, 80),
+            usage: usage(),
+        });
     }
     let missing: Vec<String> = p
         .arguments
@@ -78,14 +81,30 @@ pub fn arguments(server: &str, p: &PromptInfo, args: &str) -> Result<Map<String,
         .map(|(n, _)| one_line(n, 64))
         .collect();
     if !missing.is_empty() {
-        return Err(format!(
-            "missing required argument{} {}; {}",
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(", "),
-            usage()
-        ));
+        return Err(PromptArgsError::Missing {
+            missing,
+            usage: usage(),
+        });
     }
     Ok(named)
+}
+
+/// Why the words after a prompt's command are not its arguments; ends with the usage.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PromptArgsError {
+    /// `extra` is the first word no argument took.
+    #[error("{command}: too many arguments (from {extra:?}); usage: {usage}")]
+    TooMany {
+        command: String,
+        extra: String,
+        usage: String,
+    },
+    #[error(
+        "missing required argument{} {}; usage: {usage}",
+        if missing.len() == 1 { "" } else { "s" },
+        missing.join(", ")
+    )]
+    Missing { missing: Vec<String>, usage: String },
 }
 
 /// `/mcp__SERVER__PROMPT ARGS`: the prompt of a ready server, asked for off the loop.
@@ -120,7 +139,7 @@ pub(crate) fn command(app: &mut App, name: &str, args: &str, fx: &mut Vec<Effect
             prompt: prompt.name,
             arguments,
         }),
-        Err(e) => app.notice(e, true),
+        Err(e) => app.notice(e.to_string(), true),
     }
 }
 
@@ -129,7 +148,7 @@ pub(crate) fn got(
     app: &mut App,
     server: &str,
     prompt: &str,
-    result: Result<Vec<PromptText>, String>,
+    result: Result<Vec<PromptText>, McpRequestError>,
 ) {
     let command = one_line(&prompt_command(server, prompt), 200);
     let messages = match result {
@@ -138,7 +157,7 @@ pub(crate) fn got(
             return app.notice(
                 format!(
                     "{command}: the server could not give the prompt: {}",
-                    one_line(&e, 500)
+                    one_line(&e.to_string(), 500)
                 ),
                 true,
             );
@@ -196,10 +215,12 @@ mod tests {
             Value::Object(a),
             serde_json::json!({"file": "lib.rs", "focus": "error handling"})
         );
-        let e = arguments("s", &p, "focus=x").expect_err("missing");
+        let e = arguments("s", &p, "focus=x")
+            .expect_err("missing")
+            .to_string();
         assert!(e.contains("missing required argument file"), "{e}");
         assert!(e.contains("usage: /mcp__s__review file=… [focus=…]"), "{e}");
-        let e = arguments("s", &p, "a b c").expect_err("extra");
+        let e = arguments("s", &p, "a b c").expect_err("extra").to_string();
         assert!(e.contains("too many arguments"), "{e}");
     }
 }

@@ -124,11 +124,14 @@ where
         config_path,
         ..
     } = resolved;
-    let endpoint = profile.endpoint().map_err(|message| AppError::Profile {
+    let endpoint = profile.endpoint().map_err(|error| AppError::Profile {
         origin: origin.clone(),
-        message,
+        error,
     })?;
-    let toolbox = Toolbox::new(tools).map_err(|e| AppError::Tools(format!("{origin}: {e}")))?;
+    let toolbox = Toolbox::new(tools).map_err(|error| AppError::Tools {
+        origin: origin.clone(),
+        error,
+    })?;
     // MCP servers start in the background: the first frame does not wait for them.
     let toolbox = if mcp_servers.is_empty() {
         toolbox
@@ -553,7 +556,11 @@ fn copied(app: &mut App, text: &str, what: &str) {
 
 /// `Ctrl-G`: the input reader stopped (it would steal the editor's keys), the screen handed
 /// over, the editor run, all of it taken back whatever happened.
-fn edit_in_editor(io: &mut TermIo<'_>, mouse: bool, draft: &str) -> Result<String, String> {
+fn edit_in_editor(
+    io: &mut TermIo<'_>,
+    mouse: bool,
+    draft: &str,
+) -> Result<String, editor::EditorError> {
     // Dropping the stream stops its reader thread; polling once waits until that thread has
     // let go of the terminal (it holds crossterm's reader lock while it waits).
     drop(std::mem::replace(
@@ -563,7 +570,7 @@ fn edit_in_editor(io: &mut TermIo<'_>, mouse: bool, draft: &str) -> Result<Strin
     let _ = crossterm::event::poll(Duration::ZERO);
     let result = match terminal::suspend() {
         Ok(()) => editor::run(draft),
-        Err(e) => Err(format!("cannot hand the terminal to the editor: {e}")),
+        Err(e) => Err(editor::EditorError::Suspend(e.to_string())),
     };
     if let Err(e) = terminal::resume(io.terminal, mouse) {
         tracing::error!(error = %e, "cannot take the terminal back from the editor");

@@ -15,23 +15,35 @@ pub fn clean(text: &str) -> String {
     sanitize::for_terminal(&text).into_owned()
 }
 
-/// `Err(notice)` when a paste of `pasted` bytes into a draft of `draft` bytes would pass
-/// [`MAX_DRAFT_BYTES`]; the notice says both sizes and the cap. Checked before any work on the
+/// `Err` when a paste of `pasted` bytes into a draft of `draft` bytes would pass
+/// [`MAX_DRAFT_BYTES`]; its text says both sizes and the cap. Checked before any work on the
 /// text, so a huge paste costs only its length.
-pub(crate) fn check_size(pasted: usize, draft: usize) -> Result<(), String> {
+pub(crate) fn check_size(pasted: usize, draft: usize) -> Result<(), TooLarge> {
     if pasted.saturating_add(draft) <= MAX_DRAFT_BYTES {
         return Ok(());
     }
-    let draft_note = if draft > 0 {
+    Err(TooLarge { pasted, draft })
+}
+
+/// A paste that would make the draft larger than [`MAX_DRAFT_BYTES`]; the notice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Paste not inserted: {}{} is over the {} limit for a draft. Nothing was changed; put large text in a file and let a tool read it.",
+    size(*pasted),
+    draft_note(*draft),
+    size(MAX_DRAFT_BYTES)
+)]
+pub(crate) struct TooLarge {
+    pub pasted: usize,
+    pub draft: usize,
+}
+
+fn draft_note(draft: usize) -> String {
+    if draft > 0 {
         format!(" (the draft already holds {})", size(draft))
     } else {
         String::new()
-    };
-    Err(format!(
-        "Paste not inserted: {}{draft_note} is over the {} limit for a draft. Nothing was changed; put large text in a file and let a tool read it.",
-        size(pasted),
-        size(MAX_DRAFT_BYTES)
-    ))
+    }
 }
 
 /// `10.0 MB`, `1 MiB`, `512 bytes`: sizes as people read them.
@@ -59,12 +71,14 @@ mod tests {
     fn the_cap_counts_the_draft_too() {
         assert_eq!(check_size(MAX_DRAFT_BYTES, 0), Ok(()));
         assert_eq!(check_size(MAX_DRAFT_BYTES - 10, 10), Ok(()));
-        let e = check_size(10_000_000, 0).expect_err("10 MB");
+        let e = check_size(10_000_000, 0).expect_err("10 MB").to_string();
         assert!(
             e.starts_with("Paste not inserted: 9.5 MiB is over the 1 MiB limit"),
             "{e}"
         );
-        let e = check_size(2048, MAX_DRAFT_BYTES - 1024).expect_err("draft + paste");
+        let e = check_size(2048, MAX_DRAFT_BYTES - 1024)
+            .expect_err("draft + paste")
+            .to_string();
         assert!(
             e.contains("2.0 KiB (the draft already holds 1023.0 KiB)"),
             "{e}"

@@ -115,7 +115,7 @@ fn paste(app: &mut App, text: &str) {
     // The size is checked first: a refused paste costs nothing but the notice.
     let draft: usize = input.lines().iter().map(|l| l.len() + 1).sum::<usize>() - 1;
     if let Err(notice) = paste::check_size(text.len(), draft) {
-        app.notice(notice, true);
+        app.notice(notice.to_string(), true);
         return;
     }
     let text = paste::clean(text);

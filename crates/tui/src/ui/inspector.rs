@@ -509,10 +509,6 @@ pub fn plain_lines(trace: &Trace, index: usize, template: Template) -> Vec<Strin
         .collect()
 }
 
-pub fn plain_text(trace: &Trace, index: usize, template: Template) -> String {
-    plain_lines(trace, index, template).join("\n") + "\n"
-}
-
 /// The line where call `call` first shows up: its first marker (raw) or id (chat).
 pub fn line_of_call<'a>(
     trace: &Trace,

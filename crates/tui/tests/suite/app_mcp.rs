@@ -5,7 +5,9 @@
 use super::update;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::Op;
-use kimi_core::tools::mcp::{PromptInfo, PromptText, ResourceInfo, ServerReport, ServerStatus};
+use kimi_core::tools::mcp::{
+    McpRequestError, PromptInfo, PromptText, ResourceInfo, ServerReport, ServerStatus,
+};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::mcp_view::{Ready, mcp_report};
 use kimi_ui::app::state::{App, Entry};
@@ -174,7 +176,10 @@ fn a_prompt_command_asks_for_the_prompt_and_its_text_lands_in_the_input() {
         AppEvent::PromptGot {
             server: "docs".into(),
             prompt: "review".into(),
-            result: Err("prompts/get review: no such file".into()),
+            result: Err(McpRequestError::GetPrompt {
+                name: "review".into(),
+                why: "no such file".into(),
+            }),
         },
     );
     let (n, error) = last_notice(&app);

@@ -5,6 +5,7 @@
 use super::update;
 use crossterm::event::{Event, KeyCode, KeyModifiers};
 use kimi_ui::app::clipboard::MAX_COPY_BYTES;
+use kimi_ui::app::editor::EditorError;
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::state::{App, AssistantTurn, Entry, TurnState};
 use kimi_ui::ui::theme::Theme;
@@ -212,9 +213,10 @@ fn an_editor_failure_keeps_the_draft_and_says_why() {
     ctrl(&mut a, 'g');
     update(
         &mut a,
-        AppEvent::Edited(Err(
-            "the editor `false` exited with status 1; the draft is unchanged".into(),
-        )),
+        AppEvent::Edited(Err(EditorError::Failed {
+            program: "false".into(),
+            code: Some(1),
+        })),
     );
     assert_eq!(draft(&a), "keep me");
     let (text, error) = last_notice(&a);

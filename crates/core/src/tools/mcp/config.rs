@@ -140,7 +140,7 @@ impl McpServerConfig {
     }
 
     /// Problems a config author must fix, `; `-joined on one line, each naming its key.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), McpConfigError> {
         let mut problems = Vec::new();
         if let Err(e) = super::naming::check_server_name(&self.name) {
             problems.push(format!("name: {e}"));
@@ -208,9 +208,17 @@ impl McpServerConfig {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(problems.join("; "))
+            Err(McpConfigError { problems })
         }
     }
+}
+
+/// What a config author must fix in an `[[mcp_servers]]` entry: each problem starts with its
+/// key (`url: ...`), and they show on one line joined with `; `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", problems.join("; "))]
+pub struct McpConfigError {
+    pub problems: Vec<String>,
 }
 
 #[cfg(test)]
@@ -283,7 +291,7 @@ mod tests {
             ),
         ];
         for (text, expected) in cases {
-            let e = parse(text).check().expect_err(expected);
+            let e = parse(text).check().expect_err(expected).to_string();
             assert!(e.contains(expected), "{e:?} should contain {expected:?}");
         }
         let e = toml::from_str::<McpServerConfig>(

@@ -161,25 +161,25 @@ impl Field {
 
     /// The value typed as `text` for this field: a number parsed, a boolean from
     /// yes/no/true/false, a choice by value or label, choices comma-separated.
-    pub fn parse(&self, text: &str) -> Result<Value, String> {
+    pub fn parse(&self, text: &str) -> Result<Value, FieldError> {
         let t = text.trim();
         let v = match &self.kind {
             FieldKind::Text { .. } => Value::String(text.to_owned()),
             FieldKind::Number { integer: true, .. } => t
                 .parse::<i64>()
                 .map(Value::from)
-                .map_err(|_| format!("{t:?} is not a whole number"))?,
+                .map_err(|_| FieldError::NotWhole(t.to_owned()))?,
             FieldKind::Number { .. } => t
                 .parse::<f64>()
                 .ok()
                 .filter(|f| f.is_finite())
                 .and_then(serde_json::Number::from_f64)
                 .map(Value::Number)
-                .ok_or_else(|| format!("{t:?} is not a number"))?,
+                .ok_or_else(|| FieldError::NotNumber(t.to_owned()))?,
             FieldKind::Boolean => match t.to_ascii_lowercase().as_str() {
                 "y" | "yes" | "true" | "1" | "on" => Value::Bool(true),
                 "n" | "no" | "false" | "0" | "off" => Value::Bool(false),
-                _ => return Err(format!("{t:?} is not yes or no")),
+                _ => return Err(FieldError::NotYesOrNo(t.to_owned())),
             },
             FieldKind::Choice { values, labels } => {
                 Value::String(pick(values, labels, t).ok_or_else(|| one_of(values))?)
@@ -199,7 +199,7 @@ impl Field {
     }
 
     /// Whether `v` is a value of this field.
-    pub fn check(&self, v: &Value) -> Result<(), String> {
+    pub fn check(&self, v: &Value) -> Result<(), FieldError> {
         match (&self.kind, v) {
             (
                 FieldKind::Text {
@@ -211,14 +211,14 @@ impl Field {
             ) => {
                 let n = s.chars().count() as u64;
                 if min_length.is_some_and(|m| n < m) {
-                    return Err(format!("at least {} characters", min_length.unwrap_or(0)));
+                    return Err(FieldError::TooShort(min_length.unwrap_or(0)));
                 }
                 if max_length.is_some_and(|m| n > m) {
-                    return Err(format!("at most {} characters", max_length.unwrap_or(0)));
+                    return Err(FieldError::TooLong(max_length.unwrap_or(0)));
                 }
                 match format.as_deref() {
-                    Some("email") if !looks_like_email(s) => Err("not an email address".into()),
-                    Some("uri") if !s.contains(':') => Err("not a URI".into()),
+                    Some("email") if !looks_like_email(s) => Err(FieldError::NotEmail),
+                    Some("uri") if !s.contains(':') => Err(FieldError::NotUri),
                     _ => Ok(()),
                 }
             }
@@ -232,13 +232,13 @@ impl Field {
             ) => {
                 let f = n.as_f64().unwrap_or(f64::NAN);
                 if *integer && !(n.is_i64() || n.is_u64()) {
-                    return Err("a whole number is needed".into());
+                    return Err(FieldError::WholeNeeded);
                 }
                 if minimum.is_some_and(|m| f < m) {
-                    return Err(format!("at least {}", minimum.unwrap_or(0.0)));
+                    return Err(FieldError::BelowMinimum(minimum.unwrap_or(0.0)));
                 }
                 if maximum.is_some_and(|m| f > m) {
-                    return Err(format!("at most {}", maximum.unwrap_or(0.0)));
+                    return Err(FieldError::AboveMaximum(maximum.unwrap_or(0.0)));
                 }
                 Ok(())
             }
@@ -254,7 +254,7 @@ impl Field {
             (FieldKind::Choice { values, .. } | FieldKind::Choices { values, .. }, _) => {
                 Err(one_of(values))
             }
-            _ => Err("wrong type of value".into()),
+            _ => Err(FieldError::WrongType),
         }
     }
 }
@@ -267,8 +267,38 @@ fn pick(values: &[String], labels: &[String], text: &str) -> Option<String> {
         .and_then(|i| values.get(i).cloned())
 }
 
-fn one_of(values: &[String]) -> String {
-    format!("one of {}", values.join(", "))
+fn one_of(values: &[String]) -> FieldError {
+    FieldError::NotOneOf(values.join(", "))
+}
+
+/// Why a value does not fit a form field; shown after the field's label.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FieldError {
+    #[error("{0:?} is not a whole number")]
+    NotWhole(String),
+    #[error("{0:?} is not a number")]
+    NotNumber(String),
+    #[error("{0:?} is not yes or no")]
+    NotYesOrNo(String),
+    /// The allowed values, comma-separated.
+    #[error("one of {0}")]
+    NotOneOf(String),
+    #[error("at least {0} characters")]
+    TooShort(u64),
+    #[error("at most {0} characters")]
+    TooLong(u64),
+    #[error("not an email address")]
+    NotEmail,
+    #[error("not a URI")]
+    NotUri,
+    #[error("a whole number is needed")]
+    WholeNeeded,
+    #[error("at least {0}")]
+    BelowMinimum(f64),
+    #[error("at most {0}")]
+    AboveMaximum(f64),
+    #[error("wrong type of value")]
+    WrongType,
 }
 
 fn looks_like_email(s: &str) -> bool {
@@ -424,11 +454,23 @@ mod tests {
         let f = fields(&schema(), None);
         let by = |n: &str| f.iter().find(|f| f.name == n).expect("field");
         assert_eq!(by("age").parse("42"), Ok(json!(42)));
-        assert!(by("age").parse("-1").unwrap_err().contains("at least 0"));
+        assert!(
+            by("age")
+                .parse("-1")
+                .unwrap_err()
+                .to_string()
+                .contains("at least 0")
+        );
         assert!(by("age").parse("4.5").is_err());
         assert_eq!(by("agree").parse("Yes"), Ok(json!(true)));
         assert!(by("agree").parse("maybe").is_err());
-        assert!(by("name").parse("x").unwrap_err().contains("at least 2"));
+        assert!(
+            by("name")
+                .parse("x")
+                .unwrap_err()
+                .to_string()
+                .contains("at least 2")
+        );
         assert!(by("mail").parse("no-at-sign").is_err());
         assert_eq!(by("mail").parse("a@b.c"), Ok(json!("a@b.c")));
     }

@@ -23,7 +23,7 @@ use super::client::Handler;
 use super::config::McpServerConfig;
 use super::convert::convert;
 use super::elicit::ElicitAsk;
-use super::listing::all_pages;
+use super::listing::{ListError, all_pages};
 use super::naming::tool_name;
 use super::notes::{HubNotice, ToolNote};
 use super::server::{NeedTasks, StderrTail, connect, kill_group, new_tail, tail_text};
@@ -37,6 +37,24 @@ const MAX_NOTICES: usize = 200;
 const MAX_LOG_LINES: usize = 50;
 /// A resource's text attached to a message at most.
 pub const MAX_RESOURCE_BYTES: usize = 256 * 1024;
+
+/// Why a resource or prompt could not be had from a server.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum McpRequestError {
+    #[error("no MCP server named `{server}`")]
+    NoServer { server: String },
+    /// `why` is the server's status: why it failed, or `starting`/`stopped`.
+    #[error("the MCP server `{server}` is not running: {why}")]
+    NotRunning { server: String, why: String },
+    #[error("resources/read {uri}: {why}")]
+    Read { uri: String, why: String },
+    #[error(
+        "resource {uri} is {bytes} bytes, over the {MAX_RESOURCE_BYTES}-byte limit for an attachment"
+    )]
+    TooLarge { uri: String, bytes: usize },
+    #[error("prompts/get {name}: {why}")]
+    GetPrompt { name: String, why: String },
+}
 
 /// Where a server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -351,7 +369,7 @@ impl McpHub {
             Err(e) => {
                 tracing::warn!(server = %config.name, error = %e, "MCP server failed to start");
                 self.write(|s| {
-                    s[i].status = ServerStatus::Failed(e);
+                    s[i].status = ServerStatus::Failed(e.to_string());
                     s[i].closed = true;
                 });
                 return;
@@ -376,7 +394,7 @@ impl McpHub {
                 tracing::warn!(server = %config.name, error = %e, "MCP server failed to list its tools");
                 kill_group(connected.pgid);
                 self.write(|s| {
-                    s[i].status = ServerStatus::Failed(e);
+                    s[i].status = ServerStatus::Failed(e.to_string());
                     s[i].closed = true;
                 });
                 return;
@@ -446,7 +464,7 @@ impl McpHub {
             Vec<ResourceInfo>,
             Vec<PromptInfo>,
         ),
-        String,
+        ListError,
     > {
         let caps = peer.peer_info().map(|i| i.capabilities.clone());
         let has = |f: fn(&rmcp::model::ServerCapabilities) -> bool| caps.as_ref().is_some_and(f);
@@ -749,24 +767,25 @@ impl McpHub {
     }
 
     /// The ready server `server`'s peer, or why there is none.
-    fn peer_of(&self, server: &str) -> Result<(usize, Peer<RoleClient>), String> {
+    fn peer_of(&self, server: &str) -> Result<(usize, Peer<RoleClient>), McpRequestError> {
         self.read(|servers| {
             let Some((i, s)) = servers
                 .iter()
                 .enumerate()
                 .find(|(_, s)| s.config.name == server)
             else {
-                return Err(format!("no MCP server named `{server}`"));
+                return Err(McpRequestError::NoServer {
+                    server: server.to_owned(),
+                });
+            };
+            let not_running = |why: String| McpRequestError::NotRunning {
+                server: server.to_owned(),
+                why,
             };
             match (&s.peer, &s.status) {
                 (Some(p), _) => Ok((i, p.clone())),
-                (None, ServerStatus::Failed(e)) => {
-                    Err(format!("the MCP server `{server}` is not running: {e}"))
-                }
-                (None, other) => Err(format!(
-                    "the MCP server `{server}` is not running: {}",
-                    format!("{other:?}").to_lowercase()
-                )),
+                (None, ServerStatus::Failed(e)) => Err(not_running(e.clone())),
+                (None, other) => Err(not_running(format!("{other:?}").to_lowercase())),
             }
         })
     }
@@ -788,7 +807,7 @@ impl McpHub {
         };
         let (index, peer) = match self.peer_of(&origin.server) {
             Ok(p) => p,
-            Err(e) => return failed(e, started),
+            Err(e) => return failed(e.to_string(), started),
         };
         let (stderr, cap) = self.read(|s| (s[index].stderr.clone(), s[index].config.output_cap()));
         let args = match serde_json::from_str::<Value>(arguments) {
@@ -862,12 +881,15 @@ impl McpHub {
 
     /// The text of resource `uri` of server `server`, for `@server:uri` in a message: text
     /// contents as they are (at most [`MAX_RESOURCE_BYTES`]), binary ones described.
-    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<String, String> {
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<String, McpRequestError> {
         let (_, peer) = self.peer_of(server)?;
         let result = peer
             .read_resource(ReadResourceRequestParams::new(uri))
             .await
-            .map_err(|e| format!("resources/read {uri}: {}", chain(&e)))?;
+            .map_err(|e| McpRequestError::Read {
+                uri: uri.to_owned(),
+                why: chain(&e),
+            })?;
         let mut parts = Vec::new();
         for c in &result.contents {
             match c {
@@ -884,10 +906,10 @@ impl McpHub {
         }
         let text = parts.join("\n");
         if text.len() > MAX_RESOURCE_BYTES {
-            return Err(format!(
-                "resource {uri} is {} bytes, over the {MAX_RESOURCE_BYTES}-byte limit for an attachment",
-                text.len()
-            ));
+            return Err(McpRequestError::TooLarge {
+                uri: uri.to_owned(),
+                bytes: text.len(),
+            });
         }
         Ok(text)
     }
@@ -898,14 +920,17 @@ impl McpHub {
         server: &str,
         name: &str,
         arguments: serde_json::Map<String, Value>,
-    ) -> Result<Vec<PromptText>, String> {
+    ) -> Result<Vec<PromptText>, McpRequestError> {
         let (_, peer) = self.peer_of(server)?;
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = Some(arguments);
         let result = peer
             .get_prompt(params)
             .await
-            .map_err(|e| format!("prompts/get {name}: {}", chain(&e)))?;
+            .map_err(|e| McpRequestError::GetPrompt {
+                name: name.to_owned(),
+                why: chain(&e),
+            })?;
         let media = self.inner.media_dir.as_deref();
         Ok(result
             .messages

@@ -16,11 +16,11 @@ pub mod naming;
 mod notes;
 mod server;
 
-pub use config::{McpServerConfig, McpToolConfig};
-pub use elicit::{ElicitAsk, ElicitReply, Field, FieldKind};
+pub use config::{McpConfigError, McpServerConfig, McpToolConfig};
+pub use elicit::{ElicitAsk, ElicitReply, Field, FieldError, FieldKind};
 pub use hub::{
-    CallOutput, MAX_RESOURCE_BYTES, McpHub, PromptInfo, PromptText, ResourceInfo, ServerReport,
-    ServerStatus,
+    CallOutput, MAX_RESOURCE_BYTES, McpHub, McpRequestError, PromptInfo, PromptText, ResourceInfo,
+    ServerReport, ServerStatus,
 };
 pub use notes::{HubNotice, ToolNote};
 

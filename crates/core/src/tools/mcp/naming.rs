@@ -12,31 +12,39 @@ pub const MAX_SERVER_NAME_LEN: usize = 24;
 
 /// A server name: letters, digits, `-` and single `_` (never `__`, which separates the parts,
 /// nor a leading or trailing `_`), at most 24 characters.
-pub fn check_server_name(name: &str) -> Result<(), String> {
+pub fn check_server_name(name: &str) -> Result<(), ServerNameError> {
     if name.is_empty() {
-        return Err("must not be empty".to_owned());
+        return Err(ServerNameError::Empty);
     }
     if let Some(c) = name
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-')))
     {
-        return Err(format!(
-            "{c:?} is not allowed; use only letters, digits, `-` and `_`"
-        ));
+        return Err(ServerNameError::BadChar(c));
     }
     if name.contains("__") || name.starts_with('_') || name.ends_with('_') {
-        return Err(
-            "`__` and a leading or trailing `_` are not allowed (`__` separates mcp__SERVER__TOOL)"
-                .to_owned(),
-        );
+        return Err(ServerNameError::Underscores);
     }
     if name.len() > MAX_SERVER_NAME_LEN {
-        return Err(format!(
-            "{} characters is too long; at most {MAX_SERVER_NAME_LEN}",
-            name.len()
-        ));
+        return Err(ServerNameError::TooLong(name.len()));
     }
     Ok(())
+}
+
+/// Why a server name cannot be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ServerNameError {
+    #[error("must not be empty")]
+    Empty,
+    #[error("{0:?} is not allowed; use only letters, digits, `-` and `_`")]
+    BadChar(char),
+    #[error(
+        "`__` and a leading or trailing `_` are not allowed (`__` separates mcp__SERVER__TOOL)"
+    )]
+    Underscores,
+    /// The name's length in bytes.
+    #[error("{0} characters is too long; at most {MAX_SERVER_NAME_LEN}")]
+    TooLong(usize),
 }
 
 /// The offered name of `server`'s tool `tool`: characters outside `[A-Za-z0-9_.-]` become `_`,

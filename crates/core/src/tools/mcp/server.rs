@@ -60,7 +60,7 @@ pub(crate) async fn connect(
     handler: Handler,
     stderr: &StderrTail,
     need_tasks: &NeedTasks,
-) -> Result<Connected, String> {
+) -> Result<Connected, McpStartError> {
     let timeout = Duration::from_secs(config.startup_timeout_secs);
     match config.transport() {
         Some(Transport::Stdio(argv)) => {
@@ -72,10 +72,10 @@ pub(crate) async fn connect(
             let mut child = child;
             let Some(stdin) = child.stdin.take() else {
                 kill_group(pgid);
-                return Err("could not open the server's stdin".to_owned());
+                return Err(McpStartError::NoStdin);
             };
             let outcome = tokio::time::timeout(timeout, handler.serve((stdout, stdin))).await;
-            let failed = |why: String| {
+            let failed = |why: McpStartError| {
                 kill_group(pgid);
                 Err(with_first_line(why, &first_line))
             };
@@ -85,11 +85,10 @@ pub(crate) async fn connect(
                     pgid,
                     child: Some(child),
                 }),
-                Ok(Err(e)) => failed(format!("initialize failed: {}", init_error(&e, config))),
-                Err(_) => failed(format!(
-                    "did not start within {} s (startup_timeout_secs)",
-                    config.startup_timeout_secs
-                )),
+                Ok(Err(e)) => failed(McpStartError::Initialize(init_error(&e, config))),
+                Err(_) => failed(McpStartError::NotStarted {
+                    secs: config.startup_timeout_secs,
+                }),
             }
         }
         Some(Transport::Http(url)) => {
@@ -100,15 +99,52 @@ pub(crate) async fn connect(
                     pgid: None,
                     child: None,
                 }),
-                Ok(Err(e)) => Err(format!("initialize failed: {}", init_error(&e, config))),
-                Err(_) => Err(format!(
-                    "did not answer initialize within {} s (startup_timeout_secs)",
-                    config.startup_timeout_secs
-                )),
+                Ok(Err(e)) => Err(McpStartError::Initialize(init_error(&e, config))),
+                Err(_) => Err(McpStartError::NoAnswer {
+                    secs: config.startup_timeout_secs,
+                }),
             }
         }
-        None => Err("neither command nor url is set".to_owned()),
+        None => Err(McpStartError::NoTransport),
     }
+}
+
+/// Why an MCP server did not start, in one line for the user (its stderr is kept apart).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum McpStartError {
+    #[error("neither command nor url is set")]
+    NoTransport,
+    #[error("the command is empty")]
+    EmptyCommand,
+    /// `why` is the OS's message without Rust's " (os error N)".
+    #[error("could not start `{program}`: {why}")]
+    Spawn { program: String, why: String },
+    #[error("could not open the server's stdin")]
+    NoStdin,
+    #[error("could not open the server's stdout")]
+    NoStdout,
+    #[error("the environment variable {var} (bearer_token_env) is not set")]
+    TokenNotSet { var: String },
+    /// The HTTP client could not be built.
+    #[error("{0}")]
+    Http(String),
+    /// The `initialize` exchange failed: the cause in words.
+    #[error("initialize failed: {0}")]
+    Initialize(String),
+    /// A stdio server was not initialized within `startup_timeout_secs`.
+    #[error("did not start within {secs} s (startup_timeout_secs)")]
+    NotStarted { secs: u64 },
+    /// An HTTP server did not answer `initialize` within `startup_timeout_secs`.
+    #[error("did not answer initialize within {secs} s (startup_timeout_secs)")]
+    NoAnswer { secs: u64 },
+    /// A stdio server failed after printing `line` (not JSON-RPC) on stdout: likely why.
+    #[error(
+        "{error}; the server printed non-JSON on stdout at startup (MCP stdio servers must print only JSON-RPC there): {line:?}"
+    )]
+    PrintedNonJson {
+        error: Box<McpStartError>,
+        line: String,
+    },
 }
 
 /// A failed `initialize` in words: an authentication failure names the variable that holds
@@ -126,17 +162,17 @@ fn init_error(e: &ClientInitializeError, config: &McpServerConfig) -> String {
 }
 
 /// Say what a stdio server printed instead of JSON-RPC, when that is why it failed.
-fn with_first_line(why: String, first: &FirstLine) -> String {
+fn with_first_line(why: McpStartError, first: &FirstLine) -> McpStartError {
     let line = first.lock().unwrap_or_else(PoisonError::into_inner).clone();
     let line = String::from_utf8_lossy(&line);
     let line = line.trim();
     if line.is_empty() || serde_json::from_str::<serde_json::Value>(line).is_ok() {
         return why;
     }
-    format!(
-        "{why}; the server printed non-JSON on stdout at startup (MCP stdio servers must print only JSON-RPC there): {:?}",
-        kimi_protocol::sanitize::one_line(line, 200)
-    )
+    McpStartError::PrintedNonJson {
+        error: Box::new(why),
+        line: kimi_protocol::sanitize::one_line(line, 200),
+    }
 }
 
 /// The first line a stdio server printed (up to 200 bytes).
@@ -259,10 +295,10 @@ fn spawn(
         StdoutTee<tokio::process::ChildStdout>,
         FirstLine,
     ),
-    String,
+    McpStartError,
 > {
     let Some(program) = argv.first().filter(|p| !p.is_empty()) else {
-        return Err("the command is empty".to_owned());
+        return Err(McpStartError::EmptyCommand);
     };
     let env_spec = ToolSpec {
         env: config.env.clone(),
@@ -278,11 +314,12 @@ fn spawn(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("could not start `{program}`: {}", os_message(&e)))?;
+    let mut child = cmd.spawn().map_err(|e| McpStartError::Spawn {
+        program: program.clone(),
+        why: os_message(&e),
+    })?;
     let Some(stdout) = child.stdout.take() else {
-        return Err("could not open the server's stdout".to_owned());
+        return Err(McpStartError::NoStdout);
     };
     if let Some(mut err) = child.stderr.take() {
         let tail = stderr.clone();
@@ -306,7 +343,7 @@ fn spawn(
 fn http_transport(
     config: &McpServerConfig,
     url: &str,
-) -> Result<impl rmcp::transport::Transport<rmcp::RoleClient> + use<>, String> {
+) -> Result<impl rmcp::transport::Transport<rmcp::RoleClient> + use<>, McpStartError> {
     let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     // An expired session (HTTP 404) is initialized again, transparently.
     transport_config.reinit_on_expired_session = true;
@@ -316,15 +353,13 @@ fn http_transport(
                 transport_config = transport_config.auth_header(token.trim().to_owned());
             }
             _ => {
-                return Err(format!(
-                    "the environment variable {var} (bearer_token_env) is not set"
-                ));
+                return Err(McpStartError::TokenNotSet { var: var.clone() });
             }
         }
     }
     // HTTP is the client crate's: the same TLS provider and redirect policy as the model's.
     let client = kimi_client::http_client(Duration::from_secs(config.startup_timeout_secs))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| McpStartError::Http(e.to_string()))?;
     Ok(StreamableHttpClientTransport::with_client(
         client,
         transport_config,
@@ -355,13 +390,17 @@ mod tests {
         let mut all = Vec::new();
         tee.read_to_end(&mut all).await.expect("read");
         assert_eq!(all.len(), 42, "everything passes through");
-        let why = with_first_line("initialize failed: connection closed".into(), &first);
+        let why = with_first_line(
+            McpStartError::Initialize("connection closed".into()),
+            &first,
+        );
         assert_eq!(
-            why,
+            why.to_string(),
             "initialize failed: connection closed; the server printed non-JSON on stdout at startup (MCP stdio servers must print only JSON-RPC there): \"Starting server v1.2...\""
         );
         let json: FirstLine = Arc::new(Mutex::new(b"{\"jsonrpc\":\"2.0\"}".to_vec()));
-        assert_eq!(with_first_line("x".into(), &json), "x");
+        let x = McpStartError::Initialize("x".into());
+        assert_eq!(with_first_line(x.clone(), &json), x);
     }
 
     #[tokio::test]
