@@ -314,7 +314,7 @@ pub(super) async fn send(
 ) -> TurnResult {
     let mut decoder = ChatDecoder {
         asked: logprobs::requested(&body),
-        ..ChatDecoder::for_template(call.endpoint.template())
+        ..ChatDecoder::for_template(call.endpoint.template(), &body)
     };
     let started = Instant::now();
     let end = http::stream_sse(
@@ -344,11 +344,12 @@ pub(super) struct ChatDecoder {
 }
 
 impl ChatDecoder {
-    /// The decoder for a model of `template` (K3 parses markers in content as XTML).
-    pub fn for_template(template: kimi_protocol::Template) -> Self {
+    /// The decoder for a model of `template` answering `body` (K3 parses markers in content as
+    /// XTML, numbering calls on from those the request's messages already hold).
+    pub fn for_template(template: kimi_protocol::Template, body: &Value) -> Self {
         ChatDecoder {
             channels: if template == kimi_protocol::Template::K3 {
-                Channels::k3()
+                Channels::k3(calls_in(body))
             } else {
                 Channels::default()
             },
@@ -507,5 +508,47 @@ impl ChatDecoder {
         warnings.extend(dropped);
         result.warnings = warnings;
         result
+    }
+}
+
+/// The tool calls a chat request's messages hold.
+fn calls_in(body: &Value) -> usize {
+    body.get("messages")
+        .and_then(Value::as_array)
+        .map_or(0, |messages| {
+            messages
+                .iter()
+                .filter_map(|m| m.get("tool_calls").and_then(Value::as_array))
+                .map(Vec::len)
+                .sum()
+        })
+}
+
+#[cfg(test)]
+mod k3_ids_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn k3_calls_in_content_are_numbered_on_from_the_conversations() {
+        let body = json!({"messages": [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "tool_calls": [{"id": "get_weather_0"}, {"id": "f_1"}]},
+            {"role": "tool", "content": "r"},
+        ]});
+        assert_eq!(calls_in(&body), 2);
+        let mut d = ChatDecoder::for_template(kimi_protocol::Template::K3, &body);
+        let mut ids = Vec::new();
+        let xtml = "r<|close|>think<|sep|><|open|>tools<|sep|><|open|>call tool=\"g\" index=\"1\"<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|>";
+        let chunk = json!({"choices": [{"index": 0, "delta": {"content": xtml}}]}).to_string();
+        d.payload(&chunk, 0, &mut |e| {
+            if let StreamEvent::ToolCallBegin { id, .. } = e {
+                ids.push(id);
+            }
+        })
+        .expect("payload");
+        let result = d.finish(Ok(super::http::End::Done), Instant::now(), &mut |_| {});
+        assert_eq!(result.tool_calls.len(), 1, "{result:?}");
+        assert_eq!(result.tool_calls[0].id, "g_2");
     }
 }

@@ -82,12 +82,13 @@ impl Channels {
     /// server with the K3 parsers gives its answer unchanged, and XTML markers in content (a
     /// server without them) still split: text before a think close becomes the reasoning, a
     /// tools channel gives its calls. A reasoning delta is think-channel text, where a leaked
-    /// tools channel still gives its calls.
-    pub fn k3() -> Self {
+    /// tools channel still gives its calls. Ids of calls parsed here count on from
+    /// `first_call`, the calls the conversation already has.
+    pub fn k3(first_call: usize) -> Self {
         let k3 = |thinking| {
             LocalParse::new(ParseStart::K3 {
                 thinking,
-                first_call: 0,
+                first_call,
             })
         };
         Channels {

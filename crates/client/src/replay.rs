@@ -65,7 +65,10 @@ pub fn reparse(trace: &Trace, on_event: &mut dyn FnMut(StreamEvent)) -> TurnResu
                 .get("model")
                 .and_then(Value::as_str)
                 .unwrap_or("");
-            let mut d = ChatDecoder::for_template(kimi_protocol::Template::for_model(model));
+            let mut d = ChatDecoder::for_template(
+                kimi_protocol::Template::for_model(model),
+                &trace.request,
+            );
             for (chunk, at_us) in trace.chunks() {
                 // An error event ended the live stream here too; the rest was never read.
                 if let Err(e) = d.payload(chunk, at_us, on_event) {
