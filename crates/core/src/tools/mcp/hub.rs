@@ -297,7 +297,9 @@ impl McpHub {
         }
     }
 
-    /// Save binary results under `dir` instead of the default (tests; `None`: not at all).
+    /// Save binary results under `dir` instead of the default (tests; `None`: not at all). A
+    /// builder step for the hub `new` returned, before it is cloned or started: a hub already
+    /// shared keeps its directory.
     pub fn with_media_dir(mut self, dir: Option<PathBuf>) -> McpHub {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.media_dir = dir;
