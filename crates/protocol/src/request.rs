@@ -249,7 +249,8 @@ fn python_str(map: &mut Map<String, Value>, key: &str) {
     }
 }
 
-fn kind(v: &Value) -> &'static str {
+/// A JSON value's kind, for messages.
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -96,17 +96,7 @@ pub(crate) fn reasoning(message: &serde_json::Map<String, Value>) -> Option<Stri
     (!py_strip(&text).is_empty()).then_some(text)
 }
 
-/// A JSON value's kind, for messages.
-pub(crate) fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
+pub(crate) use crate::request::kind;
 
 #[cfg(test)]
 mod tests {

@@ -140,6 +140,9 @@ pub fn type_hint(f: &Field) -> String {
     }
 }
 
+/// Questions waiting behind the open one at most.
+const MAX_WAITING: usize = 8;
+
 fn server_name(ask: &ElicitAsk) -> String {
     one_line(&ask.server, NAME_CHARS)
 }
@@ -151,6 +154,18 @@ pub(crate) fn arrived(app: &mut App, ask: ElicitAsk) {
         return gave_up(app, &ask);
     }
     if app.questions.open.is_some() {
+        if app.questions.waiting.len() >= MAX_WAITING {
+            // A server asking faster than anyone can answer: the extra questions are cancelled
+            // (dropping one answers "cancel"), said once each, and memory stays bounded.
+            return app.notice(
+                format!(
+                    "MCP server `{}` asked more questions than wait here ({MAX_WAITING}): this one was cancelled: {}",
+                    server_name(&ask),
+                    one_line(&ask.message, 200)
+                ),
+                true,
+            );
+        }
         app.questions.waiting.push_back(ask);
     } else {
         app.questions.open = Some(ElicitDialog::new(ask));

@@ -341,6 +341,13 @@ mod tests {
         );
         assert_eq!(view.len(), build(&t, 0, 2, K2I).len());
         assert_eq!(view.line(view.len()), None);
+        // Lines added after the foot last one refresh: each frame adds them anew.
+        let before = view.len();
+        for _ in 0..3 {
+            view.refresh(&t, 0, 2, K2I);
+            view.add_to_foot(vec![Line::from("── MCP server notes")]);
+        }
+        assert_eq!(view.len(), before + 1);
         // Another trace in the same slot (the engine's copy): built again.
         let mut other = raw();
         other.started_unix_ms = 5;

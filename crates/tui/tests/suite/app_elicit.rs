@@ -219,3 +219,28 @@ fn pasted_text_goes_into_the_focused_field_on_one_line() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_server_asking_faster_than_anyone_answers_has_its_extra_questions_cancelled() {
+    let mut app = super::app_update::app();
+    let mut replies = Vec::new();
+    for _ in 0..12 {
+        let (ask, rx) = question("flood");
+        update(&mut app, AppEvent::Elicit(ask));
+        replies.push(rx);
+    }
+    // One open, eight waiting, the last three cancelled at once and said.
+    assert!(app.questions.open.is_some());
+    assert_eq!(app.questions.waiting.len(), 8);
+    for rx in &mut replies[..9] {
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    }
+    for rx in &mut replies[9..] {
+        assert_eq!(rx.try_recv(), Ok(ElicitReply::Cancel));
+    }
+    let said = notices(&app)
+        .iter()
+        .filter(|(t, error)| *error && t.contains("asked more questions than wait here (8)"))
+        .count();
+    assert_eq!(said, 3);
+}
