@@ -303,7 +303,7 @@ fn a_bad_record_in_the_middle_is_corruption_and_the_file_is_left_untouched() {
     assert!(a.session.is_none(), "saving stopped");
     let Some(Entry::Notice {
         text, error: true, ..
-    }) = a.entries.last()
+    }) = a.transcript.entries.last()
     else {
         panic!("an error notice")
     };
@@ -367,7 +367,7 @@ fn an_old_json_session_loads_lists_exports_the_same_and_continues_as_a_journal()
     let fx = send(&mut a, "and tomorrow?");
     save_all(&mut a, &store, fx);
     assert!(saved::flush(&mut a, WAIT));
-    assert!(a.session.is_some(), "{:?}", a.entries.last());
+    assert!(a.session.is_some(), "{:?}", a.transcript.entries.last());
     assert_eq!(
         std::fs::read(&legacy).expect("read"),
         legacy_bytes,
@@ -435,7 +435,7 @@ fn a_save_is_sent_to_the_writer_and_never_waited_for() {
     assert!(a.session.is_none(), "saving stopped");
     let Some(Entry::Notice {
         text, error: true, ..
-    }) = a.entries.last()
+    }) = a.transcript.entries.last()
     else {
         panic!("an error notice")
     };
@@ -504,7 +504,11 @@ fn the_writer_appends_and_fsyncs_what_it_is_sent() {
 /// with the messages they belong to (a streaming request's trace is saved as it first was).
 fn assert_journal_matches(a: &mut App, store: &SessionStore, step: &str) {
     assert!(saved::flush(a, WAIT), "{step}");
-    assert!(a.session.is_some(), "{step}: {:?}", a.entries.last());
+    assert!(
+        a.session.is_some(),
+        "{step}: {:?}",
+        a.transcript.entries.last()
+    );
     let want = saved::snapshot(a).expect("snapshot");
     let got = store
         .load(&want.id)

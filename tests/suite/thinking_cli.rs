@@ -155,6 +155,7 @@ fn a_journal_keeps_each_answers_reasoning_and_a_resumed_view_shows_it_folded() {
         kimi_ui::app::state::App::new(connection, kimi_core::tools::Toolbox::default(), None);
     kimi_ui::app::saved::restore(&mut app, back);
     let turns: Vec<_> = app
+        .transcript
         .entries
         .iter()
         .filter_map(|e| match e {

@@ -73,8 +73,8 @@ fn recorded_trace(bytes: usize) -> Trace {
 fn inspector_app(bytes: usize, theme: &ui::markdown::Theme) -> App {
     let mut app = common::new_app();
     app.traces.push(recorded_trace(bytes).into());
-    app.inspector.open = true;
-    app.inspector.scroll = usize::MAX / 2;
+    app.layers.inspector.open = true;
+    app.layers.inspector.scroll = usize::MAX / 2;
     ui::prepare(&mut app, common::AREA, theme);
     app
 }
@@ -107,14 +107,14 @@ fn bench(c: &mut Criterion) {
             KeyModifiers::NONE,
         )))
     };
-    app.inspector.scroll = 0;
+    app.layers.inspector.scroll = 0;
     g.bench_function("stall jump/2MiB", |b| {
         b.iter(|| {
             k += 1;
             // Start over now and then: past the last stall `}` stays put.
             if k.is_multiple_of(200) {
-                app.inspector.scroll = 0;
-                app.inspector.hit = None;
+                app.layers.inspector.scroll = 0;
+                app.layers.inspector.hit = None;
             }
             update(&mut app, key());
             common::frame(&mut term, &mut app, &theme);

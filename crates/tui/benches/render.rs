@@ -14,7 +14,7 @@ fn app_with(messages: usize) -> App {
     let mut app = common::new_app();
     for i in 0..messages.saturating_sub(1) {
         if i % 2 == 0 {
-            app.entries.push(Entry::User {
+            app.transcript.entries.push(Entry::User {
                 text: format!("Question {i}: how does this work in Rust and in 北京?"),
                 id: Default::default(),
             });
@@ -24,10 +24,11 @@ fn app_with(messages: usize) -> App {
                 "## Answer {i}\n\nSome **text** with `code`.\n\n```rust\nfn main() {{ println!(\"{i}\"); }}\n```\n\n- one\n- two\n"
             ));
             t.state = TurnState::Done;
-            app.entries.push(Entry::Assistant(Box::new(t)));
+            app.transcript.entries.push(Entry::Assistant(Box::new(t)));
         }
     }
-    app.entries
+    app.transcript
+        .entries
         .push(Entry::Assistant(Box::new(AssistantTurn::new(None))));
     app
 }
@@ -45,7 +46,7 @@ fn bench(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
             b.iter(|| {
                 k += 1;
-                if let Some(Entry::Assistant(t)) = app.entries.last_mut() {
+                if let Some(Entry::Assistant(t)) = app.transcript.entries.last_mut() {
                     t.push_text(if k.is_multiple_of(12) {
                         "\n\n"
                     } else {

@@ -54,7 +54,7 @@ fn code_app(lines: usize, history: bool, theme: &ui::markdown::Theme) -> App {
             ));
         }
         t.state = kimi_ui::app::state::TurnState::Done;
-        app.entries.push(Entry::Assistant(Box::new(t)));
+        app.transcript.entries.push(Entry::Assistant(Box::new(t)));
     }
     let mut t = AssistantTurn::new(None);
     let mut text = String::from("Here it is:\n\n```rust\n");
@@ -65,8 +65,8 @@ fn code_app(lines: usize, history: bool, theme: &ui::markdown::Theme) -> App {
     }
     text.push_str("    let last =");
     t.push_text(&text);
-    app.entries.push(Entry::Assistant(Box::new(t)));
-    app.turn_entry = Some(app.entries.len() - 1);
+    app.transcript.entries.push(Entry::Assistant(Box::new(t)));
+    app.transcript.turn_entry = Some(app.transcript.entries.len() - 1);
     ui::prepare(&mut app, common::AREA, theme);
     app
 }
@@ -86,8 +86,8 @@ fn paragraph_app(tokens: usize, theme: &ui::markdown::Theme) -> App {
     ];
     let mut t = AssistantTurn::new(None);
     t.push_text("Here it is:\n\nStart");
-    app.entries.push(Entry::Assistant(Box::new(t)));
-    app.turn_entry = Some(app.entries.len() - 1);
+    app.transcript.entries.push(Entry::Assistant(Box::new(t)));
+    app.transcript.turn_entry = Some(app.transcript.entries.len() - 1);
     // Streamed in, laid out every 64 tokens, as a running app would see it.
     for i in 0..tokens {
         push_token(&mut app, words[i % words.len()]);
@@ -128,8 +128,8 @@ fn big_trace(bytes: usize) -> Trace {
 fn inspector_app(bytes: usize, theme: &ui::markdown::Theme) -> App {
     let mut app = common::new_app();
     app.traces.push(big_trace(bytes).into());
-    app.inspector.open = true;
-    app.inspector.scroll = usize::MAX / 2;
+    app.layers.inspector.open = true;
+    app.layers.inspector.scroll = usize::MAX / 2;
     ui::prepare(&mut app, common::AREA, theme);
     app
 }
@@ -228,16 +228,16 @@ fn frames(c: &mut Criterion) {
                 KeyModifiers::NONE,
             ))),
         );
-        app.inspector.scroll = 0;
+        app.layers.inspector.scroll = 0;
         b.iter(|| {
             // Start over now and then, so every step finds a match close by.
             k += 1;
             if k.is_multiple_of(1000) {
-                app.inspector.scroll = 0;
+                app.layers.inspector.scroll = 0;
             }
             update(&mut app, key('n'));
             ui::prepare(&mut app, common::AREA, &theme);
-            black_box(app.inspector.scroll)
+            black_box(app.layers.inspector.scroll)
         })
     });
     g.finish();
@@ -285,9 +285,9 @@ fn token_frames(c: &mut Criterion) {
     let mut app = common::new_app();
     // Room is left for the chunks the iterations add (past the caps a trace drops them).
     app.traces.push(token_trace(bytes - (256 << 10)).into());
-    app.inspector.open = true;
+    app.layers.inspector.open = true;
     update(&mut app, key('t'));
-    app.inspector.tokens.selected = usize::MAX;
+    app.layers.inspector.tokens.selected = usize::MAX;
     ui::prepare(&mut app, common::AREA, &theme);
     let mut k = 0u64;
     g.bench_function("frame/2MiB", |b| {
@@ -300,7 +300,7 @@ fn token_frames(c: &mut Criterion) {
                 });
                 t.record(&StreamEvent::Tokens(vec![token(" token", k)]));
             }
-            app.inspector.tokens.selected = usize::MAX;
+            app.layers.inspector.tokens.selected = usize::MAX;
             common::frame(&mut term, &mut app, &theme);
         })
     });

@@ -83,8 +83,8 @@ pub(crate) fn read(
             );
         }
     };
-    if app.input.lines().join("\n") == message {
-        app.input = super::state::new_input();
+    if app.composer.input.lines().join("\n") == message {
+        app.composer.input = super::composer::new_input();
     }
     let names: Vec<String> = resources
         .iter()

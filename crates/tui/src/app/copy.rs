@@ -64,7 +64,8 @@ pub fn code_blocks(markdown: &str) -> Vec<CodeBlock> {
 
 /// The answers' texts, in transcript order (answer N is `[N - 1]`).
 fn answers(app: &App) -> Vec<&str> {
-    app.entries
+    app.transcript
+        .entries
         .iter()
         .filter_map(|e| match e {
             Entry::Assistant(t) => Some(t.text()),

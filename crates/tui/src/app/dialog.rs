@@ -19,8 +19,8 @@ fn screen_rect(screen: (u16, u16)) -> Rect {
 /// scroll position inside the arguments.
 pub(crate) fn refresh(app: &mut App) {
     let screen = screen_rect(app.screen);
-    let rows = &mut app.approval_rows;
-    let Some(d) = app.dialog.as_mut() else {
+    let rows = &mut app.layers.approval_rows;
+    let Some(d) = app.layers.dialog.as_mut() else {
         rows.clear();
         return;
     };
@@ -72,10 +72,10 @@ pub fn scroll(d: &mut ApprovalDialog, action: Action) -> bool {
 
 /// The mouse wheel over a dialog whose arguments scroll; false when it is not for the dialog.
 pub fn wheel(app: &mut App, column: u16, row: u16, up: bool) -> bool {
-    if app.inspector.open {
+    if app.layers.inspector.open {
         return false;
     }
-    match app.dialog.as_mut() {
+    match app.layers.dialog.as_mut() {
         Some(d) if overflows(d) && d.view.area.contains(Position::new(column, row)) => {
             scroll_by(d, 3, up);
             true

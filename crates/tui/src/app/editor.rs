@@ -7,8 +7,9 @@
 use std::io::Write as _;
 use std::process::Command;
 
+use super::composer::new_input;
 use super::event::Effect;
-use super::state::{App, new_input};
+use super::state::App;
 
 /// The editor's argv from `$VISUAL` and `$EDITOR` (the first that is set and not blank), or
 /// `vi`.
@@ -123,7 +124,7 @@ pub enum EditorError {
 
 /// `Ctrl-G` in the input: ask the event loop to run the editor on the draft.
 pub(crate) fn open(app: &mut App, fx: &mut Vec<Effect>) {
-    fx.push(Effect::Editor(app.input.lines().join("\n")));
+    fx.push(Effect::Editor(app.composer.input.lines().join("\n")));
 }
 
 /// The editor exited: its text replaces the draft (through the paste rules: line endings,
@@ -138,9 +139,9 @@ pub(crate) fn finished(app: &mut App, result: Result<String, EditorError>) {
         return app.notice(why.to_string().replacen("Paste", "Edited draft", 1), true);
     }
     let text = super::paste::clean(&text);
-    app.input = new_input();
-    app.input.insert_str(&text);
-    app.history_pos = None;
+    app.composer.input = new_input();
+    app.composer.input.insert_str(&text);
+    app.composer.history_pos = None;
 }
 
 #[cfg(test)]

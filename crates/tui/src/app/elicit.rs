@@ -153,8 +153,8 @@ pub(crate) fn arrived(app: &mut App, ask: ElicitAsk) {
     if !ask.is_waiting() {
         return gave_up(app, &ask);
     }
-    if app.questions.open.is_some() {
-        if app.questions.waiting.len() >= MAX_WAITING {
+    if app.layers.questions.open.is_some() {
+        if app.layers.questions.waiting.len() >= MAX_WAITING {
             // A server asking faster than anyone can answer: the extra questions are cancelled
             // (dropping one answers "cancel"), said once each, and memory stays bounded.
             return app.notice(
@@ -166,9 +166,9 @@ pub(crate) fn arrived(app: &mut App, ask: ElicitAsk) {
                 true,
             );
         }
-        app.questions.waiting.push_back(ask);
+        app.layers.questions.waiting.push_back(ask);
     } else {
-        app.questions.open = Some(ElicitDialog::new(ask));
+        app.layers.questions.open = Some(ElicitDialog::new(ask));
     }
 }
 
@@ -185,9 +185,9 @@ fn gave_up(app: &mut App, ask: &ElicitAsk) {
 
 /// Show the next question that is still waiting.
 fn next(app: &mut App) {
-    while let Some(ask) = app.questions.waiting.pop_front() {
+    while let Some(ask) = app.layers.questions.waiting.pop_front() {
         if ask.is_waiting() {
-            app.questions.open = Some(ElicitDialog::new(ask));
+            app.layers.questions.open = Some(ElicitDialog::new(ask));
             return;
         }
         gave_up(app, &ask);
@@ -197,27 +197,28 @@ fn next(app: &mut App) {
 /// Questions whose server gave up (the call ended, the server went away) leave the screen with
 /// a notice; checked on each tick.
 pub(crate) fn drop_abandoned(app: &mut App) {
-    let waiting = std::mem::take(&mut app.questions.waiting);
+    let waiting = std::mem::take(&mut app.layers.questions.waiting);
     for ask in waiting {
         if ask.is_waiting() {
-            app.questions.waiting.push_back(ask);
+            app.layers.questions.waiting.push_back(ask);
         } else {
             gave_up(app, &ask);
         }
     }
     let open_gone = app
+        .layers
         .questions
         .open
         .as_ref()
         .is_some_and(|d| !d.ask.is_waiting());
-    if open_gone && let Some(d) = app.questions.open.take() {
+    if open_gone && let Some(d) = app.layers.questions.open.take() {
         gave_up(app, &d.ask);
         next(app);
     }
 }
 
 fn answer(app: &mut App, reply: ElicitReply) {
-    let Some(d) = app.questions.open.take() else {
+    let Some(d) = app.layers.questions.open.take() else {
         return;
     };
     let server = server_name(&d.ask);
@@ -252,7 +253,7 @@ fn answer(app: &mut App, reply: ElicitReply) {
 
 /// A key while a question is shown.
 pub(crate) fn key(app: &mut App, k: &KeyEvent) {
-    let Some(d) = app.questions.open.as_mut() else {
+    let Some(d) = app.layers.questions.open.as_mut() else {
         return;
     };
     let n = d.inputs.len();
@@ -290,7 +291,7 @@ pub(crate) fn key(app: &mut App, k: &KeyEvent) {
 
 /// Pasted text goes into the focused field, on one line.
 pub(crate) fn paste(app: &mut App, text: &str) -> bool {
-    let Some(d) = app.questions.open.as_mut() else {
+    let Some(d) = app.layers.questions.open.as_mut() else {
         return false;
     };
     if let Some(t) = d.inputs.get_mut(d.focus) {

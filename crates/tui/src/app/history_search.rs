@@ -7,8 +7,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use kimi_protocol::sanitize::one_line;
 use ratatui_textarea::CursorMove;
 
+use super::composer::new_input;
 use super::keys::{Action, Context, lookup};
-use super::state::{App, new_input};
+use super::state::App;
 
 /// A search in progress.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,8 +32,8 @@ fn find(history: &[String], query: &str, before: usize) -> Option<usize> {
 
 /// Ctrl-R in the input.
 pub(super) fn start(app: &mut App) {
-    let draft = app.input.lines().join("\n");
-    app.history_search = Some(HistorySearch {
+    let draft = app.composer.input.lines().join("\n");
+    app.layers.history_search = Some(HistorySearch {
         query: String::new(),
         draft,
         found: None,
@@ -43,13 +44,13 @@ pub(super) fn start(app: &mut App) {
 
 /// A key while searching.
 pub(super) fn key(app: &mut App, k: &KeyEvent) {
-    let Some(s) = app.history_search.as_mut() else {
+    let Some(s) = app.layers.history_search.as_mut() else {
         return;
     };
     match lookup(Context::HistorySearch, k) {
         Some(Action::HistorySearchOlder) => {
-            let before = s.found.unwrap_or(app.history.len());
-            match find(&app.history, &s.query, before) {
+            let before = s.found.unwrap_or(app.composer.history.len());
+            match find(&app.composer.history, &s.query, before) {
                 Some(i) => {
                     s.found = Some(i);
                     s.failed = false;
@@ -62,7 +63,7 @@ pub(super) fn key(app: &mut App, k: &KeyEvent) {
             s.found = None;
             s.failed = false;
             if !s.query.is_empty() {
-                s.found = find(&app.history, &s.query, app.history.len());
+                s.found = find(&app.composer.history, &s.query, app.composer.history.len());
                 s.failed = s.found.is_none();
             }
         }
@@ -76,8 +77,8 @@ pub(super) fn key(app: &mut App, k: &KeyEvent) {
             {
                 s.query.push(c);
                 // Narrowing: the current match is kept while it still matches.
-                let before = s.found.map_or(app.history.len(), |i| i + 1);
-                match find(&app.history, &s.query, before) {
+                let before = s.found.map_or(app.composer.history.len(), |i| i + 1);
+                match find(&app.composer.history, &s.query, before) {
                     Some(i) => {
                         s.found = Some(i);
                         s.failed = false;
@@ -99,28 +100,28 @@ pub(super) fn cancel(app: &mut App) {
 
 /// End the search: with the match in the input (`accept`), or with the draft back.
 fn finish(app: &mut App, accept: bool) {
-    let Some(s) = app.history_search.take() else {
+    let Some(s) = app.layers.history_search.take() else {
         return;
     };
-    let text = match s.found.and_then(|i| app.history.get(i)) {
+    let text = match s.found.and_then(|i| app.composer.history.get(i)) {
         Some(t) if accept => t.clone(),
         _ => s.draft,
     };
-    app.input = new_input();
-    app.input.insert_str(&text);
-    app.input.move_cursor(CursorMove::Bottom);
-    app.input.move_cursor(CursorMove::End);
-    app.history_pos = None;
+    app.composer.input = new_input();
+    app.composer.input.insert_str(&text);
+    app.composer.input.move_cursor(CursorMove::Bottom);
+    app.composer.input.move_cursor(CursorMove::End);
+    app.composer.history_pos = None;
 }
 
 /// The input shows the match (the draft before one is found) under a bash-like title.
 fn show(app: &mut App) {
-    let Some(s) = app.history_search.as_ref() else {
+    let Some(s) = app.layers.history_search.as_ref() else {
         return;
     };
     let text = s
         .found
-        .and_then(|i| app.history.get(i))
+        .and_then(|i| app.composer.history.get(i))
         .cloned()
         .unwrap_or_else(|| s.draft.clone());
     let title = format!(
@@ -128,11 +129,11 @@ fn show(app: &mut App) {
         if s.failed { "failed " } else { "" },
         one_line(&s.query, 60)
     );
-    app.input = new_input();
-    app.input.insert_str(&text);
+    app.composer.input = new_input();
+    app.composer.input.insert_str(&text);
     let block = ratatui::widgets::Block::default()
         .borders(ratatui::widgets::Borders::TOP | ratatui::widgets::Borders::BOTTOM)
         .border_style(crate::ui::style::dim())
         .title(title);
-    app.input.set_block(block);
+    app.composer.input.set_block(block);
 }

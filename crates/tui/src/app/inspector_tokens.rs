@@ -45,9 +45,9 @@ pub(crate) fn command(app: &mut App, n: Option<u8>, fx: &mut Vec<Effect>) {
 
 /// A key in the inspector: `true` when the token view took it.
 pub(crate) fn key(app: &mut App, k: &KeyEvent) -> bool {
-    if !app.inspector.tokens.open {
+    if !app.layers.inspector.tokens.open {
         if lookup(Context::Inspector, k) == Some(Action::ToggleTokens) {
-            app.inspector.tokens = TokenCursor {
+            app.layers.inspector.tokens = TokenCursor {
                 open: true,
                 ..TokenCursor::default()
             };
@@ -60,8 +60,8 @@ pub(crate) fn key(app: &mut App, k: &KeyEvent) -> bool {
     };
     let count = app.inspected_trace().map_or(0, |(_, t)| t.tokens.len());
     let last = count.saturating_sub(1);
-    let cur = app.inspector.tokens.selected.min(last);
-    let view = &app.token_view;
+    let cur = app.layers.inspector.tokens.selected.min(last);
+    let view = &app.layers.inspector.token_view;
     let vertical = |down: bool| {
         let p = view.pos(cur)?;
         let line = if down {
@@ -83,7 +83,7 @@ pub(crate) fn key(app: &mut App, k: &KeyEvent) -> bool {
     };
     let next = match action {
         Action::ToggleTokens => {
-            app.inspector.tokens.open = false;
+            app.layers.inspector.tokens.open = false;
             return true;
         }
         Action::TokenPrev => cur.saturating_sub(1),
@@ -97,14 +97,15 @@ pub(crate) fn key(app: &mut App, k: &KeyEvent) -> bool {
             match notable(app, cur, forward) {
                 Some(i) => i,
                 None => {
-                    app.inspector.message = Some("no more unlikely tokens or split markers".into());
+                    app.layers.inspector.message =
+                        Some("no more unlikely tokens or split markers".into());
                     cur
                 }
             }
         }
         _ => return false,
     };
-    app.inspector.tokens.selected = next;
+    app.layers.inspector.tokens.selected = next;
     true
 }
 
@@ -113,7 +114,9 @@ fn notable(app: &App, from: usize, forward: bool) -> Option<usize> {
     let (_, trace) = app.inspected_trace()?;
     let tokens = &trace.tokens;
     let split = |i: usize| {
-        app.token_view
+        app.layers
+            .inspector
+            .token_view
             .markers()
             .iter()
             .any(|m| m.split && m.first == i)

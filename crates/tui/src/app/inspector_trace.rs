@@ -10,14 +10,18 @@ use kimi_protocol::trace_file::TraceFile;
 /// Move the inspector to the next (or previous) chunk that came after a stall, from the line
 /// on top; says so when there is none.
 pub(crate) fn jump(app: &mut App, forward: bool) {
-    let view = &app.inspector_view;
+    let view = &app.layers.inspector.view;
     // From the stall (or search match) jumped to last: near the end the view shows it lower
     // than the top, and the next jump must not find it again.
-    let from = app.inspector.hit.unwrap_or(app.inspector.scroll);
-    app.inspector.message = Some(match view.stall_line(from, forward) {
+    let from = app
+        .layers
+        .inspector
+        .hit
+        .unwrap_or(app.layers.inspector.scroll);
+    app.layers.inspector.message = Some(match view.stall_line(from, forward) {
         Some((k, line)) => {
-            app.inspector.scroll = line;
-            app.inspector.hit = Some(line);
+            app.layers.inspector.scroll = line;
+            app.layers.inspector.hit = Some(line);
             format!(
                 "stall {} of {}: line {}",
                 k + 1,
@@ -27,7 +31,7 @@ pub(crate) fn jump(app: &mut App, forward: bool) {
         }
         None if view.stall_count() == 0 => format!(
             "no stalls (gaps of {} ms or more) in this request",
-            app.inspector.stall_ms
+            app.layers.inspector.stall_ms
         ),
         None if forward => "no stall below".to_owned(),
         None => "no stall above".to_owned(),
@@ -48,7 +52,7 @@ pub(crate) fn save_trace(app: &mut App, trace: Trace, dir: &Path) {
         "json",
         text.as_bytes(),
     );
-    app.inspector.message = Some(match result {
+    app.layers.inspector.message = Some(match result {
         Ok(path) => format!(
             "saved to {p} · replay: kimi-tui replay {p}",
             p = path.display()
@@ -82,7 +86,7 @@ mod tests {
         };
         t.push_chunk("hi", 5);
         save_trace(&mut app, t, &dir.path().join("state"));
-        let msg = app.inspector.message.clone().expect("a message");
+        let msg = app.layers.inspector.message.clone().expect("a message");
         let path = msg
             .strip_prefix("saved to ")
             .and_then(|m| m.split(" · ").next())

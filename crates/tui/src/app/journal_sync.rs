@@ -190,7 +190,7 @@ pub fn records(app: &mut App, creating: bool, at: u64) -> (Vec<Record>, (usize, 
             }
             // What arrived since the last save (the writer thread takes the copy); the whole
             // answer when it is the first save, or when it no longer extends the last one.
-            let shown = partial::shown_text(&app.entries, app.turn_entry);
+            let shown = partial::shown_text(&app.transcript.entries, app.transcript.turn_entry);
             let (partial, more) = match last.and_then(|from| s.since(shown, from)) {
                 Some(part) => (part, true),
                 None => (s.answer(shown), false),

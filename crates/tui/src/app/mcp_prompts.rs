@@ -173,14 +173,14 @@ pub(crate) fn got(
     if text.is_empty() {
         return app.notice(format!("{command}: the prompt has no text."), true);
     }
-    let draft = app.input.lines().join("\n");
+    let draft = app.composer.input.lines().join("\n");
     let full = if draft.trim().is_empty() {
         text
     } else {
         format!("{draft}\n\n{text}")
     };
-    app.input = super::state::new_input();
-    app.input.insert_str(&full);
+    app.composer.input = super::composer::new_input();
+    app.composer.input.insert_str(&full);
     let roles: Vec<&str> = messages.iter().map(|m| m.role.as_str()).collect();
     let note = if roles.iter().any(|r| *r != "user") {
         " (its assistant messages too, as text)"

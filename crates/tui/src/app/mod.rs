@@ -8,6 +8,7 @@ pub mod attach;
 pub mod background;
 pub mod clipboard;
 pub(crate) mod commands;
+pub mod composer;
 pub(crate) mod copy;
 pub(crate) mod dialog;
 pub mod editor;
@@ -21,6 +22,7 @@ pub(crate) mod inspector_trace;
 mod journal_sync;
 pub mod key_reference;
 pub(crate) mod keys;
+pub mod layers;
 pub mod mcp_prompts;
 pub mod mcp_view;
 pub mod models;
@@ -37,8 +39,10 @@ mod resume;
 pub mod retry;
 pub mod saved;
 pub mod state;
+pub mod status_line;
 pub(crate) mod terminal;
 mod toggles;
+pub mod transcript;
 pub mod update;
 mod view;
 
@@ -168,11 +172,11 @@ where
     app.switch.profiles = profiles;
     app.switch.config_path = config_path;
     app.switch.endpoint = Some(backend.endpoint().clone());
-    app.context.window = profile.context_window;
-    app.context.window_from_profile = profile.context_window.is_some();
+    app.status.context.window = profile.context_window;
+    app.status.context.window_from_profile = profile.context_window.is_some();
     app.switch.profile = Some(profile.clone());
     app.secrets = backend.endpoint().api_key.iter().cloned().collect();
-    app.inspector.stall_ms = profile.inspector_stall_ms;
+    app.layers.inspector.stall_ms = profile.inspector_stall_ms;
     app.logprobs = logprobs;
     match resumed {
         Some(r) => {
@@ -238,8 +242,8 @@ fn attach_history(app: &mut App, secret: Option<String>) {
         return;
     };
     let (file, entries, problem) = history_file::HistoryFile::open(path, secret);
-    app.history = entries;
-    app.history_file = Some(file);
+    app.composer.history = entries;
+    app.composer.history_file = Some(file);
     if let Some(p) = problem {
         app.notice(kimi_protocol::sanitize::for_terminal(&p).into_owned(), true);
     }
@@ -304,7 +308,7 @@ async fn event_loop(
     mcp_view::drain_notices(app);
     // Answers of work done off the loop (the model list) come back here.
     let (bg_tx, mut bg_rx) = mpsc::unbounded_channel::<AppEvent>();
-    if app.context.window.is_none() {
+    if app.status.context.window.is_none() {
         // The server may say how long the model's context is (vLLM's max_model_len).
         models::spawn_listing(app, models::ModelsThen::Quiet, &bg_tx);
     }
@@ -471,7 +475,7 @@ fn run_effects(
             }
             // Going back, history and sessions.
             Effect::History(text) => {
-                if let Some(h) = &app.history_file {
+                if let Some(h) = &app.composer.history_file {
                     h.record(&text);
                 }
             }

@@ -210,7 +210,9 @@ fn listing(app: &App, models: &[ModelInfo], total: usize) -> String {
 /// at start failed or is late), ask the server again, quietly. Once a listing succeeded, even
 /// without lengths, it is not asked again until `/model` or `/profile`.
 pub(super) fn after_turn(app: &App, fx: &mut Vec<Effect>) {
-    if app.context.window.is_none() && app.switch.models.is_empty() && app.switch.endpoint.is_some()
+    if app.status.context.window.is_none()
+        && app.switch.models.is_empty()
+        && app.switch.endpoint.is_some()
     {
         fx.push(Effect::ListModels(ModelsThen::Quiet));
     }
@@ -218,7 +220,7 @@ pub(super) fn after_turn(app: &App, fx: &mut Vec<Effect>) {
 
 /// The window from the server for the active model, unless the profile sets one.
 fn learn_window(app: &mut App) {
-    if app.context.window_from_profile {
+    if app.status.context.window_from_profile {
         return;
     }
     // The model the agent was last told to use (it may not have switched yet).
@@ -234,7 +236,7 @@ fn learn_window(app: &mut App) {
         .find(|m| m.id == *model)
         .and_then(|m| m.context_length);
     if from_server.is_some() {
-        app.context.window = from_server;
+        app.status.context.window = from_server;
     }
     models_context::check(app);
 }
@@ -274,8 +276,8 @@ fn switch_model(app: &mut App, name: String, fx: &mut Vec<Effect>) {
         );
     }
     // The server's length for the new model, unless the profile sets one.
-    if !app.context.window_from_profile {
-        app.context.window = app
+    if !app.status.context.window_from_profile {
+        app.status.context.window = app
             .switch
             .models
             .iter()
@@ -344,14 +346,14 @@ pub(super) fn profile_command(app: &mut App, name: Option<String>, fx: &mut Vec<
         }
     }
     app.neutralize_tool_markers = p.neutralize_markers_in_tool_results;
-    app.context.window = p.context_window;
-    app.context.window_from_profile = p.context_window.is_some();
+    app.status.context.window = p.context_window;
+    app.status.context.window_from_profile = p.context_window.is_some();
     app.switch.models.clear();
     app.switch.pending_profile = Some(name);
     app.switch.profile = Some(p);
     app.switch.endpoint = Some(ep);
     models_context::check(app);
-    if !app.context.window_from_profile {
+    if !app.status.context.window_from_profile {
         fx.push(Effect::ListModels(ModelsThen::Quiet));
     }
 }

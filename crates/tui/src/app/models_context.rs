@@ -33,7 +33,7 @@ pub struct ContextGauge {
 /// Tokens in the window now, and whether that is an estimate. `None` before anything was
 /// sent or measured.
 pub fn used(app: &App) -> Option<(u64, bool)> {
-    if let Some(m) = app.context.measured {
+    if let Some(m) = app.status.context.measured {
         return Some((m, false));
     }
     let estimate = estimate(&app.conversation);
@@ -92,7 +92,7 @@ pub fn tokens(n: u64) -> String {
 pub fn label(app: &App) -> Option<(String, bool)> {
     let (used, estimated) = used(app).unwrap_or((0, false));
     let approx = if estimated { "~" } else { "" };
-    match app.context.window {
+    match app.status.context.window {
         Some(w) => {
             let pct = percent(used, w);
             Some((
@@ -107,32 +107,32 @@ pub fn label(app: &App) -> Option<(String, bool)> {
 
 /// A request's usage arrived: it is what the window holds now.
 pub(super) fn usage(app: &mut App, u: &Usage) {
-    app.context.measured = Some(u.prompt_tokens + u.completion_tokens);
+    app.status.context.measured = Some(u.prompt_tokens + u.completion_tokens);
     check(app);
 }
 
 /// The conversation changed shape (cleared, truncated, another model): the last measure no
 /// longer describes it.
 pub(super) fn forget_measure(app: &mut App) {
-    app.context.measured = None;
+    app.status.context.measured = None;
     check(app);
 }
 
 /// Show the warning once per crossing of [`WARN_PERCENT`].
 pub(super) fn check(app: &mut App) {
-    let (Some(window), Some((used, _))) = (app.context.window, used(app)) else {
-        app.context.warned = false;
+    let (Some(window), Some((used, _))) = (app.status.context.window, used(app)) else {
+        app.status.context.warned = false;
         return;
     };
     let pct = percent(used, window);
     if pct < WARN_PERCENT {
-        app.context.warned = false;
+        app.status.context.warned = false;
         return;
     }
-    if app.context.warned {
+    if app.status.context.warned {
         return;
     }
-    app.context.warned = true;
+    app.status.context.warned = true;
     app.notice(
         format!(
             "The context window is {pct}% full ({} of {} tokens): older messages may soon not fit; /clear starts a new conversation.",

@@ -174,7 +174,11 @@ impl Streaming {
 
 /// A piece of the answer's text: shown by the current turn (sanitized) and kept for saving.
 pub(crate) fn push_text(app: &mut App, t: &str) {
-    let turn = match app.turn_entry.and_then(|i| app.entries.get_mut(i)) {
+    let turn = match app
+        .transcript
+        .turn_entry
+        .and_then(|i| app.transcript.entries.get_mut(i))
+    {
         Some(Entry::Assistant(turn)) => Some(turn),
         _ => None,
     };
@@ -192,7 +196,10 @@ pub(crate) fn push_text(app: &mut App, t: &str) {
 /// The answer streaming now, if anything of it arrived.
 pub(crate) fn live_answer(app: &App) -> Option<PartialAnswer> {
     let s = app.streaming.as_ref().filter(|s| !s.is_empty())?;
-    Some(s.answer(shown_text(&app.entries, app.turn_entry)))
+    Some(s.answer(shown_text(
+        &app.transcript.entries,
+        app.transcript.turn_entry,
+    )))
 }
 
 /// The text of the turn `turn_entry`, which shows the streaming answer.

@@ -65,7 +65,7 @@ fn page(app: &App) -> usize {
 /// A key while the picker is open.
 pub(super) fn key(app: &mut App, k: &KeyEvent, fx: &mut Vec<Effect>) {
     let page = page(app);
-    let Some(p) = app.picker.as_mut() else {
+    let Some(p) = app.layers.picker.as_mut() else {
         return;
     };
     let last = p.items.len().saturating_sub(1);
@@ -76,10 +76,10 @@ pub(super) fn key(app: &mut App, k: &KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::PageDown) => p.selected = (p.selected + page).min(last),
         Some(Action::Top) => p.selected = 0,
         Some(Action::Bottom) => p.selected = last,
-        Some(Action::ClosePicker) => app.picker = None,
+        Some(Action::ClosePicker) => app.layers.picker = None,
         Some(Action::Pick) => {
             let target = p.chosen().map(|i| i.target.clone());
-            app.picker = None;
+            app.layers.picker = None;
             match target {
                 Some(PickTarget::Message { user_index, text }) => {
                     super::picker_rewind::pick(app, user_index, &text, fx)

@@ -10,9 +10,10 @@
 use kimi_core::engine::Op;
 use kimi_protocol::sanitize;
 
+use super::composer::new_input;
 use super::event::Effect;
 use super::picker::{PickItem, PickTarget, Picker};
-use super::state::{App, Entry, new_input};
+use super::state::{App, Entry};
 
 /// What the input's placeholder says while Esc is armed.
 pub const ARMED_HINT: &str = "Esc again: edit an earlier message (any other key: never mind)";
@@ -22,20 +23,20 @@ const ROW_CHARS: usize = 200;
 
 /// Esc on an idle input with nothing selected: arm, or (armed) open the picker.
 pub(super) fn esc(app: &mut App, armed: bool) {
-    if !app.input.is_empty() || app.busy {
+    if !app.composer.input.is_empty() || app.busy {
         return;
     }
     if armed {
         return open(app);
     }
-    app.esc_armed = true;
-    app.input.set_placeholder_text(ARMED_HINT);
+    app.composer.esc_armed = true;
+    app.composer.input.set_placeholder_text(ARMED_HINT);
 }
 
 /// A key other than the second Esc: the placeholder says what it said before.
 pub(super) fn disarm(app: &mut App) {
     let normal = new_input().placeholder_text().to_owned();
-    app.input.set_placeholder_text(normal);
+    app.composer.input.set_placeholder_text(normal);
 }
 
 /// The earlier user messages, newest first.
@@ -59,7 +60,7 @@ pub fn open(app: &mut App) {
     if items.is_empty() {
         return app.notice("No earlier message to go back to yet.", false);
     }
-    app.picker = Some(Picker::new(
+    app.layers.picker = Some(Picker::new(
         "Edit an earlier message",
         items,
         "Enter: cut the conversation before it and edit it · Esc: close",
@@ -78,6 +79,7 @@ pub(super) fn pick(app: &mut App, user_index: usize, text: &str, fx: &mut Vec<Ef
     };
     // The transcript's cells from that message's on go (notices before it stay).
     let cell = app
+        .transcript
         .entries
         .iter()
         .enumerate()
@@ -85,22 +87,22 @@ pub(super) fn pick(app: &mut App, user_index: usize, text: &str, fx: &mut Vec<Ef
         .nth(user_index)
         .map(|(i, _)| i);
     if let Some(i) = cell {
-        app.entries.truncate(i);
+        app.transcript.entries.truncate(i);
     }
     // Interrupted answers restored after the cut go with it, as the journal's replay drops them.
     app.partial.retain(|p| p.after_message < cut);
-    app.turn_entry = None;
-    app.selected_pane = None;
-    app.scroll_from_bottom = 0;
-    app.inspector.selected = None;
-    app.history_pos = None;
-    app.input = new_input();
+    app.transcript.turn_entry = None;
+    app.transcript.selected_pane = None;
+    app.transcript.scroll_from_bottom = 0;
+    app.layers.inspector.selected = None;
+    app.composer.history_pos = None;
+    app.composer.input = new_input();
     // A message that starts with `/` was typed `//` (see `commands::unescape`): put back as
     // typed, so that Enter sends it again instead of running a command.
     if text.starts_with('/') {
-        app.input.insert_char('/');
+        app.composer.input.insert_char('/');
     }
-    app.input.insert_str(text);
+    app.composer.input.insert_str(text);
     fx.push(Effect::Agent(Op::Rewind { user_index }));
     app.notice(
         "Went back: edit the message and send it. What was cut off stays in the session file.",

@@ -80,7 +80,7 @@ pub fn open(app: &mut App, list: SessionList) {
     if items.is_empty() {
         return app.notice("No saved sessions yet.", false);
     }
-    app.picker = Some(Picker::new(
+    app.layers.picker = Some(Picker::new(
         "Saved sessions (UTC)",
         items,
         "Enter: resume it here · Esc: close",
@@ -133,12 +133,12 @@ pub fn resume(app: &mut App, store: &SessionStore, id: &str) -> Option<Op> {
     session.id = id.to_owned();
     // The view of the old conversation goes; the new one is rebuilt from the file.
     app.streaming = None;
-    app.turn_entry = None;
-    app.selected_pane = None;
-    app.scroll_from_bottom = 0;
-    app.inspector.selected = None;
-    app.inspector.open = false;
-    app.history_pos = None;
+    app.transcript.turn_entry = None;
+    app.transcript.selected_pane = None;
+    app.transcript.scroll_from_bottom = 0;
+    app.layers.inspector.selected = None;
+    app.layers.inspector.open = false;
+    app.composer.history_pos = None;
     app.saved = None;
     app.journal = Default::default();
     super::saved::restore(app, session);

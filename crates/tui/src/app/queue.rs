@@ -6,8 +6,8 @@ use super::state::App;
 
 /// Queue `text` (the turn running now is not disturbed).
 pub fn push(app: &mut App, text: String) {
-    app.queued.push(text);
-    let n = app.queued.len();
+    app.composer.queued.push(text);
+    let n = app.composer.queued.len();
     app.notice(
         format!("Queued ({n}): sent when this answer ends. Up on an empty input takes it back."),
         false,
@@ -16,7 +16,7 @@ pub fn push(app: &mut App, text: String) {
 
 /// Up on an empty input with something queued: the last queued message back in the input.
 pub fn take_back(app: &mut App) -> Option<String> {
-    let text = app.queued.pop()?;
+    let text = app.composer.queued.pop()?;
     app.notice(
         "Taken back from the queue: edit it, or clear it with Ctrl-C.",
         false,
@@ -27,13 +27,13 @@ pub fn take_back(app: &mut App) -> Option<String> {
 /// The turn ended: the next queued message, to send now; `None` when the queue is empty or the
 /// turn was cancelled (then the queue goes back into an empty input instead).
 pub fn next(app: &mut App, cancelled: bool) -> Option<String> {
-    if app.queued.is_empty() {
+    if app.composer.queued.is_empty() {
         return None;
     }
     if cancelled {
-        if app.input.is_empty() {
-            let text = std::mem::take(&mut app.queued).join("\n\n");
-            app.input.insert_str(&text);
+        if app.composer.input.is_empty() {
+            let text = std::mem::take(&mut app.composer.queued).join("\n\n");
+            app.composer.input.insert_str(&text);
             app.notice(
                 "The turn was cancelled: the queued message is back in the input.",
                 false,
@@ -41,5 +41,5 @@ pub fn next(app: &mut App, cancelled: bool) -> Option<String> {
         }
         return None;
     }
-    Some(app.queued.remove(0))
+    Some(app.composer.queued.remove(0))
 }

@@ -71,8 +71,8 @@ pub(super) fn tick(app: &mut App, now: Instant) {
 
 /// The reasoning key: open or fold every finished cell.
 pub(super) fn toggle(app: &mut App) {
-    app.reasoning_open = !app.reasoning_open;
-    for e in &mut app.entries {
+    app.transcript.reasoning_open = !app.transcript.reasoning_open;
+    for e in &mut app.transcript.entries {
         if let Entry::Assistant(t) = e
             && !t.reasoning.is_empty()
         {

@@ -82,13 +82,13 @@ pub(super) fn scheduled(
         w.warning = Some(t.warnings.len() - 1);
         t.rev += 1;
     }
-    app.retry_wait = Some(w);
+    app.status.retry_wait = Some(w);
     app.dirty = true;
 }
 
 /// The event loop's tick: the countdown moves when its second changes.
 pub fn tick(app: &mut App, now: Instant) {
-    let Some(w) = app.retry_wait.as_mut() else {
+    let Some(w) = app.status.retry_wait.as_mut() else {
         return;
     };
     let left = w.seconds_left(now);
@@ -103,7 +103,7 @@ pub fn tick(app: &mut App, now: Instant) {
 
 /// The wait is over: the next attempt went out (`retried`), or the turn ended during it.
 pub(super) fn ended(app: &mut App, retried: bool) {
-    let Some(w) = app.retry_wait.take() else {
+    let Some(w) = app.status.retry_wait.take() else {
         return;
     };
     let text = if retried {

@@ -188,7 +188,7 @@ pub fn restore(app: &mut App, mut session: Session) {
         .into_iter()
         .map(|SessionTrace { trace, .. }| SharedTrace::new(trace))
         .collect();
-    app.entries.clear();
+    app.transcript.entries.clear();
     let mut next_partial = 0;
     for (i, m) in app.conversation.iter().enumerate() {
         while let Some(p) = app
@@ -200,11 +200,11 @@ pub fn restore(app: &mut App, mut session: Session) {
                 .trace_messages
                 .iter()
                 .rposition(|&k| k == p.after_message);
-            app.entries.push(interrupted_entry(p, trace));
+            app.transcript.entries.push(interrupted_entry(p, trace));
             next_partial += 1;
         }
         match m.role.as_str() {
-            "user" => app.entries.push(Entry::User {
+            "user" => app.transcript.entries.push(Entry::User {
                 id: Default::default(),
                 text: m.text(),
             }),
@@ -237,14 +237,21 @@ pub fn restore(app: &mut App, mut session: Session) {
                     pane.state = PaneState::Answered;
                     turn.panes.push(pane);
                 }
-                app.entries.push(Entry::Assistant(Box::new(turn)));
+                app.transcript
+                    .entries
+                    .push(Entry::Assistant(Box::new(turn)));
             }
             "tool" => {
                 let id = m.tool_call_id.as_deref().unwrap_or("");
-                let pane = app.entries.iter_mut().rev().find_map(|e| match e {
-                    Entry::Assistant(t) => t.panes.iter_mut().find(|p| p.id == id),
-                    _ => None,
-                });
+                let pane = app
+                    .transcript
+                    .entries
+                    .iter_mut()
+                    .rev()
+                    .find_map(|e| match e {
+                        Entry::Assistant(t) => t.panes.iter_mut().find(|p| p.id == id),
+                        _ => None,
+                    });
                 if let Some(p) = pane {
                     p.result = Some(m.text());
                 }
@@ -258,7 +265,7 @@ pub fn restore(app: &mut App, mut session: Session) {
             .trace_messages
             .iter()
             .rposition(|&k| k == p.after_message);
-        app.entries.push(interrupted_entry(p, trace));
+        app.transcript.entries.push(interrupted_entry(p, trace));
     }
     let end = app.conversation.len();
     // A request that failed (its trace says how) ended; one without an answer, an error or a

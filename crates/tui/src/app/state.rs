@@ -9,7 +9,7 @@ use kimi_core::engine::{ApprovalRequest, SharedTrace};
 use kimi_core::tools::Toolbox;
 use kimi_core::tools::mcp::ToolNote;
 use kimi_protocol::Message;
-use kimi_protocol::{Mode, Trace, Usage};
+use kimi_protocol::{Mode, Trace};
 
 /// One block of the transcript: domain data only. Its rendering (wrapped rows and their
 /// caches) belongs to the view (`ui::transcript::TranscriptView`), keyed by the cell's id.
@@ -318,58 +318,6 @@ pub enum DialogStage {
     },
 }
 
-/// The raw-stream inspector's view state.
-#[derive(Debug)]
-pub struct InspectorState {
-    pub open: bool,
-    /// Index into `App::traces`; `None` = the latest.
-    pub selected: Option<usize>,
-    /// First visible line.
-    pub scroll: usize,
-    /// Typing a search query after `/`.
-    pub searching: Option<String>,
-    pub query: Option<String>,
-    /// A line to bring into view on the next draw (search hit, a call's first marker).
-    pub jump_to_call: Option<usize>,
-    pub message: Option<String>,
-    /// Whole lines the view held at the last layout: what PgUp/PgDn move by.
-    pub page: usize,
-    /// The line of the last search match: `n`/`N` go on from it (the view may show it lower
-    /// than the top, near the end).
-    pub hit: Option<usize>,
-    /// Gaps between chunks of this many ms or more are stalls.
-    pub stall_ms: u64,
-    /// The token view (`t`).
-    pub tokens: super::inspector_tokens::TokenCursor,
-}
-
-impl Default for InspectorState {
-    fn default() -> Self {
-        InspectorState {
-            open: false,
-            selected: None,
-            scroll: 0,
-            searching: None,
-            query: None,
-            jump_to_call: None,
-            message: None,
-            page: 0,
-            hit: None,
-            stall_ms: crate::ui::inspector_parsed::DEFAULT_STALL_MS,
-            tokens: Default::default(),
-        }
-    }
-}
-
-/// The status line's view of what is happening.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Activity {
-    Idle,
-    Streaming { since: Instant, chunks: u64 },
-    WaitingApproval,
-    RunningTool { name: String },
-}
-
 /// Connection facts shown in the status bar.
 #[derive(Debug, Clone)]
 pub struct Connection {
@@ -379,7 +327,9 @@ pub struct Connection {
     pub host: String,
 }
 
-/// The whole app.
+/// The whole app: a root over its components (transcript, composer, status line and the
+/// layers above them) and the facts they share (the conversation as the agent reported it,
+/// the session, the settings).
 pub struct App {
     pub connection: Connection,
     /// The agent's conversation as it reported it (the agent owns it; `view.rs` follows it).
@@ -387,67 +337,34 @@ pub struct App {
     /// The system prompt as the agent last reported it (shown by `/system`).
     pub system_prompt: Option<String>,
     pub toolbox: Toolbox,
-    pub entries: Vec<Entry>,
     /// The agent's traces, shared with it (it adds the chunks of the one streaming now; the
     /// app reads them in place); the list follows the agent's `TraceStarted`/`Cleared`/
     /// `Truncated` reports.
     pub traces: Vec<SharedTrace>,
-    pub input: TextArea<'static>,
-    /// Earlier prompts, oldest first, and where Up/Down recall is.
-    pub history: Vec<String>,
-    pub history_pos: Option<usize>,
-    /// Messages typed while a turn ran, oldest first: sent as turns end (see `queue`).
-    pub queued: Vec<String>,
+    pub transcript: super::transcript::Transcript,
+    pub composer: super::composer::Composer,
+    pub status: super::status_line::StatusLine,
+    pub layers: super::layers::Layers,
     /// The tools the user allowed with `a` for the session, as shown in the status bar and
     /// `/tools`: a view of the engine's policy (it changes only through `Op::Approve` with
     /// `always` and `Op::Revoke`, which the app sends).
     pub always_allow: Vec<String>,
-    pub dialog: Option<ApprovalDialog>,
-    pub inspector: InspectorState,
-    pub help_open: bool,
-    /// Lines of the help scrolled off its top.
-    pub help_scroll: usize,
     /// The terminal accepted the keyboard enhancement protocol: Shift-Enter reaches the app
     /// (and the help lists it).
     pub keyboard_enhanced: bool,
     /// `NO_COLOR` is set: frames are drawn without colour (badges in reverse video).
     pub no_color: bool,
-    pub activity: Activity,
-    pub usage: Usage,
-    /// Lines scrolled up from the bottom; 0 = pinned to the bottom, following the stream.
-    pub scroll_from_bottom: usize,
-    /// The selected tool pane (entry index, pane index), cycled with Tab.
-    pub selected_pane: Option<(usize, usize)>,
-    /// Tab chose a pane: the next layout scrolls the transcript to show it.
-    pub reveal_selected: bool,
     /// A turn is in flight.
     pub busy: bool,
     pub should_quit: bool,
     /// Something changed since the last draw.
     pub dirty: bool,
-    /// Counter for cache invalidation of user/notice entries.
-    pub next_rev: u64,
-    pub tokens_this_round: u64,
-    pub round_started: Option<Instant>,
-    /// Last measured transcript viewport height, for page scrolling.
-    pub page_height: usize,
-    /// (entry count, width) at the last layout, to keep a scrolled-up view still.
-    pub last_seen: (usize, u16),
-    /// The inspector's lines for the selected trace, kept up to date as it grows.
-    pub inspector_view: crate::ui::inspector_view::InspectorView,
-    /// The transcript's rendering: rows of the cells near the viewport (view state, never
-    /// read by `update`).
-    pub transcript_view: crate::ui::transcript::TranscriptView,
-    /// The approval dialog's argument rows (the widget's cache, not the dialog's state).
-    pub approval_rows: crate::ui::approval_rows::ArgRows,
     /// The saved-session record this conversation is written to; `None` when saving is off.
     pub session: Option<kimi_core::session::Session>,
     /// For each trace, the index of the message it produced (see `SessionTrace`).
     pub trace_messages: Vec<usize>,
     /// (messages, traces) at the last save, and whether this run has written the file.
     pub saved: Option<(usize, usize)>,
-    /// The entry of the assistant turn being streamed (or the last one).
-    pub turn_entry: Option<usize>,
     /// Esc or Ctrl-C was pressed and the turn has not ended yet: approvals are answered no.
     pub cancelling: bool,
     /// The terminal's size (columns, rows), kept by `update` from resize events.
@@ -474,8 +391,6 @@ pub struct App {
     pub special_tokens_warned: bool,
     /// The profile breaks special-token strings in tool results before sending them.
     pub neutralize_tool_markers: bool,
-    /// Folded reasoning cells are shown open (the reasoning key toggles it).
-    pub reasoning_open: bool,
     /// The family template in use (the status bar shows it); set from the profile.
     pub template: kimi_protocol::Template,
     /// `thinking` as the profile or `/thinking` set it; `None`: the model's default (on).
@@ -486,32 +401,14 @@ pub struct App {
     pub mouse: bool,
     /// The colours the frame is drawn in (`theme` in the config, `/theme`).
     pub theme: crate::ui::theme::Theme,
-    // Going back, history and sessions.
-    /// The open picker (earlier messages, saved sessions): it takes the keys.
-    pub picker: Option<super::picker::Picker>,
-    /// Esc was pressed once on an idle, empty input: a second opens the earlier-message picker.
-    pub esc_armed: bool,
-    /// `Ctrl-R`: the history search in progress.
-    pub history_search: Option<super::history_search::HistorySearch>,
-    /// The prompt history file (`history = true` and a data directory): prompts sent are
-    /// added to it; `None` keeps the history for this run only.
-    pub history_file: Option<super::history_file::HistoryFile>,
     // Switch and limits.
     /// Profiles, the endpoint in use and the server's models (`/model`, `/profile`).
     pub switch: super::models::Switch,
-    /// How full the context window is (the status bar's gauge).
-    pub context: super::models_context::ContextGauge,
-    /// The agent waits before retrying a request (the countdown).
-    pub retry_wait: Option<super::retry::RetryWait>,
     /// Secrets a saved trace must never hold (the profile's API key): masked wherever found.
     pub secrets: Vec<String>,
     // Token level.
     /// Alternatives per token asked for (`logprobs` of the profile, `/logprobs N`; 0 off).
     pub logprobs: u8,
-    /// The inspector's token view, laid out for the trace in view.
-    pub token_view: crate::ui::inspector_tokens_view::TokenView,
-    /// MCP servers' questions for the user: the one shown takes the keys.
-    pub questions: super::elicit::Questions,
     /// The ready MCP servers and their prompts (for `/mcp__…` commands and `@server:uri`).
     pub mcp: super::mcp_view::Ready,
 }
@@ -523,45 +420,20 @@ impl App {
             conversation: Vec::new(),
             system_prompt,
             toolbox,
-            entries: Vec::new(),
             traces: Vec::new(),
-            input: new_input(),
-            history: Vec::new(),
-            history_pos: None,
-            queued: Vec::new(),
+            transcript: Default::default(),
+            composer: Default::default(),
+            status: Default::default(),
+            layers: Default::default(),
             always_allow: Vec::new(),
-            dialog: None,
-            inspector: InspectorState::default(),
-            help_open: false,
-            reasoning_open: false,
-            template: kimi_protocol::Template::default(),
-            thinking: None,
-            secrets: Vec::new(),
-            logprobs: 0,
-            token_view: Default::default(),
-            help_scroll: 0,
             keyboard_enhanced: false,
             no_color: false,
-            activity: Activity::Idle,
-            usage: Usage::default(),
-            scroll_from_bottom: 0,
-            selected_pane: None,
-            reveal_selected: false,
             busy: false,
             should_quit: false,
             dirty: true,
-            next_rev: 1,
-            tokens_this_round: 0,
-            round_started: None,
-            page_height: 20,
-            last_seen: (0, 0),
-            inspector_view: Default::default(),
-            transcript_view: Default::default(),
-            approval_rows: Default::default(),
             session: None,
             trace_messages: Vec::new(),
             saved: None,
-            turn_entry: None,
             cancelling: false,
             screen: (80, 24),
             partial: Vec::new(),
@@ -574,22 +446,19 @@ impl App {
             journal: Default::default(),
             special_tokens_warned: false,
             neutralize_tool_markers: false,
+            template: kimi_protocol::Template::default(),
+            thinking: None,
             mouse: false,
             theme: Default::default(),
-            picker: None,
-            esc_armed: false,
-            history_search: None,
-            history_file: None,
             switch: Default::default(),
-            context: Default::default(),
-            retry_wait: None,
-            questions: Default::default(),
+            secrets: Vec::new(),
+            logprobs: 0,
             mcp: Default::default(),
         }
     }
 
     pub fn notice(&mut self, text: impl Into<String>, error: bool) {
-        self.entries.push(Entry::Notice {
+        self.transcript.entries.push(Entry::Notice {
             id: CellId::default(),
             text: text.into(),
             error,
@@ -597,34 +466,22 @@ impl App {
         self.dirty = true;
     }
 
-    /// The assistant turn being streamed, if the last entry is one.
+    /// The assistant turn being streamed, if there is one.
     pub fn current_turn(&mut self) -> Option<&mut AssistantTurn> {
-        // Notices may be pushed while a turn streams: the turn is found by index, not position.
-        match self.turn_entry.and_then(|i| self.entries.get_mut(i)) {
-            Some(Entry::Assistant(t)) => Some(t),
-            _ => None,
-        }
+        self.transcript.current_turn()
     }
 
-    /// The pane of the call `id` in the current turn: the engine numbers calls by position
-    /// among complete calls, the stream by order of appearance, so engine events match by id.
+    /// The pane of the call `id` in the current turn.
     pub fn pane_for_call(&mut self, id: &str) -> Option<&mut ToolPane> {
-        let turn = self.current_turn()?;
-        turn.rev += 1;
-        let k = turn
-            .panes
-            .iter()
-            .position(|p| p.id == id && p.result.is_none())
-            .or_else(|| turn.panes.iter().position(|p| p.id == id))?;
-        turn.panes.get_mut(k)
+        self.transcript.pane_for_call(id)
     }
 
     /// A frame was drawn: what it showed of the approval dialog has been seen.
     pub fn frame_drawn(&mut self) {
-        if self.inspector.open || self.help_open {
+        if self.layers.inspector.open || self.layers.help.open {
             return;
         }
-        if let Some(d) = self.dialog.as_mut() {
+        if let Some(d) = self.layers.dialog.as_mut() {
             d.mark_drawn();
         }
     }
@@ -639,25 +496,10 @@ impl App {
     /// Which trace the inspector shows, if there is one.
     pub fn inspected_index(&self) -> Option<usize> {
         let i = self
+            .layers
             .inspector
             .selected
             .unwrap_or(self.traces.len().checked_sub(1)?);
         (i < self.traces.len()).then_some(i)
     }
-}
-
-/// A fresh multi-line input box.
-pub fn new_input() -> TextArea<'static> {
-    let mut t = TextArea::default();
-    t.set_placeholder_text("Message Kimi  (Enter send · Ctrl-J newline · /help)");
-    t.set_wrap_mode(ratatui_textarea::WrapMode::Glyph);
-    t.set_cursor_line_style(ratatui::style::Style::default());
-    // Set here, not per frame: the box is drawn as it is, never cloned, so its wrap layout is
-    // kept between frames (recomputing it costs time in proportion to the draft).
-    t.set_block(
-        ratatui::widgets::Block::default()
-            .borders(ratatui::widgets::Borders::TOP | ratatui::widgets::Borders::BOTTOM)
-            .border_style(crate::ui::style::dim()),
-    );
-    t
 }

@@ -7,12 +7,15 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, Mou
 use ratatui_textarea::{CursorMove, TextArea};
 
 use super::commands::{self, SlashCommand};
+use super::composer::new_input;
 use super::event::{AppEvent, Effect};
 use super::keys::{Action, Context, lookup};
+use super::layers::Layer;
 use super::partial::Streaming;
 use super::paste;
 use super::saved;
 use super::state::*;
+use super::status_line::Activity;
 use super::view;
 use kimi_core::engine::{Decision, EngineEvent, Op};
 use kimi_core::tools::mcp::ToolNote;
@@ -103,11 +106,11 @@ fn paste(app: &mut App, text: &str) {
     if super::elicit::paste(app, text) {
         return;
     }
-    let target = match app.dialog.as_mut().map(|d| &mut d.stage) {
+    let target = match app.layers.dialog.as_mut().map(|d| &mut d.stage) {
         Some(DialogStage::Editing { editor, .. }) => Some((&mut **editor, false)),
         Some(DialogStage::Reason(t)) => Some((&mut **t, true)),
         Some(DialogStage::Asking) => None,
-        None => Some((&mut app.input, false)),
+        None => Some((&mut app.composer.input, false)),
     };
     let Some((input, one_line)) = target else {
         return;
@@ -129,57 +132,49 @@ fn paste(app: &mut App, text: &str) {
 fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     if lookup(Context::Global, &k) == Some(Action::CancelOrQuit) {
         // A picker or a history search open: Ctrl-C closes it.
-        if app.picker.take().is_some() {
+        if app.layers.picker.take().is_some() {
             return;
         }
-        if app.history_search.is_some() {
+        if app.layers.history_search.is_some() {
             return super::history_search::cancel(app);
         }
         if app.busy {
             cancel(app, fx);
-        } else if app.dialog.is_none() && !app.input.is_empty() {
+        } else if app.layers.dialog.is_none() && !app.composer.input.is_empty() {
             clear_draft(app);
         } else {
             fx.push(Effect::Quit);
         }
         return;
     }
-    // A server's question waits for the user: it takes the keys, over everything else.
-    if app.questions.open.is_some() {
-        return super::elicit::key(app, &k);
-    }
-    if app.dialog.is_some() {
-        // The inspector over the dialog (Ctrl-T shows the call's raw markers); closing it
-        // returns to the dialog, still pending.
-        if app.inspector.open {
+    // The layer on top takes the keys; any key but a second Esc disarms going back.
+    let top = app.layers.top();
+    match top {
+        Some(Layer::Question) => return super::elicit::key(app, &k),
+        Some(Layer::Dialog) => return dialog_key(app, k, fx),
+        // Over the dialog (Ctrl-T shows the call's raw markers); closing it returns to the
+        // dialog, still pending.
+        Some(Layer::Inspector) if app.layers.dialog.is_some() => {
             return inspector_key(app, k, fx);
         }
-        return dialog_key(app, k, fx);
+        Some(Layer::Help) => return help_key(app, &k),
+        Some(Layer::Picker) => return super::picker::key(app, &k, fx),
+        Some(Layer::HistorySearch) => return super::history_search::key(app, &k),
+        Some(Layer::Inspector) | None => {}
     }
-    if app.help_open {
-        return help_key(app, &k);
-    }
-    // Going back, history and sessions: the picker and the search take the keys;
-    // any key but a second Esc disarms going back.
-    if app.picker.is_some() {
-        return super::picker::key(app, &k, fx);
-    }
-    if app.history_search.is_some() {
-        return super::history_search::key(app, &k);
-    }
-    let armed = std::mem::take(&mut app.esc_armed);
+    let armed = std::mem::take(&mut app.composer.esc_armed);
     if armed {
         super::picker_rewind::disarm(app);
     }
-    if app.inspector.open {
+    if top == Some(Layer::Inspector) {
         return inspector_key(app, k, fx);
     }
-    let empty = app.input.is_empty();
-    let page = app.page_height.saturating_sub(2).max(1);
+    let empty = app.composer.input.is_empty();
+    let page = app.transcript.page_height.saturating_sub(2).max(1);
     match lookup(Context::Input, &k) {
         Some(Action::Cancel) if app.busy => cancel(app, fx),
         Some(Action::Cancel) => {
-            if let Some((e, _)) = app.selected_pane.take() {
+            if let Some((e, _)) = app.transcript.selected_pane.take() {
                 bump(app, e);
             } else {
                 super::picker_rewind::esc(app, armed);
@@ -191,10 +186,10 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::PageUp) => scroll(app, page, true),
         Some(Action::PageDown) => scroll(app, page, false),
         Some(Action::Top) if empty || k.modifiers.contains(KeyModifiers::CONTROL) => {
-            app.scroll_from_bottom = usize::MAX / 2;
+            app.transcript.scroll_from_bottom = usize::MAX / 2;
         }
         Some(Action::Bottom) if empty || k.modifiers.contains(KeyModifiers::CONTROL) => {
-            app.scroll_from_bottom = 0;
+            app.transcript.scroll_from_bottom = 0;
         }
         Some(Action::SelectPrevCall) => select_pane(app, true),
         Some(Action::SelectNextCall) => select_pane(app, false),
@@ -204,25 +199,28 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         // Getting text out, compose.
         Some(Action::ToggleMouse) => super::toggles::mouse(app, None, fx),
         Some(Action::OpenEditor) => super::editor::open(app, fx),
-        Some(Action::NewLine) => app.input.insert_newline(),
-        Some(a) if edit(&mut app.input, a) => {}
+        Some(Action::NewLine) => app.composer.input.insert_newline(),
+        Some(a) if edit(&mut app.composer.input, a) => {}
         Some(Action::Send) => submit(app, fx),
-        Some(Action::HistoryPrev) if empty && !app.queued.is_empty() => {
+        Some(Action::HistoryPrev) if empty && !app.composer.queued.is_empty() => {
             if let Some(text) = super::queue::take_back(app) {
-                set_input(&mut app.input, &text);
+                set_input(&mut app.composer.input, &text);
             }
         }
-        Some(Action::HistoryPrev) if app.input.cursor().0 == 0 && !app.history.is_empty() => {
+        Some(Action::HistoryPrev)
+            if app.composer.input.cursor().0 == 0 && !app.composer.history.is_empty() =>
+        {
             recall(app, true)
         }
         Some(Action::HistoryNext)
-            if app.history_pos.is_some() && app.input.cursor().0 + 1 >= app.input.lines().len() =>
+            if app.composer.history_pos.is_some()
+                && app.composer.input.cursor().0 + 1 >= app.composer.input.lines().len() =>
         {
             recall(app, false)
         }
         // Unbound, or bound but not applicable here (Up inside a multi-line draft): text.
         _ => {
-            app.input.input(k);
+            app.composer.input.input(k);
         }
     }
 }
@@ -230,12 +228,12 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
 /// Ctrl-C on a draft, as in Codex and Claude Code: the draft goes (into the prompt history, so
 /// Up brings it back) and a second Ctrl-C on the empty input quits.
 fn clear_draft(app: &mut App) {
-    let text = app.input.lines().join("\n");
-    if app.history.last() != Some(&text) {
-        app.history.push(text);
+    let text = app.composer.input.lines().join("\n");
+    if app.composer.history.last() != Some(&text) {
+        app.composer.history.push(text);
     }
-    app.history_pos = None;
-    app.input = new_input();
+    app.composer.history_pos = None;
+    app.composer.input = new_input();
     app.notice(
         "Draft cleared (Up brings it back); Ctrl-C again quits.",
         false,
@@ -271,8 +269,8 @@ fn edit(input: &mut TextArea<'static>, action: Action) -> bool {
 }
 
 fn open_help(app: &mut App) {
-    app.help_open = true;
-    app.help_scroll = 0;
+    app.layers.help.open = true;
+    app.layers.help.scroll = 0;
 }
 
 fn help_key(app: &mut App, k: &KeyEvent) {
@@ -281,9 +279,9 @@ fn help_key(app: &mut App, k: &KeyEvent) {
     let shown = usize::from(app.screen.1).saturating_sub(2).max(1);
     let last = total.saturating_sub(shown);
     let page = shown.saturating_sub(1).max(1);
-    let s = &mut app.help_scroll;
+    let s = &mut app.layers.help.scroll;
     match lookup(Context::Help, k) {
-        Some(Action::CloseHelp) => app.help_open = false,
+        Some(Action::CloseHelp) => app.layers.help.open = false,
         Some(Action::LineUp) => *s = s.saturating_sub(1),
         Some(Action::LineDown) => *s = (*s + 1).min(last),
         Some(Action::PageUp) => *s = s.saturating_sub(page),
@@ -296,32 +294,34 @@ fn help_key(app: &mut App, k: &KeyEvent) {
 
 fn cancel(app: &mut App, fx: &mut Vec<Effect>) {
     // The agent denies the call it waits about when the turn is cancelled.
-    app.dialog = None;
+    app.layers.dialog = None;
     app.cancelling = true;
     fx.push(Effect::Agent(Op::Cancel));
 }
 
 /// Lines scrolled; `up` moves toward older text.
 fn scroll(app: &mut App, lines: usize, up: bool) {
-    app.scroll_from_bottom = if up {
-        app.scroll_from_bottom.saturating_add(lines)
+    app.transcript.scroll_from_bottom = if up {
+        app.transcript.scroll_from_bottom.saturating_add(lines)
     } else {
-        app.scroll_from_bottom.saturating_sub(lines)
+        app.transcript.scroll_from_bottom.saturating_sub(lines)
     };
 }
 
 fn recall(app: &mut App, older: bool) {
-    let n = app.history.len();
-    let pos = match (app.history_pos, older) {
+    let n = app.composer.history.len();
+    let pos = match (app.composer.history_pos, older) {
         (None, true) => Some(n - 1),
         (Some(0), true) => Some(0),
         (Some(i), true) => Some(i - 1),
         (Some(i), false) if i + 1 < n => Some(i + 1),
         (_, false) => None,
     };
-    app.history_pos = pos;
-    let text = pos.map(|i| app.history[i].clone()).unwrap_or_default();
-    set_input(&mut app.input, &text);
+    app.composer.history_pos = pos;
+    let text = pos
+        .map(|i| app.composer.history[i].clone())
+        .unwrap_or_default();
+    set_input(&mut app.composer.input, &text);
 }
 
 fn set_input(input: &mut TextArea<'static>, text: &str) {
@@ -333,6 +333,7 @@ fn set_input(input: &mut TextArea<'static>, text: &str) {
 
 fn select_pane(app: &mut App, forward: bool) {
     let all: Vec<(usize, usize)> = app
+        .transcript
         .entries
         .iter()
         .enumerate()
@@ -342,10 +343,11 @@ fn select_pane(app: &mut App, forward: bool) {
         })
         .collect();
     if all.is_empty() {
-        app.selected_pane = None;
+        app.transcript.selected_pane = None;
         return;
     }
     let cur = app
+        .transcript
         .selected_pane
         .and_then(|s| all.iter().position(|x| *x == s));
     let next = match (cur, forward) {
@@ -354,22 +356,23 @@ fn select_pane(app: &mut App, forward: bool) {
         (Some(i), true) => (i + all.len() - 1) % all.len(),
         (Some(i), false) => (i + 1) % all.len(),
     };
-    if let Some((e, _)) = app.selected_pane.replace(all[next]) {
+    if let Some((e, _)) = app.transcript.selected_pane.replace(all[next]) {
         bump(app, e);
     }
     bump(app, all[next].0);
-    app.reveal_selected = true;
+    app.transcript.reveal_selected = true;
 }
 
 fn bump(app: &mut App, entry: usize) {
-    if let Some(Entry::Assistant(t)) = app.entries.get_mut(entry) {
+    if let Some(Entry::Assistant(t)) = app.transcript.entries.get_mut(entry) {
         t.rev += 1;
     }
 }
 
 fn toggle_pane(app: &mut App) {
-    let target = app.selected_pane.or_else(|| {
-        app.entries
+    let target = app.transcript.selected_pane.or_else(|| {
+        app.transcript
+            .entries
             .iter()
             .enumerate()
             .rev()
@@ -379,7 +382,7 @@ fn toggle_pane(app: &mut App) {
             })
     });
     if let Some((e, p)) = target
-        && let Some(Entry::Assistant(t)) = app.entries.get_mut(e)
+        && let Some(Entry::Assistant(t)) = app.transcript.entries.get_mut(e)
         && let Some(pane) = t.panes.get_mut(p)
     {
         pane.expanded = !pane.expanded;
@@ -388,7 +391,7 @@ fn toggle_pane(app: &mut App) {
 }
 
 fn toggle_inspector(app: &mut App) {
-    let ins = &mut app.inspector;
+    let ins = &mut app.layers.inspector;
     ins.open = !ins.open;
     ins.searching = None;
     ins.message = None;
@@ -400,18 +403,23 @@ fn toggle_inspector(app: &mut App) {
     ins.selected = None;
     ins.jump_to_call = None;
     // Opening with a tool pane selected jumps to that call's markers.
-    if let Some((e, p)) = app.selected_pane
-        && let Some(Entry::Assistant(t)) = app.entries.get(e)
+    if let Some((e, p)) = app.transcript.selected_pane
+        && let Some(Entry::Assistant(t)) = app.transcript.entries.get(e)
         && let (Some(trace), Some(pane)) = (t.trace, t.panes.get(p))
     {
-        app.inspector.selected = Some(trace);
-        app.inspector.jump_to_call = Some(pane.index);
+        app.layers.inspector.selected = Some(trace);
+        app.layers.inspector.jump_to_call = Some(pane.index);
     }
 }
 
 /// Open the inspector at the markers of the call the dialog asks about.
 fn inspect_dialog_call(app: &mut App) {
-    let Some(id) = app.dialog.as_ref().map(|d| d.request.call.id.clone()) else {
+    let Some(id) = app
+        .layers
+        .dialog
+        .as_ref()
+        .map(|d| d.request.call.id.clone())
+    else {
         return;
     };
     let target = app.current_turn().and_then(|t| {
@@ -419,21 +427,24 @@ fn inspect_dialog_call(app: &mut App) {
         Some((t.trace, pane.index))
     });
     toggle_inspector(app);
-    if !app.inspector.open {
+    if !app.layers.inspector.open {
         return;
     }
     match target {
         Some((Some(trace), index)) => {
-            app.inspector.selected = Some(trace);
-            app.inspector.jump_to_call = Some(index);
+            app.layers.inspector.selected = Some(trace);
+            app.layers.inspector.jump_to_call = Some(index);
         }
-        _ => app.inspector.message = Some("this call's request is not in the inspector".into()),
+        _ => {
+            app.layers.inspector.message =
+                Some("this call's request is not in the inspector".into())
+        }
     }
 }
 
 fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
-    let over_dialog = app.dialog.is_some();
-    let ins = &mut app.inspector;
+    let over_dialog = app.layers.dialog.is_some();
+    let ins = &mut app.layers.inspector;
     if let Some(q) = ins.searching.as_mut() {
         match lookup(Context::Search, &k) {
             Some(Action::RunSearch) => {
@@ -467,9 +478,9 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     if super::inspector_tokens::key(app, &k) {
         return;
     }
-    let page = app.inspector.page.max(1);
+    let page = app.layers.inspector.page.max(1);
     let traces = app.traces.len();
-    let ins = &mut app.inspector;
+    let ins = &mut app.layers.inspector;
     let action = lookup(Context::Inspector, &k);
     // Moving on leaves the last search note behind (it described the old position).
     if matches!(
@@ -525,7 +536,7 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
 
 /// Move the inspector to the next (or previous) line matching the query.
 fn search_step(app: &mut App, forward: bool, from_current: bool) {
-    let Some(query) = app.inspector.query.clone() else {
+    let Some(query) = app.layers.inspector.query.clone() else {
         return;
     };
     let Some(i) = app.inspected_index() else {
@@ -533,12 +544,13 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
     };
     // The view's kept lines, brought up to date (appending only): no rebuild per step.
     let total = app.traces.len();
-    let view = &mut app.inspector_view;
+    let view = &mut app.layers.inspector.view;
     view.refresh(&app.traces[i].read(), i, total, app.template);
     let start = app
+        .layers
         .inspector
         .hit
-        .unwrap_or(app.inspector.scroll)
+        .unwrap_or(app.layers.inspector.scroll)
         .min(view.len());
     let from = if forward && !from_current {
         start + 1
@@ -551,10 +563,10 @@ fn search_step(app: &mut App, forward: bool, from_current: bool) {
         None if forward => (view.find(&query, 0, true), true),
         None => (view.find(&query, view.len(), false), true),
     };
-    app.inspector.message = Some(match hit {
+    app.layers.inspector.message = Some(match hit {
         Some(n) => {
-            app.inspector.scroll = n;
-            app.inspector.hit = Some(n);
+            app.layers.inspector.scroll = n;
+            app.layers.inspector.hit = Some(n);
             let note = match (wrapped, forward) {
                 (false, _) => "",
                 (true, true) => " (wrapped to the top)",
@@ -571,7 +583,7 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     if lookup(Context::Dialog, &k) == Some(Action::InspectCall) {
         return inspect_dialog_call(app);
     }
-    let Some(dialog) = app.dialog.as_mut() else {
+    let Some(dialog) = app.layers.dialog.as_mut() else {
         return;
     };
     let mut decision = None;
@@ -590,11 +602,11 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
             }
             // The arguments fit: page keys scroll the transcript behind the dialog.
             Some(a @ (Action::PageUp | Action::PageDown)) => {
-                let page = app.page_height.saturating_sub(2).max(1);
-                app.scroll_from_bottom = if a == Action::PageUp {
-                    app.scroll_from_bottom.saturating_add(page)
+                let page = app.transcript.page_height.saturating_sub(2).max(1);
+                app.transcript.scroll_from_bottom = if a == Action::PageUp {
+                    app.transcript.scroll_from_bottom.saturating_add(page)
                 } else {
-                    app.scroll_from_bottom.saturating_sub(page)
+                    app.transcript.scroll_from_bottom.saturating_sub(page)
                 };
             }
             Some(a @ (Action::Approve | Action::AlwaysAllow)) => {
@@ -654,7 +666,7 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
                             || !unchanged
                                 && super::dialog::editor_all_shown(
                                     dialog,
-                                    &app.approval_rows,
+                                    &app.layers.approval_rows,
                                     screen,
                                 )
                         {
@@ -687,8 +699,8 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
                 always,
             }));
         }
-        app.dialog = None;
-        app.activity = Activity::Idle;
+        app.layers.dialog = None;
+        app.status.activity = Activity::Idle;
         if let (Decision::Approve { .. }, Some(p)) = (&d, app.pane_for_call(&id)) {
             p.state = PaneState::Pending;
         }
@@ -705,7 +717,7 @@ pub(crate) fn pretty_lines(arguments: &str) -> Vec<String> {
 }
 
 fn submit(app: &mut App, fx: &mut Vec<Effect>) {
-    let text = app.input.lines().join("\n");
+    let text = app.composer.input.lines().join("\n");
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return;
@@ -715,7 +727,7 @@ fn submit(app: &mut App, fx: &mut Vec<Effect>) {
         Some(message) => message,
         None => {
             if let Some(cmd) = commands::parse(trimmed) {
-                app.input = new_input();
+                app.composer.input = new_input();
                 return slash(app, cmd, fx);
             }
             text.clone()
@@ -723,18 +735,18 @@ fn submit(app: &mut App, fx: &mut Vec<Effect>) {
     };
     // The history keeps what was typed (`//text`), so recalling it sends the same message;
     // the same prompt twice in a row is kept once, and the history file gets it.
-    if app.history_file.is_some() {
+    if app.composer.history_file.is_some() {
         fx.push(Effect::History(text.clone()));
     }
-    if app.history.last() != Some(&text) {
-        app.history.push(text);
+    if app.composer.history.last() != Some(&text) {
+        app.composer.history.push(text);
     }
-    app.history_pos = None;
+    app.composer.history_pos = None;
     // `@server:uri`: the message waits in the input until its resources are read.
     if super::attach::submit(app, &message, fx) {
         return;
     }
-    app.input = new_input();
+    app.composer.input = new_input();
     send_or_queue(app, message, fx);
 }
 
@@ -750,11 +762,11 @@ fn send_user(app: &mut App, text: String, fx: &mut Vec<Effect>) {
     // The agent appends the message (after the system prompt in a new conversation) and
     // reports it; the view shows it at once.
     let found = special::find(&text);
-    app.entries.push(Entry::User {
+    app.transcript.entries.push(Entry::User {
         id: Default::default(),
         text: text.clone(),
     });
-    app.scroll_from_bottom = 0;
+    app.transcript.scroll_from_bottom = 0;
     start_turn(app, fx, Op::UserTurn { text: text.clone() });
     if !found.is_empty() {
         warn_special_tokens(
@@ -785,7 +797,7 @@ fn start_turn(app: &mut App, fx: &mut Vec<Effect>, op: Op) {
     app.busy = true;
     app.cancelling = false;
     app.special_tokens_warned = false;
-    app.activity = Activity::Streaming {
+    app.status.activity = Activity::Streaming {
         since: app.now,
         chunks: 0,
     };
@@ -929,16 +941,17 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             // The agent drops the answers (and their traces) and reports it (`Truncated`).
             // Interrupted answers to the message being retried go with the answers replaced.
             app.partial.retain(|p| p.after_message <= last_user);
-            app.selected_pane = None;
-            app.turn_entry = None;
+            app.transcript.selected_pane = None;
+            app.transcript.turn_entry = None;
             if let Some(e) = app
+                .transcript
                 .entries
                 .iter()
                 .rposition(|e| matches!(e, Entry::User { .. }))
             {
-                app.entries.truncate(e + 1);
+                app.transcript.entries.truncate(e + 1);
             }
-            app.scroll_from_bottom = 0;
+            app.transcript.scroll_from_bottom = 0;
             start_turn(app, fx, Op::Retry);
         }
         SlashCommand::Export { markdown, path } => fx.push(Effect::Export { markdown, path }),
@@ -985,12 +998,13 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
     app.dirty = true;
     match e {
         EngineEvent::RoundStarted { .. } => {
-            app.entries
+            app.transcript
+                .entries
                 .push(Entry::Assistant(Box::new(AssistantTurn::new(None))));
-            app.turn_entry = Some(app.entries.len() - 1);
+            app.transcript.turn_entry = Some(app.transcript.entries.len() - 1);
             app.streaming = Some(Streaming::new(app.conversation.len()));
             app.change_rev += 1;
-            app.activity = Activity::Streaming {
+            app.status.activity = Activity::Streaming {
                 since: app.now,
                 chunks: 0,
             };
@@ -1016,7 +1030,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
                 };
                 t.rev += 1;
             }
-            app.activity = Activity::Idle;
+            app.status.activity = Activity::Idle;
         }
         EngineEvent::MessageAppended { index, message } => {
             view::appended(app, index, *message, fx);
@@ -1107,7 +1121,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         EngineEvent::ToolStarted {
             call, arguments, ..
         } => {
-            app.activity = Activity::RunningTool {
+            app.status.activity = Activity::RunningTool {
                 name: call.function.name.clone(),
             };
             let now = app.now;
@@ -1133,7 +1147,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             }
         }
         EngineEvent::ToolFinished { call, outcome, .. } => {
-            app.activity = Activity::Idle;
+            app.status.activity = Activity::Idle;
             if let Some(p) = app.pane_for_call(&call.id) {
                 p.state = finished_state(&outcome);
             }
@@ -1178,8 +1192,8 @@ fn stream(app: &mut App, s: StreamEvent) {
         | StreamEvent::Tokens(_)
         | StreamEvent::Finished { .. } => {}
         StreamEvent::Chunk { .. } => {
-            app.tokens_this_round += 1;
-            if let Activity::Streaming { chunks, .. } = &mut app.activity {
+            app.status.tokens_this_round += 1;
+            if let Activity::Streaming { chunks, .. } = &mut app.status.activity {
                 *chunks += 1;
             }
         }
@@ -1240,9 +1254,9 @@ fn stream(app: &mut App, s: StreamEvent) {
         }
         StreamEvent::Usage(u) => {
             super::models_context::usage(app, &u);
-            app.usage.prompt_tokens += u.prompt_tokens;
-            app.usage.completion_tokens += u.completion_tokens;
-            app.usage.total_tokens += u.total_tokens;
+            app.status.usage.prompt_tokens += u.prompt_tokens;
+            app.status.usage.completion_tokens += u.completion_tokens;
+            app.status.usage.total_tokens += u.total_tokens;
         }
     }
 }

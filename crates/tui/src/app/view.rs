@@ -4,6 +4,7 @@
 
 use super::event::Effect;
 use super::state::*;
+use super::status_line::Activity;
 use kimi_core::engine::{ApprovalRequest, Decision, Op, SharedTrace, SystemChange, TurnOutcome};
 use kimi_protocol::sanitize;
 use kimi_protocol::{Content, Message, special};
@@ -27,8 +28,10 @@ pub(super) fn appended(app: &mut App, index: usize, message: Message, fx: &mut V
         "assistant" => {
             app.streaming = None;
             if let Some(Content::Text(text)) = &message.content
-                && let Some(Entry::Assistant(turn)) =
-                    app.turn_entry.and_then(|i| app.entries.get_mut(i))
+                && let Some(Entry::Assistant(turn)) = app
+                    .transcript
+                    .turn_entry
+                    .and_then(|i| app.transcript.entries.get_mut(i))
             {
                 turn.share_text(text);
             }
@@ -67,11 +70,11 @@ fn tool_result(app: &mut App, message: &Message) {
 pub(super) fn cleared(app: &mut App) {
     app.conversation.clear();
     app.partial.clear();
-    app.entries.clear();
+    app.transcript.entries.clear();
     app.traces.clear();
     app.trace_messages.clear();
     app.saved = None;
-    app.turn_entry = None;
+    app.transcript.turn_entry = None;
     // A cleared conversation is a new session; the old file stays as it was.
     if let Some(s) = &app.session {
         app.session = Some(kimi_core::session::Session::new(
@@ -81,8 +84,8 @@ pub(super) fn cleared(app: &mut App) {
             &s.base_url,
         ));
     }
-    app.selected_pane = None;
-    app.scroll_from_bottom = 0;
+    app.transcript.selected_pane = None;
+    app.transcript.scroll_from_bottom = 0;
     app.notice("Conversation cleared.", false);
 }
 
@@ -101,11 +104,11 @@ pub(super) fn approval(app: &mut App, id: u64, request: ApprovalRequest, fx: &mu
         if let Some(p) = app.pane_for_call(&request.call.id) {
             p.state = PaneState::WaitingApproval;
         }
-        app.dialog = Some(ApprovalDialog::new(request, Some(id)));
+        app.layers.dialog = Some(ApprovalDialog::new(request, Some(id)));
         // The dialog takes the keys: nothing else may sit over it.
-        app.inspector.open = false;
-        app.help_open = false;
-        app.activity = Activity::WaitingApproval;
+        app.layers.inspector.open = false;
+        app.layers.help.open = false;
+        app.status.activity = Activity::WaitingApproval;
     }
     app.dirty = true;
 }
@@ -114,8 +117,8 @@ fn turn_over(app: &mut App, fx: &mut Vec<Effect>) {
     fx.push(Effect::SaveSession);
     app.busy = false;
     app.cancelling = false;
-    app.activity = Activity::Idle;
-    app.dialog = None;
+    app.status.activity = Activity::Idle;
+    app.layers.dialog = None;
     app.dirty = true;
 }
 
@@ -171,8 +174,8 @@ pub(super) fn trace_started(app: &mut App, index: usize, trace: SharedTrace) {
     if let Some(t) = app.current_turn() {
         t.trace = Some(index);
     }
-    app.tokens_this_round = 0;
-    app.round_started = Some(app.now);
+    app.status.tokens_this_round = 0;
+    app.status.round_started = Some(app.now);
 }
 
 /// The trace at `index` is complete and belongs to the message at `message_index`. Written

@@ -540,7 +540,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
-    let lines = &app.inspector_view;
+    let lines = &app.layers.inspector.view;
     if !lines.is_built() {
         frame.render_widget(
             Paragraph::new("No request yet: send a message, then come back here."),
@@ -548,20 +548,24 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         );
         return;
     };
-    let start = app.inspector.scroll.min(lines.len().saturating_sub(1));
+    let start = app
+        .layers
+        .inspector
+        .scroll
+        .min(lines.len().saturating_sub(1));
     // Wrapped as `prepare` counted; search matches in reverse video.
     let rows = body.height as usize;
-    let query = app.inspector.query.as_deref().unwrap_or_default();
+    let query = app.layers.inspector.query.as_deref().unwrap_or_default();
     let visible: Vec<Line<'static>> = lines
         .window(start, rows)
         .map(|l| inspector_rows::highlight(l, query))
         .collect();
     frame.render_widget(inspector_rows::paragraph(visible), body);
-    let foot_text = if let Some(q) = &app.inspector.searching {
+    let foot_text = if let Some(q) = &app.layers.inspector.searching {
         format!("/{q}▏")
     } else {
         let pos = format!("line {}/{}", start + 1, lines.len());
-        match &app.inspector.message {
+        match &app.layers.inspector.message {
             Some(m) => format!("{m} · {pos}"),
             None => pos,
         }

@@ -13,7 +13,7 @@ use kimi_protocol::sanitize::one_line;
 pub(crate) fn notes_lines(app: &App, trace: &Trace) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     for head in &trace.call_heads {
-        let pane = app.entries.iter().rev().find_map(|e| match e {
+        let pane = app.transcript.entries.iter().rev().find_map(|e| match e {
             Entry::Assistant(turn) => turn.panes.iter().find(|p| p.id == head.id),
             _ => None,
         });

@@ -47,14 +47,14 @@ pub(crate) fn areas(area: Rect) -> [Rect; 4] {
 /// Bring the token view up to date for the trace in view and keep the selection on screen.
 pub fn prepare(app: &mut App, area: Rect) {
     let Some(i) = app.inspected_index() else {
-        app.token_view.clear();
+        app.layers.inspector.token_view.clear();
         return;
     };
     let [_, body, _, _] = areas(area);
     {
         let trace = app.traces[i].read();
         let family = Ids::of(&trace, app.template).template();
-        app.token_view.refresh(
+        app.layers.inspector.token_view.refresh(
             &trace.tokens,
             i,
             trace.started_unix_ms,
@@ -62,8 +62,8 @@ pub fn prepare(app: &mut App, area: Rect) {
             family,
         );
     }
-    let view = &app.token_view;
-    let cur = &mut app.inspector.tokens;
+    let view = &app.layers.inspector.token_view;
+    let cur = &mut app.layers.inspector.tokens;
     cur.selected = cur.selected.min(view.len().saturating_sub(1));
     let rows = (body.height as usize).max(1);
     if let Some(p) = view.pos(cur.selected) {
@@ -267,13 +267,13 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         );
         return;
     };
-    let view = &app.token_view;
+    let view = &app.layers.inspector.token_view;
     let total = app.traces.len();
     frame.render_widget(
         Paragraph::new(head_lines(&trace, view, i, total)).wrap(Wrap { trim: false }),
         head,
     );
-    let cur = &app.inspector.tokens;
+    let cur = &app.layers.inspector.tokens;
     let selected = view.pos(cur.selected);
     let visible: Vec<Line<'static>> = view
         .lines()
@@ -301,7 +301,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         ),
         detail,
     );
-    let foot_text = match (&app.inspector.message, view.len()) {
+    let foot_text = match (&app.layers.inspector.message, view.len()) {
         (Some(m), _) => m.clone(),
         (None, 0) => String::new(),
         (None, n) => format!("token {}/{n}", cur.selected + 1),

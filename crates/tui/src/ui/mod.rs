@@ -50,7 +50,7 @@ pub(crate) struct Areas {
 }
 
 pub(crate) fn areas(app: &App, size: Rect) -> Areas {
-    let input_rows = (app.input.lines().len() as u16).clamp(1, 8) + 2;
+    let input_rows = (app.composer.input.lines().len() as u16).clamp(1, 8) + 2;
     let [transcript, input, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(input_rows),
@@ -68,34 +68,39 @@ pub(crate) fn areas(app: &App, size: Rect) -> Areas {
 pub fn prepare(app: &mut App, size: Rect, theme: &markdown::Theme) {
     let a = areas(app, size);
     transcript::prepare(app, a.transcript.width, a.transcript.height, theme);
-    if app.inspector.open && app.inspector.tokens.open {
+    if app.layers.inspector.open && app.layers.inspector.tokens.open {
         // The token view instead of the chunks.
         inspector_tokens::prepare(app, a.transcript);
-    } else if app.inspector.open {
-        app.token_view.clear();
+    } else if app.layers.inspector.open {
+        app.layers.inspector.token_view.clear();
         prepare_inspector(app, a.transcript);
     } else {
-        app.inspector_view.clear();
-        app.token_view.clear();
+        app.layers.inspector.view.clear();
+        app.layers.inspector.token_view.clear();
     }
 }
 
 fn prepare_inspector(app: &mut App, area: Rect) {
     let Some(i) = app.inspected_index() else {
-        app.inspector_view.clear();
+        app.layers.inspector.view.clear();
         return;
     };
     let total = app.traces.len();
     // The view appends what arrived since the last frame; it never rebuilds a growing trace.
-    app.inspector_view.set_stall_ms(app.inspector.stall_ms);
-    app.inspector_view
+    app.layers
+        .inspector
+        .view
+        .set_stall_ms(app.layers.inspector.stall_ms);
+    app.layers
+        .inspector
+        .view
         .refresh(&app.traces[i].read(), i, total, app.template);
     let notes = inspector_mcp::notes_lines(app, &app.traces[i].read());
-    app.inspector_view.add_to_foot(notes);
+    app.layers.inspector.view.add_to_foot(notes);
     // The prompt diff against the request before: compared once per request, not per frame.
     let traces = &app.traces;
     let key = (i, traces[i].read().started_unix_ms);
-    app.inspector_view.prompt_diff(key, || {
+    app.layers.inspector.view.prompt_diff(key, || {
         let now = traces[i].read();
         let before = i.checked_sub(1).map(|p| traces[p].read());
         let diff = before
@@ -103,12 +108,13 @@ fn prepare_inspector(app: &mut App, area: Rect) {
             .and_then(|b| kimi_protocol::prompt_diff::between(b, &now));
         inspector_diff::lines(diff.as_ref(), i, now.mode)
     });
-    let lines = &app.inspector_view;
-    if let Some(call) = app.inspector.jump_to_call.take() {
+    let lines = &app.layers.inspector.view;
+    if let Some(call) = app.layers.inspector.jump_to_call.take() {
         match inspector::line_of_call(&app.traces[i].read(), lines.iter(), call) {
-            Some(n) => app.inspector.scroll = n,
+            Some(n) => app.layers.inspector.scroll = n,
             None => {
-                app.inspector.message = Some(format!("no markers of call {call} in this request"))
+                app.layers.inspector.message =
+                    Some(format!("no markers of call {call} in this request"))
             }
         }
     }
@@ -116,48 +122,48 @@ fn prepare_inspector(app: &mut App, area: Rect) {
     // end) puts the last line on the last row, and a page is the lines the view holds.
     let rows = area.height.saturating_sub(3) as usize;
     let width = area.width.saturating_sub(2) as usize;
-    let lines = &app.inspector_view;
+    let lines = &app.layers.inspector.view;
     let last = inspector_rows::last_top(lines.len(), |n| lines.line(n), width, rows);
-    if app.inspector.scroll > last {
-        app.inspector.scroll = last;
+    if app.layers.inspector.scroll > last {
+        app.layers.inspector.scroll = last;
     }
-    app.inspector.page =
-        inspector_rows::fitting(lines.window(app.inspector.scroll, rows), width, rows);
+    app.layers.inspector.page =
+        inspector_rows::fitting(lines.window(app.layers.inspector.scroll, rows), width, rows);
 }
 
 pub fn draw(frame: &mut Frame, app: &App) {
     let a = areas(app, frame.area());
-    if app.inspector.open && app.inspector.tokens.open {
+    if app.layers.inspector.open && app.layers.inspector.tokens.open {
         inspector_tokens::render(frame, a.transcript, app);
-    } else if app.inspector.open {
+    } else if app.layers.inspector.open {
         inspector::render(frame, a.transcript, app);
     } else {
-        app.transcript_view.render(a.transcript, frame.buffer_mut());
+        app.transcript.view.render(a.transcript, frame.buffer_mut());
     }
-    frame.render_widget(&app.input, a.input);
+    frame.render_widget(&app.composer.input, a.input);
     status::render(frame, a.status, app);
     // The inspector opened from the dialog (Ctrl-T) covers it until closed.
-    if let Some(d) = &app.dialog
-        && !app.inspector.open
+    if let Some(d) = &app.layers.dialog
+        && !app.layers.inspector.open
     {
-        approval::render(frame, frame.area(), d, &app.approval_rows);
+        approval::render(frame, frame.area(), d, &app.layers.approval_rows);
     }
     // The picker of earlier messages or saved sessions.
-    if let Some(p) = &app.picker {
+    if let Some(p) = &app.layers.picker {
         let at = picker::area(p, a.transcript);
         p.render(at, frame.buffer_mut());
     }
-    if app.help_open {
+    if app.layers.help.open {
         help::render(
             frame,
             frame.area(),
-            app.help_scroll,
+            app.layers.help.scroll,
             app.keyboard_enhanced,
             &app.mcp,
         );
     }
     // A server's question takes the keys, so it is drawn over everything.
-    if let Some(d) = &app.questions.open {
+    if let Some(d) = &app.layers.questions.open {
         elicit::render(frame, frame.area(), d);
     }
     theme::apply(frame.buffer_mut(), app.theme);

@@ -8,10 +8,11 @@ use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::app::state::{Activity, App};
+use crate::app::state::App;
+use crate::app::status_line::Activity;
 
 pub(crate) fn activity_label(app: &App, now: Instant) -> String {
-    match &app.activity {
+    match &app.status.activity {
         Activity::Idle if app.busy => "working".into(),
         Activity::Idle => "idle".into(),
         Activity::Streaming { since, chunks } => {
@@ -47,13 +48,13 @@ fn segments(app: &App, now: Instant) -> Vec<Segment> {
     let c = &app.connection;
     let bar = Style::default().fg(Color::Black).bg(Color::Cyan);
     // A retry's countdown is what is happening while the agent waits.
-    let state = match &app.retry_wait {
+    let state = match &app.status.retry_wait {
         Some(w) => w.status_text(now),
         None => activity_label(app, now),
     };
     let usage = format!(
         "in {} · out {}",
-        app.usage.prompt_tokens, app.usage.completion_tokens
+        app.status.usage.prompt_tokens, app.status.usage.completion_tokens
     );
     let seg = |keep: u8, span: Span<'static>| Segment { keep, span };
     let mut out = vec![
@@ -171,7 +172,7 @@ fn mouse_span(app: &App) -> Span<'static> {
 
 /// Messages waiting for the turn to end.
 fn queued(app: &App) -> Span<'static> {
-    match app.queued.len() {
+    match app.composer.queued.len() {
         0 => Span::raw(""),
         n => Span::styled(format!("│ {n} queued "), Style::default().fg(Color::Cyan)),
     }

@@ -29,6 +29,7 @@ use super::renderable::Renderable;
 use super::wrap::{wrap, wrap_hanging};
 use super::{special, style, tool_pane};
 use crate::app::state::{App, AssistantTurn, CellId, Entry, TurnState};
+use crate::app::transcript::Transcript;
 use kimi_protocol::sanitize;
 
 /// Screens of rows kept laid out above and below the viewport (scrolling a page is free).
@@ -408,17 +409,17 @@ pub fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme) {
     // The instant of the last event, not the clock: a frame shows the state at that time.
     let now = app.now;
     let rows = height_rows as usize;
-    app.page_height = rows;
-    let App {
+    app.transcript.page_height = rows;
+    let Transcript {
         entries,
-        transcript_view: view,
+        view,
         selected_pane,
         last_seen,
         scroll_from_bottom,
         reasoning_open,
         reveal_selected: reveal,
         ..
-    } = app;
+    } = &mut app.transcript;
     let count = entries.len();
     // While scrolled up, what grows below the view (the last cell, new cells) moves the
     // anchor by as much, so the text being read stays put.
@@ -468,7 +469,7 @@ pub fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme) {
     pick_window(view, entries, *scroll_from_bottom, rows);
     if count == 0 {
         let w = welcome(app);
-        app.transcript_view.window = w;
+        app.transcript.view.window = w;
     }
 }
 

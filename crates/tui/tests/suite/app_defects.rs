@@ -81,13 +81,13 @@ fn the_input_edits_like_readline() {
     ctrl(&mut a, 'w');
     assert_eq!(draft(&a), "one two ");
     ctrl(&mut a, 'a');
-    assert_eq!(a.input.cursor(), (0, 0));
+    assert_eq!(a.composer.input.cursor(), (0, 0));
     ctrl(&mut a, 'e');
-    assert_eq!(a.input.cursor(), (0, 8));
+    assert_eq!(a.composer.input.cursor(), (0, 8));
     with_mods(&mut a, KeyCode::Char('b'), KeyModifiers::ALT);
-    assert_eq!(a.input.cursor(), (0, 4));
+    assert_eq!(a.composer.input.cursor(), (0, 4));
     with_mods(&mut a, KeyCode::Char('f'), KeyModifiers::ALT);
-    assert_eq!(a.input.cursor(), (0, 8));
+    assert_eq!(a.composer.input.cursor(), (0, 8));
     // Ctrl-U deletes to the start of the line (it is not undo), Ctrl-Y puts it back.
     ctrl(&mut a, 'u');
     assert_eq!(draft(&a), "");
@@ -125,7 +125,7 @@ fn long_transcript(a: &mut App, after: usize) {
     ] {
         update(a, AppEvent::Engine(e));
     }
-    if let Some(Entry::Assistant(t)) = a.entries.last_mut() {
+    if let Some(Entry::Assistant(t)) = a.transcript.entries.last_mut() {
         t.state = TurnState::Done;
         t.panes[0].state = PaneState::Done {
             exit_code: 0,
@@ -133,7 +133,7 @@ fn long_transcript(a: &mut App, after: usize) {
         };
     }
     for i in 0..after {
-        a.entries.push(Entry::User {
+        a.transcript.entries.push(Entry::User {
             id: Default::default(),
             text: format!("follow-up question number {i}"),
         });
@@ -147,7 +147,7 @@ fn tab_scrolls_the_transcript_to_the_selected_pane() {
     let before = screen(&mut a, 80, 24);
     assert!(!before.contains("get_weather"), "the pane is off screen");
     key(&mut a, KeyCode::Tab);
-    assert!(a.selected_pane.is_some());
+    assert!(a.transcript.selected_pane.is_some());
     let after = screen(&mut a, 80, 24);
     assert!(
         after.contains("get_weather"),
@@ -274,7 +274,7 @@ fn inspector_end_and_page_down_count_wrapped_rows() {
     let mut a = app();
     a.traces.push(long_chat_trace(44).into());
     ctrl(&mut a, 't');
-    assert!(a.inspector.open);
+    assert!(a.layers.inspector.open);
     screen(&mut a, 80, 24);
     key(&mut a, KeyCode::End);
     let shown = screen(&mut a, 80, 24);
@@ -301,7 +301,7 @@ fn inspector_search_highlights_wraps_around_and_leaves_no_stale_note() {
     key(&mut a, KeyCode::Char('/'));
     typed(&mut a, "event 29 ");
     key(&mut a, KeyCode::Enter);
-    let first = a.inspector.scroll;
+    let first = a.layers.inspector.scroll;
     // The match is drawn in reverse video.
     let frame = super::drawn(&mut a, 100, 30);
     let buf = &frame;
@@ -315,19 +315,22 @@ fn inspector_search_highlights_wraps_around_and_leaves_no_stale_note() {
     assert_eq!(reversed.trim_end(), "event 29");
     // n past the last match wraps to the first and says so.
     key(&mut a, KeyCode::Char('n'));
-    let note = a.inspector.message.clone().unwrap_or_default();
+    let note = a.layers.inspector.message.clone().unwrap_or_default();
     assert!(note.contains("wrapped to the top"), "{note}");
-    assert_eq!(a.inspector.scroll, first, "the only match again");
+    assert_eq!(a.layers.inspector.scroll, first, "the only match again");
     // Scrolling clears the note: it described the old position.
     key(&mut a, KeyCode::Up);
-    assert_eq!(a.inspector.message, None);
+    assert_eq!(a.layers.inspector.message, None);
     let shown = screen(&mut a, 100, 30);
     assert!(!rows_of(&shown).iter().any(|r| r.contains("wrapped")));
     // A query with no match at all says so.
     key(&mut a, KeyCode::Char('/'));
     typed(&mut a, "zzz");
     key(&mut a, KeyCode::Enter);
-    assert_eq!(a.inspector.message.as_deref(), Some("/zzz: no matches"));
+    assert_eq!(
+        a.layers.inspector.message.as_deref(),
+        Some("/zzz: no matches")
+    );
 }
 
 /// The screen with reverse-video runs in ⟦ ⟧: what tells a badge apart without colour.
@@ -386,7 +389,7 @@ fn under_no_color_marker_badges_are_in_reverse_video() {
     });
     let mut a = app();
     a.traces.push(t.into());
-    a.inspector.open = true;
+    a.layers.inspector.open = true;
     a.no_color = true;
     let (shown, colourless) = styled_screen(&mut a, 90, 20);
     assert!(colourless, "NO_COLOR: no colour anywhere");
@@ -420,7 +423,7 @@ fn a_message_typed_during_a_turn_is_queued_shown_and_sent_when_it_ends() {
     typed(&mut a, "second");
     let fx = key(&mut a, KeyCode::Enter);
     assert!(fx.is_empty(), "nothing sent mid-turn: {fx:?}");
-    assert_eq!(a.queued, ["second"]);
+    assert_eq!(a.composer.queued, ["second"]);
     assert_eq!(draft(&a), "");
     let shown = screen(&mut a, 120, 30);
     assert!(shown.contains("│ 1 queued"), "{shown}");
@@ -429,7 +432,7 @@ fn a_message_typed_during_a_turn_is_queued_shown_and_sent_when_it_ends() {
     assert!(fx.contains(&Effect::Agent(Op::UserTurn {
         text: "second".into()
     })));
-    assert!(a.queued.is_empty() && a.busy);
+    assert!(a.composer.queued.is_empty() && a.busy);
 }
 
 #[test]
@@ -442,9 +445,9 @@ fn a_queued_message_can_be_taken_back_and_a_cancel_keeps_it() {
     // Up on the empty input takes it back to edit.
     key(&mut a, KeyCode::Up);
     assert_eq!(draft(&a), "second");
-    assert!(a.queued.is_empty());
+    assert!(a.composer.queued.is_empty());
     key(&mut a, KeyCode::Enter);
-    assert_eq!(a.queued, ["second"]);
+    assert_eq!(a.composer.queued, ["second"]);
     // Cancelled: nothing is sent, the text is back in the input.
     let fx = turn_done(&mut a, true);
     assert!(
@@ -453,5 +456,5 @@ fn a_queued_message_can_be_taken_back_and_a_cancel_keeps_it() {
         "{fx:?}"
     );
     assert_eq!(draft(&a), "second");
-    assert!(a.queued.is_empty());
+    assert!(a.composer.queued.is_empty());
 }

@@ -80,7 +80,8 @@ fn typed(app: &mut App, s: &str) {
 }
 
 fn notices(app: &App) -> Vec<(String, bool)> {
-    app.entries
+    app.transcript
+        .entries
         .iter()
         .filter_map(|e| match e {
             Entry::Notice { text, error, .. } => Some((text.clone(), *error)),
@@ -94,7 +95,7 @@ fn typing_and_enter_send_the_parsed_form_with_empty_optional_fields_left_out() {
     let mut app = super::app_update::app();
     let (ask, mut rx) = question("deploy");
     update(&mut app, AppEvent::Elicit(ask));
-    let d = app.questions.open.as_ref().expect("the dialog");
+    let d = app.layers.questions.open.as_ref().expect("the dialog");
     // The default is prefilled.
     assert_eq!(d.inputs, ["", "2", "", ""]);
     typed(&mut app, "Ada");
@@ -115,7 +116,7 @@ fn typing_and_enter_send_the_parsed_form_with_empty_optional_fields_left_out() {
         "nothing sent before Enter"
     );
     press(&mut app, KeyCode::Enter);
-    assert!(app.questions.open.is_none());
+    assert!(app.layers.questions.open.is_none());
     let want = json!({"name": "Ada", "count": 3, "color": "g"});
     match rx.try_recv() {
         Ok(ElicitReply::Accept(values)) => assert_eq!(serde_json::Value::Object(values), want),
@@ -139,18 +140,18 @@ fn an_invalid_form_shows_its_problems_and_sends_nothing() {
     press(&mut app, KeyCode::Backspace);
     typed(&mut app, "11");
     press(&mut app, KeyCode::Enter);
-    let d = app.questions.open.as_ref().expect("still open");
+    let d = app.layers.questions.open.as_ref().expect("still open");
     assert_eq!(d.problems, ["count: at most 10"], "parse problems first");
     press(&mut app, KeyCode::Backspace);
     press(&mut app, KeyCode::Enter);
-    let d = app.questions.open.as_ref().expect("still open");
+    let d = app.layers.questions.open.as_ref().expect("still open");
     assert_eq!(d.problems, ["Your name: required"]);
     assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
     // Nothing answers for the user: time passing leaves the question waiting.
     for _ in 0..50 {
         update(&mut app, AppEvent::Tick);
     }
-    assert!(app.questions.open.is_some());
+    assert!(app.layers.questions.open.is_some());
     assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
 }
 
@@ -161,22 +162,30 @@ fn ctrl_d_declines_and_esc_cancels_one_question_at_a_time() {
     let (second, mut rx2) = question("two");
     update(&mut app, AppEvent::Elicit(first));
     update(&mut app, AppEvent::Elicit(second));
-    assert_eq!(app.questions.waiting.len(), 1);
+    assert_eq!(app.layers.questions.waiting.len(), 1);
     assert_eq!(
-        app.questions.open.as_ref().map(|d| d.ask.server.as_str()),
+        app.layers
+            .questions
+            .open
+            .as_ref()
+            .map(|d| d.ask.server.as_str()),
         Some("one")
     );
     key(&mut app, KeyCode::Char('d'), KeyModifiers::CONTROL);
     assert_eq!(rx1.try_recv(), Ok(ElicitReply::Decline));
     // The next one shows; Esc cancels it, and the transcript is not touched by the keys.
     assert_eq!(
-        app.questions.open.as_ref().map(|d| d.ask.server.as_str()),
+        app.layers
+            .questions
+            .open
+            .as_ref()
+            .map(|d| d.ask.server.as_str()),
         Some("two")
     );
     press(&mut app, KeyCode::Esc);
     assert_eq!(rx2.try_recv(), Ok(ElicitReply::Cancel));
-    assert!(app.questions.open.is_none());
-    assert!(app.input.is_empty(), "the keys went to the dialog");
+    assert!(app.layers.questions.open.is_none());
+    assert!(app.composer.input.is_empty(), "the keys went to the dialog");
 }
 
 #[test]
@@ -186,7 +195,7 @@ fn a_question_the_server_gave_up_on_goes_with_a_notice() {
     update(&mut app, AppEvent::Elicit(ask));
     drop(rx);
     update(&mut app, AppEvent::Tick);
-    assert!(app.questions.open.is_none());
+    assert!(app.layers.questions.open.is_none());
     let n = notices(&app);
     assert!(
         n.iter()
@@ -197,7 +206,7 @@ fn a_question_the_server_gave_up_on_goes_with_a_notice() {
     let (ask, rx) = question("late");
     drop(rx);
     update(&mut app, AppEvent::Elicit(ask));
-    assert!(app.questions.open.is_none());
+    assert!(app.layers.questions.open.is_none());
 }
 
 #[test]
@@ -210,7 +219,7 @@ fn pasted_text_goes_into_the_focused_field_on_one_line() {
         AppEvent::Terminal(Event::Paste("Ada\n\u{1b}[31mLovelace".into())),
     );
     assert_eq!(
-        app.questions.open.as_ref().expect("open").inputs[0],
+        app.layers.questions.open.as_ref().expect("open").inputs[0],
         "Ada Lovelace"
     );
     press(&mut app, KeyCode::Enter);
@@ -230,8 +239,8 @@ fn a_server_asking_faster_than_anyone_answers_has_its_extra_questions_cancelled(
         replies.push(rx);
     }
     // One open, eight waiting, the last three cancelled at once and said.
-    assert!(app.questions.open.is_some());
-    assert_eq!(app.questions.waiting.len(), 8);
+    assert!(app.layers.questions.open.is_some());
+    assert_eq!(app.layers.questions.waiting.len(), 8);
     for rx in &mut replies[..9] {
         assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
     }

@@ -88,7 +88,8 @@ fn exchange(a: &mut App, store: &SessionStore, question: &str, answer: &str) {
 
 /// The user messages the transcript shows, in order.
 pub(super) fn users(a: &App) -> Vec<String> {
-    a.entries
+    a.transcript
+        .entries
         .iter()
         .filter_map(|e| match e {
             Entry::User { text, .. } => Some(text.clone()),
@@ -108,11 +109,11 @@ fn esc_esc_picks_an_earlier_message_cuts_there_and_the_file_keeps_the_cut_part()
 
     // The first Esc arms (the placeholder says so), the second opens the picker.
     assert!(press(&mut a, &store, KeyCode::Esc).is_empty());
-    assert!(a.esc_armed);
-    assert!(a.input.placeholder_text().contains("Esc again"));
-    assert!(a.picker.is_none());
+    assert!(a.composer.esc_armed);
+    assert!(a.composer.input.placeholder_text().contains("Esc again"));
+    assert!(a.layers.picker.is_none());
     press(&mut a, &store, KeyCode::Esc);
-    let p = a.picker.as_ref().expect("the picker opened");
+    let p = a.layers.picker.as_ref().expect("the picker opened");
     let labels: Vec<&str> = p.items.iter().map(|i| i.label.as_str()).collect();
     assert_eq!(labels.len(), 3);
     assert!(
@@ -120,12 +121,13 @@ fn esc_esc_picks_an_earlier_message_cuts_there_and_the_file_keeps_the_cut_part()
         "newest first: {labels:?}"
     );
     assert!(labels[2].contains("first question"), "{labels:?}");
-    assert!(!a.input.placeholder_text().contains("Esc again"));
+    assert!(!a.composer.input.placeholder_text().contains("Esc again"));
 
     // Down to the second question; Enter cuts before it.
     press(&mut a, &store, KeyCode::Down);
     assert_eq!(
-        a.picker
+        a.layers
+            .picker
             .as_ref()
             .and_then(|p| p.chosen())
             .map(|i| &i.target),
@@ -139,7 +141,7 @@ fn esc_esc_picks_an_earlier_message_cuts_there_and_the_file_keeps_the_cut_part()
         fx.contains(&Effect::Agent(Op::Rewind { user_index: 1 })),
         "{fx:?}"
     );
-    assert!(a.picker.is_none());
+    assert!(a.layers.picker.is_none());
     assert_eq!(draft(&a), "second question", "the message is back to edit");
     assert_eq!(users(&a), ["first question"], "the cut cells are gone");
     assert_eq!(a.conversation.len(), 2);
@@ -224,9 +226,9 @@ fn esc_keeps_its_other_meanings_and_any_other_key_disarms() {
     // Nothing said yet: the second Esc says there is nothing to go back to.
     press(&mut a, &store, KeyCode::Esc);
     press(&mut a, &store, KeyCode::Esc);
-    assert!(a.picker.is_none());
+    assert!(a.layers.picker.is_none());
     assert!(
-        matches!(a.entries.last(), Some(Entry::Notice { text, .. }) if text.contains("No earlier message"))
+        matches!(a.transcript.entries.last(), Some(Entry::Notice { text, .. }) if text.contains("No earlier message"))
     );
 
     exchange(&mut a, &store, "a question", "an answer");
@@ -234,7 +236,7 @@ fn esc_keeps_its_other_meanings_and_any_other_key_disarms() {
     type_text(&mut a, &store, "draft");
     press(&mut a, &store, KeyCode::Esc);
     press(&mut a, &store, KeyCode::Esc);
-    assert!(a.picker.is_none() && !a.esc_armed);
+    assert!(a.layers.picker.is_none() && !a.composer.esc_armed);
     assert_eq!(draft(&a), "draft");
     for _ in 0..5 {
         press(&mut a, &store, KeyCode::Backspace);
@@ -242,9 +244,9 @@ fn esc_keeps_its_other_meanings_and_any_other_key_disarms() {
     // Armed, then another key: the next Esc only arms again.
     press(&mut a, &store, KeyCode::Esc);
     press(&mut a, &store, KeyCode::PageUp);
-    assert!(!a.esc_armed);
+    assert!(!a.composer.esc_armed);
     press(&mut a, &store, KeyCode::Esc);
-    assert!(a.picker.is_none() && a.esc_armed);
+    assert!(a.layers.picker.is_none() && a.composer.esc_armed);
     // While a turn runs, Esc cancels it and never arms.
     type_text(&mut a, &store, "next");
     press(&mut a, &store, KeyCode::Enter);
@@ -252,7 +254,7 @@ fn esc_keeps_its_other_meanings_and_any_other_key_disarms() {
     let fx = press(&mut a, &store, KeyCode::Esc);
     assert!(fx.contains(&Effect::Agent(Op::Cancel)), "{fx:?}");
     let fx = press(&mut a, &store, KeyCode::Esc);
-    assert!(a.picker.is_none() && !a.esc_armed, "{fx:?}");
+    assert!(a.layers.picker.is_none() && !a.composer.esc_armed, "{fx:?}");
 }
 
 #[test]
@@ -264,24 +266,24 @@ fn the_picker_closes_with_esc_or_ctrl_c_without_cutting_or_quitting() {
     exchange(&mut a, &store, "two", "2");
     press(&mut a, &store, KeyCode::Esc);
     press(&mut a, &store, KeyCode::Esc);
-    assert!(a.picker.is_some());
+    assert!(a.layers.picker.is_some());
     // Keys move in the list, they are not typed.
     press(&mut a, &store, KeyCode::Char('j'));
-    assert_eq!(a.picker.as_ref().map(|p| p.selected), Some(1));
+    assert_eq!(a.layers.picker.as_ref().map(|p| p.selected), Some(1));
     press(&mut a, &store, KeyCode::Down);
     assert_eq!(
-        a.picker.as_ref().map(|p| p.selected),
+        a.layers.picker.as_ref().map(|p| p.selected),
         Some(1),
         "stops at the oldest"
     );
     let fx = press(&mut a, &store, KeyCode::Esc);
-    assert!(a.picker.is_none() && fx.is_empty(), "{fx:?}");
+    assert!(a.layers.picker.is_none() && fx.is_empty(), "{fx:?}");
     assert_eq!(draft(&a), "");
     press(&mut a, &store, KeyCode::Esc);
     press(&mut a, &store, KeyCode::Esc);
     let k = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     let fx = apply(&mut a, &store, AppEvent::Terminal(Event::Key(k)));
-    assert!(a.picker.is_none());
+    assert!(a.layers.picker.is_none());
     assert!(!fx.contains(&Effect::Quit), "{fx:?}");
     assert_eq!(a.conversation.len(), 4, "nothing was cut");
 }

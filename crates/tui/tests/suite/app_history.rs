@@ -101,8 +101,8 @@ fn up_and_down_walk_an_earlier_runs_history_and_sent_prompts_go_to_the_file() {
     .expect("write");
     let (file, entries, _) = HistoryFile::open(path.clone(), None);
     let mut a = app();
-    a.history = entries;
-    a.history_file = Some(file);
+    a.composer.history = entries;
+    a.composer.history_file = Some(file);
     key(&mut a, KeyCode::Up);
     assert_eq!(draft(&a), "from this morning");
     key(&mut a, KeyCode::Up);
@@ -117,15 +117,18 @@ fn up_and_down_walk_an_earlier_runs_history_and_sent_prompts_go_to_the_file() {
     // A prompt sent now goes to the file (through the writer, as an effect).
     let mut a = app();
     let (file, entries, _) = HistoryFile::open(path.clone(), None);
-    a.history = entries;
-    a.history_file = Some(file);
+    a.composer.history = entries;
+    a.composer.history_file = Some(file);
     typed(&mut a, "a new prompt");
     let fx = key(&mut a, KeyCode::Enter);
     assert!(
         fx.contains(&Effect::History("a new prompt".into())),
         "{fx:?}"
     );
-    assert_eq!(a.history.last().map(String::as_str), Some("a new prompt"));
+    assert_eq!(
+        a.composer.history.last().map(String::as_str),
+        Some("a new prompt")
+    );
     // A draft cleared with Ctrl-C still comes back with Up (this run only: not written).
     a.busy = false;
     typed(&mut a, "a draft");
@@ -149,7 +152,7 @@ fn up_and_down_walk_an_earlier_runs_history_and_sent_prompts_go_to_the_file() {
 #[test]
 fn ctrl_r_searches_back_narrows_goes_older_and_enter_or_esc_end_it() {
     let mut a = app();
-    a.history = vec![
+    a.composer.history = vec![
         "cargo build".into(),
         "git status".into(),
         "cargo test --locked".into(),
@@ -157,7 +160,7 @@ fn ctrl_r_searches_back_narrows_goes_older_and_enter_or_esc_end_it() {
     ];
     typed(&mut a, "my draft");
     ctrl(&mut a, 'r');
-    assert!(a.history_search.is_some());
+    assert!(a.layers.history_search.is_some());
     let s = screen(&mut a, 80, 12);
     assert!(s.contains("(reverse-i-search)`'"), "{s}");
     typed(&mut a, "car");
@@ -178,7 +181,7 @@ fn ctrl_r_searches_back_narrows_goes_older_and_enter_or_esc_end_it() {
     assert!(s.contains("(failed reverse-i-search)`cargo'"), "{s}");
     // Esc puts the draft back.
     key(&mut a, KeyCode::Esc);
-    assert!(a.history_search.is_none());
+    assert!(a.layers.history_search.is_none());
     assert_eq!(draft(&a), "my draft");
     // Enter keeps the match in the input, to edit: nothing is sent.
     ctrl(&mut a, 'r');
@@ -186,7 +189,7 @@ fn ctrl_r_searches_back_narrows_goes_older_and_enter_or_esc_end_it() {
     let fx = key(&mut a, KeyCode::Enter);
     assert!(fx.is_empty(), "{fx:?}");
     assert_eq!(draft(&a), "git status");
-    assert!(a.history_search.is_none());
+    assert!(a.layers.history_search.is_none());
     assert!(!screen(&mut a, 80, 12).contains("reverse-i-search"));
     // Ctrl-C while searching ends the search, draft back; it does not quit.
     ctrl(&mut a, 'r');

@@ -30,7 +30,7 @@ fn app_with_docs() -> App {
 }
 
 fn enter(app: &mut App, text: &str) -> Vec<Effect> {
-    app.input.insert_str(text);
+    app.composer.input.insert_str(text);
     update(
         app,
         AppEvent::Terminal(Event::Key(KeyEvent::new(
@@ -41,7 +41,8 @@ fn enter(app: &mut App, text: &str) -> Vec<Effect> {
 }
 
 fn last_notice(app: &App) -> (String, bool) {
-    app.entries
+    app.transcript
+        .entries
         .iter()
         .rev()
         .find_map(|e| match e {
@@ -52,7 +53,7 @@ fn last_notice(app: &App) -> (String, bool) {
 }
 
 fn input(app: &App) -> String {
-    app.input.lines().join("\n")
+    app.composer.input.lines().join("\n")
 }
 
 #[test]
@@ -207,7 +208,7 @@ fn a_prompt_command_without_its_required_arguments_is_a_usage_error() {
 #[test]
 fn the_help_lists_the_prompt_commands_of_ready_servers() {
     let mut app = app_with_docs();
-    app.help_open = true;
+    app.layers.help.open = true;
     let buf = super::drawn(&mut app, 100, 200);
     let text: String = (0..200)
         .map(|y| (0..100).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n")
@@ -256,7 +257,8 @@ fn an_attached_resource_is_read_first_and_sent_after_the_message() {
     );
     assert!(input(&app).is_empty());
     assert!(
-        app.entries
+        app.transcript
+            .entries
             .iter()
             .any(|e| matches!(e, Entry::Notice { text, .. }
             if text.contains("Attached docs:file:///guide.md (7 bytes)"))),
@@ -284,7 +286,7 @@ fn a_failed_read_sends_nothing_and_keeps_the_message() {
     );
     // A server that is not ready (or not one) is plain text: sent as typed.
     let mut app = app_with_docs();
-    app.input = kimi_ui::app::state::new_input();
+    app.composer.input = kimi_ui::app::composer::new_input();
     let fx = enter(&mut app, "mail @other:x");
     assert!(
         fx.iter()

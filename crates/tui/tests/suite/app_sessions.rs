@@ -196,6 +196,7 @@ fn a_turn_is_saved_message_by_message_and_restores_whole() {
     assert_eq!(b.traces.len(), 2);
     assert_eq!(b.trace_messages, vec![1, 3]);
     let kinds: Vec<&str> = b
+        .transcript
         .entries
         .iter()
         .map(|e| match e {
@@ -205,7 +206,7 @@ fn a_turn_is_saved_message_by_message_and_restores_whole() {
         })
         .collect();
     assert_eq!(kinds, ["user", "assistant", "assistant", "notice"]);
-    let Entry::Assistant(t) = &b.entries[1] else {
+    let Entry::Assistant(t) = &b.transcript.entries[1] else {
         panic!()
     };
     assert_eq!(t.trace, Some(0));
@@ -238,7 +239,7 @@ fn a_corrupt_session_file_is_reported_and_left_untouched() {
     );
     assert!(a.session.is_none(), "saving stops");
     assert!(matches!(
-        a.entries.last(),
+        a.transcript.entries.last(),
         Some(Entry::Notice { error: true, .. })
     ));
 }
@@ -264,7 +265,8 @@ fn enter(a: &mut App, store: &SessionStore, text: &str) -> usize {
 }
 
 fn kinds(a: &App) -> Vec<&'static str> {
-    a.entries
+    a.transcript
+        .entries
         .iter()
         .map(|e| match e {
             Entry::User { .. } => "user",
@@ -354,7 +356,7 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
     saved::restore(&mut b, s.clone());
     assert_eq!(b.conversation, vec![Message::user("Tell me a story")]);
     assert_eq!(kinds(&b), ["user", "assistant", "notice"]);
-    let Entry::Assistant(t) = &b.entries[1] else {
+    let Entry::Assistant(t) = &b.transcript.entries[1] else {
         panic!()
     };
     assert_eq!(t.state, TurnState::Interrupted);
@@ -444,7 +446,7 @@ fn an_interrupted_answer_keeps_its_reasoning_saved_restored_and_folded() {
     // Resumed: the reasoning is in its cell, over and folded, never in the answer.
     let mut b = app();
     saved::restore(&mut b, s.clone());
-    let Some(Entry::Assistant(t)) = b.entries.get(1) else {
+    let Some(Entry::Assistant(t)) = b.transcript.entries.get(1) else {
         panic!("{:?}", kinds(&b))
     };
     assert_eq!(t.state, TurnState::Interrupted);
@@ -454,10 +456,10 @@ fn an_interrupted_answer_keeps_its_reasoning_saved_restored_and_folded() {
         "The user asks about Paris.",
         "sanitized"
     );
-    assert!(!t.reasoning.live() && !b.reasoning_open);
+    assert!(!t.reasoning.live() && !b.transcript.reasoning_open);
     let cell = kimi_ui::ui::reasoning::lines(
         &t.reasoning,
-        b.reasoning_open,
+        b.transcript.reasoning_open,
         60,
         std::time::Instant::now(),
     );
@@ -486,6 +488,7 @@ fn a_session_left_without_an_answer_is_marked_interrupted() {
     let mut b = app();
     saved::restore(&mut b, s);
     let texts: Vec<String> = b
+        .transcript
         .entries
         .iter()
         .filter_map(|e| match e {
@@ -512,7 +515,7 @@ fn a_second_app_on_the_same_session_does_not_write_it() {
     b.conversation.push(Message::user("second"));
     saved::save(&mut b, Some(&store));
     assert!(b.session.is_none(), "saving stops");
-    let Some(Entry::Notice { text, error, .. }) = b.entries.last() else {
+    let Some(Entry::Notice { text, error, .. }) = b.transcript.entries.last() else {
         panic!("{:?}", kinds(&b))
     };
     assert!(*error);
@@ -565,7 +568,8 @@ fn a_failed_last_request_is_not_called_interrupted() {
 
 /// The text an app shows for its assistant answers, in order.
 fn shown_answers(a: &App) -> Vec<String> {
-    a.entries
+    a.transcript
+        .entries
         .iter()
         .filter_map(|e| match e {
             Entry::Assistant(t) => Some(t.text().to_owned()),
@@ -624,6 +628,7 @@ fn a_resumed_answer_shown_as_saved_is_held_once() {
     let mut b = app();
     saved::restore(&mut b, s);
     let turns: Vec<*const u8> = b
+        .transcript
         .entries
         .iter()
         .filter_map(|e| match e {

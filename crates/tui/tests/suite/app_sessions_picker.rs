@@ -55,7 +55,7 @@ fn sessions_lists_the_store_newest_first_and_is_refused_mid_turn() {
     assert!(a.busy);
     assert!(command(&mut a, "/sessions").is_empty());
     assert!(
-        matches!(a.entries.last(), Some(Entry::Notice { text, error: true, .. }) if text.contains("turn is running"))
+        matches!(a.transcript.entries.last(), Some(Entry::Notice { text, error: true, .. }) if text.contains("turn is running"))
     );
 
     let dir = tempfile::tempdir().expect("tmp");
@@ -70,7 +70,7 @@ fn sessions_lists_the_store_newest_first_and_is_refused_mid_turn() {
     std::fs::write(dir.path().join("broken.jsonl"), "not a journal").expect("write");
     let mut b = app();
     picker_sessions::open(&mut b, store.list());
-    let p = b.picker.as_ref().expect("the picker");
+    let p = b.layers.picker.as_ref().expect("the picker");
     assert_eq!(p.items.len(), 2);
     let newest = &p.items[0];
     assert_eq!(
@@ -96,7 +96,8 @@ fn sessions_lists_the_store_newest_first_and_is_refused_mid_turn() {
     assert!(p.items[1].label.contains("the older one"));
     // The unreadable file is named in a notice.
     assert!(
-        b.entries
+        b.transcript
+            .entries
             .iter()
             .any(|e| matches!(e, Entry::Notice { text, .. } if text.contains("broken.jsonl")))
     );
@@ -109,11 +110,11 @@ fn sessions_lists_the_store_newest_first_and_is_refused_mid_turn() {
             id: "20260101-000000-aaaa".into()
         }]
     );
-    assert!(b.picker.is_none());
+    assert!(b.layers.picker.is_none());
     // No sessions: a notice, no picker.
     let mut c = app();
     picker_sessions::open(&mut c, Default::default());
-    assert!(c.picker.is_none());
+    assert!(c.layers.picker.is_none());
 }
 
 #[test]
@@ -199,6 +200,6 @@ fn a_session_open_elsewhere_is_not_switched_to_and_nothing_changes() {
     assert_eq!(users(&a), Vec::<String>::new(), "the view was not rebuilt");
     assert_eq!(a.conversation, [Message::user("mine")]);
     assert!(
-        matches!(a.entries.last(), Some(Entry::Notice { text, error: true, .. }) if text.contains("open in another kimi-tui"))
+        matches!(a.transcript.entries.last(), Some(Entry::Notice { text, error: true, .. }) if text.contains("open in another kimi-tui"))
     );
 }

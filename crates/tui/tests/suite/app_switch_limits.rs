@@ -117,7 +117,7 @@ fn slash_model_lists_the_servers_models_with_the_active_one_marked() {
         "{text}"
     );
     // The window of the active model is learnt from the list.
-    assert_eq!(a.context.window, Some(131_072));
+    assert_eq!(a.status.context.window, Some(131_072));
     listed(
         &mut a,
         ModelsThen::Show,
@@ -182,7 +182,11 @@ fn slash_model_name_switches_with_the_family_defaults_and_the_status_bar_follows
         (ep.mode, ep.base_url.as_str(), max_rounds),
         (Mode::Raw, BASE, 10)
     );
-    assert_eq!(a.context.window, Some(262_144), "the new model's length");
+    assert_eq!(
+        a.status.context.window,
+        Some(262_144),
+        "the new model's length"
+    );
     // The status bar changes when the agent has switched, not before.
     assert!(status_bar(&mut a, 120).contains(" m @ 127.0.0.1:1"));
     applied(&mut a, &ep);
@@ -274,7 +278,7 @@ fn slash_profile_lists_and_switches_profiles() {
     );
     assert_eq!(max_rounds, 3);
     assert_eq!(
-        a.context.window,
+        a.status.context.window,
         Some(262_144),
         "the profile's context_window"
     );
@@ -291,7 +295,7 @@ fn slash_profile_lists_and_switches_profiles() {
 
     // A profile's own window beats the server's.
     listed(&mut a, ModelsThen::Quiet, Ok(models()));
-    assert_eq!(a.context.window, Some(262_144));
+    assert_eq!(a.status.context.window, Some(262_144));
 
     command(&mut a, "/profile nope");
     let (text, error) = last_notice(&a);
@@ -352,7 +356,7 @@ fn the_gauge_shows_the_last_requests_usage_of_the_window_and_warns_once_at_80_pe
     let mut a = switchable();
     let bar = status_bar(&mut a, 120);
     assert!(!bar.contains("ctx"), "nothing known: hidden: {bar}");
-    a.context.window = Some(128_000);
+    a.status.context.window = Some(128_000);
     usage(&mut a, 40_000, 12_500);
     let bar = status_bar(&mut a, 120);
     assert!(bar.contains("│ ctx 41% 53k/128k "), "{bar}");
@@ -372,14 +376,14 @@ fn the_gauge_shows_the_last_requests_usage_of_the_window_and_warns_once_at_80_pe
     usage(&mut a, 120_000, 0);
     assert_eq!(notices(&a).len(), 2);
     // Unknown window: just what is used.
-    a.context.window = None;
+    a.status.context.window = None;
     assert!(status_bar(&mut a, 120).contains("│ ctx 120k "));
 }
 
 #[test]
 fn without_usage_the_gauge_estimates_and_says_so() {
     let mut a = switchable();
-    a.context.window = Some(1_000);
+    a.status.context.window = Some(1_000);
     update(
         &mut a,
         AppEvent::Engine(EngineEvent::MessageAppended {
@@ -395,7 +399,7 @@ fn without_usage_the_gauge_estimates_and_says_so() {
 #[test]
 fn the_status_bar_drops_hints_before_the_model_and_the_gauge_when_narrow() {
     let mut a = switchable();
-    a.context.window = Some(128_000);
+    a.status.context.window = Some(128_000);
     usage(&mut a, 40_000, 12_500);
     let wide = status_bar(&mut a, 160);
     assert!(
@@ -433,7 +437,8 @@ fn retry_scheduled(app: &mut App, wait: Duration) {
 }
 
 fn warnings(app: &App) -> Vec<String> {
-    app.entries
+    app.transcript
+        .entries
         .iter()
         .rev()
         .find_map(|e| match e {
@@ -490,7 +495,7 @@ fn a_retry_counts_down_in_the_answer_and_the_status_bar_and_esc_cancels_it() {
             cancelled: true,
         }),
     );
-    assert!(a.retry_wait.is_none());
+    assert!(a.status.retry_wait.is_none());
     assert!(warnings(&a)[0].ends_with("not retried: the turn ended before attempt 2/4"));
     update(
         &mut a,
@@ -517,7 +522,7 @@ fn the_next_attempt_ends_the_countdown_and_its_answer_fills_the_same_cell() {
             trace: SharedTrace::new(Trace::default()),
         }),
     );
-    assert!(a.retry_wait.is_none());
+    assert!(a.status.retry_wait.is_none());
     assert!(
         warnings(&a)[0].ends_with("busy; retried (attempt 2/4)"),
         "{:?}",
@@ -528,6 +533,7 @@ fn the_next_attempt_ends_the_countdown_and_its_answer_fills_the_same_cell() {
         AppEvent::Engine(EngineEvent::Stream(StreamEvent::Text("Hi!".into()))),
     );
     let answers: Vec<&str> = a
+        .transcript
         .entries
         .iter()
         .filter_map(|e| match e {
@@ -555,7 +561,7 @@ fn an_unknown_window_is_asked_for_again_after_a_turn_until_a_listing_succeeds() 
         context_length: None,
     }];
     listed(&mut a, ModelsThen::Quiet, Ok(bare));
-    assert_eq!(a.context.window, None);
+    assert_eq!(a.status.context.window, None);
     assert!(!done(&mut a).contains(&Effect::ListModels(ModelsThen::Quiet)));
 }
 

@@ -16,7 +16,7 @@ fn answer(app: &mut App, text: &str) {
     let mut t = AssistantTurn::new(None);
     t.push_text(text);
     t.state = TurnState::Done;
-    app.entries.push(Entry::Assistant(Box::new(t)));
+    app.transcript.entries.push(Entry::Assistant(Box::new(t)));
 }
 
 fn command(app: &mut App, line: &str) -> Vec<Effect> {
@@ -122,8 +122,8 @@ fn copied_text_has_no_control_sequences_but_keeps_newlines_and_tabs() {
     let mut t = AssistantTurn::new(None);
     // Straight into the text, past the stream sanitizer: the copy must clean it itself.
     t.set_text("ok");
-    a.entries.push(Entry::Assistant(Box::new(t)));
-    if let Some(Entry::Assistant(t)) = a.entries.last_mut() {
+    a.transcript.entries.push(Entry::Assistant(Box::new(t)));
+    if let Some(Entry::Assistant(t)) = a.transcript.entries.last_mut() {
         t.push_text("\tline\u{1b}]52;c;ZXZpbA==\u{7}\r\nnext\u{1b}[2J\u{9b}31m end");
     }
     let (text, _) = copied(&command(&mut a, "/copy")).expect("copied");
@@ -173,7 +173,7 @@ fn mouse_is_off_by_default_and_f3_or_the_command_toggles_it() {
     let fx = command(&mut a, "/mouse on");
     assert!(fx.contains(&Effect::Mouse(true)) && a.mouse);
     // The wheel scrolls while it is on (the terminal only reports it then).
-    a.scroll_from_bottom = 0;
+    a.transcript.scroll_from_bottom = 0;
     update(
         &mut a,
         AppEvent::Terminal(Event::Mouse(crossterm::event::MouseEvent {
@@ -183,7 +183,7 @@ fn mouse_is_off_by_default_and_f3_or_the_command_toggles_it() {
             modifiers: KeyModifiers::NONE,
         })),
     );
-    assert_eq!(a.scroll_from_bottom, 3);
+    assert_eq!(a.transcript.scroll_from_bottom, 3);
 }
 
 #[test]

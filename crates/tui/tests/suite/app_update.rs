@@ -184,7 +184,7 @@ pub(super) fn ask(app: &mut App, arguments: &str) -> Answer {
 }
 
 fn pane_state(app: &App) -> PaneState {
-    match app.entries.last() {
+    match app.transcript.entries.last() {
         Some(Entry::Assistant(t)) => t.panes[0].state.clone(),
         other => panic!("no assistant turn: {other:?}"),
     }
@@ -203,7 +203,7 @@ fn y_approves_with_the_models_arguments() {
             arguments: r#"{"city": "Paris"}"#.into()
         }
     );
-    assert!(a.dialog.is_none());
+    assert!(a.layers.dialog.is_none());
 }
 
 #[test]
@@ -212,7 +212,7 @@ fn n_denies_with_the_typed_reason_and_esc_denies_without() {
     let mut answer = ask(&mut a, r#"{"city": "Paris"}"#);
     key(&mut a, KeyCode::Char('n'));
     assert!(matches!(
-        a.dialog.as_ref().map(|d| &d.stage),
+        a.layers.dialog.as_ref().map(|d| &d.stage),
         Some(DialogStage::Reason(_))
     ));
     typed(&mut a, "not in production");
@@ -243,7 +243,7 @@ fn a_always_allows_the_tool_for_the_session() {
         first.sent(),
         Some((Decision::Approve { .. }, true))
     ));
-    assert!(a.dialog.is_none());
+    assert!(a.layers.dialog.is_none());
     let second = ask(&mut a, r#"{"city": "Lyon"}"#);
     key(&mut a, KeyCode::Char('y'));
     assert!(
@@ -253,7 +253,7 @@ fn a_always_allows_the_tool_for_the_session() {
     let third = ask(&mut a, r#"{"city": 1}"#);
     key(&mut a, KeyCode::Char('a'));
     assert!(
-        third.sent().is_none() && a.dialog.is_some(),
+        third.sent().is_none() && a.layers.dialog.is_some(),
         "invalid arguments still ask"
     );
 }
@@ -267,10 +267,11 @@ fn invalid_arguments_cannot_be_approved_only_fixed() {
         answer.try_recv().is_err(),
         "y does nothing on invalid arguments"
     );
-    assert!(a.dialog.is_some());
+    assert!(a.layers.dialog.is_some());
     // Edit: select all, replace with a fixed object, Ctrl-S.
     key(&mut a, KeyCode::Char('e'));
-    let Some(DialogStage::Editing { editor, .. }) = a.dialog.as_mut().map(|d| &mut d.stage) else {
+    let Some(DialogStage::Editing { editor, .. }) = a.layers.dialog.as_mut().map(|d| &mut d.stage)
+    else {
         panic!("editing");
     };
     assert_eq!(editor.lines().join("\n"), "{\n  \"city\": 42\n}");
@@ -279,7 +280,7 @@ fn invalid_arguments_cannot_be_approved_only_fixed() {
     typed(&mut a, r#"{"city": "#);
     ctrl(&mut a, 's');
     // Still invalid: the problem is shown and the editor stays.
-    match a.dialog.as_ref().map(|d| &d.stage) {
+    match a.layers.dialog.as_ref().map(|d| &d.stage) {
         Some(DialogStage::Editing { problems, .. }) => {
             assert!(problems[0].contains("not valid JSON"), "{problems:?}")
         }
@@ -313,7 +314,7 @@ fn esc_cancels_a_running_generation_and_keeps_the_text() {
         AppEvent::Engine(EngineEvent::Stream(StreamEvent::Text("Once upon".into()))),
     );
     assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::Agent(Op::Cancel)]);
-    let Some(Entry::Assistant(t)) = a.entries.last() else {
+    let Some(Entry::Assistant(t)) = a.transcript.entries.last() else {
         panic!("turn");
     };
     assert_eq!(t.text(), "Once upon");
@@ -340,7 +341,7 @@ fn retry_resends_the_last_user_turn() {
         Message::user("second"),
         Message::assistant("partial"),
     ];
-    a.entries.push(Entry::User {
+    a.transcript.entries.push(Entry::User {
         text: "second".into(),
         id: Default::default(),
     });
@@ -376,11 +377,11 @@ fn shift_enter_and_ctrl_j_insert_newlines_and_up_recalls() {
     typed(&mut a, "two");
     ctrl(&mut a, 'j');
     typed(&mut a, "three");
-    assert_eq!(a.input.lines(), ["line one", "two", "three"]);
+    assert_eq!(a.composer.input.lines(), ["line one", "two", "three"]);
     key(&mut a, KeyCode::Enter);
-    assert!(a.input.is_empty());
+    assert!(a.composer.input.is_empty());
     key(&mut a, KeyCode::Up);
-    assert_eq!(a.input.lines(), ["line one", "two", "three"]);
+    assert_eq!(a.composer.input.lines(), ["line one", "two", "three"]);
 }
 
 #[test]
@@ -390,11 +391,12 @@ fn pasted_escape_sequences_are_stripped() {
         &mut a,
         AppEvent::Terminal(Event::Paste("hi\u{1b}[31m there\r\n北京".into())),
     );
-    assert_eq!(a.input.lines(), ["hi there", "北京"]);
+    assert_eq!(a.composer.input.lines(), ["hi there", "北京"]);
 }
 
 fn turn_text(app: &App) -> String {
-    app.entries
+    app.transcript
+        .entries
         .iter()
         .rev()
         .find_map(|e| match e {
@@ -422,7 +424,10 @@ fn a_notice_during_a_turn_does_not_detach_the_stream() {
     key(&mut a, KeyCode::Enter);
     typed(&mut a, "/tools");
     key(&mut a, KeyCode::Enter);
-    assert!(matches!(a.entries.last(), Some(Entry::Notice { .. })));
+    assert!(matches!(
+        a.transcript.entries.last(),
+        Some(Entry::Notice { .. })
+    ));
     update(
         &mut a,
         AppEvent::Engine(EngineEvent::Stream(StreamEvent::Text("b".into()))),
@@ -474,7 +479,7 @@ fn engine_events_find_panes_by_call_id_not_position() {
             arguments: "{}".into(),
         }),
     );
-    let Some(Entry::Assistant(t)) = a.entries.last() else {
+    let Some(Entry::Assistant(t)) = a.transcript.entries.last() else {
         panic!("turn")
     };
     assert_eq!(t.panes[0].state, PaneState::Incomplete);
@@ -488,7 +493,7 @@ fn approvals_after_a_cancel_are_answered_no() {
     key(&mut a, KeyCode::Enter);
     assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::Agent(Op::Cancel)]);
     let mut answer = ask(&mut a, r#"{"city": "Paris"}"#);
-    assert!(a.dialog.is_none(), "no dialog for a cancelled turn");
+    assert!(a.layers.dialog.is_none(), "no dialog for a cancelled turn");
     assert!(matches!(answer.try_recv(), Ok(Decision::Deny { .. })));
 }
 
@@ -499,14 +504,15 @@ fn inspector_search_never_indexes_past_the_end() {
     t.push_chunk("hello", 1);
     a.traces.push(t.into());
     ctrl(&mut a, 't');
-    assert!(a.inspector.open);
+    assert!(a.layers.inspector.open);
     key(&mut a, KeyCode::Char('/'));
     typed(&mut a, "hello");
     key(&mut a, KeyCode::Enter);
     key(&mut a, KeyCode::Char('G'));
     key(&mut a, KeyCode::Char('N'));
     assert!(
-        a.inspector
+        a.layers
+            .inspector
             .message
             .as_deref()
             .is_some_and(|m| m.contains("hello"))
@@ -552,7 +558,7 @@ fn a_panicked_turn_ends_as_failed_with_a_message_and_the_app_takes_input() {
     );
     assert!(fx.contains(&Effect::SaveSession));
     assert!(!a.busy, "the app is no longer stuck streaming");
-    let failed = a.entries.iter().find_map(|e| match e {
+    let failed = a.transcript.entries.iter().find_map(|e| match e {
         Entry::Assistant(t) => Some(t.state.clone()),
         _ => None,
     });
@@ -563,7 +569,7 @@ fn a_panicked_turn_ends_as_failed_with_a_message_and_the_app_takes_input() {
         ))
     );
     assert!(matches!(
-        a.entries.last(),
+        a.transcript.entries.last(),
         Some(Entry::Notice { text, error: true, .. }) if text.contains("index out of bounds")
     ));
     // The next message starts a new turn.
@@ -605,7 +611,8 @@ fn sixty_keys() -> String {
 }
 
 fn hint(app: &App) -> String {
-    app.dialog
+    app.layers
+        .dialog
         .as_ref()
         .and_then(|d| d.hint.clone())
         .unwrap_or_default()
@@ -616,7 +623,7 @@ fn y_and_a_wait_until_every_argument_line_was_on_screen() {
     let mut a = app();
     resize(&mut a, 80, 24);
     let mut answer = ask(&mut a, &sixty_keys());
-    let view = a.dialog.as_ref().expect("dialog").view;
+    let view = a.layers.dialog.as_ref().expect("dialog").view;
     assert!(view.total > view.rows, "{view:?}");
     key(&mut a, KeyCode::Char('y'));
     key(&mut a, KeyCode::Char('a'));
@@ -713,15 +720,15 @@ fn ctrl_t_inspects_the_pending_call_and_closing_returns_to_the_dialog() {
         }),
     );
     ctrl(&mut a, 't');
-    assert!(a.inspector.open, "Ctrl-T opens the inspector");
-    assert_eq!(a.inspector.jump_to_call, Some(0));
-    assert!(a.inspector.selected.is_some());
+    assert!(a.layers.inspector.open, "Ctrl-T opens the inspector");
+    assert_eq!(a.layers.inspector.jump_to_call, Some(0));
+    assert!(a.layers.inspector.selected.is_some());
     // Keys go to the inspector now: y approves nothing.
     key(&mut a, KeyCode::Char('y'));
     assert!(answer.try_recv().is_err());
     key(&mut a, KeyCode::Esc);
-    assert!(!a.inspector.open);
-    assert!(a.dialog.is_some(), "still pending");
+    assert!(!a.layers.inspector.open);
+    assert!(a.layers.dialog.is_some(), "still pending");
     a.frame_drawn();
     key(&mut a, KeyCode::Char('y'));
     assert!(matches!(answer.try_recv(), Ok(Decision::Approve { .. })));
@@ -734,19 +741,19 @@ fn the_transcript_scrolls_behind_the_dialog_and_the_wheel_scrolls_long_arguments
     let _answer = ask(&mut a, r#"{"city": "Paris"}"#);
     // The arguments fit: PgUp and the wheel move the transcript.
     key(&mut a, KeyCode::PageUp);
-    assert!(a.scroll_from_bottom > 0);
-    let before = a.scroll_from_bottom;
+    assert!(a.transcript.scroll_from_bottom > 0);
+    let before = a.transcript.scroll_from_bottom;
     wheel(&mut a, true, 0, 0);
-    assert_eq!(a.scroll_from_bottom, before + 3);
-    assert!(a.dialog.is_some());
+    assert_eq!(a.transcript.scroll_from_bottom, before + 3);
+    assert!(a.layers.dialog.is_some());
 
     let mut b = app();
     resize(&mut b, 80, 24);
     let _answer = ask(&mut b, &sixty_keys());
-    let area = b.dialog.as_ref().expect("dialog").view.area;
+    let area = b.layers.dialog.as_ref().expect("dialog").view.area;
     wheel(&mut b, false, area.x + 2, area.y + 3);
-    assert_eq!(b.dialog.as_ref().expect("dialog").scroll, 3);
-    assert_eq!(b.scroll_from_bottom, 0);
+    assert_eq!(b.layers.dialog.as_ref().expect("dialog").scroll, 3);
+    assert_eq!(b.transcript.scroll_from_bottom, 0);
 }
 
 #[test]
@@ -767,8 +774,8 @@ fn invalid_arguments_are_marked_in_the_pane_before_any_dialog() {
     ] {
         update(&mut a, AppEvent::Engine(e));
     }
-    assert!(a.dialog.is_none());
-    let Some(Entry::Assistant(t)) = a.entries.last() else {
+    assert!(a.layers.dialog.is_none());
+    let Some(Entry::Assistant(t)) = a.transcript.entries.last() else {
         panic!("turn");
     };
     let text: Vec<String> =
@@ -813,7 +820,7 @@ fn hostile_ids_still_match_their_pane_and_stay_on_one_line() {
         "the engine's event found the pane: {:?}",
         pane_state(&a)
     );
-    let Some(Entry::Assistant(t)) = a.entries.last() else {
+    let Some(Entry::Assistant(t)) = a.transcript.entries.last() else {
         panic!("turn");
     };
     let lines = kimi_ui::ui::tool_pane::lines(&t.panes[0], 200, false, std::time::Instant::now());
@@ -837,7 +844,9 @@ fn an_edit_holding_invisible_characters_is_shown_before_it_runs() {
     let mut a = app();
     let mut answer = ask(&mut a, r#"{"city": 42}"#);
     key(&mut a, KeyCode::Char('e'));
-    if let Some(DialogStage::Editing { editor, .. }) = a.dialog.as_mut().map(|d| &mut d.stage) {
+    if let Some(DialogStage::Editing { editor, .. }) =
+        a.layers.dialog.as_mut().map(|d| &mut d.stage)
+    {
         editor.select_all();
         editor.cut();
     }
@@ -847,7 +856,7 @@ fn an_edit_holding_invisible_characters_is_shown_before_it_runs() {
         answer.try_recv().is_err(),
         "ran text the editor did not show"
     );
-    let d = a.dialog.as_ref().expect("dialog");
+    let d = a.layers.dialog.as_ref().expect("dialog");
     assert!(matches!(d.stage, DialogStage::Asking) && d.edited);
     assert!(hint(&a).contains("read it here"), "{}", hint(&a));
     a.frame_drawn();
@@ -867,11 +876,11 @@ fn pasted_line_endings_become_newlines() {
         &mut a,
         AppEvent::Terminal(Event::Paste("one\rtwo\r\nthree\r".into())),
     );
-    assert_eq!(a.input.lines(), ["one", "two", "three", ""]);
+    assert_eq!(a.composer.input.lines(), ["one", "two", "three", ""]);
 }
 
 fn last_notice(app: &App) -> Option<(String, bool)> {
-    app.entries.iter().rev().find_map(|e| match e {
+    app.transcript.entries.iter().rev().find_map(|e| match e {
         Entry::Notice { text, error, .. } => Some((text.clone(), *error)),
         _ => None,
     })
@@ -884,7 +893,11 @@ fn a_paste_over_the_cap_is_refused_with_a_notice_and_nothing_lost() {
     typed(&mut a, "keep me");
     let huge = "0123456789abcdef\n".repeat(10_000_000 / 17);
     update(&mut a, AppEvent::Terminal(Event::Paste(huge)));
-    assert_eq!(a.input.lines(), ["keep me"], "the draft is untouched");
+    assert_eq!(
+        a.composer.input.lines(),
+        ["keep me"],
+        "the draft is untouched"
+    );
     let (text, error) = last_notice(&a).expect("a notice");
     assert!(error);
     assert!(
@@ -901,7 +914,7 @@ fn a_paste_over_the_cap_is_refused_with_a_notice_and_nothing_lost() {
         &mut a,
         AppEvent::Terminal(Event::Paste(line.repeat(MAX_DRAFT_BYTES / 1024))),
     );
-    assert_eq!(a.input.lines().len(), MAX_DRAFT_BYTES / 1024 + 1);
+    assert_eq!(a.composer.input.lines().len(), MAX_DRAFT_BYTES / 1024 + 1);
     assert!(last_notice(&a).is_none());
     // One more byte is too many.
     update(&mut a, AppEvent::Terminal(Event::Paste("y".into())));
@@ -909,7 +922,7 @@ fn a_paste_over_the_cap_is_refused_with_a_notice_and_nothing_lost() {
 }
 /// The input's text, lines joined.
 pub(super) fn draft(app: &App) -> String {
-    app.input.lines().join("\n")
+    app.composer.input.lines().join("\n")
 }
 
 /// The screen at `w`x`h` after a resize to it, as text rows (untrimmed).
@@ -928,7 +941,8 @@ pub(super) fn screen(app: &mut App, w: u16, h: u16) -> String {
 }
 
 pub(super) fn notices(app: &App) -> Vec<(String, bool)> {
-    app.entries
+    app.transcript
+        .entries
         .iter()
         .filter_map(|e| match e {
             Entry::Notice { text, error, .. } => Some((text.clone(), *error)),
@@ -1087,7 +1101,7 @@ fn system_clear_and_mode_mid_turn_go_to_the_agent_with_a_note() {
     assert_eq!(a.connection.mode, Mode::Chat);
     update(&mut a, AppEvent::Engine(EngineEvent::Cleared));
     assert!(
-        a.conversation.is_empty() && a.entries.len() == 1,
+        a.conversation.is_empty() && a.transcript.entries.len() == 1,
         "only the notice"
     );
 }
@@ -1122,19 +1136,24 @@ fn the_dialogs_argument_rows_are_the_views_and_go_with_the_dialog() {
     resize(&mut a, 100, 80);
     let mut answer = ask(&mut a, &sixty_keys());
     // Laid out by the view beside the model (one row per key, and the braces).
-    assert!(a.approval_rows.held() >= 60, "{}", a.approval_rows.held());
+    assert!(
+        a.layers.approval_rows.held() >= 60,
+        "{}",
+        a.layers.approval_rows.held()
+    );
     key(&mut a, KeyCode::Char('y'));
     assert!(matches!(answer.try_recv(), Ok(Decision::Approve { .. })));
-    assert!(a.dialog.is_none());
-    assert_eq!(a.approval_rows.held(), 0, "no dialog, no rows kept");
+    assert!(a.layers.dialog.is_none());
+    assert_eq!(a.layers.approval_rows.held(), 0, "no dialog, no rows kept");
     // A new dialog gets its own rows, not the last one's.
     let _answer = ask(&mut a, r#"{"city": "Paris"}"#);
-    assert!((1..10).contains(&a.approval_rows.held()));
+    assert!((1..10).contains(&a.layers.approval_rows.held()));
 }
 
 /// The text of the last assistant turn and of the last message, as pointers.
 fn text_ptrs(app: &App) -> (*const u8, *const u8) {
     let turn = app
+        .transcript
         .entries
         .iter()
         .rev()

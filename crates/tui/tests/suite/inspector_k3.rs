@@ -115,7 +115,7 @@ pub(super) fn k3_raw_trace(model: &str) -> Trace {
 fn a_k3_raw_request_shows_k3_badges_elements_and_what_each_chunk_made() {
     let mut a = app(Template::K3);
     a.traces.push(k3_raw_trace("moonshotai/Kimi-K3").into());
-    a.inspector.open = true;
+    a.layers.inspector.open = true;
     let plain = screen(&mut a, 150, 52);
     for want in [
         // The prompt: K3's names with K3's ids, elements named.
@@ -151,7 +151,7 @@ fn the_family_comes_from_the_model_the_prompt_or_the_profile() {
     // K3.
     let mut a = app(Template::K2Instruct);
     a.traces.push(k3_raw_trace("local-model").into());
-    a.inspector.open = true;
+    a.layers.inspector.open = true;
     let plain = screen(&mut a, 150, 52);
     assert!(plain.contains("<|end_of_msg|> 163586"), "{plain}");
     // A K2 trace stays as it was: K2 names with K2 ids, K3 strings plain text.
@@ -170,7 +170,7 @@ fn the_family_comes_from_the_model_the_prompt_or_the_profile() {
     })));
     let mut b = app(Template::K2Instruct);
     b.traces.push(k2.into());
-    b.inspector.open = true;
+    b.layers.inspector.open = true;
     let plain = screen(&mut b, 150, 30);
     assert!(
         plain.contains("<|im_user|> 163587 user<|im_middle|> 163601 say <|open|><|im_end|> 163586"),
@@ -211,7 +211,7 @@ fn the_k3_token_view_flags_a_marker_spelled_from_ordinary_tokens() {
     t.tokens.push(4, &[tok(4000, "<|im_end|>", -0.5)]);
     let mut a = app(Template::K3);
     a.traces.push(t.into());
-    a.inspector.open = true;
+    a.layers.inspector.open = true;
     update(
         &mut a,
         AppEvent::Terminal(Event::Key(KeyEvent::new(

@@ -35,7 +35,8 @@ fn stream(app: &mut App, s: StreamEvent) {
 }
 
 fn turn(app: &App) -> &AssistantTurn {
-    app.entries
+    app.transcript
+        .entries
         .iter()
         .rev()
         .find_map(|e| match e {
@@ -108,7 +109,7 @@ fn reasoning_streams_into_its_cell_and_folds_when_the_answer_starts() {
         &mut a,
         AppEvent::Terminal(Event::Key(KeyEvent::new(KeyCode::F(2), KeyModifiers::NONE))),
     );
-    assert!(a.reasoning_open);
+    assert!(a.transcript.reasoning_open);
     let s = screen(&mut a, 60, 12);
     assert!(s.contains("I know this.") && s.contains("(F2 hide)"), "{s}");
     update(

@@ -118,10 +118,10 @@ async fn the_token_view_shows_ids_shades_and_alternatives_of_mock_tokens() {
     assert!(tokens > 10);
     let mut a = app(Mode::Raw);
     a.traces.push(trace.into());
-    a.inspector.open = true;
+    a.layers.inspector.open = true;
     // `t` in the inspector opens the token view; the first token is selected.
     assert!(press(&mut a, KeyCode::Char('t')).is_empty());
-    assert!(a.inspector.tokens.open);
+    assert!(a.layers.inspector.tokens.open);
     let screen = text(&super::drawn(&mut a, 100, 30));
     assert!(screen.contains("Inspector · tokens"), "{screen}");
     assert!(screen.contains(&format!("{tokens} tokens")), "{screen}");
@@ -133,9 +133,9 @@ async fn the_token_view_shows_ids_shades_and_alternatives_of_mock_tokens() {
     assert!(screen.contains("◀ chosen"), "{screen}");
     // → moves the selection, End goes to the last token: its alternatives show.
     press(&mut a, KeyCode::Right);
-    assert_eq!(a.inspector.tokens.selected, 1);
+    assert_eq!(a.layers.inspector.tokens.selected, 1);
     press(&mut a, KeyCode::End);
-    assert_eq!(a.inspector.tokens.selected, tokens - 1);
+    assert_eq!(a.layers.inspector.tokens.selected, tokens - 1);
     let screen = text(&super::drawn(&mut a, 100, 30));
     assert!(
         screen.contains(&format!("token #{} · id 163596", tokens - 1)),
@@ -148,7 +148,7 @@ async fn the_token_view_shows_ids_shades_and_alternatives_of_mock_tokens() {
     // `u` jumps to an unlikely token from the start.
     press(&mut a, KeyCode::Home);
     press(&mut a, KeyCode::Char('u'));
-    let sel = a.inspector.tokens.selected;
+    let sel = a.layers.inspector.tokens.selected;
     let (_, t) = a.inspected_trace().expect("trace");
     let lp = t
         .tokens
@@ -162,7 +162,7 @@ async fn the_token_view_shows_ids_shades_and_alternatives_of_mock_tokens() {
     insta::assert_snapshot!(styled(&super::drawn(&mut a, 100, 24)));
     // `t` again: back to the chunks.
     press(&mut a, KeyCode::Char('t'));
-    assert!(!a.inspector.tokens.open);
+    assert!(!a.layers.inspector.tokens.open);
     let screen = text(&super::drawn(&mut a, 100, 30));
     assert!(screen.contains("Inspector · [ ] request"), "{screen}");
 }
@@ -179,7 +179,7 @@ async fn a_split_marker_is_badged_and_explained() {
     .await;
     let mut a = app(Mode::Raw);
     a.traces.push(trace.into());
-    a.inspector.open = true;
+    a.layers.inspector.open = true;
     press(&mut a, KeyCode::Char('t'));
     let buf = super::drawn(&mut a, 100, 30);
     let screen = styled(&buf);
@@ -209,7 +209,7 @@ async fn a_split_marker_is_badged_and_explained() {
 #[test]
 fn logprobs_command_sets_the_next_requests() {
     let mut a = app(Mode::Raw);
-    a.input.insert_str("/logprobs 7");
+    a.composer.input.insert_str("/logprobs 7");
     let fx = press(&mut a, KeyCode::Enter);
     assert!(
         fx.iter()
@@ -217,7 +217,7 @@ fn logprobs_command_sets_the_next_requests() {
         "{fx:?}"
     );
     assert_eq!(a.logprobs, 7);
-    a.input.insert_str("/logprobs 99");
+    a.composer.input.insert_str("/logprobs 99");
     let fx = press(&mut a, KeyCode::Enter);
     assert!(
         !fx.iter().any(|f| matches!(f, Effect::Agent(_))),
@@ -232,7 +232,7 @@ fn without_token_data_the_view_says_how_to_get_it() {
     let mut t = Trace::default();
     t.push_chunk("Hello", 10);
     a.traces.push(t.into());
-    a.inspector.open = true;
+    a.layers.inspector.open = true;
     press(&mut a, KeyCode::Char('t'));
     // Keys on an empty view do nothing harmful.
     press(&mut a, KeyCode::Right);

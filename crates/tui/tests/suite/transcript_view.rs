@@ -50,9 +50,10 @@ fn expected(text: &str) -> Vec<String> {
 
 fn stream(answer_tokens: &[&str], count: usize) -> (App, String) {
     let mut a = app();
-    a.entries
+    a.transcript
+        .entries
         .push(Entry::Assistant(Box::new(AssistantTurn::new(None))));
-    a.turn_entry = Some(0);
+    a.transcript.turn_entry = Some(0);
     let mut text = String::new();
     for i in 0..count {
         let tok = answer_tokens[i % answer_tokens.len()];
@@ -61,9 +62,9 @@ fn stream(answer_tokens: &[&str], count: usize) -> (App, String) {
         if i % 50 == 0 {
             shown(&mut a);
             assert!(
-                a.transcript_view.held_rows() <= 8 * ROWS + 2 * 256,
+                a.transcript.view.held_rows() <= 8 * ROWS + 2 * 256,
                 "{} rows held after {i} tokens",
-                a.transcript_view.held_rows()
+                a.transcript.view.held_rows()
             );
         }
     }
@@ -79,14 +80,14 @@ fn check_long_answer(mut a: App, text: &str) {
     );
     assert_eq!(shown(&mut a), all[all.len() - ROWS..]);
     // To the top: the first rows are laid out again exactly; the bottom ones are dropped.
-    a.scroll_from_bottom = usize::MAX / 2;
+    a.transcript.scroll_from_bottom = usize::MAX / 2;
     assert_eq!(shown(&mut a), all[..ROWS]);
-    assert!(a.transcript_view.held_rows() <= 8 * ROWS + 2 * 256);
+    assert!(a.transcript.view.held_rows() <= 8 * ROWS + 2 * 256);
     // The middle, then back to the bottom.
-    a.scroll_from_bottom = all.len() / 2;
+    a.transcript.scroll_from_bottom = all.len() / 2;
     let mid = all.len() - all.len() / 2 - ROWS;
     assert_eq!(shown(&mut a), all[mid..mid + ROWS]);
-    a.scroll_from_bottom = 0;
+    a.transcript.scroll_from_bottom = 0;
     assert_eq!(shown(&mut a), all[all.len() - ROWS..]);
 }
 
@@ -119,18 +120,18 @@ fn a_long_paragraph_holds_rows_only_near_the_viewport() {
 fn many_cells_hold_rows_only_near_the_viewport() {
     let mut a = app();
     for i in 0..2_000 {
-        a.entries.push(Entry::User {
+        a.transcript.entries.push(Entry::User {
             id: Default::default(),
             text: format!("question {i}"),
         });
         shown(&mut a);
     }
-    assert!(a.transcript_view.held_rows() <= 8 * ROWS);
-    a.scroll_from_bottom = usize::MAX / 2;
+    assert!(a.transcript.view.held_rows() <= 8 * ROWS);
+    a.transcript.scroll_from_bottom = usize::MAX / 2;
     let top = shown(&mut a);
     assert_eq!(top[0], "▌ You");
     assert_eq!(top[1], "▌ question 0");
-    assert!(a.transcript_view.held_rows() <= 8 * ROWS);
+    assert!(a.transcript.view.held_rows() <= 8 * ROWS);
 }
 
 /// The reasoning cell is a part of its turn's rows: keyed by what it shows (the toggle, its
@@ -148,9 +149,9 @@ fn a_long_open_reasoning_cell_follows_the_toggle_and_holds_rows_only_near_the_vi
     }
     t.reasoning.end(start);
     t.push_text("The answer.");
-    a.entries.push(Entry::Assistant(Box::new(t)));
+    a.transcript.entries.push(Entry::Assistant(Box::new(t)));
     let reasoning_rows = |a: &App, open: bool| -> Vec<String> {
-        let Some(Entry::Assistant(t)) = a.entries.first() else {
+        let Some(Entry::Assistant(t)) = a.transcript.entries.first() else {
             panic!("a turn");
         };
         ui::reasoning::lines(&t.reasoning, open, W, Instant::now())
@@ -164,24 +165,24 @@ fn a_long_open_reasoning_cell_follows_the_toggle_and_holds_rows_only_near_the_vi
     assert_eq!(shown(&mut a)[..all.len()], all[..], "folded: one row");
 
     // The toggle alone (no `rev` bump): the cell is keyed by it.
-    a.reasoning_open = true;
+    a.transcript.reasoning_open = true;
     let mut all = vec!["◆ Kimi  streaming…".to_owned()];
     all.extend(reasoning_rows(&a, true));
     all.extend(["The answer.".to_owned(), String::new()]);
     assert!(all.len() > 20 * ROWS, "long enough to evict: {}", all.len());
     assert_eq!(shown(&mut a), all[all.len() - ROWS..]);
-    assert!(a.transcript_view.held_rows() <= 8 * ROWS);
-    a.scroll_from_bottom = usize::MAX / 2;
+    assert!(a.transcript.view.held_rows() <= 8 * ROWS);
+    a.transcript.scroll_from_bottom = usize::MAX / 2;
     assert_eq!(shown(&mut a), all[..ROWS]);
-    assert!(a.transcript_view.held_rows() <= 8 * ROWS);
-    a.scroll_from_bottom = all.len() / 2;
+    assert!(a.transcript.view.held_rows() <= 8 * ROWS);
+    a.transcript.scroll_from_bottom = all.len() / 2;
     let mid = all.len() - all.len() / 2 - ROWS;
     assert_eq!(shown(&mut a), all[mid..mid + ROWS]);
-    a.scroll_from_bottom = 0;
+    a.transcript.scroll_from_bottom = 0;
     assert_eq!(shown(&mut a), all[all.len() - ROWS..]);
 
     // Closed again: back to one row.
-    a.reasoning_open = false;
+    a.transcript.reasoning_open = false;
     let shown_rows = shown(&mut a);
     assert_eq!(shown_rows[0], "◆ Kimi  streaming…");
     assert!(shown_rows[1].contains("(F2 show)"), "{shown_rows:?}");
@@ -195,9 +196,10 @@ fn a_long_open_reasoning_cell_follows_the_toggle_and_holds_rows_only_near_the_vi
 fn streamed_reasoning_lays_out_as_the_whole_text_would() {
     use std::time::Instant;
     let mut a = app();
-    a.entries
+    a.transcript
+        .entries
         .push(Entry::Assistant(Box::new(AssistantTurn::new(None))));
-    a.turn_entry = Some(0);
+    a.transcript.turn_entry = Some(0);
     let pieces = [
         "\n\nFirst",
         " I should",
@@ -214,9 +216,9 @@ fn streamed_reasoning_lays_out_as_the_whole_text_would() {
         if i % 37 == 0 {
             shown(&mut a);
             assert!(
-                a.transcript_view.held_rows() <= 8 * ROWS + 2 * 40,
+                a.transcript.view.held_rows() <= 8 * ROWS + 2 * 40,
                 "{} rows held after {i} deltas",
-                a.transcript_view.held_rows()
+                a.transcript.view.held_rows()
             );
         }
     }
@@ -231,7 +233,7 @@ fn streamed_reasoning_lays_out_as_the_whole_text_would() {
     assert_eq!(screen[..ROWS - 1], all[all.len() - (ROWS - 1)..]);
     assert_eq!(screen[ROWS - 1], "");
     // And from the top: the header (its elapsed time moves), then the first body rows.
-    a.scroll_from_bottom = usize::MAX / 2;
+    a.transcript.scroll_from_bottom = usize::MAX / 2;
     let top = shown(&mut a);
     assert!(top[1].contains("Thinking…"), "{top:?}");
     assert_eq!(top[2..], all[1..ROWS - 1]);

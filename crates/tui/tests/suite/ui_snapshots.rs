@@ -38,7 +38,7 @@ fn app(mode: Mode) -> App {
 }
 
 fn user(app: &mut App, text: &str) {
-    app.entries.push(Entry::User {
+    app.transcript.entries.push(Entry::User {
         text: text.into(),
         id: Default::default(),
     });
@@ -48,8 +48,8 @@ fn assistant<'a>(app: &'a mut App, text: &str, state: TurnState) -> &'a mut Assi
     let mut t = AssistantTurn::new(None);
     t.push_text(text);
     t.state = state;
-    app.entries.push(Entry::Assistant(Box::new(t)));
-    match app.entries.last_mut() {
+    app.transcript.entries.push(Entry::Assistant(Box::new(t)));
+    match app.transcript.entries.last_mut() {
         Some(Entry::Assistant(t)) => t,
         _ => unreachable!(),
     }
@@ -175,7 +175,7 @@ fn approval_dialog_valid_and_invalid() {
         p.arguments = args.into();
         p.state = PaneState::WaitingApproval;
         t.panes.push(p);
-        a.dialog = Some(ApprovalDialog::new(request(args), None));
+        a.layers.dialog = Some(ApprovalDialog::new(request(args), None));
         insta::assert_snapshot!(name, screen(&mut a, 90, 24));
     }
 }
@@ -204,7 +204,7 @@ fn approval_dialog_long_and_hidden_arguments() {
     t.panes.push(p);
     let mut req = request(&args);
     req.call.id = format!("call_0\ncommand: ls{}", "\n".repeat(80));
-    a.dialog = Some(ApprovalDialog::new(req, None));
+    a.layers.dialog = Some(ApprovalDialog::new(req, None));
     insta::assert_snapshot!(screen(&mut a, 90, 24));
 }
 
@@ -258,7 +258,7 @@ fn raw_trace() -> Trace {
 fn inspector_raw_mode() {
     let mut a = app(Mode::Raw);
     a.traces.push(raw_trace().into());
-    a.inspector.open = true;
+    a.layers.inspector.open = true;
     insta::assert_snapshot!(screen(&mut a, 110, 40));
 }
 
@@ -284,14 +284,14 @@ fn inspector_chat_mode() {
         t.push_chunk(e, 1_000 * (i as u64 + 1));
     }
     a.traces.push(t.into());
-    a.inspector.open = true;
+    a.layers.inspector.open = true;
     insta::assert_snapshot!(screen(&mut a, 110, 30));
 }
 
 #[test]
 fn help_overlay() {
     let mut a = app(Mode::Raw);
-    a.help_open = true;
+    a.layers.help.open = true;
     insta::assert_snapshot!(screen(&mut a, 100, 30));
 }
 
@@ -320,7 +320,7 @@ fn help_overlay_scrolled_to_its_end() {
     assert_eq!(range.split('-').nth(1), Some(total), "{shown}");
     assert!(!shown.contains("send the message"), "{shown}");
     super::update(&mut a, key(KeyCode::Esc));
-    assert!(!a.help_open);
+    assert!(!a.layers.help.open);
 }
 
 #[test]
@@ -379,18 +379,18 @@ fn a_scrolled_up_view_stays_put_while_text_arrives_below() {
     assistant(&mut a, "first line", TurnState::Streaming);
     let top_before = {
         screen(&mut a, 60, 12);
-        a.scroll_from_bottom = 10;
+        a.transcript.scroll_from_bottom = 10;
         screen(&mut a, 60, 12)
     };
     // The answer grows and a new block arrives: the lines on screen must not move.
-    if let Some(Entry::Assistant(t)) = a.entries.last_mut() {
+    if let Some(Entry::Assistant(t)) = a.transcript.entries.last_mut() {
         t.push_text("\n\nmore text\n\nand more");
     }
     user(&mut a, "another question");
     let top_after = screen(&mut a, 60, 12);
     let body = |s: &str| s.lines().take(8).collect::<Vec<_>>().join("\n");
     assert_eq!(body(&top_after), body(&top_before));
-    assert!(a.scroll_from_bottom > 10);
+    assert!(a.transcript.scroll_from_bottom > 10);
 }
 
 #[test]
@@ -543,7 +543,7 @@ fn approval_app() -> App {
     p.arguments = args.into();
     p.state = PaneState::WaitingApproval;
     t.panes.push(p);
-    a.dialog = Some(ApprovalDialog::new(request(args), None));
+    a.layers.dialog = Some(ApprovalDialog::new(request(args), None));
     a
 }
 
@@ -556,7 +556,7 @@ fn styled_approval_dialog() {
 fn inspector_app() -> App {
     let mut a = app(Mode::Raw);
     a.traces.push(raw_trace().into());
-    a.inspector.open = true;
+    a.layers.inspector.open = true;
     a
 }
 
@@ -633,11 +633,11 @@ fn styled_light_inspector_with_marker_badges() {
 #[test]
 fn styled_status_bar_with_the_context_gauge() {
     let mut a = app(Mode::Raw);
-    a.context.window = Some(131_072);
-    a.context.measured = Some(53_400);
+    a.status.context.window = Some(131_072);
+    a.status.context.measured = Some(53_400);
     let normal = styled_screen(&mut a, 110, 3);
     assert!(normal.contains("ctx 40% 53k/131k"), "{normal}");
-    a.context.measured = Some(112_000);
+    a.status.context.measured = Some(112_000);
     let warning = styled_screen(&mut a, 110, 3);
     assert!(warning.contains("⚠ ctx 85% 112k/131k"), "{warning}");
     assert_ne!(normal, warning);
@@ -732,7 +732,7 @@ fn styled_inspector_raw_beside_parsed_with_a_stall_and_a_prompt_that_is_not_an_a
     let second = "<|im_user|>user<|im_middle|>hi<|im_end|><|im_assistant|>assistant<|im_middle|><think></think>Hello<|im_end|><|im_user|>user<|im_middle|>Weather in Paris?<|im_end|>";
     a.traces.push(recorded_trace(first, 1).into());
     a.traces.push(recorded_trace(second, 2).into());
-    a.inspector.open = true;
+    a.layers.inspector.open = true;
     let plain = screen(&mut a, 170, 46);
     for want in [
         " NOT AN APPEND  changed at byte 85 of 110 (line 1)",
@@ -747,7 +747,7 @@ fn styled_inspector_raw_beside_parsed_with_a_stall_and_a_prompt_that_is_not_an_a
     }
     insta::assert_snapshot!(styled_screen(&mut a, 170, 46));
     // The first request has no request before it to compare with.
-    a.inspector.selected = Some(0);
+    a.layers.inspector.selected = Some(0);
     assert!(!screen(&mut a, 170, 46).contains("prompt vs request"));
 }
 
@@ -765,28 +765,38 @@ fn the_stall_keys_jump_between_stalls_and_s_asks_to_save_the_trace() {
     let mut a = app(Mode::Raw);
     a.traces
         .push(recorded_trace("<|im_user|>user<|im_middle|>hi<|im_end|>", 1).into());
-    a.inspector.open = true;
+    a.layers.inspector.open = true;
     screen(&mut a, 120, 20);
     update(&mut a, key('}'));
     let shown = screen(&mut a, 120, 20);
-    let line = a.inspector.scroll;
+    let line = a.layers.inspector.scroll;
     assert!(
         shown.contains("#5    │\"Paris\"}") && shown.contains("stall 1 of 1: line"),
         "{shown}"
     );
     assert!(line > 0);
     update(&mut a, key('}'));
-    assert_eq!(a.inspector.scroll, line, "no stall below");
-    assert_eq!(a.inspector.message.as_deref(), Some("no stall below"));
+    assert_eq!(a.layers.inspector.scroll, line, "no stall below");
+    assert_eq!(
+        a.layers.inspector.message.as_deref(),
+        Some("no stall below")
+    );
     update(&mut a, key('{'));
-    assert_eq!(a.inspector.message.as_deref(), Some("no stall above"));
+    assert_eq!(
+        a.layers.inspector.message.as_deref(),
+        Some("no stall above")
+    );
     // A lower threshold makes the 6.5 ms gaps stalls too.
-    a.inspector.stall_ms = 5;
-    a.inspector.scroll = 0;
-    a.inspector.hit = None;
+    a.layers.inspector.stall_ms = 5;
+    a.layers.inspector.scroll = 0;
+    a.layers.inspector.hit = None;
     screen(&mut a, 120, 20);
     update(&mut a, key('}'));
-    assert!(a.inspector.scroll < line, "{} < {line}", a.inspector.scroll);
+    assert!(
+        a.layers.inspector.scroll < line,
+        "{} < {line}",
+        a.layers.inspector.scroll
+    );
     let fx = update(&mut a, key('s'));
     assert!(
         matches!(fx.as_slice(), [Effect::SaveTrace(t)] if t.chunks.len() == 7),
@@ -877,7 +887,7 @@ fn elicitation_dialog_over_the_transcript() {
     d.focus = 1;
     d.inputs[1] = "9".into();
     d.problems = vec!["replicas: at most 5".into()];
-    a.questions.open = Some(d);
+    a.layers.questions.open = Some(d);
     let s = screen(&mut a, 80, 24);
     assert!(!s.contains('\u{1b}') && !s.contains('\u{7}'), "{s}");
     insta::assert_snapshot!(s);

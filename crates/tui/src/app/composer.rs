@@ -1,0 +1,48 @@
+//! The composer component: the input box, the prompt history it recalls, and the messages
+//! queued while a turn runs.
+
+use ratatui_textarea::TextArea;
+
+/// What the user is writing and what they wrote before.
+pub struct Composer {
+    pub input: TextArea<'static>,
+    /// Earlier prompts, oldest first, and where Up/Down recall is.
+    pub history: Vec<String>,
+    pub history_pos: Option<usize>,
+    /// The prompt history file (`history = true` and a data directory): prompts sent are
+    /// added to it; `None` keeps the history for this run only.
+    pub history_file: Option<super::history_file::HistoryFile>,
+    /// Messages typed while a turn ran, oldest first: sent as turns end (see `queue`).
+    pub queued: Vec<String>,
+    /// Esc was pressed once on an idle, empty input: a second opens the earlier-message picker.
+    pub esc_armed: bool,
+}
+
+impl Default for Composer {
+    fn default() -> Self {
+        Composer {
+            input: new_input(),
+            history: Vec::new(),
+            history_pos: None,
+            history_file: None,
+            queued: Vec::new(),
+            esc_armed: false,
+        }
+    }
+}
+
+/// A fresh multi-line input box.
+pub fn new_input() -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_placeholder_text("Message Kimi  (Enter send · Ctrl-J newline · /help)");
+    t.set_wrap_mode(ratatui_textarea::WrapMode::Glyph);
+    t.set_cursor_line_style(ratatui::style::Style::default());
+    // Set here, not per frame: the box is drawn as it is, never cloned, so its wrap layout is
+    // kept between frames (recomputing it costs time in proportion to the draft).
+    t.set_block(
+        ratatui::widgets::Block::default()
+            .borders(ratatui::widgets::Borders::TOP | ratatui::widgets::Borders::BOTTOM)
+            .border_style(crate::ui::style::dim()),
+    );
+    t
+}

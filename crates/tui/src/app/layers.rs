@@ -1,0 +1,117 @@
+//! The layers drawn over the transcript and the composer: the approval dialog, the inspector,
+//! the help, the pickers, the history search and a server's question. The one on top takes
+//! the keys ([`Layers::top`]); the others keep their state underneath.
+
+use super::state::ApprovalDialog;
+
+/// Which layer takes the keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    /// An MCP server's question: over everything else.
+    Question,
+    /// The approval dialog, waiting for the user.
+    Dialog,
+    /// The inspector, opened over the transcript or over the dialog (Ctrl-T).
+    Inspector,
+    Help,
+    /// Earlier messages or saved sessions.
+    Picker,
+    /// Ctrl-R.
+    HistorySearch,
+}
+
+/// Everything drawn over the transcript, bottom to top as [`Layers::top`] orders them.
+#[derive(Default)]
+pub struct Layers {
+    pub dialog: Option<ApprovalDialog>,
+    /// The dialog's argument rows (the widget's cache, not the dialog's state).
+    pub approval_rows: crate::ui::approval_rows::ArgRows,
+    pub inspector: InspectorState,
+    pub help: Help,
+    pub picker: Option<super::picker::Picker>,
+    pub history_search: Option<super::history_search::HistorySearch>,
+    /// MCP servers' questions for the user: the one shown takes the keys.
+    pub questions: super::elicit::Questions,
+}
+
+impl Layers {
+    /// The layer on top, which takes the keys; `None`: the composer and the transcript do.
+    /// The inspector opened from the dialog is above it; a question is above everything.
+    pub fn top(&self) -> Option<Layer> {
+        if self.questions.open.is_some() {
+            Some(Layer::Question)
+        } else if self.dialog.is_some() {
+            Some(if self.inspector.open {
+                Layer::Inspector
+            } else {
+                Layer::Dialog
+            })
+        } else if self.help.open {
+            Some(Layer::Help)
+        } else if self.picker.is_some() {
+            Some(Layer::Picker)
+        } else if self.history_search.is_some() {
+            Some(Layer::HistorySearch)
+        } else if self.inspector.open {
+            Some(Layer::Inspector)
+        } else {
+            None
+        }
+    }
+}
+
+/// The key reference (`?`, F1).
+#[derive(Debug, Default)]
+pub struct Help {
+    pub open: bool,
+    /// Lines scrolled off its top.
+    pub scroll: usize,
+}
+
+/// The raw-stream inspector's view state.
+pub struct InspectorState {
+    pub open: bool,
+    /// Index into `App::traces`; `None` = the latest.
+    pub selected: Option<usize>,
+    /// First visible line.
+    pub scroll: usize,
+    /// Typing a search query after `/`.
+    pub searching: Option<String>,
+    pub query: Option<String>,
+    /// A line to bring into view on the next draw (search hit, a call's first marker).
+    pub jump_to_call: Option<usize>,
+    pub message: Option<String>,
+    /// Whole lines the view held at the last layout: what PgUp/PgDn move by.
+    pub page: usize,
+    /// The line of the last search match: `n`/`N` go on from it (the view may show it lower
+    /// than the top, near the end).
+    pub hit: Option<usize>,
+    /// Gaps between chunks of this many ms or more are stalls.
+    pub stall_ms: u64,
+    /// The token view (`t`).
+    pub tokens: super::inspector_tokens::TokenCursor,
+    /// The lines of the selected trace, kept up to date as it grows (the widget's cache).
+    pub view: crate::ui::inspector_view::InspectorView,
+    /// The token view laid out for the trace in view (the widget's cache).
+    pub token_view: crate::ui::inspector_tokens_view::TokenView,
+}
+
+impl Default for InspectorState {
+    fn default() -> Self {
+        InspectorState {
+            open: false,
+            selected: None,
+            scroll: 0,
+            searching: None,
+            query: None,
+            jump_to_call: None,
+            message: None,
+            page: 0,
+            hit: None,
+            stall_ms: crate::ui::inspector_parsed::DEFAULT_STALL_MS,
+            tokens: Default::default(),
+            view: Default::default(),
+            token_view: Default::default(),
+        }
+    }
+}

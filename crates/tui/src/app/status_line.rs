@@ -1,0 +1,40 @@
+//! The status line component: what is happening now, the tokens and context used, and the
+//! retry countdown.
+
+use std::time::Instant;
+
+use kimi_protocol::Usage;
+
+/// The status line's view of what is happening.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Activity {
+    Idle,
+    Streaming { since: Instant, chunks: u64 },
+    WaitingApproval,
+    RunningTool { name: String },
+}
+
+/// What the status line shows.
+pub struct StatusLine {
+    pub activity: Activity,
+    pub usage: Usage,
+    pub tokens_this_round: u64,
+    pub round_started: Option<Instant>,
+    /// How full the context window is (the gauge).
+    pub context: super::models_context::ContextGauge,
+    /// The agent waits before retrying a request (the countdown).
+    pub retry_wait: Option<super::retry::RetryWait>,
+}
+
+impl Default for StatusLine {
+    fn default() -> Self {
+        StatusLine {
+            activity: Activity::Idle,
+            usage: Usage::default(),
+            tokens_this_round: 0,
+            round_started: None,
+            context: Default::default(),
+            retry_wait: None,
+        }
+    }
+}
