@@ -3,3 +3,9 @@
 
 pub mod app;
 pub mod ui;
+
+// The UI's tests live in the crate: they drive `update` and the widgets through the harness in
+// `tests/mod.rs`, reaching what is private to the crate.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests;

@@ -8,11 +8,11 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{EngineEvent, Op};
 use kimi_core::session::{Session, SessionStore};
 use kimi_protocol::{Message, Mode};
-use kimi_ui::app::event::{AppEvent, Effect};
-use kimi_ui::app::picker::PickTarget;
-use kimi_ui::app::picker_sessions;
-use kimi_ui::app::saved;
-use kimi_ui::app::state::{App, Entry};
+use crate::app::event::{AppEvent, Effect};
+use crate::app::picker::PickTarget;
+use crate::app::picker_sessions;
+use crate::app::saved;
+use crate::app::state::{App, Entry};
 
 use super::app_go_back::users;
 use super::app_sessions::app;

@@ -6,9 +6,9 @@ use super::update;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{Decision, EngineEvent, Op};
 use kimi_protocol::StreamEvent;
-use kimi_ui::app::event::{AppEvent, Effect};
-use kimi_ui::app::state::{App, Entry, PaneState, TurnState};
-use kimi_ui::ui;
+use crate::app::event::{AppEvent, Effect};
+use crate::app::state::{App, Entry, PaneState, TurnState};
+use crate::ui;
 
 use super::app_update::{app, ask, ctrl, draft, enter, key, notices, screen, typed, user_turn};
 
@@ -220,7 +220,7 @@ fn export_without_a_path_writes_beside_the_user_and_says_where() {
             path: None
         }]
     );
-    let p = kimi_ui::app::saved::default_export_path(
+    let p = crate::app::saved::default_export_path(
         std::path::Path::new("/home/u/src"),
         "20261201-120000-ab12",
         true,
@@ -241,10 +241,10 @@ fn the_exit_hint_names_the_session_only_once_it_was_saved() {
         "http://127.0.0.1:1/v1",
     ));
     // Nothing sent, nothing saved: nothing to resume.
-    assert_eq!(kimi_ui::app::resume_hint(&a), None);
+    assert_eq!(crate::app::resume_hint(&a), None);
     a.saved = Some((1, 0));
     let id = a.session.as_ref().map(|s| s.id.clone()).unwrap_or_default();
-    let hint = kimi_ui::app::resume_hint(&a).expect("a hint");
+    let hint = crate::app::resume_hint(&a).expect("a hint");
     assert!(hint.contains(&format!("kimi-tui --session {id}")), "{hint}");
 }
 

@@ -6,10 +6,10 @@ use kimi_core::engine::ApprovalRequest;
 use kimi_core::tools::{Approval, CallProblem, ToolSpec, Toolbox};
 use kimi_protocol::{Marker, ToolCall};
 use kimi_protocol::{MarkerHit, Mode, Trace};
-use kimi_ui::app::state::{
+use crate::app::state::{
     App, ApprovalDialog, AssistantTurn, Connection, Entry, PaneState, ToolPane, TurnState,
 };
-use kimi_ui::ui;
+use crate::ui;
 use ratatui::layout::Rect;
 use serde_json::json;
 
@@ -298,7 +298,7 @@ fn help_overlay() {
 #[test]
 fn help_overlay_scrolled_to_its_end() {
     use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-    use kimi_ui::app::event::AppEvent;
+    use crate::app::event::AppEvent;
     let mut a = app(Mode::Raw);
     let key = |code| AppEvent::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
     super::update(&mut a, AppEvent::Terminal(Event::Resize(100, 30)));
@@ -755,7 +755,7 @@ fn styled_inspector_raw_beside_parsed_with_a_stall_and_a_prompt_that_is_not_an_a
 fn the_stall_keys_jump_between_stalls_and_s_asks_to_save_the_trace() {
     use super::update;
     use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-    use kimi_ui::app::event::{AppEvent, Effect};
+    use crate::app::event::{AppEvent, Effect};
     let key = |c| {
         AppEvent::Terminal(Event::Key(KeyEvent::new(
             KeyCode::Char(c),
@@ -846,7 +846,7 @@ fn running_mcp_call_shows_progress_and_log_lines() {
 #[test]
 fn elicitation_dialog_over_the_transcript() {
     use kimi_core::tools::mcp::{ElicitAsk, Field, FieldKind};
-    use kimi_ui::app::elicit::ElicitDialog;
+    use crate::app::elicit::ElicitDialog;
     let mut a = app(Mode::Raw);
     user(&mut a, "deploy it");
     let f = |name: &str, title: Option<&str>, kind, required| Field {

@@ -8,9 +8,9 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{EngineEvent, Op};
 use kimi_core::tools::Toolbox;
 use kimi_protocol::{Mode, StreamEvent, Template};
-use kimi_ui::app::event::{AppEvent, Effect};
-use kimi_ui::app::reasoning::Reasoning;
-use kimi_ui::app::state::{App, AssistantTurn, Connection, Entry};
+use crate::app::event::{AppEvent, Effect};
+use crate::app::reasoning::Reasoning;
+use crate::app::state::{App, AssistantTurn, Connection, Entry};
 use ratatui::style::{Color, Modifier};
 use ratatui::text::Line;
 
@@ -219,7 +219,7 @@ fn cell(open: bool, done: bool) -> String {
     if done {
         r.end(at);
     }
-    styled(&kimi_ui::ui::reasoning::lines(&r, open, 40, at))
+    styled(&crate::ui::reasoning::lines(&r, open, 40, at))
 }
 
 #[test]

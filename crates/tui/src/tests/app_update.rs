@@ -9,8 +9,8 @@ use kimi_core::engine::{
 use kimi_core::tools::{Approval, CallProblem, ToolSpec, Toolbox};
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, StreamEvent, Trace};
-use kimi_ui::app::event::{AppEvent, Effect};
-use kimi_ui::app::state::{App, Connection, DialogStage, Entry, PaneState, TurnState};
+use crate::app::event::{AppEvent, Effect};
+use crate::app::state::{App, Connection, DialogStage, Entry, PaneState, TurnState};
 use serde_json::json;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -779,7 +779,7 @@ fn invalid_arguments_are_marked_in_the_pane_before_any_dialog() {
         panic!("turn");
     };
     let text: Vec<String> =
-        kimi_ui::ui::tool_pane::lines(&t.panes[0], 200, false, std::time::Instant::now())
+        crate::ui::tool_pane::lines(&t.panes[0], 200, false, std::time::Instant::now())
             .iter()
             .map(|l| l.to_string())
             .collect();
@@ -823,7 +823,7 @@ fn hostile_ids_still_match_their_pane_and_stay_on_one_line() {
     let Some(Entry::Assistant(t)) = a.transcript.entries.last() else {
         panic!("turn");
     };
-    let lines = kimi_ui::ui::tool_pane::lines(&t.panes[0], 200, false, std::time::Instant::now());
+    let lines = crate::ui::tool_pane::lines(&t.panes[0], 200, false, std::time::Instant::now());
     // The title row keeps its state in view; the id, escaped, has the next row.
     let title = lines[0].to_string();
     assert!(
@@ -888,7 +888,7 @@ fn last_notice(app: &App) -> Option<(String, bool)> {
 
 #[test]
 fn a_paste_over_the_cap_is_refused_with_a_notice_and_nothing_lost() {
-    use kimi_ui::app::paste::MAX_DRAFT_BYTES;
+    use crate::app::paste::MAX_DRAFT_BYTES;
     let mut a = app();
     typed(&mut a, "keep me");
     let huge = "0123456789abcdef\n".repeat(10_000_000 / 17);

@@ -16,25 +16,25 @@ mod ui_snapshots;
 
 use std::time::{Duration, Instant};
 
-use kimi_ui::app::event::{AppEvent, Effect};
-use kimi_ui::app::state::App;
+use crate::app::event::{AppEvent, Effect};
+use crate::app::state::App;
 
 /// `update` at the instant of the event before: in these tests time stands still unless a
 /// test makes it pass with [`update_after`].
 fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
     let now = app.now;
-    kimi_ui::app::update::update(app, event, now)
+    crate::app::update::update(app, event, now)
 }
 
 /// `update` with an event `later` after the one before.
 fn update_after(app: &mut App, later: Duration, event: AppEvent) -> Vec<Effect> {
     let now: Instant = app.now + later;
-    kimi_ui::app::update::update(app, event, now)
+    crate::app::update::update(app, event, now)
 }
 
 /// One frame of `app` at `w`x`h`, laid out and drawn as the event loop does: the screen.
-fn drawn(app: &mut kimi_ui::app::state::App, w: u16, h: u16) -> ratatui::buffer::Buffer {
-    use kimi_ui::ui;
+fn drawn(app: &mut crate::app::state::App, w: u16, h: u16) -> ratatui::buffer::Buffer {
+    use crate::ui;
     let mut term =
         ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("terminal");
     ui::prepare(

@@ -9,9 +9,9 @@ use kimi_client::{BackendError, Endpoint, ModelInfo};
 use kimi_core::config::Profile;
 use kimi_core::engine::{EngineEvent, Op, SharedTrace, TurnOutcome};
 use kimi_protocol::{Message, Mode, StreamEvent, Template, Trace, Usage};
-use kimi_ui::app::event::{AppEvent, Effect};
-use kimi_ui::app::models::ModelsThen;
-use kimi_ui::app::state::{App, Entry};
+use crate::app::event::{AppEvent, Effect};
+use crate::app::models::ModelsThen;
+use crate::app::state::{App, Entry};
 
 use super::app_update::{app, enter, key, notices, typed};
 
@@ -96,8 +96,8 @@ fn status_bar(app: &mut App, w: u16) -> String {
     let backend = ratatui::backend::TestBackend::new(w, 12);
     let mut term = ratatui::Terminal::new(backend).expect("terminal");
     let area = ratatui::layout::Rect::new(0, 0, w, 12);
-    kimi_ui::ui::prepare(app, area, &kimi_ui::ui::markdown::Theme::default());
-    term.draw(|f| kimi_ui::ui::draw(f, app)).expect("draw");
+    crate::ui::prepare(app, area, &crate::ui::markdown::Theme::default());
+    term.draw(|f| crate::ui::draw(f, app)).expect("draw");
     let buf = term.backend().buffer();
     let row: String = (0..w).map(|x| buf[(x, 11)].symbol().to_owned()).collect();
     row.trim_end().to_owned()
@@ -469,9 +469,9 @@ fn a_retry_counts_down_in_the_answer_and_the_status_bar_and_esc_cancels_it() {
     assert!(bar.contains("│ retry in 3 s (2/4) · Esc cancels"), "{bar}");
     // The timer moves it: a redraw only when the second changes.
     a.dirty = false;
-    kimi_ui::app::retry::tick(&mut a, at + Duration::from_millis(100));
+    crate::app::retry::tick(&mut a, at + Duration::from_millis(100));
     assert!(!a.dirty, "same second: nothing to draw");
-    kimi_ui::app::retry::tick(&mut a, at + Duration::from_millis(1500));
+    crate::app::retry::tick(&mut a, at + Duration::from_millis(1500));
     assert!(a.dirty);
     assert!(
         warnings(&a)[0].contains("retrying in 2 s"),

@@ -6,8 +6,8 @@ use std::os::unix::fs::PermissionsExt;
 
 use super::update;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_ui::app::event::{AppEvent, Effect};
-use kimi_ui::app::history_file::{self, CAP, HistoryFile, SLACK};
+use crate::app::event::{AppEvent, Effect};
+use crate::app::history_file::{self, CAP, HistoryFile, SLACK};
 
 use super::app_update::{app, ctrl, draft, key, screen, typed};
 

@@ -10,8 +10,8 @@ use kimi_protocol::{
     Event as ParserEvent, MarkerHit, Mode, RequestSent, StreamEvent as E, Template, TokenLogprob,
     Trace,
 };
-use kimi_ui::app::event::AppEvent;
-use kimi_ui::app::state::{App, Connection};
+use crate::app::event::AppEvent;
+use crate::app::state::{App, Connection};
 use serde_json::json;
 
 use super::ui_snapshots::{screen, styled_screen};

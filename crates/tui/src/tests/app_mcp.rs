@@ -8,9 +8,9 @@ use kimi_core::engine::Op;
 use kimi_core::tools::mcp::{
     McpRequestError, PromptInfo, PromptText, ResourceInfo, ServerReport, ServerStatus,
 };
-use kimi_ui::app::event::{AppEvent, Effect};
-use kimi_ui::app::mcp_view::{Ready, mcp_report};
-use kimi_ui::app::state::{App, Entry};
+use crate::app::event::{AppEvent, Effect};
+use crate::app::mcp_view::{Ready, mcp_report};
+use crate::app::state::{App, Entry};
 use serde_json::json;
 
 fn app_with_docs() -> App {
@@ -286,7 +286,7 @@ fn a_failed_read_sends_nothing_and_keeps_the_message() {
     );
     // A server that is not ready (or not one) is plain text: sent as typed.
     let mut app = app_with_docs();
-    app.composer.input = kimi_ui::app::composer::new_input();
+    app.composer.input = crate::app::composer::new_input();
     let fx = enter(&mut app, "mail @other:x");
     assert!(
         fx.iter()

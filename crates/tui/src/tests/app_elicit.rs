@@ -5,8 +5,8 @@
 use super::update;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::tools::mcp::{ElicitAsk, ElicitReply, Field, FieldKind};
-use kimi_ui::app::event::AppEvent;
-use kimi_ui::app::state::{App, Entry};
+use crate::app::event::AppEvent;
+use crate::app::state::{App, Entry};
 use serde_json::json;
 use tokio::sync::oneshot::Receiver;
 use tokio::sync::oneshot::error::TryRecvError;

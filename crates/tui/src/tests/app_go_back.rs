@@ -8,10 +8,10 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{EngineEvent, Op, TurnOutcome, user_message_index};
 use kimi_core::session::SessionStore;
 use kimi_protocol::{Message, StreamEvent};
-use kimi_ui::app::event::{AppEvent, Effect};
-use kimi_ui::app::picker::PickTarget;
-use kimi_ui::app::saved;
-use kimi_ui::app::state::{App, Entry};
+use crate::app::event::{AppEvent, Effect};
+use crate::app::picker::PickTarget;
+use crate::app::saved;
+use crate::app::state::{App, Entry};
 
 use super::app_sessions::app;
 

@@ -3,8 +3,8 @@
 
 use kimi_core::tools::Toolbox;
 use kimi_protocol::Mode;
-use kimi_ui::app::state::{App, AssistantTurn, Connection, Entry};
-use kimi_ui::ui;
+use crate::app::state::{App, AssistantTurn, Connection, Entry};
+use crate::ui;
 
 const W: u16 = 80;
 const H: u16 = 24;

@@ -4,11 +4,11 @@
 
 use super::update;
 use crossterm::event::{Event, KeyCode, KeyModifiers};
-use kimi_ui::app::clipboard::MAX_COPY_BYTES;
-use kimi_ui::app::editor::EditorError;
-use kimi_ui::app::event::{AppEvent, Effect};
-use kimi_ui::app::state::{App, AssistantTurn, Entry, TurnState};
-use kimi_ui::ui::theme::Theme;
+use crate::app::clipboard::MAX_COPY_BYTES;
+use crate::app::editor::EditorError;
+use crate::app::event::{AppEvent, Effect};
+use crate::app::state::{App, AssistantTurn, Entry, TurnState};
+use crate::ui::theme::Theme;
 
 use super::app_update::{app, ctrl, draft, enter, key, notices, typed};
 
@@ -227,7 +227,7 @@ fn an_editor_failure_keeps_the_draft_and_says_why() {
     // Too large a file: refused like a paste, the draft kept.
     update(
         &mut a,
-        AppEvent::Edited(Ok("y".repeat(kimi_ui::app::paste::MAX_DRAFT_BYTES + 1))),
+        AppEvent::Edited(Ok("y".repeat(crate::app::paste::MAX_DRAFT_BYTES + 1))),
     );
     assert_eq!(draft(&a), "keep me");
     assert!(last_notice(&a).0.starts_with("Edited draft not inserted"));
@@ -250,7 +250,7 @@ fn theme_switches_at_runtime_and_says_which_is_in_use() {
 
 #[test]
 fn the_new_keys_and_commands_are_in_the_generated_reference() {
-    let reference = kimi_ui::app::key_reference::markdown();
+    let reference = crate::app::key_reference::markdown();
     for needle in [
         "`Ctrl-G`",
         "`F3`",

@@ -10,9 +10,9 @@ use kimi_core::session::{Session, SessionStore};
 use kimi_core::tools::Toolbox;
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, StreamEvent, Trace};
-use kimi_ui::app::event::{AppEvent, Effect};
-use kimi_ui::app::saved;
-use kimi_ui::app::state::{App, Connection, Entry, PaneState, TurnState};
+use crate::app::event::{AppEvent, Effect};
+use crate::app::saved;
+use crate::app::state::{App, Connection, Entry, PaneState, TurnState};
 
 /// An app with a new session, as `kimi-tui` starts one.
 pub(super) fn app() -> App {
@@ -457,7 +457,7 @@ fn an_interrupted_answer_keeps_its_reasoning_saved_restored_and_folded() {
         "sanitized"
     );
     assert!(!t.reasoning.live() && !b.transcript.reasoning_open);
-    let cell = kimi_ui::ui::reasoning::lines(
+    let cell = crate::ui::reasoning::lines(
         &t.reasoning,
         b.transcript.reasoning_open,
         60,
