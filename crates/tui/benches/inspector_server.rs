@@ -11,23 +11,13 @@
 // A bench: a failed unwrap in setup is a broken bench, as in tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_protocol::{Mode, RequestSent, StreamEvent, Trace};
-use kimi_ui::app::event::AppEvent;
-use kimi_ui::app::state::App;
-use kimi_ui::ui;
+use kimi_ui::bench::BenchApp;
 
-/// `update` with the event stamped now, as the event loop does.
-fn update(app: &mut kimi_ui::app::state::App, event: AppEvent) -> Vec<kimi_ui::app::event::Effect> {
-    kimi_ui::app::update::update(app, event, std::time::Instant::now())
-}
-
-/// About `bytes` of completion recorded event by event, as the agent records a stream.
 fn recorded_trace(bytes: usize) -> Trace {
     let mut t = Trace::default();
     t.record(&StreamEvent::Request(Box::new(RequestSent {
@@ -70,54 +60,45 @@ fn recorded_trace(bytes: usize) -> Trace {
     t
 }
 
-fn inspector_app(bytes: usize, theme: &ui::markdown::Theme) -> App {
-    let mut app = common::new_app();
-    app.traces.push(recorded_trace(bytes).into());
-    app.layers.inspector.open = true;
-    app.layers.inspector.scroll = usize::MAX / 2;
-    ui::prepare(&mut app, common::AREA, theme);
+fn inspector_app(bytes: usize) -> BenchApp {
+    let mut app = BenchApp::new();
+    app.push_trace(recorded_trace(bytes));
+    app.open_inspector();
+    app.prepare();
     app
 }
 
 fn bench(c: &mut Criterion) {
-    let theme = ui::markdown::Theme::default();
     let mut g = c.benchmark_group("inspector server");
     g.sample_size(10).measurement_time(Duration::from_secs(3));
     let bytes = 2 << 20;
-    let mut term = common::terminal();
     // Room is left for the chunks the iterations add (past 2 MiB a trace drops them).
-    let mut app = inspector_app(bytes - (256 << 10), &theme);
+    let mut app = inspector_app(bytes - (256 << 10));
     let mut k = 0u64;
     g.bench_function("frame/2MiB parsed", |b| {
         b.iter(|| {
             k += 1;
-            if let Some(t) = app.traces.last() {
+            if let Some(t) = app.last_trace() {
                 t.record(&StreamEvent::Chunk {
                     data: " token".into(),
                     at_us: 100_000_000 + k,
                 });
                 t.record(&StreamEvent::Text(" token".into()));
             }
-            common::frame(&mut term, &mut app, &theme);
+            app.frame();
         })
     });
-    let key = || {
-        AppEvent::Terminal(Event::Key(KeyEvent::new(
-            KeyCode::Char('}'),
-            KeyModifiers::NONE,
-        )))
-    };
-    app.layers.inspector.scroll = 0;
+    let key = || Event::Key(KeyEvent::new(KeyCode::Char('}'), KeyModifiers::NONE));
+    app.inspector_to_top();
     g.bench_function("stall jump/2MiB", |b| {
         b.iter(|| {
             k += 1;
             // Start over now and then: past the last stall `}` stays put.
             if k.is_multiple_of(200) {
-                app.layers.inspector.scroll = 0;
-                app.layers.inspector.hit = None;
+                app.inspector_to_top();
             }
-            update(&mut app, key());
-            common::frame(&mut term, &mut app, &theme);
+            app.feed(key());
+            app.frame();
         })
     });
     g.finish();

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use kimi_ui::ui::markdown::{MarkdownCache, Theme, render};
+use kimi_ui::bench::{MarkdownCache, Theme, render};
 
 /// Counts live heap bytes, to report what the cache keeps.
 struct Counting;

@@ -22,41 +22,30 @@
 // A bench: a failed unwrap in setup is a broken bench, as in tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_protocol::{Mode, StreamEvent, TokenLogprob, TopLogprob, Trace};
-use kimi_ui::app::event::AppEvent;
-use kimi_ui::app::state::{App, AssistantTurn, Entry};
-use kimi_ui::ui;
-
-/// `update` with the event stamped now, as the event loop does.
-fn update(app: &mut kimi_ui::app::state::App, event: AppEvent) -> Vec<kimi_ui::app::event::Effect> {
-    kimi_ui::app::update::update(app, event, std::time::Instant::now())
-}
+use kimi_ui::bench::BenchApp;
 
 const RESET: u64 = 16;
 
 /// An app whose last answer is an open `rust` code block of `lines` complete lines and a
 /// started one, laid out once as in a running app. With `history`, an earlier answer of 60
 /// lines comes first, so the screen is full whatever the length of the block.
-fn code_app(lines: usize, history: bool, theme: &ui::markdown::Theme) -> App {
-    let mut app = common::new_app();
+fn code_app(lines: usize, history: bool) -> BenchApp {
+    let mut app = BenchApp::new();
     if history {
-        let mut t = AssistantTurn::new(None);
+        let mut earlier = String::new();
         for i in 0..60 {
-            t.push_text(&format!(
+            earlier.push_str(&format!(
                 "Line {i} of an earlier answer, with some *styled* words.\n\n"
             ));
         }
-        t.state = kimi_ui::app::state::TurnState::Done;
-        app.transcript.entries.push(Entry::Assistant(Box::new(t)));
+        app.push_answer(&earlier, true);
     }
-    let mut t = AssistantTurn::new(None);
     let mut text = String::from("Here it is:\n\n```rust\n");
     for i in 0..lines {
         text.push_str(&format!(
@@ -64,16 +53,13 @@ fn code_app(lines: usize, history: bool, theme: &ui::markdown::Theme) -> App {
         ));
     }
     text.push_str("    let last =");
-    t.push_text(&text);
-    app.transcript.entries.push(Entry::Assistant(Box::new(t)));
-    app.transcript.turn_entry = Some(app.transcript.entries.len() - 1);
-    ui::prepare(&mut app, common::AREA, theme);
+    app.push_answer(&text, false);
+    app.prepare();
     app
 }
 
-/// An app whose answer is one paragraph of `tokens` tokens, streamed in.
-fn paragraph_app(tokens: usize, theme: &ui::markdown::Theme) -> App {
-    let mut app = common::new_app();
+fn paragraph_app(tokens: usize) -> BenchApp {
+    let mut app = BenchApp::new();
     let words = [
         " The",
         " quick",
@@ -84,28 +70,17 @@ fn paragraph_app(tokens: usize, theme: &ui::markdown::Theme) -> App {
         " `lazy`",
         " dogs.",
     ];
-    let mut t = AssistantTurn::new(None);
-    t.push_text("Here it is:\n\nStart");
-    app.transcript.entries.push(Entry::Assistant(Box::new(t)));
-    app.transcript.turn_entry = Some(app.transcript.entries.len() - 1);
-    // Streamed in, laid out every 64 tokens, as a running app would see it.
+    app.push_answer("Here it is:\n\nStart", false);
     for i in 0..tokens {
-        push_token(&mut app, words[i % words.len()]);
+        app.push_token(words[i % words.len()]);
         if i % 64 == 0 {
-            ui::prepare(&mut app, common::AREA, theme);
+            app.prepare();
         }
     }
-    ui::prepare(&mut app, common::AREA, theme);
+    app.prepare();
     app
 }
 
-fn push_token(app: &mut App, token: &str) {
-    if let Some(t) = app.current_turn() {
-        t.push_text(token);
-    }
-}
-
-/// A raw-mode trace holding about `bytes` of completion in 7-byte chunks.
 fn big_trace(bytes: usize) -> Trace {
     let mut t = Trace {
         mode: Mode::Raw,
@@ -125,24 +100,19 @@ fn big_trace(bytes: usize) -> Trace {
     t
 }
 
-fn inspector_app(bytes: usize, theme: &ui::markdown::Theme) -> App {
-    let mut app = common::new_app();
-    app.traces.push(big_trace(bytes).into());
-    app.layers.inspector.open = true;
-    app.layers.inspector.scroll = usize::MAX / 2;
-    ui::prepare(&mut app, common::AREA, theme);
+fn inspector_app(bytes: usize) -> BenchApp {
+    let mut app = BenchApp::new();
+    app.push_trace(big_trace(bytes));
+    app.open_inspector();
+    app.prepare();
     app
 }
 
-fn key(c: char) -> AppEvent {
-    AppEvent::Terminal(Event::Key(KeyEvent::new(
-        KeyCode::Char(c),
-        KeyModifiers::NONE,
-    )))
+fn key(c: char) -> Event {
+    Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
 }
 
 fn frames(c: &mut Criterion) {
-    let theme = ui::markdown::Theme::default();
     let mut g = c.benchmark_group("code block frame");
     g.sample_size(20).measurement_time(Duration::from_secs(3));
     for (n, history) in [
@@ -152,7 +122,6 @@ fn frames(c: &mut Criterion) {
         (10, true),
         (2_000, true),
     ] {
-        let mut term = common::terminal();
         let id = if history {
             format!("{n} after history")
         } else {
@@ -160,15 +129,15 @@ fn frames(c: &mut Criterion) {
         };
         g.bench_with_input(BenchmarkId::from_parameter(id), &n, |b, &n| {
             b.iter_custom(|iters| {
-                let mut app = code_app(n, history, &theme);
+                let mut app = code_app(n, history);
                 let mut took = Duration::ZERO;
                 for k in 0..iters {
                     if k > 0 && k % RESET == 0 {
-                        app = code_app(n, history, &theme);
+                        app = code_app(n, history);
                     }
                     let t0 = Instant::now();
-                    push_token(&mut app, " x");
-                    common::frame(&mut term, &mut app, &theme);
+                    app.push_token(" x");
+                    app.frame();
                     took += t0.elapsed();
                 }
                 took
@@ -180,14 +149,13 @@ fn frames(c: &mut Criterion) {
     let mut g = c.benchmark_group("paragraph frame");
     g.sample_size(10).measurement_time(Duration::from_secs(3));
     for n in [1_000usize, 100_000] {
-        let mut term = common::terminal();
         // Built once per size: appending to it is what is measured (criterion's few
         // thousand iterations add a few percent to the paragraph).
-        let mut app = paragraph_app(n, &theme);
+        let mut app = paragraph_app(n);
         g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
             b.iter(|| {
-                push_token(&mut app, " word");
-                common::frame(&mut term, &mut app, &theme);
+                app.push_token(" word");
+                app.frame();
             })
         });
     }
@@ -196,48 +164,44 @@ fn frames(c: &mut Criterion) {
     let mut g = c.benchmark_group("inspector");
     g.sample_size(10).measurement_time(Duration::from_secs(3));
     let bytes = 2 << 20;
-    let mut term = common::terminal();
     // Built once (criterion calls the routine several times); room is left for the chunks
     // the iterations add (past 2 MiB a trace drops them).
-    let mut app = inspector_app(bytes - (256 << 10), &theme);
+    let mut app = inspector_app(bytes - (256 << 10));
     let mut k = 0u64;
     g.bench_function("frame/2MiB", |b| {
         b.iter(|| {
             k += 1;
             // As the agent adds a chunk to the trace it shares with the app.
-            if let Some(t) = app.traces.last() {
+            if let Some(t) = app.last_trace() {
                 t.record(&StreamEvent::Chunk {
                     data: " token".into(),
                     at_us: 1_000_000 + k,
                 });
             }
-            common::frame(&mut term, &mut app, &theme);
+            app.frame();
         })
     });
     drop(app);
     // Just under the cap: a trace never holds more (`big_trace` would wait forever).
-    let mut app = inspector_app(bytes - 64, &theme);
+    let mut app = inspector_app(bytes - 64);
     g.bench_function("search step/2MiB", |b| {
         for c in "/amet".chars() {
-            update(&mut app, key(c));
+            app.feed(key(c));
         }
-        update(
-            &mut app,
-            AppEvent::Terminal(Event::Key(KeyEvent::new(
-                KeyCode::Enter,
-                KeyModifiers::NONE,
-            ))),
-        );
-        app.layers.inspector.scroll = 0;
+        app.feed(Event::Key(KeyEvent::new(
+            KeyCode::Enter,
+            KeyModifiers::NONE,
+        )));
+        app.inspector_to_top();
         b.iter(|| {
             // Start over now and then, so every step finds a match close by.
             k += 1;
             if k.is_multiple_of(1000) {
-                app.layers.inspector.scroll = 0;
+                app.inspector_to_top();
             }
-            update(&mut app, key('n'));
-            ui::prepare(&mut app, common::AREA, &theme);
-            black_box(app.layers.inspector.scroll)
+            app.feed(key('n'));
+            app.prepare();
+            black_box(app.inspector_scroll())
         })
     });
     g.finish();
@@ -277,31 +241,29 @@ fn token(text: &str, k: u64) -> TokenLogprob {
 }
 
 fn token_frames(c: &mut Criterion) {
-    let theme = ui::markdown::Theme::default();
     let mut g = c.benchmark_group("token view");
     g.sample_size(10).measurement_time(Duration::from_secs(3));
     let bytes = 2 << 20;
-    let mut term = common::terminal();
-    let mut app = common::new_app();
+    let mut app = BenchApp::new();
     // Room is left for the chunks the iterations add (past the caps a trace drops them).
-    app.traces.push(token_trace(bytes - (256 << 10)).into());
-    app.layers.inspector.open = true;
-    update(&mut app, key('t'));
-    app.layers.inspector.tokens.selected = usize::MAX;
-    ui::prepare(&mut app, common::AREA, &theme);
+    app.push_trace(token_trace(bytes - (256 << 10)));
+    app.open_inspector();
+    app.feed(key('t'));
+    app.select_last_token();
+    app.prepare();
     let mut k = 0u64;
     g.bench_function("frame/2MiB", |b| {
         b.iter(|| {
             k += 1;
-            if let Some(t) = app.traces.last() {
+            if let Some(t) = app.last_trace() {
                 t.record(&StreamEvent::Chunk {
                     data: " token".into(),
                     at_us: 1_000_000 + k,
                 });
                 t.record(&StreamEvent::Tokens(vec![token(" token", k)]));
             }
-            app.layers.inspector.tokens.selected = usize::MAX;
-            common::frame(&mut term, &mut app, &theme);
+            app.select_last_token();
+            app.frame();
         })
     });
     g.finish();

@@ -2,6 +2,8 @@
 //! loop; `ui` draws the state with ratatui.
 
 pub mod app;
+#[doc(hidden)]
+pub mod bench;
 pub mod ui;
 
 // The UI's tests live in the crate: they drive `update` and the widgets through the harness in

@@ -3,12 +3,12 @@
 //! pane, always-allow shown and revocable, `/export` without a path, the resume hint.
 
 use super::update;
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::engine::{Decision, EngineEvent, Op};
-use kimi_protocol::StreamEvent;
 use crate::app::event::{AppEvent, Effect};
 use crate::app::state::{App, Entry, PaneState, TurnState};
 use crate::ui;
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use kimi_core::engine::{Decision, EngineEvent, Op};
+use kimi_protocol::StreamEvent;
 
 use super::app_update::{app, ask, ctrl, draft, enter, key, notices, screen, typed, user_turn};
 

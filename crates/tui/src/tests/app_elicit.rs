@@ -3,10 +3,10 @@
 //! a question the server gave up on goes with a notice.
 
 use super::update;
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::tools::mcp::{ElicitAsk, ElicitReply, Field, FieldKind};
 use crate::app::event::AppEvent;
 use crate::app::state::{App, Entry};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use kimi_core::tools::mcp::{ElicitAsk, ElicitReply, Field, FieldKind};
 use serde_json::json;
 use tokio::sync::oneshot::Receiver;
 use tokio::sync::oneshot::error::TryRecvError;

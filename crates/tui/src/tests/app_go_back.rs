@@ -4,14 +4,14 @@
 
 use super::app_update::draft;
 use super::update;
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::engine::{EngineEvent, Op, TurnOutcome, user_message_index};
-use kimi_core::session::SessionStore;
-use kimi_protocol::{Message, StreamEvent};
 use crate::app::event::{AppEvent, Effect};
 use crate::app::picker::PickTarget;
 use crate::app::saved;
 use crate::app::state::{App, Entry};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use kimi_core::engine::{EngineEvent, Op, TurnOutcome, user_message_index};
+use kimi_core::session::SessionStore;
+use kimi_protocol::{Message, StreamEvent};
 
 use super::app_sessions::app;
 

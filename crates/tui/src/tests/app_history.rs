@@ -5,9 +5,9 @@
 use std::os::unix::fs::PermissionsExt;
 
 use super::update;
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use crate::app::event::{AppEvent, Effect};
 use crate::app::history_file::{self, CAP, HistoryFile, SLACK};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use super::app_update::{app, ctrl, draft, key, screen, typed};
 

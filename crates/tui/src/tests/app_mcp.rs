@@ -3,14 +3,14 @@
 //! waits on a server.
 
 use super::update;
+use crate::app::event::{AppEvent, Effect};
+use crate::app::mcp_view::{Ready, mcp_report};
+use crate::app::state::{App, Entry};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::Op;
 use kimi_core::tools::mcp::{
     McpRequestError, PromptInfo, PromptText, ResourceInfo, ServerReport, ServerStatus,
 };
-use crate::app::event::{AppEvent, Effect};
-use crate::app::mcp_view::{Ready, mcp_report};
-use crate::app::state::{App, Entry};
 use serde_json::json;
 
 fn app_with_docs() -> App {

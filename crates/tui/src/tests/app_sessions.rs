@@ -4,15 +4,15 @@
 use std::os::unix::fs::PermissionsExt;
 
 use super::update;
+use crate::app::event::{AppEvent, Effect};
+use crate::app::saved;
+use crate::app::state::{App, Connection, Entry, PaneState, TurnState};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{EngineEvent, Op, SharedTrace, TurnOutcome, set_system};
 use kimi_core::session::{Session, SessionStore};
 use kimi_core::tools::Toolbox;
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, StreamEvent, Trace};
-use crate::app::event::{AppEvent, Effect};
-use crate::app::saved;
-use crate::app::state::{App, Connection, Entry, PaneState, TurnState};
 
 /// An app with a new session, as `kimi-tui` starts one.
 pub(super) fn app() -> App {

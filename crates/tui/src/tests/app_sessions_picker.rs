@@ -4,15 +4,15 @@
 //! conversation handed to the agent, and this run appends to its journal. Refused mid-turn.
 
 use super::update;
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::engine::{EngineEvent, Op};
-use kimi_core::session::{Session, SessionStore};
-use kimi_protocol::{Message, Mode};
 use crate::app::event::{AppEvent, Effect};
 use crate::app::picker::PickTarget;
 use crate::app::picker_sessions;
 use crate::app::saved;
 use crate::app::state::{App, Entry};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use kimi_core::engine::{EngineEvent, Op};
+use kimi_core::session::{Session, SessionStore};
+use kimi_protocol::{Message, Mode};
 
 use super::app_go_back::users;
 use super::app_sessions::app;

@@ -4,14 +4,14 @@
 use std::time::{Duration, Instant};
 
 use super::update;
+use crate::app::event::{AppEvent, Effect};
+use crate::app::models::ModelsThen;
+use crate::app::state::{App, Entry};
 use crossterm::event::KeyCode;
 use kimi_client::{BackendError, Endpoint, ModelInfo};
 use kimi_core::config::Profile;
 use kimi_core::engine::{EngineEvent, Op, SharedTrace, TurnOutcome};
 use kimi_protocol::{Message, Mode, StreamEvent, Template, Trace, Usage};
-use crate::app::event::{AppEvent, Effect};
-use crate::app::models::ModelsThen;
-use crate::app::state::{App, Entry};
 
 use super::app_update::{app, enter, key, notices, typed};
 

@@ -3,12 +3,12 @@
 //! the editor's answer, `/theme`.
 
 use super::update;
-use crossterm::event::{Event, KeyCode, KeyModifiers};
 use crate::app::clipboard::MAX_COPY_BYTES;
 use crate::app::editor::EditorError;
 use crate::app::event::{AppEvent, Effect};
 use crate::app::state::{App, AssistantTurn, Entry, TurnState};
 use crate::ui::theme::Theme;
+use crossterm::event::{Event, KeyCode, KeyModifiers};
 
 use super::app_update::{app, ctrl, draft, enter, key, notices, typed};
 

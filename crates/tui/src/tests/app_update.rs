@@ -2,6 +2,8 @@
 //! with a reason, always-allow, editing arguments, cancelling mid-stream, retry.
 
 use super::update;
+use crate::app::event::{AppEvent, Effect};
+use crate::app::state::{App, Connection, DialogStage, Entry, PaneState, TurnState};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{
     ApprovalRequest, Decision, EngineEvent, Op, SharedTrace, TurnOutcome, set_system,
@@ -9,8 +11,6 @@ use kimi_core::engine::{
 use kimi_core::tools::{Approval, CallProblem, ToolSpec, Toolbox};
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, StreamEvent, Trace};
-use crate::app::event::{AppEvent, Effect};
-use crate::app::state::{App, Connection, DialogStage, Entry, PaneState, TurnState};
 use serde_json::json;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};

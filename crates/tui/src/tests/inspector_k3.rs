@@ -3,6 +3,8 @@
 //! words, and the token view flagging a marker spelled from ordinary tokens.
 
 use super::update;
+use crate::app::event::AppEvent;
+use crate::app::state::{App, Connection};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::tools::Toolbox;
 use kimi_protocol::k3::parser::K3Parser;
@@ -10,8 +12,6 @@ use kimi_protocol::{
     Event as ParserEvent, MarkerHit, Mode, RequestSent, StreamEvent as E, Template, TokenLogprob,
     Trace,
 };
-use crate::app::event::AppEvent;
-use crate::app::state::{App, Connection};
 use serde_json::json;
 
 use super::ui_snapshots::{screen, styled_screen};

@@ -4,13 +4,13 @@
 use std::time::{Duration, Instant};
 
 use super::{update, update_after};
+use crate::app::event::{AppEvent, Effect};
+use crate::app::reasoning::Reasoning;
+use crate::app::state::{App, AssistantTurn, Connection, Entry};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::engine::{EngineEvent, Op};
 use kimi_core::tools::Toolbox;
 use kimi_protocol::{Mode, StreamEvent, Template};
-use crate::app::event::{AppEvent, Effect};
-use crate::app::reasoning::Reasoning;
-use crate::app::state::{App, AssistantTurn, Connection, Entry};
 use ratatui::style::{Color, Modifier};
 use ratatui::text::Line;
 

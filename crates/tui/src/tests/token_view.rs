@@ -3,13 +3,13 @@
 //! driven by key events through `update`, as the app does.
 
 use super::update;
+use crate::app::event::{AppEvent, Effect};
+use crate::app::state::{App, Connection};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_client::{Backend, Endpoint};
 use kimi_core::tools::Toolbox;
 use kimi_mock::{MockOptions, MockServer};
 use kimi_protocol::{Message, Mode, StreamEvent, Trace};
-use crate::app::event::{AppEvent, Effect};
-use crate::app::state::{App, Connection};
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 use serde_json::json;

@@ -1,10 +1,10 @@
 //! The transcript view owns its rows: a long answer streams with rows held only near the
 //! viewport, and rows dropped far from it come back exactly when scrolled to.
 
-use kimi_core::tools::Toolbox;
-use kimi_protocol::Mode;
 use crate::app::state::{App, AssistantTurn, Connection, Entry};
 use crate::ui;
+use kimi_core::tools::Toolbox;
+use kimi_protocol::Mode;
 
 const W: u16 = 80;
 const H: u16 = 24;

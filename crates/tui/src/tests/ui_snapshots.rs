@@ -2,14 +2,14 @@
 
 use std::time::{Duration, Instant};
 
-use kimi_core::engine::ApprovalRequest;
-use kimi_core::tools::{Approval, CallProblem, ToolSpec, Toolbox};
-use kimi_protocol::{Marker, ToolCall};
-use kimi_protocol::{MarkerHit, Mode, Trace};
 use crate::app::state::{
     App, ApprovalDialog, AssistantTurn, Connection, Entry, PaneState, ToolPane, TurnState,
 };
 use crate::ui;
+use kimi_core::engine::ApprovalRequest;
+use kimi_core::tools::{Approval, CallProblem, ToolSpec, Toolbox};
+use kimi_protocol::{Marker, ToolCall};
+use kimi_protocol::{MarkerHit, Mode, Trace};
 use ratatui::layout::Rect;
 use serde_json::json;
 
@@ -297,8 +297,8 @@ fn help_overlay() {
 
 #[test]
 fn help_overlay_scrolled_to_its_end() {
-    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
     use crate::app::event::AppEvent;
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
     let mut a = app(Mode::Raw);
     let key = |code| AppEvent::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
     super::update(&mut a, AppEvent::Terminal(Event::Resize(100, 30)));
@@ -754,8 +754,8 @@ fn styled_inspector_raw_beside_parsed_with_a_stall_and_a_prompt_that_is_not_an_a
 #[test]
 fn the_stall_keys_jump_between_stalls_and_s_asks_to_save_the_trace() {
     use super::update;
-    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
     use crate::app::event::{AppEvent, Effect};
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
     let key = |c| {
         AppEvent::Terminal(Event::Key(KeyEvent::new(
             KeyCode::Char(c),
@@ -845,8 +845,8 @@ fn running_mcp_call_shows_progress_and_log_lines() {
 
 #[test]
 fn elicitation_dialog_over_the_transcript() {
-    use kimi_core::tools::mcp::{ElicitAsk, Field, FieldKind};
     use crate::app::elicit::ElicitDialog;
+    use kimi_core::tools::mcp::{ElicitAsk, Field, FieldKind};
     let mut a = app(Mode::Raw);
     user(&mut a, "deploy it");
     let f = |name: &str, title: Option<&str>, kind, required| Field {
