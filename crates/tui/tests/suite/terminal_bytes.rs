@@ -1,7 +1,7 @@
 //! No model byte reaches the terminal unescaped: hostile text (escape sequences that set the
 //! title, write the clipboard, link, clear and move; C1 controls; `\r`, backspace, DEL; bidi
 //! overrides and zero-width characters) is fed to the app through the engine events of a live
-//! turn, every screen that shows it is drawn through the real path (`ui::prepare`, `ui::draw`,
+//! turn (and as a saved session's title), every screen that shows it is drawn through the real path (`ui::prepare`, `ui::draw`,
 //! ratatui's crossterm backend) into memory, and the bytes are checked twice: every escape
 //! sequence in them must be one ratatui itself writes, and a terminal emulator (`vt100`) fed
 //! them must see no title, clipboard or other command, only the text as the app escapes it.
@@ -14,10 +14,12 @@ use std::rc::Rc;
 use crossterm::event::KeyCode;
 use kimi_client::BackendError;
 use kimi_core::engine::{ApprovalRequest, EngineEvent, SharedTrace};
+use kimi_core::session::{Session, SessionStore};
 use kimi_core::tools::mcp::ToolNote;
 use kimi_core::tools::{Approval, ToolResult, ToolSpec, ToolStatus, Toolbox};
 use kimi_protocol::{Message, Mode, StreamEvent, TokenLogprob, ToolCall, Trace};
 use kimi_ui::app::event::AppEvent;
+use kimi_ui::app::picker_sessions;
 use kimi_ui::app::state::{App, Connection};
 use kimi_ui::ui;
 use ratatui::backend::CrosstermBackend;
@@ -568,4 +570,28 @@ fn the_inspector_shows_hostile_chunks_and_tokens_as_visible_escapes() {
     assert!(screen.contains("Inspector · tokens"), "{screen}");
     assert!(screen.contains(r"text ⟨A\x1b]0;⟩"), "{screen}");
     assert!(screen.contains(r"│\u{9b}31m│"), "{screen}");
+}
+
+#[test]
+fn the_sessions_picker_shows_hostile_titles_inert() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut s = Session::new(
+        &format!("p{HOSTILE}"),
+        Mode::Chat,
+        &format!("m{HOSTILE}"),
+        "http://h/v1",
+    );
+    s.id = "20260102-000000-bbbb".into();
+    s.messages = vec![Message::user(HOSTILE), Message::assistant(HOSTILE)];
+    s.updated_unix_ms = 2_000;
+    store.save(&s).expect("saved");
+    let mut a = app();
+    picker_sessions::open(&mut a, store.list());
+    assert!(a.picker.is_some());
+    let screen = checked_screen(&mut a, "sessions picker");
+    assert!(screen.contains("Saved sessions"), "{screen}");
+    // The title (the first message) and the profile, escaped on one line.
+    assert!(screen.contains(r"A\x1b]0;pwned\x07B"), "{screen}");
+    assert!(screen.contains(r"pA\x1b]0;pwned"), "{screen}");
 }
