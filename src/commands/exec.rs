@@ -336,11 +336,11 @@ impl Printer {
                 sanitize::one_line(&note.line(), 1000)
             ),
             EngineEvent::ToolFinished { call, outcome, .. } => format!(
-                "[tool] {} {:?} in {} ms, {} bytes of output",
+                "[tool] {} {} in {} ms, {} bytes of output",
                 call_label(&call),
-                outcome.exit,
+                sanitize::one_line(&outcome.status.label(), 1000),
                 outcome.duration.as_millis(),
-                outcome.stdout_total_bytes
+                outcome.output_total_bytes
             ),
             EngineEvent::MessageAppended { message, .. } if message.role == "tool" => {
                 let name = message.name.as_deref().unwrap_or_default();

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use kimi_core::tools::mcp::{McpHub, McpServerConfig, ServerStatus};
-use kimi_core::tools::{Approval, CallProblem, ExitKind, ToolSpec, Toolbox};
+use kimi_core::tools::{Approval, CallProblem, Failure, ToolResult, ToolSpec, ToolStatus, Toolbox};
 use kimi_mock::{MockOptions, MockServer};
 use tokio_util::sync::CancellationToken;
 
@@ -30,20 +30,23 @@ async fn started(servers: Vec<McpServerConfig>) -> (Toolbox, McpHub) {
     (local.with_mcp(hub.clone()), hub)
 }
 
-async fn call(tb: &Toolbox, name: &str, args: &str) -> (kimi_core::tools::ToolOutcome, String) {
+async fn call(tb: &Toolbox, name: &str, args: &str) -> (ToolResult, String) {
     let spec = tb.find(name).expect("offered");
     let args = tb
         .check_call(name, args)
         .expect("valid arguments")
         .to_string();
-    tb.run_call(
-        &spec,
-        "functions.x:0",
-        &args,
-        CancellationToken::new(),
-        None,
-    )
-    .await
+    let result = tb
+        .run_call(
+            &spec,
+            "functions.x:0",
+            &args,
+            CancellationToken::new(),
+            None,
+        )
+        .await;
+    let content = result.content.clone();
+    (result, content)
 }
 
 /// Poll `cond` for up to 10 s.
@@ -122,7 +125,7 @@ async fn tools_are_listed_offered_validated_and_called() {
     );
 
     let (outcome, content) = call(&tb, "mcp__t__echo", r#"{"text": "hi there"}"#).await;
-    assert_eq!(outcome.exit, ExitKind::Exited(0));
+    assert_eq!(outcome.status, ToolStatus::Ok);
     assert_eq!(content, "echo: hi there");
 
     let (_, content) = call(&tb, "mcp__t__add", r#"{"a": 1, "b": 2.5}"#).await;
@@ -136,8 +139,8 @@ async fn tools_are_listed_offered_validated_and_called() {
 
     let (outcome, content) = call(&tb, "mcp__t__fail", "{}").await;
     assert_eq!(
-        outcome.exit,
-        ExitKind::Exited(1),
+        outcome.status,
+        ToolStatus::Failed(Failure::ErrorResult),
         "an isError result is a failure"
     );
     assert_eq!(
@@ -162,10 +165,11 @@ async fn a_slow_call_is_cancelled_and_the_server_hears_it() {
         trigger.cancel();
     });
     let started = std::time::Instant::now();
-    let (outcome, content) = tb
+    let outcome = tb
         .run_call(&spec, "functions.x:0", r#"{"secs": 60}"#, cancel, None)
         .await;
-    assert_eq!(outcome.exit, ExitKind::Cancelled);
+    let content = &outcome.content;
+    assert_eq!(outcome.status, ToolStatus::Cancelled);
     assert_eq!(content, "[cancelled by the user]");
     assert!(started.elapsed() < Duration::from_secs(10));
     // The server got `notifications/cancelled` and stopped the work.
@@ -189,7 +193,7 @@ async fn a_call_past_tool_timeout_secs_times_out() {
     server.tool_timeout_secs = 1;
     let (tb, hub) = started(vec![server]).await;
     let (outcome, content) = call(&tb, "mcp__s__slow", r#"{"secs": 60}"#).await;
-    assert_eq!(outcome.exit, ExitKind::TimedOut);
+    assert_eq!(outcome.status, ToolStatus::TimedOut);
     assert!(content.starts_with("[timed out after 1 s"), "{content}");
     hub.shutdown();
 }
@@ -200,7 +204,7 @@ async fn a_crash_mid_call_fails_the_call_and_withdraws_the_tools() {
     let mut changes = hub.subscribe();
     let (outcome, content) = call(&tb, "mcp__c__crash", "{}").await;
     assert!(
-        matches!(&outcome.exit, ExitKind::FailedToStart(m) if m.contains("MCP server `c`")),
+        matches!(&outcome.status, ToolStatus::CouldNotStart(m) if m.contains("MCP server `c`")),
         "{outcome:?}"
     );
     assert!(

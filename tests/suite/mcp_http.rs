@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use kimi_core::tools::mcp::{McpHub, McpServerConfig, ServerStatus};
-use kimi_core::tools::{ExitKind, Toolbox};
+use kimi_core::tools::{ToolStatus, Toolbox};
 use tokio_util::sync::CancellationToken;
 
 /// The pinned version (supports node 20); `.ci/run` installs the same one.
@@ -87,7 +87,7 @@ async fn a_streamable_http_server_is_listed_and_called() {
         .check_call("mcp__ev__echo", r#"{"message": "over HTTP"}"#)
         .expect("valid")
         .to_string();
-    let (outcome, content) = toolbox
+    let outcome = toolbox
         .run_call(
             &spec,
             "functions.mcp__ev__echo:0",
@@ -96,7 +96,8 @@ async fn a_streamable_http_server_is_listed_and_called() {
             None,
         )
         .await;
-    assert_eq!(outcome.exit, ExitKind::Exited(0), "{content}");
+    let content = &outcome.content;
+    assert_eq!(outcome.status, ToolStatus::Ok, "{content}");
     assert!(content.contains("over HTTP"), "{content}");
     hub.shutdown();
     drop(server);
@@ -136,11 +137,12 @@ async fn the_everything_server_over_stdio_withholds_task_tools_and_keeps_image_b
     );
     let toolbox = Toolbox::default().with_mcp(hub.clone());
     let spec = toolbox.find("mcp__ev__get-tiny-image").expect("offered");
-    let (outcome, content) = toolbox
+    let outcome = toolbox
         .run_call(&spec, "x", "{}", CancellationToken::new(), None)
         .await;
+    let content = &outcome.content;
     assert!(content.contains("[image: image/png,"), "{content}");
     assert!(content.len() < 1000, "no base64 in {content}");
-    assert!(outcome.stdout.contains("saved to"), "{}", outcome.stdout);
+    assert!(outcome.output.contains("saved to"), "{}", outcome.output);
     hub.close(Duration::from_secs(3)).await;
 }

@@ -11,7 +11,7 @@ use std::sync::Once;
 use std::time::Duration;
 
 use kimi_core::tools::mcp::{ElicitReply, McpHub, McpServerConfig, ServerStatus, ToolNote};
-use kimi_core::tools::{ExitKind, ToolOutcome, Toolbox};
+use kimi_core::tools::{ToolResult, ToolStatus, Toolbox};
 use tokio_util::sync::CancellationToken;
 
 /// The SDK version the fixture is written for; `.ci/run` installs the same.
@@ -67,16 +67,19 @@ async fn call(
     tb: &Toolbox,
     name: &str,
     notes: Option<tokio::sync::mpsc::UnboundedSender<ToolNote>>,
-) -> (ToolOutcome, String) {
+) -> (ToolResult, String) {
     let spec = tb.find(name).unwrap_or_else(|| panic!("{name} is offered"));
-    tb.run_call(
-        &spec,
-        "functions.x:0",
-        "{}",
-        CancellationToken::new(),
-        notes,
-    )
-    .await
+    let result = tb
+        .run_call(
+            &spec,
+            "functions.x:0",
+            "{}",
+            CancellationToken::new(),
+            notes,
+        )
+        .await;
+    let content = result.content.clone();
+    (result, content)
 }
 
 #[tokio::test]
@@ -116,9 +119,9 @@ async fn a_python_sdk_server_over_stdio_gets_what_it_may_and_nothing_more() {
     );
     let saved = media.path().join("mcp.png");
     assert!(
-        outcome.stdout.contains(&saved.display().to_string()),
+        outcome.output.contains(&saved.display().to_string()),
         "{}",
-        outcome.stdout
+        outcome.output
     );
     assert_eq!(std::fs::read(&saved).expect("saved image").len(), 3000);
 
@@ -203,7 +206,7 @@ async fn stderr_never_reaches_the_model_and_a_new_tool_is_callable_after_list_ch
 
     let (outcome, content) = call(&tb, "mcp__grow__crash", None).await;
     assert!(
-        matches!(outcome.exit, ExitKind::FailedToStart(_)),
+        matches!(outcome.status, ToolStatus::CouldNotStart(_)),
         "{outcome:?}"
     );
     assert!(!content.contains("SECRET"), "{content}");

@@ -10,7 +10,7 @@ pub use kimi_client::log::{TEXT_CHARS, chain};
 use kimi_protocol::sanitize::one_line;
 
 use crate::engine::{Decision, EngineEvent};
-use crate::tools::{CallProblem, ExitKind, ToolOutcome};
+use crate::tools::{CallProblem, Failure, ToolResult, ToolStatus};
 
 /// The log file's name inside the state directory.
 pub(crate) const FILE_NAME: &str = "kimi-tui.log";
@@ -78,23 +78,26 @@ pub(crate) fn engine_event(e: &EngineEvent) {
     }
 }
 
-fn tool_finished(name: &str, id: &str, o: &ToolOutcome) {
+fn tool_finished(name: &str, id: &str, o: &ToolResult) {
     let (name, id) = (one_line(name, 64), one_line(id, 64));
     let ms = o.duration.as_millis() as u64;
-    let out = o.stdout_total_bytes;
-    match &o.exit {
-        ExitKind::Exited(0) => {
+    let out = o.output_total_bytes;
+    match &o.status {
+        ToolStatus::Ok => {
             tracing::info!(tool = %name, id = %id, exit_code = 0, ms, stdout_bytes = out, "tool finished")
         }
-        ExitKind::Exited(code) => {
+        ToolStatus::Failed(Failure::Exit(code)) => {
             tracing::warn!(tool = %name, id = %id, exit_code = code, ms, stdout_bytes = out, "tool failed")
         }
-        ExitKind::Signaled(sig) => {
+        ToolStatus::Failed(Failure::ErrorResult) => {
+            tracing::warn!(tool = %name, id = %id, ms, stdout_bytes = out, "tool answered with an error")
+        }
+        ToolStatus::Failed(Failure::Signal(sig)) => {
             tracing::warn!(tool = %name, id = %id, signal = sig, ms, "tool killed by a signal")
         }
-        ExitKind::TimedOut => tracing::warn!(tool = %name, id = %id, ms, "tool timed out"),
-        ExitKind::Cancelled => tracing::info!(tool = %name, id = %id, ms, "tool cancelled"),
-        ExitKind::FailedToStart(why) => {
+        ToolStatus::TimedOut => tracing::warn!(tool = %name, id = %id, ms, "tool timed out"),
+        ToolStatus::Cancelled => tracing::info!(tool = %name, id = %id, ms, "tool cancelled"),
+        ToolStatus::CouldNotStart(why) => {
             tracing::error!(tool = %name, id = %id, error = %one_line(why, TEXT_CHARS), "tool could not start")
         }
     }

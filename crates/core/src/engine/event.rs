@@ -2,7 +2,7 @@
 
 use super::approval::{ApprovalRequest, Decision};
 use super::shared_trace::SharedTrace;
-use crate::tools::{CallProblem, ToolOutcome};
+use crate::tools::{CallProblem, ToolResult};
 use kimi_client::{BackendError, Endpoint};
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, StreamEvent, Trace, Usage};
@@ -146,10 +146,11 @@ pub enum EngineEvent {
         call_id: String,
         note: crate::tools::mcp::ToolNote,
     },
+    /// An approved call ended; `outcome.content` is the `tool` message sent back.
     ToolFinished {
         index: usize,
         call: ToolCall,
-        outcome: Box<ToolOutcome>,
+        outcome: Box<ToolResult>,
     },
     /// The system prompt is now `prompt`.
     SystemSet {

@@ -253,7 +253,7 @@ async fn handle_call(
     let (notes_tx, mut notes) = tokio::sync::mpsc::unbounded_channel();
     let mut running =
         std::pin::pin!(toolbox.run_call(&spec, &call.id, &arguments, cancel, Some(notes_tx)));
-    let (outcome, mut content) = loop {
+    let mut result = loop {
         let next = io
             .run(async {
                 tokio::select! {
@@ -277,12 +277,16 @@ async fn handle_call(
     };
     let edited = (arguments != call.function.arguments).then(|| arguments.clone());
     if let Some(a) = &edited {
-        content = format!("[the user edited the arguments to: {a}]\n{content}");
+        result.content = format!(
+            "[the user edited the arguments to: {a}]\n{}",
+            result.content
+        );
     }
+    let content = result.content.clone();
     io.emit(EngineEvent::ToolFinished {
         index,
         call: call.clone(),
-        outcome: Box::new(outcome),
+        outcome: Box::new(result),
     })
     .await;
     (content, edited)

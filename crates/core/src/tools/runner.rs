@@ -12,6 +12,7 @@ use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use super::env::child_env;
+use super::result::{Failure, ToolResult, ToolStatus};
 use super::spec::ToolSpec;
 
 /// Bytes of stderr kept (the end of it).
@@ -127,6 +128,31 @@ impl ToolOutcome {
             content.push_str(&notes.join("\n"));
         }
         content
+    }
+}
+
+impl From<ToolOutcome> for ToolResult {
+    /// The neutral form of a run: the model's content is [`ToolOutcome::to_model_content`],
+    /// stdout is the output and the stderr tail the log tail.
+    fn from(o: ToolOutcome) -> ToolResult {
+        let content = o.to_model_content();
+        let status = match o.exit {
+            ExitKind::Exited(0) => ToolStatus::Ok,
+            ExitKind::Exited(code) => ToolStatus::Failed(Failure::Exit(code)),
+            ExitKind::Signaled(sig) => ToolStatus::Failed(Failure::Signal(sig)),
+            ExitKind::TimedOut => ToolStatus::TimedOut,
+            ExitKind::Cancelled => ToolStatus::Cancelled,
+            ExitKind::FailedToStart(why) => ToolStatus::CouldNotStart(why),
+        };
+        ToolResult {
+            content,
+            status,
+            output: o.stdout,
+            output_total_bytes: o.stdout_total_bytes,
+            truncated: o.truncated,
+            log_tail: o.stderr_tail,
+            duration: o.duration,
+        }
     }
 }
 

@@ -1,12 +1,17 @@
-//! The declared tools with their compiled schemas.
+//! The tools a session offers: the local tools first, then the MCP servers', each kind a
+//! [`ToolSource`]; listed, found, checked and run the same way whatever their source.
+
+use std::sync::Arc;
 
 use serde_json::Value;
-
+use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::mcp::McpHub;
-use super::runner::{ToolOutcome, run};
-use super::spec::{ToolSpec, compile_parameters};
+use super::local::LocalTools;
+use super::mcp::{McpHub, ToolNote};
+use super::result::ToolResult;
+use super::source::ToolSource;
+use super::spec::ToolSpec;
 use super::validate::{CallProblem, check_arguments};
 
 /// Why the declared tools cannot be used: one problem per bad tool, each starting with
@@ -17,74 +22,61 @@ pub struct ToolboxError {
     pub problems: Vec<String>,
 }
 
-/// The declared tools with their compiled schemas, in config order. Cheap to share: wrap it in an
-/// `Arc` (it is `Send + Sync`).
-#[derive(Debug, Clone, Default)]
+/// The tools of a session, source by source. Cheap to share: wrap it in an `Arc` (it is
+/// `Send + Sync`); clones share the sources.
+#[derive(Debug, Clone)]
 pub struct Toolbox {
-    specs: Vec<ToolSpec>,
-    /// `validators[i]` checks the arguments of `specs[i]`.
-    validators: Vec<jsonschema::Validator>,
-    /// The MCP servers' tools, offered while their server is ready (shared by every clone).
+    /// The config's tools (also the first of `sources`).
+    local: Arc<LocalTools>,
+    /// The MCP servers (also in `sources`, after the local tools), for what only they offer:
+    /// resources, prompts, reports.
     mcp: Option<McpHub>,
+    /// In the order tools are offered and looked up: a name a source offers hides the same
+    /// name in the sources after it, so the local tools win.
+    sources: Vec<Arc<dyn ToolSource>>,
+}
+
+impl Default for Toolbox {
+    fn default() -> Toolbox {
+        Toolbox::from_local(LocalTools::default())
+    }
 }
 
 impl Toolbox {
-    /// Check every spec ([`ToolSpec::check`]) and compile its schema. Duplicate names are
-    /// rejected. The error is one line per bad tool, each starting with ``tool `name`: `` (or
-    /// `tool #3:` for a tool without a name, counting from 1).
+    /// The config's tools: see [`LocalTools::new`] for the checks and the error.
     pub fn new(specs: Vec<ToolSpec>) -> Result<Toolbox, ToolboxError> {
-        let mut problems = Vec::new();
-        let mut validators = Vec::with_capacity(specs.len());
-        for (i, spec) in specs.iter().enumerate() {
-            let label = if spec.name.is_empty() {
-                format!("tool #{}", i + 1)
-            } else {
-                format!("tool `{}`", spec.name)
-            };
-            if let Err(e) = spec.check() {
-                problems.push(format!("{label}: {e}"));
-                continue;
-            }
-            if specs[..i].iter().any(|s| s.name == spec.name) {
-                problems.push(format!(
-                    "{label}: declared twice; tool names must be unique"
-                ));
-                continue;
-            }
-            match compile_parameters(&spec.parameters) {
-                Ok(v) => validators.push(v),
-                Err(e) => problems.push(format!("{label}: parameters: {e}")),
-            }
-        }
-        if problems.is_empty() {
-            Ok(Toolbox {
-                specs,
-                validators,
-                mcp: None,
-            })
-        } else {
-            Err(ToolboxError { problems })
+        LocalTools::new(specs).map(Toolbox::from_local)
+    }
+
+    fn from_local(local: LocalTools) -> Toolbox {
+        let local = Arc::new(local);
+        Toolbox {
+            sources: vec![local.clone() as Arc<dyn ToolSource>],
+            local,
+            mcp: None,
         }
     }
 
+    /// The config's tools.
     pub fn specs(&self) -> &[ToolSpec] {
-        &self.specs
+        self.local.declared()
     }
 
+    /// No tools in the config (MCP servers aside).
     pub fn is_empty(&self) -> bool {
-        self.specs.is_empty()
+        self.local.declared().is_empty()
     }
 
-    /// The names, in config order, then the MCP tools offered now.
-    pub fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.specs.iter().map(|s| s.name.clone()).collect();
-        names.extend(self.mcp_specs().into_iter().map(|s| s.name));
-        names
-    }
-
-    /// Offer the tools of `hub`'s servers too (as they become ready).
+    /// Offer the tools of `hub`'s servers too (as they become ready), after the local ones.
     pub fn with_mcp(mut self, hub: McpHub) -> Toolbox {
+        self.sources.push(Arc::new(hub.clone()));
         self.mcp = Some(hub);
+        self
+    }
+
+    /// Offer the tools of `source` too, after those of the sources already there.
+    pub fn with_source(mut self, source: Arc<dyn ToolSource>) -> Toolbox {
+        self.sources.push(source);
         self
     }
 
@@ -92,53 +84,59 @@ impl Toolbox {
         self.mcp.as_ref()
     }
 
-    fn mcp_specs(&self) -> Vec<ToolSpec> {
-        self.mcp.as_ref().map(McpHub::specs).unwrap_or_default()
+    /// The tools offered now, source by source; a name an earlier source offers is not
+    /// offered again (calls of it go to the earlier source, see [`Toolbox::find`]).
+    fn offered(&self) -> Vec<ToolSpec> {
+        let mut seen = std::collections::HashSet::new();
+        self.sources
+            .iter()
+            .flat_map(|s| s.specs())
+            .filter(|s| seen.insert(s.name.clone()))
+            .collect()
     }
 
-    /// The tool `name`, local or offered now by an MCP server.
+    /// The names of the tools offered now: the config's, in config order, then each further
+    /// source's.
+    pub fn names(&self) -> Vec<String> {
+        self.offered().into_iter().map(|s| s.name).collect()
+    }
+
+    /// The tool `name`, from the first source offering it now.
     pub fn find(&self, name: &str) -> Option<ToolSpec> {
-        self.get(name).cloned().or_else(|| {
-            self.mcp
-                .as_ref()
-                .and_then(|h| h.lookup(name))
-                .map(|(spec, _)| spec)
-        })
+        self.sources
+            .iter()
+            .find_map(|s| s.lookup(name))
+            .map(|t| t.spec)
     }
 
-    /// Run an approved call of `spec` (local: its process; MCP: a `tools/call` to its server,
-    /// whose progress and log lines go to `notes`).
-    /// The outcome, and the content of the `tool` message.
+    /// Run an approved call of `spec` by the source whose tool it is (local: its process; MCP:
+    /// a `tools/call` to its server, whose progress and log lines go to `notes`).
     pub async fn run_call(
         &self,
         spec: &ToolSpec,
         call_id: &str,
         arguments: &str,
         cancel: CancellationToken,
-        notes: Option<tokio::sync::mpsc::UnboundedSender<super::mcp::ToolNote>>,
-    ) -> (ToolOutcome, String) {
-        match (&spec.mcp, &self.mcp) {
-            (Some(_), Some(hub)) => {
-                let out = hub.call(spec, arguments, cancel, notes).await;
-                (out.outcome, out.content)
-            }
-            _ => {
-                let outcome = run(spec, call_id, arguments, cancel).await;
-                let content = outcome.to_model_content();
-                (outcome, content)
-            }
+        notes: Option<UnboundedSender<ToolNote>>,
+    ) -> ToolResult {
+        match self.sources.iter().find(|s| s.runs(spec)) {
+            Some(source) => source.call(spec, call_id, arguments, cancel, notes).await,
+            None => ToolResult::could_not_start(
+                format!("no source of tools runs `{}`", spec.name),
+                std::time::Duration::ZERO,
+            ),
         }
     }
 
+    /// The config's tool `name`.
     pub fn get(&self, name: &str) -> Option<&ToolSpec> {
-        self.specs.iter().find(|s| s.name == name)
+        self.local.declared().iter().find(|s| s.name == name)
     }
 
-    /// The `tools` list of a request (and of the template's tool declaration), in config order.
+    /// The `tools` list of a request (and of the template's tool declaration), in the order of
+    /// [`Toolbox::names`].
     pub fn openai_tools(&self) -> Vec<Value> {
-        let mut tools: Vec<Value> = self.specs.iter().map(ToolSpec::to_openai).collect();
-        tools.extend(self.mcp_specs().iter().map(ToolSpec::to_openai));
-        tools
+        self.offered().iter().map(ToolSpec::to_openai).collect()
     }
 
     /// Parse a call's arguments and validate them against the tool's schema. Ok is the arguments
@@ -151,24 +149,218 @@ impl Toolbox {
     /// [`ToolSpec::approval`] whether to run, ask, or answer with
     /// [`CallProblem::denied_by_config`].
     pub fn check_call(&self, name: &str, arguments: &str) -> Result<Value, CallProblem> {
-        let Some(i) = self.specs.iter().position(|s| s.name == name) else {
-            if let Some((_, validator)) = self.mcp.as_ref().and_then(|h| h.lookup(name)) {
-                return check_arguments(&validator, arguments);
-            }
-            return Err(CallProblem::UnknownTool {
+        match self.sources.iter().find_map(|s| s.lookup(name)) {
+            Some(tool) => check_arguments(&tool.validator, arguments),
+            None => Err(CallProblem::UnknownTool {
                 name: name.to_owned(),
                 known: self.names(),
-            });
-        };
-        check_arguments(&self.validators[i], arguments)
+            }),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::spec::Approval;
+    use crate::tools::mcp::McpOrigin;
+    use crate::tools::result::{Failure, ToolStatus};
+    use crate::tools::source::{CallFuture, OfferedTool};
+    use crate::tools::spec::{Approval, compile_parameters};
     use serde_json::json;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    /// A source of tools that are not processes: it answers every call itself and keeps the
+    /// call ids it was given.
+    #[derive(Debug)]
+    struct Answering {
+        specs: Vec<ToolSpec>,
+        calls: Mutex<Vec<String>>,
+    }
+
+    impl Answering {
+        fn new(names: &[&str]) -> Arc<Answering> {
+            let specs = names
+                .iter()
+                .map(|n| ToolSpec {
+                    description: format!("{n} from elsewhere"),
+                    parameters: json!({"type": "object", "required": ["q"]}),
+                    mcp: Some(McpOrigin {
+                        server: "elsewhere".to_owned(),
+                        tool: (*n).to_owned(),
+                    }),
+                    ..ToolSpec::new(*n, vec![])
+                })
+                .collect();
+            Arc::new(Answering {
+                specs,
+                calls: Mutex::new(Vec::new()),
+            })
+        }
+    }
+
+    impl ToolSource for Answering {
+        fn specs(&self) -> Vec<ToolSpec> {
+            self.specs.clone()
+        }
+
+        fn lookup(&self, name: &str) -> Option<OfferedTool> {
+            let spec = self.specs.iter().find(|s| s.name == name)?.clone();
+            let validator = Arc::new(compile_parameters(&spec.parameters).expect("schema"));
+            Some(OfferedTool { spec, validator })
+        }
+
+        fn runs(&self, spec: &ToolSpec) -> bool {
+            spec.mcp.is_some()
+        }
+
+        fn call<'a>(
+            &'a self,
+            spec: &'a ToolSpec,
+            call_id: &'a str,
+            arguments: &'a str,
+            _cancel: CancellationToken,
+            _notes: Option<UnboundedSender<ToolNote>>,
+        ) -> CallFuture<'a> {
+            self.calls.lock().expect("calls").push(call_id.to_owned());
+            Box::pin(async move {
+                ToolResult::without_output(
+                    ToolStatus::Failed(Failure::ErrorResult),
+                    format!("{} answered {arguments}", spec.name),
+                    Duration::ZERO,
+                )
+            })
+        }
+    }
+
+    fn printing(name: &str, text: &str) -> ToolSpec {
+        ToolSpec {
+            approval: Approval::Auto,
+            ..ToolSpec::new(
+                name,
+                vec!["sh".to_owned(), "-c".to_owned(), format!("printf {text}")],
+            )
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_goes_to_the_source_whose_tool_it_is() {
+        let other = Answering::new(&["remote"]);
+        let tb = Toolbox::new(vec![printing("here", "local-ran")])
+            .expect("valid")
+            .with_source(other.clone());
+        let run = |name: &'static str| {
+            let tb = tb.clone();
+            async move {
+                let spec = tb.find(name).expect("offered");
+                tb.run_call(&spec, "call-1", "{}", CancellationToken::new(), None)
+                    .await
+            }
+        };
+        let remote = run("remote").await;
+        assert_eq!(remote.content, "remote answered {}");
+        assert_eq!(remote.status, ToolStatus::Failed(Failure::ErrorResult));
+        assert_eq!(*other.calls.lock().expect("calls"), vec!["call-1"]);
+        let local = run("here").await;
+        assert_eq!(local.content, "local-ran");
+        assert_eq!(local.status, ToolStatus::Ok);
+        assert_eq!(local.output, "local-ran");
+        assert_eq!(
+            other.calls.lock().expect("calls").len(),
+            1,
+            "the local call never reached the other source"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_tool_no_source_runs_is_not_run() {
+        let spec = Answering::new(&["remote"]).specs[0].clone();
+        let r = Toolbox::default()
+            .run_call(&spec, "c", "{}", CancellationToken::new(), None)
+            .await;
+        assert_eq!(r.content, "[no source of tools runs `remote`]");
+        assert!(matches!(r.status, ToolStatus::CouldNotStart(_)), "{r:?}");
+    }
+
+    #[test]
+    fn unknown_tools_are_unknown_in_every_source() {
+        let tb = toolbox().with_source(Answering::new(&["remote"]));
+        assert!(tb.find("nope").is_none());
+        assert_eq!(
+            tb.check_call("nope", "{}")
+                .expect_err("unknown")
+                .to_string(),
+            "tool `nope` does not exist; available tools: get_weather, ns.time, remote"
+        );
+        // The other source's schema checks its tool's arguments.
+        assert_eq!(tb.check_call("remote", r#"{"q": 1}"#), Ok(json!({"q": 1})));
+        assert!(matches!(
+            tb.check_call("remote", "{}"),
+            Err(CallProblem::Schema { .. })
+        ));
+    }
+
+    #[test]
+    fn sources_are_offered_in_order_and_the_local_tools_win() {
+        let tb = toolbox()
+            .with_source(Answering::new(&["b", "get_weather"]))
+            .with_source(Answering::new(&["a", "b"]));
+        assert_eq!(tb.names(), vec!["get_weather", "ns.time", "b", "a"]);
+        let declared: Vec<Value> = tb
+            .openai_tools()
+            .iter()
+            .map(|t| t["function"]["name"].clone())
+            .collect();
+        assert_eq!(declared, vec!["get_weather", "ns.time", "b", "a"]);
+        assert_eq!(
+            tb.openai_tools()[2]["function"]["description"],
+            "b from elsewhere"
+        );
+        let found = tb.find("get_weather").expect("found");
+        assert!(
+            found.mcp.is_none(),
+            "the local tool, not the other source's"
+        );
+        // The local schema checks it: `city` is required there, `q` is not known.
+        assert!(tb.check_call("get_weather", r#"{"q": 1}"#).is_err());
+        assert!(tb.check_call("get_weather", r#"{"city": "Oslo"}"#).is_ok());
+    }
+
+    #[tokio::test]
+    async fn local_and_mcp_failures_come_back_in_the_same_form() {
+        let missing = ToolSpec::new("gone", vec!["/nonexistent/kimi-tool".to_owned()]);
+        let hub = McpHub::new(vec![], Vec::<String>::new()).with_media_dir(None);
+        let tb = Toolbox::new(vec![missing.clone()])
+            .expect("valid")
+            .with_mcp(hub);
+        let remote = ToolSpec {
+            mcp: Some(McpOrigin {
+                server: "away".to_owned(),
+                tool: "t".to_owned(),
+            }),
+            ..ToolSpec::new("mcp__away__t", vec![])
+        };
+        let mut results = Vec::new();
+        for spec in [&missing, &remote] {
+            results.push(
+                tb.run_call(spec, "c", "{}", CancellationToken::new(), None)
+                    .await,
+            );
+        }
+        for r in &results {
+            let ToolStatus::CouldNotStart(why) = &r.status else {
+                panic!("{r:?}")
+            };
+            assert_eq!(r.content, format!("[{why}]"));
+            assert_eq!(r.status.label(), format!("could not start: {why}"));
+            assert!(!r.success() && r.output.is_empty() && !r.truncated);
+        }
+        assert!(
+            results[0].content.contains("/nonexistent/kimi-tool"),
+            "{results:?}"
+        );
+        assert!(results[1].content.contains("away"), "{results:?}");
+    }
 
     fn weather() -> ToolSpec {
         ToolSpec {

@@ -19,7 +19,7 @@ use super::status_line::Activity;
 use super::view;
 use kimi_core::engine::{Decision, EngineEvent, Op};
 use kimi_core::tools::mcp::ToolNote;
-use kimi_core::tools::{ExitKind, ToolOutcome};
+use kimi_core::tools::{ToolResult, ToolStatus};
 use kimi_protocol::StreamEvent;
 use kimi_protocol::sanitize;
 use kimi_protocol::special;
@@ -1155,28 +1155,17 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
     }
 }
 
-fn finished_state(o: &ToolOutcome) -> PaneState {
-    let duration = o.duration;
-    match &o.exit {
-        ExitKind::Exited(0) => PaneState::Done {
+/// The pane's state for a finished call, whichever source ran it.
+fn finished_state(r: &ToolResult) -> PaneState {
+    let duration = r.duration;
+    match &r.status {
+        ToolStatus::Ok => PaneState::Done {
             exit_code: 0,
             duration,
         },
-        ExitKind::Exited(code) => PaneState::Failed {
-            summary: format!("exit {code}"),
-            duration,
-        },
-        ExitKind::Signaled(sig) => PaneState::Failed {
-            summary: format!("killed by signal {sig}"),
-            duration,
-        },
-        ExitKind::TimedOut => PaneState::TimedOut { duration },
-        ExitKind::Cancelled => PaneState::Failed {
-            summary: "cancelled".into(),
-            duration,
-        },
-        ExitKind::FailedToStart(e) => PaneState::Failed {
-            summary: format!("could not start: {e}"),
+        ToolStatus::TimedOut => PaneState::TimedOut { duration },
+        failed => PaneState::Failed {
+            summary: failed.label(),
             duration,
         },
     }
@@ -1258,5 +1247,83 @@ fn stream(app: &mut App, s: StreamEvent) {
             app.status.usage.completion_tokens += u.completion_tokens;
             app.status.usage.total_tokens += u.total_tokens;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kimi_core::tools::mcp::{McpHub, McpOrigin};
+    use kimi_core::tools::{Failure, ToolSpec, Toolbox};
+    use std::time::Duration;
+    use tokio_util::sync::CancellationToken;
+
+    /// A local tool that cannot start and an MCP tool whose server is not there: the pane shows
+    /// both the same way, from the result alone.
+    #[tokio::test]
+    async fn local_and_mcp_failures_show_alike_in_the_pane() {
+        let local = ToolSpec::new("gone", vec!["/nonexistent/kimi-tool".to_owned()]);
+        let remote = ToolSpec {
+            mcp: Some(McpOrigin {
+                server: "away".to_owned(),
+                tool: "t".to_owned(),
+            }),
+            ..ToolSpec::new("mcp__away__t", vec![])
+        };
+        let tb = Toolbox::new(vec![local.clone()])
+            .expect("valid")
+            .with_mcp(McpHub::new(vec![], Vec::<String>::new()).with_media_dir(None));
+        for spec in [&local, &remote] {
+            let r = tb
+                .run_call(spec, "c", "{}", CancellationToken::new(), None)
+                .await;
+            let ToolStatus::CouldNotStart(why) = &r.status else {
+                panic!("{r:?}")
+            };
+            assert_eq!(
+                finished_state(&r),
+                PaneState::Failed {
+                    summary: format!("could not start: {why}"),
+                    duration: r.duration,
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn each_ending_has_its_pane_state() {
+        let d = Duration::from_millis(5);
+        let result = |status| ToolResult::without_output(status, String::new(), d);
+        let failed = |summary: &str| PaneState::Failed {
+            summary: summary.to_owned(),
+            duration: d,
+        };
+        assert_eq!(
+            finished_state(&result(ToolStatus::Ok)),
+            PaneState::Done {
+                exit_code: 0,
+                duration: d
+            }
+        );
+        assert_eq!(
+            finished_state(&result(ToolStatus::TimedOut)),
+            PaneState::TimedOut { duration: d }
+        );
+        assert_eq!(
+            finished_state(&result(ToolStatus::Failed(Failure::Exit(3)))),
+            failed("exit 3")
+        );
+        assert_eq!(
+            finished_state(&result(ToolStatus::Failed(Failure::Signal(9)))),
+            failed("killed by signal 9")
+        );
+        assert_eq!(
+            finished_state(&result(ToolStatus::Failed(Failure::ErrorResult))),
+            failed("error result")
+        );
+        assert_eq!(
+            finished_state(&result(ToolStatus::Cancelled)),
+            failed("cancelled")
+        );
     }
 }

@@ -10,6 +10,7 @@ mod app_text_out;
 mod app_update;
 mod inspector_k3;
 mod reasoning_cell;
+mod terminal_bytes;
 mod token_view;
 mod transcript_view;
 mod ui_snapshots;

@@ -45,9 +45,15 @@ pub(crate) fn state_label(state: &PaneState, now: Instant) -> (String, Style) {
             format!("✓ done · exit {exit_code} · {}", secs(*duration)),
             style::ok(),
         ),
-        PaneState::Failed { summary, duration } => {
-            (format!("✗ {summary} · {}", secs(*duration)), style::error())
-        }
+        // The summary may quote a server's error: one line, escaped.
+        PaneState::Failed { summary, duration } => (
+            format!(
+                "✗ {} · {}",
+                sanitize::one_line(summary, REASON_CHARS),
+                secs(*duration)
+            ),
+            style::error(),
+        ),
         PaneState::TimedOut { duration } => (
             format!("⏱ timed out after {}, killed", secs(*duration)),
             style::error(),

@@ -28,7 +28,8 @@ use super::naming::tool_name;
 use super::notes::{HubNotice, ToolNote};
 use super::server::{NeedTasks, StderrTail, connect, kill_group, new_tail, tail_text};
 use crate::logging::chain;
-use crate::tools::runner::{ExitKind, ToolOutcome};
+use crate::tools::result::{Failure, ToolResult, ToolStatus};
+use crate::tools::source::OfferedTool;
 use crate::tools::spec::{ToolSpec, compile_parameters};
 
 /// Notices kept for the user until read; older ones are dropped first.
@@ -248,12 +249,6 @@ impl std::fmt::Debug for McpHub {
             .field("servers", &self.reports())
             .finish()
     }
-}
-
-/// What a call produced: the outcome the UI shows and the `tool` message content.
-pub struct CallOutput {
-    pub outcome: ToolOutcome,
-    pub content: String,
 }
 
 impl McpHub {
@@ -758,13 +753,16 @@ impl McpHub {
     }
 
     /// The offered tool `name` and its validator.
-    pub(crate) fn lookup(&self, name: &str) -> Option<(ToolSpec, Arc<jsonschema::Validator>)> {
+    pub(crate) fn lookup(&self, name: &str) -> Option<OfferedTool> {
         self.read(|servers| {
             servers
                 .iter()
                 .flat_map(|s| s.tools.iter())
                 .find(|t| t.spec.name == name)
-                .map(|t| (t.spec.clone(), t.validator.clone()))
+                .map(|t| OfferedTool {
+                    spec: t.spec.clone(),
+                    validator: t.validator.clone(),
+                })
         })
     }
 
@@ -792,17 +790,18 @@ impl McpHub {
         })
     }
 
-    /// Call an approved, validated tool. Progress and log lines of the call go to `notes`.
-    /// Cancelling `cancel`, or `tool_timeout_secs`, sends `notifications/cancelled`. Never
-    /// panics: every failure is in the outcome. A server's stderr stays in the outcome (the
-    /// pane and the log): it never goes to the model.
-    pub async fn call(
+    /// Call an approved, validated tool (the hub's [`ToolSource::call`](crate::tools::ToolSource::call)).
+    /// Progress and log lines of the call go to `notes`. Cancelling `cancel`, or
+    /// `tool_timeout_secs`, sends `notifications/cancelled`. Never panics: every failure is in
+    /// the result. A server's stderr stays in the result's log tail (the pane and the log): it
+    /// never goes to the model.
+    pub(crate) async fn call_tool(
         &self,
         spec: &ToolSpec,
         arguments: &str,
         cancel: CancellationToken,
         notes: Option<mpsc::UnboundedSender<ToolNote>>,
-    ) -> CallOutput {
+    ) -> ToolResult {
         let started = Instant::now();
         let Some(origin) = &spec.mcp else {
             return failed("not an MCP tool".to_owned(), started);
@@ -834,12 +833,12 @@ impl McpHub {
             r = handle.await_response() => r,
             _ = cancel.cancelled() => {
                 cancel_request(&peer, request_id, "cancelled by the user").await;
-                return stopped(ExitKind::Cancelled, "[cancelled by the user]".to_owned(), started);
+                return stopped(ToolStatus::Cancelled, "[cancelled by the user]".to_owned(), started);
             }
             _ = tokio::time::sleep(timeout) => {
                 cancel_request(&peer, request_id, "timed out").await;
                 return stopped(
-                    ExitKind::TimedOut,
+                    ToolStatus::TimedOut,
                     format!("[timed out after {} s; the call was cancelled]", timeout.as_secs()),
                     started,
                 );
@@ -850,17 +849,18 @@ impl McpHub {
         match result {
             Ok(ServerResult::CallToolResult(result)) => {
                 let c = convert(&result, cap, media);
-                CallOutput {
-                    outcome: ToolOutcome {
-                        // An `isError` result shows as a failure (there is no exit code).
-                        exit: ExitKind::Exited(i32::from(c.is_error)),
-                        stdout: c.text,
-                        stdout_total_bytes: c.total_bytes,
-                        truncated: c.truncated,
-                        stderr_tail: String::new(),
-                        duration,
-                    },
+                ToolResult {
                     content: c.content,
+                    status: if c.is_error {
+                        ToolStatus::Failed(Failure::ErrorResult)
+                    } else {
+                        ToolStatus::Ok
+                    },
+                    output: c.text,
+                    output_total_bytes: c.total_bytes,
+                    truncated: c.truncated,
+                    log_tail: String::new(),
+                    duration,
                 }
             }
             Ok(ServerResult::CreateTaskResult(_)) => failed(
@@ -1030,18 +1030,8 @@ async fn cancel_request(peer: &Peer<RoleClient>, id: rmcp::model::RequestId, rea
     }
 }
 
-fn stopped(exit: ExitKind, content: String, started: Instant) -> CallOutput {
-    CallOutput {
-        content,
-        outcome: ToolOutcome {
-            exit,
-            stdout: String::new(),
-            stdout_total_bytes: 0,
-            truncated: false,
-            stderr_tail: String::new(),
-            duration: started.elapsed(),
-        },
-    }
+fn stopped(status: ToolStatus, content: String, started: Instant) -> ToolResult {
+    ToolResult::without_output(status, content, started.elapsed())
 }
 
 /// A call the server failed: the model hears that it failed and the server's error; the
@@ -1051,22 +1041,19 @@ fn call_failed(
     e: &rmcp::service::ServiceError,
     stderr: &StderrTail,
     started: Instant,
-) -> CallOutput {
+) -> ToolResult {
     let cause = if e.auth_challenge().is_some() {
         "authentication failed (HTTP 401/403)".to_owned()
     } else {
         chain(e)
     };
-    CallOutput {
-        content: format!("[the MCP server `{server}` failed the call: {cause}]"),
-        outcome: ToolOutcome {
-            exit: ExitKind::FailedToStart(format!("MCP server `{server}`: {cause}")),
-            stdout: String::new(),
-            stdout_total_bytes: 0,
-            truncated: false,
-            stderr_tail: tail_text(stderr),
-            duration: started.elapsed(),
-        },
+    ToolResult {
+        log_tail: tail_text(stderr),
+        ..ToolResult::without_output(
+            ToolStatus::CouldNotStart(format!("MCP server `{server}`: {cause}")),
+            format!("[the MCP server `{server}` failed the call: {cause}]"),
+            started.elapsed(),
+        )
     }
 }
 
@@ -1079,16 +1066,6 @@ fn default_media_dir() -> Option<PathBuf> {
     })
 }
 
-fn failed(message: String, started: Instant) -> CallOutput {
-    CallOutput {
-        content: format!("[{message}]"),
-        outcome: ToolOutcome {
-            exit: ExitKind::FailedToStart(message),
-            stdout: String::new(),
-            stdout_total_bytes: 0,
-            truncated: false,
-            stderr_tail: String::new(),
-            duration: started.elapsed(),
-        },
-    }
+fn failed(message: String, started: Instant) -> ToolResult {
+    ToolResult::could_not_start(message, started.elapsed())
 }

@@ -15,11 +15,12 @@ mod listing;
 pub mod naming;
 mod notes;
 mod server;
+mod source;
 
 pub use config::{McpConfigError, McpServerConfig, McpToolConfig};
 pub use elicit::{ElicitAsk, ElicitReply, Field, FieldError, FieldKind};
 pub use hub::{
-    CallOutput, MAX_RESOURCE_BYTES, McpHub, McpRequestError, PromptInfo, PromptText, ResourceInfo,
+    MAX_RESOURCE_BYTES, McpHub, McpRequestError, PromptInfo, PromptText, ResourceInfo,
     ServerReport, ServerStatus,
 };
 pub use notes::{HubNotice, ToolNote};
