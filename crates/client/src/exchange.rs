@@ -177,6 +177,7 @@ impl Exchange {
                             ..
                         },
                     ) => self.state = State::Reading(Reader::new(resp, limits, sent, cancel)),
+                    // Never: the state left here is the opening just polled.
                     (Ok(_), _) => self.end(Ok(End::Eof)),
                     (Err(end), _) => self.end(end),
                 }

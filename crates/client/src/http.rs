@@ -1,5 +1,5 @@
-//! What both modes share: the HTTP client, one streamed POST read as SSE, timeouts,
-//! cancellation, and turning failures into [`BackendError`]s.
+//! What both modes share: the HTTP client, one streamed POST up to its headers (the body is
+//! `reader.rs`'s), payload decoding, and turning failures into [`BackendError`]s.
 
 use std::sync::Once;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
