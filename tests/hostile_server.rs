@@ -416,19 +416,16 @@ async fn a_password_in_base_url_is_never_shown_or_saved() {
     let backend = Backend::new(ep).expect("client");
     let mut announced = Vec::new();
     let mut trace = kimi_protocol::Trace::default();
-    let result = backend
-        .stream_turn(
-            &[Message::user("hi")],
-            &[],
-            &CancellationToken::new(),
-            &mut |e| {
-                trace.record(&e);
-                if let StreamEvent::Request(r) = e {
-                    announced.push(r.url);
-                }
-            },
-        )
+    let (events, result) = backend
+        .stream_turn(&[Message::user("hi")], &[], &CancellationToken::new())
+        .events_and_result()
         .await;
+    for e in events {
+        trace.record(&e);
+        if let StreamEvent::Request(r) = e {
+            announced.push(r.url);
+        }
+    }
     assert_eq!(announced, vec![format!("{shown}/chat/completions")]);
     assert_eq!(trace.url, format!("{shown}/chat/completions"));
     assert_eq!(trace.status, Some(503));

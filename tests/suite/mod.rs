@@ -25,6 +25,7 @@ mod raw_family;
 mod retry_cli;
 mod session_journal;
 mod sessions;
+mod stream_items;
 mod stream_timeouts;
 mod switch_limits_tmux;
 mod text_out_tmux;

@@ -141,25 +141,6 @@ impl Io {
         .await
     }
 
-    /// Poll `fut` until it is done (`Some`) or until `ready()` says it produced something to
-    /// deliver (`None`): the caller delivers that, then calls again. Taking nothing more from
-    /// `fut` while its output waits is what carries the reader's pace back to the socket.
-    pub async fn step<F: Future + Unpin>(
-        &mut self,
-        fut: &mut F,
-        ready: impl Fn() -> bool,
-    ) -> Option<F::Output> {
-        poll_fn(|cx| {
-            self.poll_ops(cx);
-            match std::pin::Pin::new(&mut *fut).poll(cx) {
-                Poll::Ready(out) => Poll::Ready(Some(out)),
-                Poll::Pending if ready() => Poll::Ready(None),
-                Poll::Pending => Poll::Pending,
-            }
-        })
-        .await
-    }
-
     /// Send one event, waiting for room. A reader gone cancels the turn: nobody would see it.
     pub async fn emit(&mut self, event: EngineEvent) {
         // Whoever listens (the TUI, exec), tool outcomes reach the log file.

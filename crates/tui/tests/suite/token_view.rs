@@ -7,7 +7,7 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_client::{Backend, Endpoint};
 use kimi_core::tools::Toolbox;
 use kimi_mock::{MockOptions, MockServer};
-use kimi_protocol::{Message, Mode, StreamEvent, Trace};
+use kimi_protocol::{Message, Mode, Trace};
 use kimi_ui::app::event::{AppEvent, Effect};
 use kimi_ui::app::state::{App, Connection};
 use ratatui::buffer::Buffer;
@@ -33,15 +33,14 @@ async fn mock_trace(opts: MockOptions, prompt: &str) -> Trace {
     let tool = json!({"type": "function", "function": {"name": "get_weather",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}});
     let mut trace = Trace::default();
-    let r = Backend::new(ep)
+    let (events, r) = Backend::new(ep)
         .expect("client")
-        .stream_turn(
-            &[Message::user(prompt)],
-            &[tool],
-            &CancellationToken::new(),
-            &mut |e: StreamEvent| trace.record(&e),
-        )
+        .stream_turn(&[Message::user(prompt)], &[tool], &CancellationToken::new())
+        .events_and_result()
         .await;
+    for e in &events {
+        trace.record(e);
+    }
     assert!(r.error.is_none(), "{:?}", r.error);
     server.shutdown().await;
     // Arrival times vary from run to run: fixed, for the snapshot.
