@@ -412,6 +412,22 @@ mod tests {
     }
 
     #[test]
+    fn a_profiles_key_comes_from_the_environment_as_read_at_start_and_is_never_shown() {
+        let mut b = board();
+        // The key as it was read at start; the process environment itself does not hold it.
+        b.keys.0.insert(
+            "KIMI_TUI_TEST_SURELY_UNSET_KEY".into(),
+            Ok("sk-from-start-123".into()),
+        );
+        assert_eq!(b.redactions(), ["sk-from-start-123"], "to be scrubbed");
+        let Ok((Op::SetEndpoint { endpoint, .. }, _)) = b.switch_profile("keyless") else {
+            panic!("switches")
+        };
+        assert_eq!(endpoint.api_key.as_deref(), Some("sk-from-start-123"));
+        assert!(!format!("{:?}", b.keys).contains("sk-from-start"));
+    }
+
+    #[test]
     fn a_model_switch_keeps_the_mode_the_agent_was_switched_to() {
         let mut b = board();
         b.mode_set(Mode::Chat);
