@@ -151,8 +151,8 @@ where
     let secrets = board.redactions();
     let mut app = App::new(connection, toolbox.clone(), profile.system_prompt.clone());
     if history {
-        // The API key in use is never written to the prompt history.
-        attach_history(&mut app, secrets.first().cloned());
+        // No API key is ever written to the prompt history.
+        attach_history(&mut app, secrets.clone());
     }
     app.neutralize_tool_markers = profile.neutralize_markers_in_tool_results;
     app.template = view.template;
@@ -224,11 +224,11 @@ where
 
 /// The prompt history of earlier runs, recalled with Up and Ctrl-R; this run's prompts are
 /// added to the file.
-fn attach_history(app: &mut App, secret: Option<String>) {
+fn attach_history(app: &mut App, secrets: Vec<String>) {
     let Some(path) = history_file::default_path() else {
         return;
     };
-    let (file, entries, problem) = history_file::HistoryFile::open(path, secret);
+    let (file, entries, problem) = history_file::HistoryFile::open(path, secrets);
     app.history = entries;
     app.history_file = Some(file);
     if let Some(p) = problem {
