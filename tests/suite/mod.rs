@@ -9,6 +9,7 @@ mod family_cli;
 mod files_tmux;
 mod go_back_tmux;
 mod golden;
+mod history_refs;
 mod k3_differential;
 mod k3_exec;
 mod k3_inspector_tmux;

@@ -165,6 +165,8 @@ impl Agent {
                         .emit(EngineEvent::Snapshot { messages, traces })
                         .await;
                 }
+                #[cfg(test)]
+                Op::PanicForTest => panic!("the agent was told to panic"),
                 other => self.state.apply(&mut self.io, other).await,
             }
         }
@@ -273,6 +275,14 @@ impl State {
             | Op::Approve { .. }
             | Op::Rewind { .. }
             | Op::Load { .. } => {}
+            // The supervisor answers these; an agent without one has nothing to do.
+            Op::ListModels { .. }
+            | Op::SwitchModel { .. }
+            | Op::SwitchProfile { .. }
+            | Op::CheckArguments { .. }
+            | Op::ToolsReport => {}
+            #[cfg(test)]
+            Op::PanicForTest => {}
         }
     }
 

@@ -2,8 +2,10 @@
 
 use super::approval::{ApprovalRequest, Decision};
 use super::shared_trace::SharedTrace;
+use super::switchboard::ProfileChoice;
+use super::tools_report::ToolsReport;
 use crate::tools::{CallProblem, ToolResult};
-use kimi_client::{BackendError, Endpoint};
+use kimi_client::{BackendError, Endpoint, ModelList};
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, StreamEvent, Trace, Usage};
 
@@ -66,6 +68,31 @@ pub enum Op {
         endpoint: Box<Endpoint>,
         max_rounds: u32,
     },
+    // Answered by the supervisor (`Supervisor::send`), never seen by the agent.
+    /// GET `/models` from the endpoint in use, off the agent: answered with
+    /// [`EngineEvent::Models`] (`shown` as asked: `/model` shows the list, the quiet listing
+    /// at start only learns the context window).
+    ListModels { show: bool },
+    /// `/model NAME`: checked against the server's list (a server that cannot list is
+    /// trusted), then used from the next request: answered with [`EngineEvent::Models`],
+    /// [`EngineEvent::ModelChosen`] and, once the agent applied it,
+    /// [`EngineEvent::EndpointSet`]; or with a notice saying why not.
+    SwitchModel { id: String },
+    /// `/profile NAME`: the profile's endpoint from the next request: answered with
+    /// [`EngineEvent::ProfileChosen`] then [`EngineEvent::EndpointSet`]; or with a notice.
+    SwitchProfile { name: String },
+    /// Check the user's edit of approval `id`'s arguments for `tool`: answered with
+    /// [`EngineEvent::ArgumentsChecked`].
+    CheckArguments {
+        id: u64,
+        tool: String,
+        arguments: String,
+    },
+    /// `/tools`: answered with [`EngineEvent::Tools`].
+    ToolsReport,
+    /// Make the agent's task panic, for the supervisor's tests.
+    #[cfg(test)]
+    PanicForTest,
 }
 
 /// How a new system prompt changed the conversation.
@@ -201,6 +228,35 @@ pub enum EngineEvent {
         /// Each trace with the index of its message.
         traces: Vec<(usize, Trace)>,
     },
+    // Reported by the supervisor.
+    /// The server's models ([`Op::ListModels`], or the listing a switch made), or why not;
+    /// `shown`: the user asked to see them.
+    Models {
+        shown: bool,
+        listing: Result<Box<ModelList>, Box<BackendError>>,
+    },
+    /// [`Op::SwitchModel`] was accepted: the agent uses `model` from its next request.
+    ModelChosen { model: String },
+    /// [`Op::SwitchProfile`] was accepted: what the profile changes beside the endpoint.
+    ProfileChosen { choice: Box<ProfileChoice> },
+    /// The agent's task stopped (a panic, `message`): a new one took over the conversation,
+    /// the endpoint and the tools; "always allow" was forgotten with the old one. A turn the
+    /// old one was running is reported as [`EngineEvent::TurnFailed`] right after.
+    AgentRestarted { message: String },
+    /// Answer to [`Op::CheckArguments`]: the arguments as JSON, or why they cannot run.
+    ArgumentsChecked {
+        id: u64,
+        arguments: String,
+        result: Result<Box<serde_json::Value>, CallProblem>,
+    },
+    /// The call at `index` of this round has streamed in whole; `problem` is why its
+    /// arguments cannot run as they are (reported before any approval is asked).
+    CallChecked {
+        index: usize,
+        problem: Option<CallProblem>,
+    },
+    /// Answer to [`Op::ToolsReport`].
+    Tools { report: Box<ToolsReport> },
 }
 
 /// How a turn ended.

@@ -11,9 +11,13 @@ pub(crate) mod approval;
 mod event;
 mod inbox;
 mod logprobs;
+mod mirror;
 mod retry;
 mod rewind;
 mod shared_trace;
+mod supervisor;
+mod switchboard;
+mod tools_report;
 mod turn;
 
 pub use agent::{Agent, AgentHandle, AgentInit, EVENT_QUEUE, panic_message};
@@ -21,3 +25,8 @@ pub use approval::{ApprovalRequest, Approver, Decision, FixedPolicy};
 pub use event::{EngineEvent, Op, SystemChange, TurnOutcome, set_system};
 pub use rewind::user_message_index;
 pub use shared_trace::SharedTrace;
+pub use supervisor::{Supervisor, SupervisorInit, toolbox_answer};
+pub use switchboard::{
+    ConnectionView, ProfileChoice, ProfileSummary, StartError, SwitchRefused, Switchboard,
+};
+pub use tools_report::{ToolLine, ToolsReport, status_text, stderr_lines};

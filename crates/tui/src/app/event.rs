@@ -13,11 +13,6 @@ pub enum AppEvent {
     Tick,
     /// The editor `Ctrl-G` opened has exited: the edited draft, or why the draft stays.
     Edited(Result<String, super::editor::EditorError>),
-    /// The answer to [`Effect::ListModels`]: the server's models, or why not.
-    ModelsListed {
-        then: super::models::ModelsThen,
-        result: Result<kimi_client::ModelList, String>,
-    },
     /// An MCP server asks the user something (elicitation); answered only by the user.
     Elicit(kimi_core::tools::mcp::ElicitAsk),
     /// The answer to [`Effect::GetPrompt`].
@@ -71,9 +66,6 @@ pub enum Effect {
     ResumeSession {
         id: String,
     },
-    /// GET `/models` from the endpoint in use, off the event loop; the answer comes back as
-    /// [`AppEvent::ModelsListed`].
-    ListModels(super::models::ModelsThen),
     /// `prompts/get` off the event loop; answered with [`AppEvent::PromptGot`].
     GetPrompt {
         server: String,

@@ -51,10 +51,10 @@ use tokio::sync::mpsc;
 use crate::ui;
 pub use error::AppError;
 use event::{AppEvent, Effect};
-use kimi_client::Backend;
 use kimi_core::config::{Resolved, ThemeChoice};
-use kimi_core::engine::{Agent, AgentHandle, AgentInit, EVENT_QUEUE, EngineEvent, Op};
-use kimi_core::session::{Session, SessionStore};
+use kimi_core::engine::StartError;
+use kimi_core::engine::{EVENT_QUEUE, Op, Supervisor, SupervisorInit, Switchboard};
+use kimi_core::session::SessionStore;
 use kimi_core::tools::Toolbox;
 use state::{App, Connection};
 
@@ -124,10 +124,9 @@ where
         config_path,
         ..
     } = resolved;
-    let endpoint = profile.endpoint().map_err(|error| AppError::Profile {
-        origin: origin.clone(),
-        error,
-    })?;
+    // The core resolves the profile to an endpoint (its key read from the environment here);
+    // the app sees names, hosts and the strings to scrub, never the key.
+    let board = Switchboard::new(profile_name, profile.clone(), profiles, config_path.clone())?;
     let toolbox = Toolbox::new(tools).map_err(|error| AppError::Tools {
         origin: origin.clone(),
         error,
@@ -140,40 +139,33 @@ where
         hub.start();
         toolbox.with_mcp(hub)
     };
-    let host =
-        kimi_client::host_and_port(&endpoint.base_url).unwrap_or_else(|| endpoint.base_url.clone());
+    let view = board.view();
     let connection = Connection {
-        profile: profile_name,
-        mode: endpoint.mode,
-        model: endpoint.model.clone(),
-        host,
+        profile: view.profile.clone(),
+        mode: view.mode,
+        model: view.model.clone(),
+        host: view.host.clone(),
     };
-    let (template, thinking) = (endpoint.template(), endpoint.thinking);
-    let logprobs = endpoint.logprobs;
     let (store, resumed, note) = resume::open_sessions(&start)?;
-    let session = Session::for_endpoint(&connection.profile, &endpoint);
-    // The API key is never written to the prompt history.
-    let history_secret = endpoint.api_key.clone();
-    let backend = Backend::new(endpoint)?;
+    let session = board.session();
+    let secrets = board.redactions();
     let mut app = App::new(connection, toolbox.clone(), profile.system_prompt.clone());
     if history {
-        attach_history(&mut app, history_secret);
+        // No API key is ever written to the prompt history.
+        attach_history(&mut app, secrets.clone());
     }
     app.neutralize_tool_markers = profile.neutralize_markers_in_tool_results;
-    app.template = template;
-    app.thinking = thinking;
-    // What `/model` and `/profile` switch between, and the gauge's window.
-    app.switch.keys =
-        models::EnvKeys::read(profiles.values().filter_map(|p| p.api_key_env.as_deref()));
-    app.switch.profiles = profiles;
+    app.template = view.template;
+    app.thinking = view.thinking;
+    // What `/profile` lists, and the gauge's window.
+    app.switch.profiles = board.profiles();
     app.switch.config_path = config_path;
-    app.switch.endpoint = Some(backend.endpoint().clone());
-    app.context.window = profile.context_window;
-    app.context.window_from_profile = profile.context_window.is_some();
-    app.switch.profile = Some(profile.clone());
-    app.secrets = backend.endpoint().api_key.iter().cloned().collect();
+    app.switch.can_list = true;
+    app.context.window = view.context_window;
+    app.context.window_from_profile = view.context_window.is_some();
+    app.secrets = secrets;
     app.inspector.stall_ms = profile.inspector_stall_ms;
-    app.logprobs = logprobs;
+    app.logprobs = view.logprobs;
     match resumed {
         Some(r) => {
             saved::restore(&mut app, r.session);
@@ -207,9 +199,8 @@ where
     let result = event_loop(
         &mut guard.terminal,
         &mut app,
-        backend,
+        board,
         toolbox,
-        profile.max_rounds,
         store.as_ref(),
     )
     .await;
@@ -233,11 +224,11 @@ where
 
 /// The prompt history of earlier runs, recalled with Up and Ctrl-R; this run's prompts are
 /// added to the file.
-fn attach_history(app: &mut App, secret: Option<String>) {
+fn attach_history(app: &mut App, secrets: Vec<String>) {
     let Some(path) = history_file::default_path() else {
         return;
     };
-    let (file, entries, problem) = history_file::HistoryFile::open(path, secret);
+    let (file, entries, problem) = history_file::HistoryFile::open(path, secrets);
     app.history = entries;
     app.history_file = Some(file);
     if let Some(p) = problem {
@@ -259,32 +250,25 @@ pub fn resume_hint(app: &App) -> Option<String> {
 async fn event_loop(
     terminal: &mut terminal::Term,
     app: &mut App,
-    backend: Backend,
+    board: Switchboard,
     toolbox: Toolbox,
-    max_rounds: u32,
     store: Option<&SessionStore>,
 ) -> Result<(), AppError> {
-    // The agent owns the conversation from here on; the app keeps its view.
-    let spawn = |app: &App, backend: Backend| {
-        Agent::spawn(
-            AgentInit {
-                backend,
-                toolbox: toolbox.clone(),
-                max_rounds,
-                system_prompt: app.system_prompt.clone(),
-                conversation: app.conversation.clone(),
-                // The same traces, shared: nothing is copied.
-                traces: app
-                    .trace_messages
-                    .iter()
-                    .copied()
-                    .zip(app.traces.iter().cloned())
-                    .collect(),
-            },
-            EVENT_QUEUE,
-        )
+    // The agent owns the conversation from here on; the app keeps its view. Its supervisor
+    // starts a new one should its task die.
+    let init = SupervisorInit {
+        toolbox: toolbox.clone(),
+        system_prompt: app.system_prompt.clone(),
+        conversation: app.conversation.clone(),
+        // The same traces, shared: nothing is copied.
+        traces: app
+            .trace_messages
+            .iter()
+            .copied()
+            .zip(app.traces.iter().cloned())
+            .collect(),
     };
-    let mut agent: AgentHandle = spawn(app, backend.clone());
+    let mut agent = Supervisor::spawn(board, init, EVENT_QUEUE).map_err(StartError::from)?;
     let mut term_events = crossterm::event::EventStream::new();
     let mut stop = stop_signals().map_err(AppError::Signals)?;
     let mut ticker = tokio::time::interval(Duration::from_millis(100));
@@ -302,11 +286,11 @@ async fn event_loop(
     // A server may have failed before the subscription: what changed until now is seen here.
     mcp_view::announce_changes(app, &mut mcp_seen);
     mcp_view::drain_notices(app);
-    // Answers of work done off the loop (the model list) come back here.
+    // Answers of work done off the loop (MCP prompts and resources) come back here.
     let (bg_tx, mut bg_rx) = mpsc::unbounded_channel::<AppEvent>();
     if app.context.window.is_none() {
         // The server may say how long the model's context is (vLLM's max_model_len).
-        models::spawn_listing(app, models::ModelsThen::Quiet, &bg_tx);
+        agent.send(Op::ListModels { show: false });
     }
     loop {
         if app.dirty && last_draw.elapsed() >= frame_gap {
@@ -338,35 +322,10 @@ async fn event_loop(
                 Some(Err(e)) => return Err(AppError::ReadTerminal(e)),
                 None => break,
             },
-            e = agent.events.recv() => match e {
+            // `None` only after `Shutdown`; a dead agent is replaced by the supervisor.
+            e = agent.recv() => match e {
                 Some(e) => AppEvent::Engine(e),
-                None => {
-                    // The agent stopped (a bug): a new one takes over from the view, so the
-                    // conversation goes on; a turn it was running ends as failed.
-                    let message = match (&mut agent.task).await {
-                        Err(e) if e.is_panic() => kimi_core::engine::panic_message(e.into_panic()),
-                        _ => "the agent stopped".to_owned(),
-                    };
-                    tracing::error!(%message, "the agent stopped; starting a new one");
-                    let current = match &app.switch.endpoint {
-                        // After `/model` or `/profile`: where the app last sent the agent.
-                        Some(ep) => Backend::new(ep.clone()).unwrap_or_else(|_| backend.clone()),
-                        None => backend.clone(),
-                    };
-                    agent = spawn(app, backend_in(&current, app.connection.mode));
-                    // The policy died with the agent: the view must not claim otherwise.
-                    if !app.always_allow.is_empty() {
-                        app.always_allow.clear();
-                        app.notice(
-                            "The agent restarted: tools allowed with `a` will ask again.",
-                            true,
-                        );
-                    }
-                    if !app.busy {
-                        continue;
-                    }
-                    AppEvent::Engine(EngineEvent::TurnFailed { message })
-                }
+                None => break,
             },
             _ = ticker.tick() => AppEvent::Tick,
             Some(e) = bg_rx.recv() => e,
@@ -406,17 +365,17 @@ async fn event_loop(
             terminal: &mut *terminal,
             events: &mut term_events,
         };
-        run_effects(app, effects, &agent, store, &mut io, &bg_tx);
+        run_effects(app, effects, &mut agent, store, &mut io, &bg_tx);
         // Drain what else is queued (a burst of tokens) before the next frame. Effects run after
         // each event, against the state that asked for them: a save asked for by the last
         // message of a turn writes it even when `Cleared` follows in the same burst.
         for _ in 0..4096 {
-            match agent.events.try_recv() {
-                Ok(e) => {
+            match agent.try_recv() {
+                Some(e) => {
                     let effects = update::update(app, AppEvent::Engine(e), Instant::now());
-                    run_effects(app, effects, &agent, store, &mut io, &bg_tx);
+                    run_effects(app, effects, &mut agent, store, &mut io, &bg_tx);
                 }
-                Err(_) => break,
+                None => break,
             }
         }
         // A failure of the session writer becomes a notice.
@@ -439,7 +398,7 @@ struct TermIo<'a> {
 fn run_effects(
     app: &mut App,
     effects: Vec<Effect>,
-    agent: &AgentHandle,
+    agent: &mut Supervisor,
     store: Option<&SessionStore>,
     io: &mut TermIo<'_>,
     background: &mpsc::UnboundedSender<AppEvent>,
@@ -487,7 +446,6 @@ fn run_effects(
                     app.notice("The agent has stopped; the session was not loaded.", true);
                 }
             }
-            Effect::ListModels(then) => models::spawn_listing(app, then, background),
             Effect::GetPrompt {
                 server,
                 prompt,
@@ -576,13 +534,6 @@ fn edit_in_editor(
         tracing::error!(error = %e, "cannot take the terminal back from the editor");
     }
     result
-}
-
-/// The backend in the mode the view shows (the agent may have switched it).
-fn backend_in(backend: &Backend, mode: kimi_protocol::Mode) -> Backend {
-    let mut endpoint = backend.endpoint().clone();
-    endpoint.mode = mode;
-    Backend::new(endpoint).unwrap_or_else(|_| backend.clone())
 }
 
 /// SIGHUP and SIGTERM as one stream of "stop now".

@@ -296,6 +296,38 @@ fn invalid_arguments_cannot_be_approved_only_fixed() {
 }
 
 #[test]
+fn an_argument_check_of_other_text_or_another_call_is_ignored() {
+    let mut a = app();
+    let mut answer = ask(&mut a, r#"{"city": 42}"#);
+    key(&mut a, KeyCode::Char('e'));
+    let id = a
+        .dialog
+        .as_ref()
+        .and_then(|d| d.id)
+        .expect("an approval id");
+    let checked = |id: u64, arguments: &str| {
+        AppEvent::Engine(EngineEvent::ArgumentsChecked {
+            id,
+            arguments: arguments.into(),
+            result: Ok(Box::new(json!({"city": "Lyon"}))),
+        })
+    };
+    // The editor no longer holds what was checked (keys typed since the save).
+    update(&mut a, checked(id, r#"{"city": "Lyon"}"#));
+    assert!(answer.try_recv().is_err());
+    // A check for another approval.
+    update(&mut a, checked(id + 1, "{\n  \"city\": 42\n}"));
+    assert!(answer.try_recv().is_err());
+    assert!(matches!(
+        a.dialog.as_ref().map(|d| &d.stage),
+        Some(DialogStage::Editing { .. })
+    ));
+    // The answer for what the editor holds decides.
+    noted(update(&mut a, checked(id, "{\n  \"city\": 42\n}")));
+    assert!(answer.try_recv().is_ok());
+}
+
+#[test]
 fn esc_cancels_a_running_generation_and_keeps_the_text() {
     let mut a = app();
     typed(&mut a, "Tell me a story");
@@ -529,6 +561,29 @@ fn retry_drops_the_traces_of_the_replaced_answer() {
         }),
     );
     assert!(a.traces.is_empty() && a.trace_messages.is_empty());
+}
+
+#[test]
+fn an_agent_restart_forgets_always_allow_and_says_so_once() {
+    let mut a = app();
+    a.always_allow.push("get_weather".into());
+    let restarted = || {
+        AppEvent::Engine(EngineEvent::AgentRestarted {
+            message: "boom".into(),
+        })
+    };
+    update(&mut a, restarted());
+    assert!(a.always_allow.is_empty());
+    assert_eq!(
+        notices(&a),
+        [(
+            "The agent restarted: tools allowed with `a` will ask again.".to_owned(),
+            true
+        )]
+    );
+    // Nothing was allowed this time: nothing to say.
+    update(&mut a, restarted());
+    assert_eq!(notices(&a).len(), 1);
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::num::NonZeroU16;
 use std::rc::Rc;
 
 use crossterm::event::KeyCode;
-use kimi_client::BackendError;
+use kimi_core::backend::BackendError;
 use kimi_core::engine::{ApprovalRequest, EngineEvent, SharedTrace};
 use kimi_core::session::{Session, SessionStore};
 use kimi_core::tools::mcp::ToolNote;
