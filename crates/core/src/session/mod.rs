@@ -696,6 +696,20 @@ impl SessionStore {
 fn summarize(path: &Path, id: String) -> Result<SessionSummary, SessionError> {
     let bytes = fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     if journal::is_journal(path)? {
+        if let Some((h, updated_unix_ms, turns, first_line)) = journal::quick_summary(path)? {
+            return Ok(SessionSummary {
+                id,
+                updated_unix_ms,
+                profile: h.profile,
+                mode: h.mode,
+                model: h.model,
+                bytes,
+                first_line,
+                turns,
+                path: path.to_owned(),
+            });
+        }
+        // No summary at the end (an older journal, or a run that stopped mid-turn): replayed.
         let s = journal::read(path)?.session;
         return Ok(SessionSummary {
             id,
@@ -919,6 +933,13 @@ mod tests {
             list.problems
         );
         assert_eq!(store.latest().expect("latest").map(|s| s.id), Some(new.id));
+        // A journal saved whole ends with its summary: the listing reads only its ends.
+        let journal = fs::read_to_string(store.journal_path(&old.id)).expect("read");
+        let last = journal.lines().last().expect("a line");
+        assert!(last.starts_with(r#"{"type":"summary""#), "{last}");
+        assert_eq!(list.sessions[1].first_line, old.first_line());
+        let whole = store.load(&old.id).expect("loads");
+        assert_eq!(list.sessions[1].updated_unix_ms, whole.updated_unix_ms);
     }
 
     #[test]
