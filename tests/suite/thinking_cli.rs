@@ -153,7 +153,13 @@ fn a_journal_keeps_each_answers_reasoning_and_a_resumed_view_shows_it_folded() {
     };
     let mut app =
         kimi_ui::app::state::App::new(connection, kimi_core::tools::Toolbox::default(), None);
-    kimi_ui::app::saved::restore(&mut app, back);
+    for e in kimi_core::engine::replay::resume_events(&back, None).0 {
+        kimi_ui::app::update::update(
+            &mut app,
+            kimi_ui::app::event::AppEvent::Engine(e),
+            std::time::Instant::now(),
+        );
+    }
     let turns: Vec<_> = app
         .entries
         .iter()

@@ -168,6 +168,12 @@ pub enum Record {
         messages: usize,
         traces: usize,
     },
+    /// A call ran and ended so (its result is the tool message recorded next).
+    ToolEnd {
+        at: u64,
+        #[serde(flatten)]
+        end: super::ToolEnd,
+    },
     /// What a listing shows of the session as it stands after the records before it: appended
     /// after each change worth listing, so that a listing reads the header and the last line
     /// instead of the whole journal. Replaying ignores it but for its time.
@@ -357,6 +363,10 @@ pub fn records_of(session: &Session) -> Vec<Record> {
         partial: p.clone(),
         more: false,
     }));
+    out.extend(session.tool_ends.iter().map(|end| Record::ToolEnd {
+        at,
+        end: end.clone(),
+    }));
     out.push(summary_of(&session.messages, at));
     out
 }
@@ -393,6 +403,7 @@ impl Replay {
                 messages: Vec::new(),
                 traces: Vec::new(),
                 partial: Vec::new(),
+                tool_ends: Vec::new(),
             },
         }
     }
@@ -469,9 +480,17 @@ impl Replay {
                 s.messages.truncate(messages);
                 s.traces.truncate(traces);
                 s.partial.retain(|p| p.after_message < messages);
+                let calls: std::collections::HashSet<&str> = (s.messages.iter())
+                    .flat_map(|m| m.tool_calls.iter().map(|c| c.id.as_str()))
+                    .collect();
+                s.tool_ends.retain(|e| calls.contains(e.call_id.as_str()));
                 at
             }
             Record::Summary { at, .. } => at,
+            Record::ToolEnd { at, end } => {
+                s.tool_ends.push(end);
+                at
+            }
         };
         s.updated_unix_ms = s.updated_unix_ms.max(at);
         Ok(())

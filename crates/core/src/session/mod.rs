@@ -14,6 +14,7 @@
 mod export;
 pub mod journal;
 mod lock;
+mod resume;
 pub mod time;
 mod validate;
 pub mod writer;
@@ -30,6 +31,7 @@ use serde::{Deserialize, Serialize};
 
 pub use export::{to_markdown, to_openai_json};
 pub use lock::SessionLock;
+pub use resume::{Resumed, open_for_start, open_stored};
 
 use kimi_client::Endpoint;
 use kimi_protocol::trace::REDACTED;
@@ -64,6 +66,55 @@ pub struct Session {
     /// files without any, so version-1 readers and writers are unaffected.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partial: Vec<PartialAnswer>,
+    /// How each call that ran ended, by call id (journals only; empty in older files): a
+    /// resumed session shows its tool panes as they were shown live.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_ends: Vec<ToolEnd>,
+}
+
+/// How a call that ran ended, as saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolEnd {
+    pub call_id: String,
+    pub exit: ToolExit,
+    pub duration_ns: u64,
+}
+
+/// [`crate::tools::ExitKind`] as saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolExit {
+    Exited(i32),
+    Signaled(i32),
+    TimedOut,
+    Cancelled,
+    FailedToStart(String),
+}
+
+impl From<&crate::tools::ExitKind> for ToolExit {
+    fn from(e: &crate::tools::ExitKind) -> Self {
+        use crate::tools::ExitKind as E;
+        match e {
+            E::Exited(c) => ToolExit::Exited(*c),
+            E::Signaled(s) => ToolExit::Signaled(*s),
+            E::TimedOut => ToolExit::TimedOut,
+            E::Cancelled => ToolExit::Cancelled,
+            E::FailedToStart(m) => ToolExit::FailedToStart(m.clone()),
+        }
+    }
+}
+
+impl From<&ToolExit> for crate::tools::ExitKind {
+    fn from(e: &ToolExit) -> Self {
+        use crate::tools::ExitKind as E;
+        match e {
+            ToolExit::Exited(c) => E::Exited(*c),
+            ToolExit::Signaled(s) => E::Signaled(*s),
+            ToolExit::TimedOut => E::TimedOut,
+            ToolExit::Cancelled => E::Cancelled,
+            ToolExit::FailedToStart(m) => E::FailedToStart(m.clone()),
+        }
+    }
 }
 
 /// What had arrived of an answer when it was last saved.
@@ -208,6 +259,7 @@ impl Session {
             messages: Vec::new(),
             traces: Vec::new(),
             partial: Vec::new(),
+            tool_ends: Vec::new(),
         }
     }
 
@@ -242,14 +294,14 @@ impl Session {
     }
 }
 
-fn count_turns(messages: &[Message]) -> usize {
+pub(crate) fn count_turns(messages: &[Message]) -> usize {
     messages.iter().filter(|m| m.role == "user").count()
 }
 
 /// Longest `first_line`, in characters.
 pub(crate) const FIRST_LINE_CHARS: usize = 60;
 
-fn first_line(messages: &[Message]) -> String {
+pub(crate) fn first_line(messages: &[Message]) -> String {
     let Some(m) = messages.iter().find(|m| m.role == "user") else {
         return String::new();
     };
