@@ -10,6 +10,7 @@ use serde_json::Value;
 fn bin() -> Command {
     let state = std::env::temp_dir().join(format!("kimi-tui-test-state-{}", std::process::id()));
     let mut c = Command::new(env!("CARGO_BIN_EXE_kimi-tui"));
+    c.env("XDG_DATA_HOME", state.join("data"));
     c.env("XDG_STATE_HOME", state);
     c
 }
