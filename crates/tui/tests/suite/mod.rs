@@ -12,6 +12,7 @@ mod app_update;
 mod inspector_k3;
 mod reasoning_cell;
 mod recorded;
+mod sessions_listing;
 mod token_view;
 mod transcript_view;
 mod ui_snapshots;
