@@ -97,6 +97,9 @@ impl Io {
         match op {
             Op::Cancel => self.cancel.cancel(),
             Op::Shutdown => {
+                if let Some(r) = self.recorder.as_mut() {
+                    r.close();
+                }
                 self.cancel.cancel();
                 self.queued.push_back(Op::Shutdown);
             }

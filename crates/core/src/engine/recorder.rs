@@ -398,6 +398,25 @@ impl Recorder {
         });
     }
 
+    /// The agent is stopping mid-turn (quit, a closed terminal): the answer streaming now is
+    /// saved as it stands, as a partial answer (shown interrupted when resumed, never sent), and
+    /// nothing after it is recorded: the cancelled turn's end would make it a message.
+    pub(crate) fn close(&mut self) {
+        if self.paused || self.off {
+            return;
+        }
+        let at = now_unix_ms();
+        let mut records = Vec::new();
+        if self.live.as_ref().is_some_and(|l| !l.is_empty()) {
+            self.partial(at, Instant::now(), &mut records);
+        }
+        if !records.is_empty() {
+            // What it would tell (the journal started, or failed) has nobody left to hear it.
+            self.write(records, &mut Vec::new());
+        }
+        self.paused = true;
+    }
+
     /// Wait (at most `timeout`) until every writer has written and fsynced what it was sent;
     /// `false` when one took longer. Blocks: run it off the async tasks.
     pub fn flush(&mut self, timeout: Duration) -> bool {

@@ -220,3 +220,45 @@ async fn an_answer_cut_by_a_crash_is_kept_and_comes_back_as_an_interrupted_round
     assert!(open_stored(&store, &meta.id).is_err());
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn stopping_mid_answer_keeps_it_as_the_interrupted_answer_it_was() {
+    let opts = MockOptions {
+        delay_ms: 100,
+        ..MockOptions::default()
+    };
+    let server = MockServer::start(opts, 0).await.expect("mock starts");
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut agent = agent(&server);
+    let (meta, handoff) = new_session(&store);
+    assert!(agent.send(Op::Record(handoff)));
+    assert!(agent.send(Op::UserTurn {
+        text: "Tell me a story.".into()
+    }));
+    // Two pieces of the answer: the second within the second after the first save, so that
+    // only the way out writes it.
+    let mut got = String::new();
+    let mut texts = 0;
+    while texts < 2 {
+        if let EngineEvent::Stream(kimi_protocol::StreamEvent::Text(t)) = next(&mut agent).await {
+            got.push_str(&t);
+            texts += 1;
+        }
+    }
+    // Quit (or a closed terminal): the answer so far is saved whole, not made a message.
+    assert!(agent.send(Op::Shutdown));
+    while agent.events.recv().await.is_some() {}
+    (&mut agent.task).await.expect("the agent ends");
+    let saved = store.load(&meta.id).expect("loads");
+    assert_eq!(
+        saved.messages.len(),
+        2,
+        "system and user: {:?}",
+        saved.messages
+    );
+    assert_eq!(saved.partial.len(), 1);
+    let streamed = &saved.partial[0].content;
+    assert!(streamed.starts_with(&got), "{streamed:?} after {got:?}");
+    server.shutdown().await;
+}
