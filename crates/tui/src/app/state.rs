@@ -39,7 +39,7 @@ impl Entry {
 }
 
 /// A transcript cell's identity, unique in the process: `CellId::default()` draws a new one,
-/// so a cell built anywhere (update, session restore, tests) never shares another's rows.
+/// so a cell built anywhere (update, a resumed session's history, tests) never shares another's rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CellId(u64);
 
