@@ -56,6 +56,7 @@ fn run_bin(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
         .env("XDG_CONFIG_HOME", dir.path().join("config"))
         .env("XDG_DATA_HOME", dir.path().join("data"))
         .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("XDG_DATA_HOME", dir.path().join("data"))
         .stdin(Stdio::null())
         .stdout(Stdio::from(
             std::fs::File::create(dir.path().join("out")).expect("out"),

@@ -1,9 +1,11 @@
 //! What goes into the agent ([`Op`]) and what comes out ([`EngineEvent`]).
 
 use super::approval::{ApprovalRequest, Decision};
+pub use super::session_op::SessionHandoff;
 use super::shared_trace::SharedTrace;
 use super::switchboard::ProfileChoice;
 use super::tools_report::ToolsReport;
+use crate::session::Session;
 use crate::tools::{CallProblem, ToolResult};
 use kimi_client::{BackendError, Endpoint, ModelList};
 use kimi_protocol::{Message, ToolCall};
@@ -52,13 +54,6 @@ pub enum Op {
     /// [`EngineEvent::Truncated`]). Applied when the turn ends; an index past the last user
     /// message is refused with a notice.
     Rewind { user_index: usize },
-    /// Replace the conversation and its traces with a saved session's (`/sessions`), the
-    /// traces shared with the caller's view. Applied when the turn ends; reported as
-    /// [`EngineEvent::Loaded`].
-    Load {
-        messages: Vec<Message>,
-        traces: Vec<(usize, SharedTrace)>,
-    },
     // Switching without restarting.
     /// Send the next requests to this endpoint (`/model`, `/profile`: server, key, mode,
     /// model, template, thinking, sampling, timeouts, retries), with at most `max_rounds`
@@ -93,6 +88,19 @@ pub enum Op {
     /// Make the agent's task panic, for the supervisor's tests.
     #[cfg(test)]
     PanicForTest,
+    // Sessions.
+    /// Record the conversation from now on into a session (see [`SessionHandoff`]): a new one,
+    /// or a saved one continued, whose history is reported first as the events a live turn
+    /// produces, between [`EngineEvent::Resuming`] and [`EngineEvent::Resumed`]. Applied when
+    /// the turn ends.
+    Record(SessionHandoff),
+    /// `/sessions`: lock and read the stored session `id` (off the agent's task), then
+    /// continue it as [`Op::Record`] does; on failure a notice, and the conversation stays.
+    /// Applied when the turn ends.
+    Resume {
+        store: crate::session::SessionStore,
+        id: String,
+    },
 }
 
 /// How a new system prompt changed the conversation.
@@ -189,9 +197,6 @@ pub enum EngineEvent {
     /// `/retry` or [`Op::Rewind`]: the conversation now has `messages` messages and `traces`
     /// traces.
     Truncated { messages: usize, traces: usize },
-    /// [`Op::Load`]: the conversation is now a saved session's, with this many messages and
-    /// traces.
-    Loaded { messages: usize, traces: usize },
     /// Requests now go out in this mode.
     ModeSet(Mode),
     /// Something to tell the user that is not part of a turn (a failed mode switch).
@@ -257,6 +262,25 @@ pub enum EngineEvent {
     },
     /// Answer to [`Op::ToolsReport`].
     Tools { report: Box<ToolsReport> },
+    // Sessions.
+    /// The conversation is recorded into this session's journal, written from now on (its
+    /// messages and traces are empty here).
+    SessionStarted { meta: Box<Session> },
+    /// Saving failed and is off for this run: `reason` says why, as a notice.
+    SessionStopped { reason: String },
+    /// A saved session replaces the conversation: its history follows as the events a live
+    /// turn produces, up to [`EngineEvent::Resumed`]. `notice`: what to tell the user first
+    /// (a cut-off last record, a fork), safe to show.
+    Resuming {
+        meta: Box<Session>,
+        notice: Option<String>,
+    },
+    /// The saved session's history has been reported; it holds `turns` user messages, and
+    /// `meta.partial` the interrupted answers shown in it.
+    Resumed { meta: Box<Session>, turns: usize },
+    /// A saved answer that was still streaming when the run that streamed it stopped: the
+    /// round reported since `RoundStarted` ends here, interrupted (resumed history only).
+    RoundInterrupted,
 }
 
 /// How a turn ended.

@@ -1,15 +1,10 @@
 //! The supervisor's copy of what the agent owns (system prompt, conversation, traces), kept
-//! from the events the agent reports (they are every change to it, in order) and the
-//! sessions it is sent to load: what a new agent starts from when the old one's task died.
+//! from the events the agent reports (they are every change to it, in order; a resumed
+//! session's history among them): what a new agent starts from when the old one's task died.
 
-use std::collections::VecDeque;
-
-use super::event::{EngineEvent, Op, SystemChange, set_system};
+use super::event::{EngineEvent, SystemChange, set_system};
 use super::shared_trace::SharedTrace;
 use kimi_protocol::Message;
-
-/// A saved session sent to be loaded: its messages and traces.
-type Session = (Vec<Message>, Vec<(usize, SharedTrace)>);
 
 #[derive(Debug, Default)]
 pub(crate) struct Mirror {
@@ -17,8 +12,6 @@ pub(crate) struct Mirror {
     pub conversation: Vec<Message>,
     /// Each trace with the index of its message (for one still streaming: the next message).
     pub traces: Vec<(usize, SharedTrace)>,
-    /// Sessions sent with [`Op::Load`], applied when the agent reports them loaded.
-    loads: VecDeque<Session>,
 }
 
 impl Mirror {
@@ -31,14 +24,6 @@ impl Mirror {
             system_prompt,
             conversation,
             traces,
-            loads: VecDeque::new(),
-        }
-    }
-
-    /// An operation went to the agent.
-    pub fn sent(&mut self, op: &Op) {
-        if let Op::Load { messages, traces } = op {
-            self.loads.push_back((messages.clone(), traces.clone()));
         }
     }
 
@@ -47,6 +32,10 @@ impl Mirror {
         match e {
             EngineEvent::MessageAppended { index, message } => {
                 self.conversation.truncate(*index);
+                // A resumed session's system prompt arrives as its first message.
+                if *index == 0 && message.role == "system" {
+                    self.system_prompt = Some(message.text());
+                }
                 self.conversation.push((**message).clone());
             }
             EngineEvent::TraceStarted { index, trace } => {
@@ -75,14 +64,10 @@ impl Mirror {
                 self.conversation.truncate(*messages);
                 self.traces.truncate(*traces);
             }
-            EngineEvent::Loaded { .. } => {
-                if let Some((messages, traces)) = self.loads.pop_front() {
-                    if let Some(m) = messages.first().filter(|m| m.role == "system") {
-                        self.system_prompt = Some(m.text());
-                    }
-                    self.conversation = messages;
-                    self.traces = traces;
-                }
+            // A saved session replaces the conversation: its history follows as events.
+            EngineEvent::Resuming { .. } => {
+                self.conversation.clear();
+                self.traces.clear();
             }
             _ => {}
         }
@@ -102,7 +87,7 @@ mod tests {
     }
 
     #[test]
-    fn the_mirror_follows_appends_traces_system_prompts_truncation_and_loads() {
+    fn the_mirror_follows_appends_traces_system_prompts_truncation_and_resumes() {
         let mut m = Mirror::default();
         m.observe(&appended(0, Message::user("a")));
         let trace = SharedTrace::new(Trace::default());
@@ -127,19 +112,21 @@ mod tests {
             traces: 0,
         });
         assert_eq!((m.conversation.len(), m.traces.len()), (2, 0));
-        let load = Op::Load {
-            messages: vec![Message::system("saved"), Message::user("x")],
-            traces: vec![(1, trace)],
-        };
-        m.sent(&load);
-        assert_eq!(
-            m.conversation.len(),
-            2,
-            "nothing changes before the agent loads it"
-        );
-        m.observe(&EngineEvent::Loaded {
-            messages: 2,
-            traces: 1,
+        m.observe(&EngineEvent::Resuming {
+            meta: Box::new(crate::session::Session::new(
+                "p",
+                kimi_protocol::Mode::Raw,
+                "m",
+                "http://127.0.0.1:1",
+            )),
+            notice: None,
+        });
+        assert!(m.conversation.is_empty() && m.traces.is_empty());
+        m.observe(&appended(0, Message::system("saved")));
+        m.observe(&appended(1, Message::user("x")));
+        m.observe(&EngineEvent::TraceStarted {
+            index: 0,
+            trace: trace.clone(),
         });
         assert_eq!(m.conversation[1].text(), "x");
         assert_eq!(m.system_prompt.as_deref(), Some("saved"));

@@ -147,6 +147,22 @@ impl Supervisor {
         Some(e)
     }
 
+    /// After `Shutdown`: wait at most `wait` for the agent's task to end (its recorder writes
+    /// what it has on the way out), then the events it reported meanwhile.
+    pub async fn stopped(&mut self, wait: std::time::Duration) -> Vec<EngineEvent> {
+        if tokio::time::timeout(wait, &mut self.agent.task)
+            .await
+            .is_err()
+        {
+            tracing::error!("the agent did not stop within {wait:?}");
+        }
+        let mut events: Vec<EngineEvent> = self.own.drain(..).collect();
+        while let Ok(e) = self.agent.events.try_recv() {
+            events.push(e);
+        }
+        events
+    }
+
     fn forward(&mut self, op: Op) -> bool {
         match &op {
             Op::UserTurn { .. } | Op::Retry => self.running = true,
@@ -164,7 +180,6 @@ impl Supervisor {
             }
             _ => {}
         }
-        self.mirror.sent(&op);
         self.agent.send(op)
     }
 
@@ -330,7 +345,6 @@ impl Supervisor {
 
     /// An operation the switchboard made: the agent applies it and reports it.
     fn agent_send(&mut self, op: Op) -> bool {
-        self.mirror.sent(&op);
         self.agent.send(op)
     }
 

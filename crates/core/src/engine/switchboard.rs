@@ -170,7 +170,8 @@ impl Switchboard {
         )
     }
 
-    pub(crate) fn backend(&self) -> Result<Backend, BackendError> {
+    /// A client for the endpoint in use (what an agent is started with).
+    pub fn backend(&self) -> Result<Backend, BackendError> {
         Backend::new(self.endpoint.clone())
     }
 

@@ -330,7 +330,8 @@ pub(crate) fn waits_for_turn_end(op: &Op) -> bool {
             | Op::Retry
             | Op::Shutdown
             | Op::Rewind { .. }
-            | Op::Load { .. }
+            | Op::Record(_)
+            | Op::Resume { .. }
     )
 }
 

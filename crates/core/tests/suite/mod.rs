@@ -1,5 +1,6 @@
 mod agent;
 mod engine;
+mod recorder;
 mod retries;
 mod rewind;
 mod switching;

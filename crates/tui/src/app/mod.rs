@@ -14,18 +14,17 @@ pub mod editor;
 pub mod elicit;
 mod error;
 pub mod event;
+pub mod export;
 pub mod history_file;
 pub mod history_search;
 pub(crate) mod inspector_tokens;
 pub(crate) mod inspector_trace;
-mod journal_sync;
 pub mod key_reference;
 pub(crate) mod keys;
 pub mod mcp_prompts;
 pub mod mcp_view;
 pub mod models;
 pub mod models_context;
-pub(crate) mod partial;
 pub mod paste;
 pub mod picker;
 mod picker_rewind;
@@ -33,9 +32,8 @@ pub mod picker_sessions;
 pub mod queue;
 pub mod reasoning;
 mod reasoning_update;
-mod resume;
+mod resumed;
 pub mod retry;
-pub mod saved;
 pub mod state;
 pub(crate) mod terminal;
 mod toggles;
@@ -53,8 +51,8 @@ pub use error::AppError;
 use event::{AppEvent, Effect};
 use kimi_core::config::{Resolved, ThemeChoice};
 use kimi_core::engine::StartError;
-use kimi_core::engine::{EVENT_QUEUE, Op, Supervisor, SupervisorInit, Switchboard};
-use kimi_core::session::SessionStore;
+use kimi_core::engine::{EVENT_QUEUE, Op, SessionHandoff, Supervisor, SupervisorInit, Switchboard};
+use kimi_core::session::{Resumed, SessionError, SessionStore};
 use kimi_core::tools::Toolbox;
 use state::{App, Connection};
 
@@ -146,8 +144,12 @@ where
         model: view.model.clone(),
         host: view.host.clone(),
     };
-    let (store, resumed, note) = resume::open_sessions(&start)?;
-    let session = board.session();
+    let (store, resumed, note) = open_sessions(&start)?;
+    // What the agent records into: the session continued, or a new one.
+    let recording = store.as_ref().map(|store| match resumed {
+        Some(r) => SessionHandoff::resume(store.clone(), r),
+        None => SessionHandoff::new_session(store.clone(), board.session()),
+    });
     let secrets = board.redactions();
     let mut app = App::new(connection, toolbox.clone(), profile.system_prompt.clone());
     if history {
@@ -166,19 +168,6 @@ where
     app.secrets = secrets;
     app.inspector.stall_ms = profile.inspector_stall_ms;
     app.logprobs = view.logprobs;
-    match resumed {
-        Some(r) => {
-            saved::restore(&mut app, r.session);
-            app.lock = Some(r.lock);
-            if r.forked {
-                // A new id: its first write must create the file, never replace one.
-                app.saved = None;
-            } else if !r.journal {
-                saved::continue_old_file(&mut app);
-            }
-        }
-        None => app.session = store.as_ref().map(|_| session),
-    }
     if let Some(n) = note {
         app.notice(n, false);
     }
@@ -196,23 +185,36 @@ where
     let mcp = toolbox.mcp().cloned();
     app.keyboard_enhanced = guard.keyboard_enhanced;
     app.no_color = crate::ui::no_color::requested();
+    // The agent owns the conversation from here on; the app keeps its view. Its supervisor
+    // starts a new one should its task die.
+    let init = SupervisorInit {
+        toolbox: toolbox.clone(),
+        system_prompt: app.system_prompt.clone(),
+        conversation: Vec::new(),
+        traces: Vec::new(),
+    };
+    let mut agent = Supervisor::spawn(board, init, EVENT_QUEUE).map_err(StartError::from)?;
+    if let Some(r) = recording {
+        agent.send(Op::Record(r));
+    }
     let result = event_loop(
         &mut guard.terminal,
         &mut app,
-        board,
+        &mut agent,
         toolbox,
         store.as_ref(),
     )
     .await;
+    // However the loop ended (quit, a signal, a terminal error), the agent stops: a running
+    // turn is cancelled, and its recorder writes what it has, given time to finish.
+    agent.send(Op::Shutdown);
     if let Some(hub) = mcp {
-        // HTTP sessions are closed (DELETE) while the final save runs below.
+        // HTTP sessions are closed (DELETE) while the final save runs.
         hub.close(MCP_CLOSE_WAIT).await;
     }
-    // However the loop ended (quit, a signal, a terminal error), what has streamed since the
-    // last timed save is written too, and the writer is given time to finish.
-    saved::save(&mut app, store.as_ref());
-    if !saved::flush(&mut app, FINAL_SAVE_WAIT) {
-        tracing::error!("the session writer did not finish within {FINAL_SAVE_WAIT:?}");
+    // What the agent reported while it stopped (its journal being started, or failing).
+    for e in agent.stopped(FINAL_SAVE_WAIT).await {
+        update::update(&mut app, AppEvent::Engine(e), Instant::now());
     }
     drop(guard);
     drop(keep_alive);
@@ -220,6 +222,21 @@ where
         println!("{text}");
     }
     result
+}
+
+type OpenedSessions = (Option<SessionStore>, Option<Resumed>, Option<String>);
+
+/// The session store (if there is one), the saved session to continue, if asked for (locked
+/// and read, so that a bad one stops the start with its message), and a notice for the user.
+fn open_sessions(start: &Start) -> Result<OpenedSessions, SessionError> {
+    let store = match SessionStore::open_default() {
+        Ok(s) => s,
+        Err(e) if start.resume || start.session.is_some() => return Err(e),
+        Err(e) => return Ok((None, None, Some(format!("Sessions are not saved: {e}")))),
+    };
+    let (resumed, note) =
+        kimi_core::session::open_for_start(&store, start.resume, start.session.as_deref())?;
+    Ok((Some(store), resumed, note))
 }
 
 /// The prompt history of earlier runs, recalled with Up and Ctrl-R; this run's prompts are
@@ -240,7 +257,6 @@ fn attach_history(app: &mut App, secrets: Vec<String>) {
 /// continues it. Nothing for a run that saved nothing (a demo where nothing was sent).
 pub fn resume_hint(app: &App) -> Option<String> {
     let session = app.session.as_ref()?;
-    app.saved?;
     Some(format!(
         "Session {id} saved. Continue it with:\n  kimi-tui --session {id}",
         id = session.id
@@ -250,25 +266,10 @@ pub fn resume_hint(app: &App) -> Option<String> {
 async fn event_loop(
     terminal: &mut terminal::Term,
     app: &mut App,
-    board: Switchboard,
+    agent: &mut Supervisor,
     toolbox: Toolbox,
     store: Option<&SessionStore>,
 ) -> Result<(), AppError> {
-    // The agent owns the conversation from here on; the app keeps its view. Its supervisor
-    // starts a new one should its task die.
-    let init = SupervisorInit {
-        toolbox: toolbox.clone(),
-        system_prompt: app.system_prompt.clone(),
-        conversation: app.conversation.clone(),
-        // The same traces, shared: nothing is copied.
-        traces: app
-            .trace_messages
-            .iter()
-            .copied()
-            .zip(app.traces.iter().cloned())
-            .collect(),
-    };
-    let mut agent = Supervisor::spawn(board, init, EVENT_QUEUE).map_err(StartError::from)?;
     let mut term_events = crossterm::event::EventStream::new();
     let mut stop = stop_signals().map_err(AppError::Signals)?;
     let mut ticker = tokio::time::interval(Duration::from_millis(100));
@@ -365,7 +366,7 @@ async fn event_loop(
             terminal: &mut *terminal,
             events: &mut term_events,
         };
-        run_effects(app, effects, &mut agent, store, &mut io, &bg_tx);
+        run_effects(app, effects, agent, store, &mut io, &bg_tx);
         // Drain what else is queued (a burst of tokens) before the next frame. Effects run after
         // each event, against the state that asked for them: a save asked for by the last
         // message of a turn writes it even when `Cleared` follows in the same burst.
@@ -373,16 +374,14 @@ async fn event_loop(
             match agent.try_recv() {
                 Some(e) => {
                     let effects = update::update(app, AppEvent::Engine(e), Instant::now());
-                    run_effects(app, effects, &mut agent, store, &mut io, &bg_tx);
+                    run_effects(app, effects, agent, store, &mut io, &bg_tx);
                 }
                 None => break,
             }
         }
-        // A failure of the session writer becomes a notice.
-        saved::poll(app);
         if app.should_quit {
-            // A running turn is cancelled; what arrived is already in the view.
-            agent.send(Op::Shutdown);
+            // A running turn is cancelled (the agent is stopped on the way out); what arrived
+            // is already in the view.
             break;
         }
     }
@@ -411,8 +410,17 @@ fn run_effects(
                 }
             }
             Effect::SaveTrace(trace) => inspector_trace::save_trace(app, *trace, &state_dir()),
-            Effect::SaveSession => saved::save(app, store),
-            Effect::Export { markdown, path } => saved::export_to(app, markdown, path.as_deref()),
+            Effect::Export { markdown, path } => {
+                let session = export::snapshot(app);
+                let events = background.clone();
+                tokio::task::spawn_blocking(move || {
+                    let result = match session {
+                        Some(s) => export::write(&s, markdown, path),
+                        None => Err(export::ExportError::NoSession),
+                    };
+                    let _ = events.send(AppEvent::Exported(result));
+                });
+            }
             Effect::Quit => app.should_quit = true,
             // Getting text out, compose.
             Effect::Copy { text, what } => copied(app, &text, &what),
@@ -435,17 +443,29 @@ fn run_effects(
                 }
             }
             Effect::ListSessions => match store {
-                Some(s) => picker_sessions::open(app, s.list()),
+                // Every file's ends are read, or whole for an older journal: never on the
+                // loop, which keeps drawing meanwhile.
+                Some(s) => {
+                    let (store, events) = (s.clone(), background.clone());
+                    tokio::task::spawn_blocking(move || {
+                        let list = Box::new(store.list());
+                        let _ = events.send(AppEvent::SessionsListed(list));
+                    });
+                }
                 None => app.notice("Sessions are not saved in this run: none to list.", true),
             },
-            Effect::ResumeSession { id } => {
-                let op = store.and_then(|s| picker_sessions::resume(app, s, &id));
-                if let Some(op) = op
-                    && !agent.send(op)
-                {
-                    app.notice("The agent has stopped; the session was not loaded.", true);
+            Effect::ResumeSession { id } => match store {
+                Some(s) => {
+                    let op = Op::Resume {
+                        store: s.clone(),
+                        id,
+                    };
+                    if !agent.send(op) {
+                        app.notice("The agent has stopped; the session was not loaded.", true);
+                    }
                 }
-            }
+                None => app.notice("Sessions are not saved in this run.", true),
+            },
             Effect::GetPrompt {
                 server,
                 prompt,

@@ -9,9 +9,7 @@ use ratatui_textarea::{CursorMove, TextArea};
 use super::commands::{self, SlashCommand};
 use super::event::{AppEvent, Effect};
 use super::keys::{Action, Context, lookup};
-use super::partial::Streaming;
 use super::paste;
-use super::saved;
 use super::state::*;
 use super::view;
 use kimi_core::engine::{Decision, EngineEvent, Op, ToolsReport};
@@ -50,11 +48,10 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
         AppEvent::ResourcesRead { message, result } => {
             super::attach::read(app, message, result, fx)
         }
+        AppEvent::SessionsListed(list) => super::picker_sessions::open(app, *list),
+        AppEvent::Exported(result) => super::export::exported(app, result),
         AppEvent::Tick => {
             super::elicit::drop_abandoned(app);
-            if saved::partial_due(app, app.now) {
-                fx.push(Effect::SaveSession);
-            }
             super::reasoning_update::tick(app, app.now);
             super::retry::tick(app, app.now);
             // Spinners and elapsed times move only while something runs.
@@ -986,8 +983,6 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             app.entries
                 .push(Entry::Assistant(Box::new(AssistantTurn::new(None))));
             app.turn_entry = Some(app.entries.len() - 1);
-            app.streaming = Some(Streaming::new(app.conversation.len()));
-            app.change_rev += 1;
             app.activity = Activity::Streaming {
                 since: app.now,
                 chunks: 0,
@@ -998,11 +993,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             error, cancelled, ..
         } => {
             super::retry::ended(app, false);
-            // The round's message (or its failure) replaces what was saved of it as it streamed.
-            app.streaming = None;
             super::reasoning_update::answer_started(app);
-            app.change_rev += 1;
-            fx.push(Effect::SaveSession);
             if let Some(t) = app.current_turn() {
                 t.state = match (&error, cancelled) {
                     (Some(e), _) => {
@@ -1017,7 +1008,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             app.activity = Activity::Idle;
         }
         EngineEvent::MessageAppended { index, message } => {
-            view::appended(app, index, *message, fx);
+            view::appended(app, index, *message);
             super::models_context::check(app);
         }
         EngineEvent::TraceStarted { index, trace } => {
@@ -1033,7 +1024,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         EngineEvent::TurnDone { outcome } => {
             super::retry::ended(app, false);
             super::models::after_turn(app, fx);
-            view::turn_done(app, &outcome, fx);
+            view::turn_done(app, &outcome);
             // A cancelled or failed turn sends nothing queued: it goes back into the input.
             let stopped = outcome.cancelled || outcome.error.is_some();
             if let Some(text) = super::queue::next(app, stopped) {
@@ -1042,20 +1033,16 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         }
         EngineEvent::TurnFailed { message } => {
             super::retry::ended(app, false);
-            view::turn_failed(app, &message, fx);
+            view::turn_failed(app, &message);
             let _ = super::queue::next(app, true);
         }
-        EngineEvent::SystemSet { prompt, change } => view::system_set(app, prompt, change, fx),
+        EngineEvent::SystemSet { prompt, change } => view::system_set(app, prompt, change),
         EngineEvent::Cleared => {
             view::cleared(app);
             super::models_context::forget_measure(app);
         }
         EngineEvent::Truncated { messages, traces } => {
-            view::truncated(app, messages, traces, fx);
-            super::models_context::forget_measure(app);
-        }
-        EngineEvent::Loaded { messages, traces } => {
-            super::picker_sessions::loaded(app, messages, traces);
+            view::truncated(app, messages, traces);
             super::models_context::forget_measure(app);
         }
         EngineEvent::EndpointSet {
@@ -1099,6 +1086,13 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         EngineEvent::ProfileChosen { choice } => super::models::profile_chosen(app, *choice, fx),
         EngineEvent::AgentRestarted { message } => {
             tracing::error!(%message, "the agent restarted");
+            // The session's recorder died with the agent: saving is off, said so.
+            if app.session.take().is_some() {
+                app.notice(
+                    "The agent restarted: this session is no longer saved.",
+                    true,
+                );
+            }
             // The policy died with the agent: the view must not claim otherwise.
             if !app.always_allow.is_empty() {
                 app.always_allow.clear();
@@ -1155,6 +1149,20 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
                 }
             }
         }
+        EngineEvent::SessionStarted { meta } => app.session = Some(*meta),
+        EngineEvent::SessionStopped { reason } => {
+            app.session = None;
+            app.notice(reason, true);
+        }
+        EngineEvent::Resuming { meta, notice } => super::resumed::resuming(app, *meta, notice),
+        EngineEvent::Resumed { meta, turns } => super::resumed::resumed(app, *meta, turns),
+        EngineEvent::RoundInterrupted => {
+            if let Some(t) = app.current_turn() {
+                t.state = TurnState::Interrupted;
+                t.rev += 1;
+            }
+            app.activity = Activity::Idle;
+        }
         EngineEvent::ToolFinished { call, outcome, .. } => {
             app.activity = Activity::Idle;
             if let Some(p) = app.pane_for_call(&call.id) {
@@ -1197,17 +1205,15 @@ fn stream(app: &mut App, s: StreamEvent) {
         }
         StreamEvent::Text(t) => {
             super::reasoning_update::answer_started(app);
-            super::partial::push_text(app, &t);
+            if let Some(turn) = app.current_turn() {
+                turn.push_text(&t);
+            }
         }
         // Never part of the answer: the reasoning cell holds it.
         StreamEvent::Reasoning(t) => super::reasoning_update::reasoning(app, &t),
         StreamEvent::ReasoningWasText => super::reasoning_update::reasoning_was_text(app),
         StreamEvent::ToolCallBegin { index, id, name } => {
             super::reasoning_update::answer_started(app);
-            if let Some(s) = app.streaming.as_mut() {
-                s.call_begin(index, &id, &name);
-                app.change_rev += 1;
-            }
             if let Some(t) = app.current_turn() {
                 // Kept as received: engine events match panes by the exact id; the pane
                 // escapes both when it draws them.
@@ -1216,10 +1222,6 @@ fn stream(app: &mut App, s: StreamEvent) {
             }
         }
         StreamEvent::ToolCallArgs { index, delta } => {
-            if let Some(s) = app.streaming.as_mut() {
-                s.call_args(index, &delta);
-                app.change_rev += 1;
-            }
             if let Some(p) = app.current_turn().and_then(|t| t.pane_mut(index)) {
                 p.arguments.push_str(&delta);
             }
