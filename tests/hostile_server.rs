@@ -56,6 +56,7 @@ fn run_bin(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
         .env("XDG_CONFIG_HOME", dir.path().join("config"))
         .env("XDG_DATA_HOME", dir.path().join("data"))
         .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("XDG_DATA_HOME", dir.path().join("data"))
         .stdin(Stdio::null())
         .stdout(Stdio::from(
             std::fs::File::create(dir.path().join("out")).expect("out"),
@@ -416,19 +417,16 @@ async fn a_password_in_base_url_is_never_shown_or_saved() {
     let backend = Backend::new(ep).expect("client");
     let mut announced = Vec::new();
     let mut trace = kimi_protocol::Trace::default();
-    let result = backend
-        .stream_turn(
-            &[Message::user("hi")],
-            &[],
-            &CancellationToken::new(),
-            &mut |e| {
-                trace.record(&e);
-                if let StreamEvent::Request(r) = e {
-                    announced.push(r.url);
-                }
-            },
-        )
+    let (events, result) = backend
+        .stream_turn(&[Message::user("hi")], &[], &CancellationToken::new())
+        .events_and_result()
         .await;
+    for e in events {
+        trace.record(&e);
+        if let StreamEvent::Request(r) = e {
+            announced.push(r.url);
+        }
+    }
     assert_eq!(announced, vec![format!("{shown}/chat/completions")]);
     assert_eq!(trace.url, format!("{shown}/chat/completions"));
     assert_eq!(trace.status, Some(503));

@@ -1,5 +1,6 @@
 //! `kimi-tui exec`: one prompt, the whole agent loop, no screen. The answer streams to stdout,
-//! tool activity to stderr; `--json` prints the conversation at the end instead.
+//! tool activity to stderr; `--json` prints the conversation at the end instead. The agent
+//! records the run as a session, as in the TUI.
 
 use std::io::Write;
 
@@ -9,7 +10,10 @@ use kimi_client::Backend;
 
 use crate::cli::ExecArgs;
 use kimi_core::config;
-use kimi_core::engine::{Agent, AgentInit, Approver, EVENT_QUEUE, EngineEvent, FixedPolicy, Op};
+use kimi_core::engine::{
+    Agent, AgentInit, Approver, EVENT_QUEUE, EngineEvent, FixedPolicy, Op, SessionHandoff,
+};
+use kimi_core::session::{Session, SessionStore};
 use kimi_core::tools::Toolbox;
 use kimi_protocol::sanitize;
 use kimi_protocol::special;
@@ -50,6 +54,12 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
     let unopened_reasoning = endpoint.mode == Mode::Chat
         && endpoint.thinks()
         && matches!(endpoint.template(), Template::K25 | Template::K26);
+    // The run is saved as a session like the TUI's (listed by `kimi-tui sessions`, continued
+    // with `kimi-tui --session ID`); without a data directory (no home) it is not.
+    let recording = SessionStore::open_default().ok().map(|store| {
+        let meta = Session::for_endpoint(&resolved.profile_name, &endpoint);
+        SessionHandoff::new_session(store, meta)
+    });
     let backend = Backend::new(endpoint)?;
     // One task is enough: the agent waits on the network, the printer on the agent.
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -70,6 +80,9 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
             traces: Vec::new(),
         };
         let mut agent = Agent::spawn(init, EVENT_QUEUE);
+        if let Some(r) = recording {
+            agent.send(Op::Record(r));
+        }
         let ctrl_c = agent.ops.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {

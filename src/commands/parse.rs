@@ -83,8 +83,9 @@ fn trace(path: &std::path::Path) -> Result<()> {
     let mut lines = stream_json::Lines::default();
     let mut out = String::new();
     let mut failed = None;
-    let result = kimi_client::replay::reparse(&file.trace, &mut |ev| {
-        if let Some(v) = lines.line(&ev) {
+    let (events, result) = kimi_client::replay::reparse(&file.trace).events_and_result();
+    for ev in &events {
+        if let Some(v) = lines.line(ev) {
             match kimi_core::json_out::to_string(&v) {
                 Ok(s) => {
                     out.push_str(&s);
@@ -93,7 +94,7 @@ fn trace(path: &std::path::Path) -> Result<()> {
                 Err(e) => failed = Some(e),
             }
         }
-    });
+    }
     if let Some(e) = failed {
         return Err(e.into());
     }

@@ -8,10 +8,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::{stream_json, write_stdout};
 use crate::cli::ReplayArgs;
-use kimi_client::{Backend, TurnResult};
+use futures_util::StreamExt;
+use kimi_client::{Backend, TurnItem, TurnResult};
 use kimi_core::config;
+use kimi_protocol::Trace;
 use kimi_protocol::prompt_diff::{self, PromptDiff};
-use kimi_protocol::{StreamEvent, Trace};
 
 pub fn run(args: &ReplayArgs) -> Result<()> {
     let file = stream_json::load(&args.file)?;
@@ -38,19 +39,23 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         .map(|p| (p, saved.prompt_text_markers.clone()));
     let cancel = CancellationToken::new();
     let result = runtime.block_on(async {
-        let mut on_event = |ev: StreamEvent| {
+        let mut answer = backend.replay(saved.request.clone(), prompt, &cancel);
+        while let Some(item) = answer.next().await {
+            let ev = match item {
+                TurnItem::Event(ev) => ev,
+                TurnItem::Done(result) => return result,
+            };
             now.record(&ev);
             // As it arrives: a stall shows as a pause in the output too.
             if print && let Some(line) = lines.line(&ev) {
                 let _ = write_stdout(format!("{}\n", show(&line)).as_bytes());
             }
-        };
-        backend
-            .replay(saved.request.clone(), prompt, &cancel, &mut on_event)
-            .await
+        }
+        // Never expected: the stream ends with its result.
+        kimi_client::TurnResult::default()
     });
     // The saved answer as this build parses it: a parser change is not a server change.
-    let again = kimi_client::replay::reparse(&saved, &mut |_| {});
+    let (_, again) = kimi_client::replay::reparse(&saved).events_and_result();
     write_stdout(report(&saved, &now, &again, &result).as_bytes())?;
     if let Some(e) = &result.error {
         anyhow::bail!("the replayed request failed: {e}");

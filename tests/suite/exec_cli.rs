@@ -12,6 +12,8 @@ use serde_json::Value;
 fn bin() -> Command {
     let state = std::env::temp_dir().join(format!("kimi-tui-test-state-{}", std::process::id()));
     let mut c = Command::new(env!("CARGO_BIN_EXE_kimi-tui"));
+    // The sessions exec saves go beside it, never to the user's data directory.
+    c.env("XDG_DATA_HOME", state.join("data"));
     c.env("XDG_STATE_HOME", state);
     c
 }
@@ -438,6 +440,7 @@ async fn exec_logged(opts: MockOptions, args: &[&str]) -> (Output, String) {
         .args(args)
         .env("HOME", dir.path())
         .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("XDG_DATA_HOME", dir.path().join("data"))
         .env("KIMI_TUI_LOG", "debug")
         .env("KIMI_T_LOG_KEY", key);
     let out = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))

@@ -1,7 +1,8 @@
 //! What the TUI writes, through the real binary in a real terminal (tmux): a `kill -9` in the
 //! middle of an answer loses neither the message nor the answer so far, a second instance on
 //! the same session is refused, an older copy given with `--session PATH` never replaces the
-//! stored session, and every file and directory written is private.
+//! stored session, every file and directory written is private, and an `exec` run is a session
+//! the TUI resumes.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -390,4 +391,61 @@ fn every_file_the_program_writes_is_private() {
         .map(|p| format!("{:o} {}", mode(p), p.display()))
         .collect();
     assert!(bad.is_empty(), "not private: {bad:#?}");
+}
+
+#[test]
+fn an_exec_run_leaves_a_session_that_sessions_lists_and_the_tui_resumes() {
+    let home = tempfile::tempdir().expect("tmp");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let server = runtime
+        .block_on(kimi_mock::MockServer::start(
+            kimi_mock::MockOptions::default(),
+            0,
+        ))
+        .expect("mock");
+    let url = server.base_url();
+    let connect = ["--base-url", url.as_str(), "--mode", "raw"];
+    let o = run(
+        home.path(),
+        &[&["exec"], &connect[..], &["Tell me about exec."]].concat(),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("You asked: \"Tell me about exec.\""), "{out}");
+    // Written whole by the time exec ends, with the summary a listing reads.
+    let path = only_session(&store_of(home.path()));
+    let id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .expect("id")
+        .to_owned();
+    let s = SessionStore::load_path(&path).expect("loads");
+    assert_eq!(s.turns(), 1);
+    assert_eq!(s.traces.len(), 1);
+    let o = run(home.path(), &["sessions"]);
+    let listed = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        listed.contains(&id) && listed.contains("Tell me about exec."),
+        "{listed}"
+    );
+    // The TUI continues it: the exchange is on the screen, and the next one is added to it.
+    let args = format!("--base-url {url} --mode raw --session {id}");
+    let t = start("exec-resume", home.path(), &args);
+    t.wait_for(
+        &[
+            "Resumed session",
+            "Tell me about exec.",
+            "thanks for testing",
+        ],
+        "the exec session resumed",
+    );
+    t.literal("and then?");
+    t.keys(&["Enter"]);
+    wait_answered(&t, "and then?");
+    t.keys(&["C-c"]);
+    t.wait_gone();
+    let s = SessionStore::load_path(&path).expect("loads");
+    assert_eq!(s.turns(), 2);
+    runtime.block_on(server.shutdown());
 }

@@ -55,6 +55,7 @@ async fn exec(opts: MockOptions, mode: &str) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kimi-tui"));
     cmd.env("XDG_STATE_HOME", dir.path().join("state"))
         .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env("XDG_DATA_HOME", dir.path().join("data"))
         .args(["exec", "--yes", "--config"])
         .arg(&cfg)
         .arg("What's the weather like in Paris?");

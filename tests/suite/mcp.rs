@@ -340,6 +340,7 @@ command = ["/nonexistent/server"]
     let run = |args: &[&str]| {
         let mut cmd = std::process::Command::new(exe());
         cmd.env("XDG_STATE_HOME", &state)
+            .env("XDG_DATA_HOME", state.join("data"))
             .arg("exec")
             .arg("--config")
             .arg(&cfg)
@@ -408,6 +409,7 @@ command = ["sh", "-c", "echo 'missing API token' >&2; exit 1"]
     .expect("write");
     let mut cmd = std::process::Command::new(exe());
     cmd.env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("XDG_DATA_HOME", dir.path().join("data"))
         .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
         .arg("doctor")
         .arg("--config")

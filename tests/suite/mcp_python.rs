@@ -370,6 +370,7 @@ async fn exec_keeps_secrets_and_bytes_from_the_model_and_cancels_questions_out_l
     .expect("config");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kimi-tui"));
     cmd.env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("XDG_DATA_HOME", dir.path().join("data"))
         .args(["exec", "--yes", "--config"])
         .arg(&cfg)
         .arg("Use the tools.");

@@ -72,18 +72,19 @@ fn weather_tool() -> Value {
 async fn turn(ep: Endpoint) -> (kimi_client::TurnResult, String) {
     let backend = Backend::new(ep).expect("client");
     let mut reasoning = String::new();
-    let result = backend
+    let (events, result) = backend
         .stream_turn(
             &[Message::user("Weather in Paris?")],
             &[weather_tool()],
             &CancellationToken::new(),
-            &mut |e| {
-                if let StreamEvent::Reasoning(r) = e {
-                    reasoning.push_str(&r);
-                }
-            },
         )
+        .events_and_result()
         .await;
+    for e in events {
+        if let StreamEvent::Reasoning(r) = e {
+            reasoning.push_str(&r);
+        }
+    }
     (result, reasoning)
 }
 

@@ -1,6 +1,6 @@
 //! Sessions as an append-only journal (`ID.jsonl`): round trip, a cut-off last record, a
 //! corrupt middle one, old `ID.json` sessions loaded and continued, exports unchanged, and the
-//! writer thread that the UI never waits for. Real files in temp dirs, the real binary.
+//! writer thread that the agent's recorder never waits for. Real files in temp dirs, the real binary.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -8,16 +8,16 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::engine::{EngineEvent, Op, SharedTrace, set_system};
+use kimi_core::engine::{EngineEvent, Op, Recorder, SharedTrace, set_system};
 use kimi_core::session::writer::{JournalWriter, Target};
 use kimi_core::session::{
-    PartialAnswer, Session, SessionError, SessionStore, SessionView, to_markdown, to_openai_json,
+    PartialAnswer, Session, SessionError, SessionStore, SessionView, open_stored, to_markdown,
+    to_openai_json,
 };
 use kimi_core::tools::Toolbox;
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, Trace};
 use kimi_ui::app::event::{AppEvent, Effect};
-use kimi_ui::app::saved;
 use kimi_ui::app::state::{App, Connection, Entry};
 
 /// `update` with the event stamped now, as the event loop does.
@@ -67,18 +67,115 @@ fn sample(id: &str) -> Session {
     s
 }
 
-fn app(store_session: Option<Session>) -> App {
+/// An app driven by the agent's events, each recorded first by a session recorder as the
+/// agent records it; the recorder's clock is `clock`.
+struct Run {
+    a: App,
+    rec: Recorder,
+    clock: Instant,
+}
+
+fn app() -> App {
     let connection = Connection {
         profile: "local".into(),
         mode: Mode::Raw,
         model: "kimi".into(),
         host: "h".into(),
     };
-    let mut a = App::new(connection, Toolbox::default(), None);
-    a.session = Some(
-        store_session.unwrap_or_else(|| Session::new("local", Mode::Raw, "kimi", "http://h/v1")),
-    );
-    a
+    App::new(connection, Toolbox::default(), None)
+}
+
+impl Run {
+    /// A new session recorded into `store`.
+    fn new(store: &SessionStore) -> Run {
+        let meta = Session::new("local", Mode::Raw, "kimi", "http://h/v1");
+        Run::with(app(), Recorder::new(store.clone(), meta))
+    }
+
+    fn with(a: App, rec: Recorder) -> Run {
+        Run {
+            a,
+            rec,
+            clock: Instant::now(),
+        }
+    }
+
+    /// `session` (opened from `store`) resumed into a fresh app, recorded on.
+    fn resumed(store: &SessionStore, opened: kimi_core::session::Resumed) -> Run {
+        let mut a = app();
+        let (events, traces) = kimi_core::engine::replay::resume_events(&opened.session, None);
+        for e in events {
+            update(&mut a, AppEvent::Engine(e));
+        }
+        let shared: Vec<SharedTrace> = traces.into_iter().map(|(_, t)| t).collect();
+        Run::with(a, Recorder::resumed(store.clone(), opened, &shared))
+    }
+
+    fn id(&self) -> String {
+        self.rec.meta().id.clone()
+    }
+
+    fn flush(&mut self, timeout: Duration) -> bool {
+        self.rec.flush(timeout)
+    }
+
+    /// Type `text` and Enter; the agent's answer to what that asks; the effects of the Enter.
+    fn send(&mut self, text: &str) -> Vec<Effect> {
+        for c in text.chars() {
+            key(&mut self.a, KeyCode::Char(c));
+        }
+        let fx = key(&mut self.a, KeyCode::Enter);
+        self.answer(fx.clone());
+        fx
+    }
+
+    /// One event of the agent: recorded, then shown with what the recorder adds after it.
+    fn engine(&mut self, e: EngineEvent) {
+        let follow = self.rec.observe_at(&e, self.clock);
+        let mut fx = update(&mut self.a, AppEvent::Engine(e));
+        for f in follow {
+            fx.extend(update(&mut self.a, AppEvent::Engine(f)));
+        }
+        self.answer(fx);
+    }
+
+    /// Operations for the agent come back as the events the agent reports for them (as in
+    /// the app's tests).
+    fn answer(&mut self, fx: Vec<Effect>) {
+        for f in fx {
+            let a = &self.a;
+            let events = match f {
+                Effect::Agent(Op::UserTurn { text }) => vec![EngineEvent::MessageAppended {
+                    index: a.conversation.len(),
+                    message: Box::new(Message::user(text)),
+                }],
+                Effect::Agent(Op::SetSystem { prompt }) => {
+                    let change = set_system(&mut a.conversation.clone(), &prompt);
+                    vec![EngineEvent::SystemSet { prompt, change }]
+                }
+                Effect::Agent(Op::Retry) => {
+                    let last_user = a
+                        .conversation
+                        .iter()
+                        .rposition(|m| m.role == "user")
+                        .expect("a user message");
+                    let traces = a
+                        .trace_messages
+                        .iter()
+                        .position(|&m| m > last_user)
+                        .unwrap_or(a.trace_messages.len());
+                    vec![EngineEvent::Truncated {
+                        messages: last_user + 1,
+                        traces,
+                    }]
+                }
+                _ => continue,
+            };
+            for e in events {
+                self.engine(e);
+            }
+        }
+    }
 }
 
 fn key(a: &mut App, code: KeyCode) -> Vec<Effect> {
@@ -86,55 +183,6 @@ fn key(a: &mut App, code: KeyCode) -> Vec<Effect> {
         a,
         AppEvent::Terminal(Event::Key(KeyEvent::new(code, KeyModifiers::NONE))),
     )
-}
-
-/// Type `text` and Enter; the effects of the Enter.
-fn send(a: &mut App, text: &str) -> Vec<Effect> {
-    for c in text.chars() {
-        key(a, KeyCode::Char(c));
-    }
-    key(a, KeyCode::Enter)
-}
-
-/// Carry out the effects as the event loop does; operations for the agent come back as the
-/// events the agent reports for them (as in tests/app_sessions.rs).
-fn save_all(a: &mut App, store: &SessionStore, fx: Vec<Effect>) {
-    for f in fx {
-        let events = match f {
-            Effect::SaveSession => {
-                saved::save(a, Some(store));
-                continue;
-            }
-            Effect::Agent(Op::UserTurn { text }) => vec![EngineEvent::MessageAppended {
-                index: a.conversation.len(),
-                message: Box::new(Message::user(text)),
-            }],
-            Effect::Agent(Op::SetSystem { prompt }) => {
-                let change = set_system(&mut a.conversation.clone(), &prompt);
-                vec![EngineEvent::SystemSet { prompt, change }]
-            }
-            Effect::Agent(Op::Retry) => {
-                let last_user = a
-                    .conversation
-                    .iter()
-                    .rposition(|m| m.role == "user")
-                    .expect("a user message");
-                let traces = a
-                    .trace_messages
-                    .iter()
-                    .position(|&m| m > last_user)
-                    .unwrap_or(a.trace_messages.len());
-                vec![EngineEvent::Truncated {
-                    messages: last_user + 1,
-                    traces,
-                }]
-            }
-            _ => continue,
-        };
-        for e in events {
-            engine(a, store, e);
-        }
-    }
 }
 
 #[test]
@@ -152,7 +200,7 @@ fn a_journal_round_trips_one_private_line_per_record_without_secrets() {
     assert!(!text.contains(SECRET), "no key");
     assert!(!text.contains("pw@"), "no userinfo");
     assert!(!text.contains('\u{1b}'), "escaped, not raw");
-    // Header, 5 messages, 2 traces, 1 partial: one line each.
+    // Header, 5 messages, 2 traces, 1 partial, the listing's summary: one line each.
     let kinds: Vec<String> = text
         .lines()
         .map(|l| {
@@ -164,7 +212,7 @@ fn a_journal_round_trips_one_private_line_per_record_without_secrets() {
         kinds,
         [
             "header", "message", "message", "message", "message", "message", "trace", "trace",
-            "partial"
+            "partial", "summary"
         ]
     );
     let mut want = s.clone();
@@ -180,22 +228,16 @@ fn a_journal_round_trips_one_private_line_per_record_without_secrets() {
 
 /// The file as the TUI leaves it after two turns, and the byte length before the last record.
 fn two_turns(store: &SessionStore) -> (String, Vec<u8>, usize) {
-    let mut a = app(None);
-    let id = a.session.as_ref().expect("session").id.clone();
-    let fx = send(&mut a, "first");
-    save_all(&mut a, store, fx);
-    engine(
-        &mut a,
-        store,
-        EngineEvent::MessageAppended {
-            index: 1,
-            message: Box::new(Message::assistant("one")),
-        },
-    );
-    engine(&mut a, store, turn_done());
-    let fx = send(&mut a, "second question");
-    save_all(&mut a, store, fx);
-    assert!(saved::flush(&mut a, WAIT));
+    let mut r = Run::new(store);
+    let id = r.id();
+    r.send("first");
+    r.engine(EngineEvent::MessageAppended {
+        index: 1,
+        message: Box::new(Message::assistant("one")),
+    });
+    r.engine(turn_done());
+    r.send("second question");
+    assert!(r.flush(WAIT));
     let bytes = std::fs::read(store.journal_path(&id)).expect("read");
     let before_last = bytes[..bytes.len() - 1]
         .iter()
@@ -259,11 +301,11 @@ fn a_cut_off_last_record_loses_that_record_only_at_every_byte() {
     );
     let back: Vec<Message> = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(back, before.messages);
-    let mut a = app(None);
-    saved::restore(&mut a, opened.session);
-    let fx = send(&mut a, "third");
-    save_all(&mut a, &store, fx);
-    assert!(saved::flush(&mut a, WAIT));
+    drop(opened);
+    let mut r = Run::resumed(&store, open_stored(&store, &id).expect("opens"));
+    r.send("third");
+    assert!(r.flush(WAIT));
+    drop(r);
     let o = store.open(&id).expect("opens");
     assert_eq!(o.notice, None);
     assert_eq!(
@@ -293,21 +335,24 @@ fn a_bad_record_in_the_middle_is_corruption_and_the_file_is_left_untouched() {
             && msg.contains("not a valid session file: line 2: unknown variant `mesage`"),
         "{msg}"
     );
-    // The TUI refuses to continue it: nothing written.
-    let mut a = app(None);
-    a.session.as_mut().expect("session").id = id.clone();
-    a.conversation.push(Message::user("x"));
-    a.saved = Some((0, 0));
-    saved::save(&mut a, Some(&store));
-    assert!(saved::flush(&mut a, WAIT));
-    assert!(a.session.is_none(), "saving stopped");
-    let Some(Entry::Notice {
-        text, error: true, ..
-    }) = a.transcript.entries.last()
-    else {
-        panic!("an error notice")
-    };
-    assert!(text.contains("left untouched"), "{text}");
+    // The TUI refuses to continue it (`--session ID`, `/sessions`): nothing written.
+    let e = open_stored(&store, &id).expect_err("refused");
+    assert!(
+        e.to_string().contains("line 2: unknown variant `mesage`"),
+        "{e}"
+    );
+    // Nor does a new session that happens to get its id write over it.
+    let mut meta = Session::new("local", Mode::Raw, "kimi", "http://h/v1");
+    meta.id = id.clone();
+    let mut r = Run::with(app(), Recorder::new(store.clone(), meta));
+    r.send("x");
+    assert!(r.flush(WAIT));
+    r.engine(turn_done());
+    assert!(r.a.session.is_none(), "saving stopped");
+    let said = r.a.transcript.entries.iter().any(
+        |e| matches!(e, Entry::Notice { text, error: true, .. } if text.contains("left untouched")),
+    );
+    assert!(said, "an error notice");
     assert_eq!(std::fs::read_to_string(&path).expect("r"), damaged);
     // A newer journal is refused as such.
     let newer = "{\"type\":\"header\",\"version\":9,\"whatever\":1}\n";
@@ -361,13 +406,14 @@ fn an_old_json_session_loads_lists_exports_the_same_and_continues_as_a_journal()
     }
 
     // Continued (as `--session ID` does for an old file): a new ID.jsonl with all of it.
-    let mut a = app(None);
-    saved::restore(&mut a, loaded.clone());
-    saved::continue_old_file(&mut a);
-    let fx = send(&mut a, "and tomorrow?");
-    save_all(&mut a, &store, fx);
-    assert!(saved::flush(&mut a, WAIT));
-    assert!(a.session.is_some(), "{:?}", a.transcript.entries.last());
+    let opened = open_stored(&store, &old.id).expect("opens");
+    assert!(!opened.journal);
+    let mut r = Run::resumed(&store, opened);
+    r.send("and tomorrow?");
+    assert!(r.flush(WAIT));
+    assert!(r.a.session.is_some(), "{:?}", r.a.transcript.entries.last());
+    r.engine(turn_done());
+    assert!(r.flush(WAIT));
     assert_eq!(
         std::fs::read(&legacy).expect("read"),
         legacy_bytes,
@@ -395,29 +441,31 @@ fn an_old_json_session_loads_lists_exports_the_same_and_continues_as_a_journal()
 fn a_save_is_sent_to_the_writer_and_never_waited_for() {
     let dir = tempfile::tempdir().expect("tmp");
     let store = SessionStore::new(dir.path());
-    let mut a = app(None);
-    let id = a.session.as_ref().expect("session").id.clone();
+    // A resumed session: continued, so the writer opens the file.
+    let saved = Session::new("local", Mode::Raw, "kimi", "http://h/v1");
+    let id = saved.id.clone();
+    store.save(&saved).expect("saved");
+    let mut r = Run::resumed(&store, open_stored(&store, &id).expect("opens"));
     // A "disk" that does not answer: the journal is a FIFO nobody writes to, so the writer
     // blocks opening it until this test does.
-    std::fs::create_dir_all(&store.dir).expect("dir");
     let fifo = store.journal_path(&id);
+    std::fs::remove_file(&fifo).expect("rm");
     let c = std::ffi::CString::new(fifo.to_str().expect("utf-8")).expect("c");
     // SAFETY: mkfifo with a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    a.saved = Some((0, 0)); // a resumed session: continued, so the writer opens the file
     let started = Instant::now();
-    let fx = send(&mut a, "hello");
-    // The message is the agent's to append; its save follows `MessageAppended` (save_all).
+    let fx = r.send("hello");
+    // The message is the agent's to append; it is recorded as it is reported.
     assert!(
         matches!(fx.as_slice(), [Effect::Agent(Op::UserTurn { .. })]),
         "{fx:?}"
     );
-    save_all(&mut a, &store, fx);
-    // More saves while the writer is stuck: each returns at once.
+    // More records while the writer is stuck: each returns at once.
     for k in 0..200 {
-        a.conversation
-            .push(Message::assistant(format!("answer {k}")));
-        saved::save(&mut a, Some(&store));
+        r.engine(EngineEvent::MessageAppended {
+            index: k + 1,
+            message: Box::new(Message::assistant(format!("answer {k}"))),
+        });
     }
     assert!(
         started.elapsed() < Duration::from_secs(2),
@@ -425,17 +473,19 @@ fn a_save_is_sent_to_the_writer_and_never_waited_for() {
         started.elapsed()
     );
     assert!(
-        !saved::flush(&mut a, Duration::from_millis(200)),
+        !r.flush(Duration::from_millis(200)),
         "the writer is still stuck"
     );
-    assert!(a.session.is_some(), "no failure yet");
-    // The disk answers (with something that is not a journal): the writer reports it.
+    assert!(r.a.session.is_some(), "no failure yet");
+    // The disk answers (with something that is not a journal): the writer reports it, said
+    // with the next event.
     std::fs::write(&fifo, "not a journal\n").expect("write the fifo");
-    assert!(saved::flush(&mut a, WAIT));
-    assert!(a.session.is_none(), "saving stopped");
+    assert!(r.flush(WAIT));
+    r.engine(turn_done());
+    assert!(r.a.session.is_none(), "saving stopped");
     let Some(Entry::Notice {
         text, error: true, ..
-    }) = a.transcript.entries.last()
+    }) = r.a.transcript.entries.last()
     else {
         panic!("an error notice")
     };
@@ -502,35 +552,42 @@ fn the_writer_appends_and_fsyncs_what_it_is_sent() {
 
 /// The journal read back holds what the app holds: messages, partial answers, and the traces
 /// with the messages they belong to (a streaming request's trace is saved as it first was).
-fn assert_journal_matches(a: &mut App, store: &SessionStore, step: &str) {
-    assert!(saved::flush(a, WAIT), "{step}");
+fn assert_journal_matches(r: &mut Run, store: &SessionStore, step: &str, live: Option<&str>) {
+    assert!(r.flush(WAIT), "{step}");
+    let a = &r.a;
     assert!(
         a.session.is_some(),
         "{step}: {:?}",
         a.transcript.entries.last()
     );
-    let want = saved::snapshot(a).expect("snapshot");
+    let mut want = kimi_ui::app::export::snapshot(a).expect("snapshot");
+    // The answer streaming now is the journal's partial answer.
+    want.partial.extend(live.map(|text| PartialAnswer {
+        after_message: a.conversation.len(),
+        content: text.to_owned(),
+        ..PartialAnswer::default()
+    }));
     let got = store
         .load(&want.id)
         .unwrap_or_else(|e| panic!("{step}: {e}"));
     assert_eq!(got.messages, want.messages, "{step}");
-    assert_eq!(got.partial, want.partial, "{step}");
+    let strip = |p: &[PartialAnswer]| {
+        (p.iter())
+            .map(|p| (p.after_message, p.content.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&got.partial), strip(&want.partial), "{step}");
     let at = |s: &Session| s.traces.iter().map(|t| t.message_index).collect::<Vec<_>>();
     assert_eq!(at(&got), at(&want), "{step}");
     let finals = a.trace_messages.len();
     assert_eq!(got.traces[..finals], want.traces[..finals], "{step}");
 }
 
-fn engine(a: &mut App, store: &SessionStore, e: EngineEvent) {
-    let fx = update(a, AppEvent::Engine(e));
-    save_all(a, store, fx);
-}
-
-fn round(a: &mut App, store: &SessionStore, answer: &str, step: &str) {
+fn round(r: &mut Run, store: &SessionStore, answer: &str, step: &str) {
     use kimi_protocol::StreamEvent;
     // Finished traces before this request: its own is added at this index.
-    let trace_index = a.trace_messages.len();
-    engine(a, store, EngineEvent::RoundStarted { round: 1 });
+    let trace_index = r.a.trace_messages.len();
+    r.engine(EngineEvent::RoundStarted { round: 1 });
     // The agent's trace of the request (a key in it, as a careless builder might leave),
     // shared with the view.
     let trace = SharedTrace::new(Trace {
@@ -542,24 +599,19 @@ fn round(a: &mut App, store: &SessionStore, answer: &str, step: &str) {
     });
     let index = trace_index;
     let shared = trace.clone();
-    engine(a, store, EngineEvent::TraceStarted { index, trace });
-    engine(
-        a,
-        store,
-        EngineEvent::Stream(StreamEvent::Text(answer[..3].to_owned())),
-    );
-    // The timed save of the answer so far.
-    a.last_save = Some(Instant::now() - Duration::from_secs(2));
-    let fx = update(a, AppEvent::Tick);
-    assert!(fx.contains(&Effect::SaveSession), "{step}");
-    save_all(a, store, fx);
-    assert_journal_matches(a, store, &format!("{step}: streaming"));
+    r.engine(EngineEvent::TraceStarted { index, trace });
+    // The timed save of the answer so far: a second after the last one.
+    r.clock += Duration::from_secs(2);
+    r.engine(EngineEvent::Stream(StreamEvent::Text(
+        answer[..3].to_owned(),
+    )));
+    assert_journal_matches(r, store, &format!("{step}: streaming"), Some(&answer[..3]));
     shared.record(&StreamEvent::Chunk {
         data: answer.to_owned(),
         at_us: 5,
     });
     // The round's end as the agent reports it: its message, its trace, the end.
-    let message_index = a.conversation.len();
+    let message_index = r.a.conversation.len();
     for e in [
         EngineEvent::MessageAppended {
             index: message_index,
@@ -576,10 +628,10 @@ fn round(a: &mut App, store: &SessionStore, answer: &str, step: &str) {
             cancelled: false,
         },
     ] {
-        engine(a, store, e);
+        r.engine(e);
     }
-    assert_journal_matches(a, store, &format!("{step}: finished"));
-    engine(a, store, turn_done());
+    assert_journal_matches(r, store, &format!("{step}: finished"), None);
+    r.engine(turn_done());
 }
 
 fn turn_done() -> EngineEvent {
@@ -592,30 +644,23 @@ fn turn_done() -> EngineEvent {
 fn the_journal_follows_system_prompts_retries_and_streaming_answers() {
     let dir = tempfile::tempdir().expect("tmp");
     let store = SessionStore::new(dir.path());
-    let mut a = app(None);
-    let fx = send(&mut a, "first");
-    save_all(&mut a, &store, fx);
-    assert_journal_matches(&mut a, &store, "sent");
-    round(&mut a, &store, "one, at length", "round 1");
+    let mut r = Run::new(&store);
+    r.send("first");
+    assert_journal_matches(&mut r, &store, "sent", None);
+    round(&mut r, &store, "one, at length", "round 1");
     // A system prompt put before the conversation, then replaced.
-    let fx = send(&mut a, "/system Be terse.");
-    save_all(&mut a, &store, fx);
-    assert_journal_matches(&mut a, &store, "system inserted");
-    assert_eq!(a.conversation[0], Message::system("Be terse."));
-    let fx = send(&mut a, "/system Be kind.");
-    save_all(&mut a, &store, fx);
-    assert_journal_matches(&mut a, &store, "system replaced");
-    let fx = send(&mut a, "second");
-    save_all(&mut a, &store, fx);
-    round(&mut a, &store, "two, at length", "round 2");
+    r.send("/system Be terse.");
+    assert_journal_matches(&mut r, &store, "system inserted", None);
+    assert_eq!(r.a.conversation[0], Message::system("Be terse."));
+    r.send("/system Be kind.");
+    assert_journal_matches(&mut r, &store, "system replaced", None);
+    r.send("second");
+    round(&mut r, &store, "two, at length", "round 2");
     // /retry drops the last answer and its trace, and asks again.
-    let fx = send(&mut a, "/retry");
-    save_all(&mut a, &store, fx);
-    assert_journal_matches(&mut a, &store, "retried");
-    round(&mut a, &store, "two again", "round 2 again");
-    let s = store
-        .load(&a.session.as_ref().expect("s").id)
-        .expect("loads");
+    r.send("/retry");
+    assert_journal_matches(&mut r, &store, "retried", None);
+    round(&mut r, &store, "two again", "round 2 again");
+    let s = store.load(&r.id()).expect("loads");
     assert_eq!(
         s.messages,
         [

@@ -37,14 +37,13 @@ async fn a_saved_session_never_holds_the_api_key() {
         session.messages.push(Message::user("Say hi"));
         // The trace built as the engine builds it, from the stream's events.
         let mut trace = Trace::default();
-        let result = backend
-            .stream_turn(
-                &session.messages,
-                &[],
-                &CancellationToken::new(),
-                &mut |e| trace.record(&e),
-            )
+        let (events, result) = backend
+            .stream_turn(&session.messages, &[], &CancellationToken::new())
+            .events_and_result()
             .await;
+        for e in &events {
+            trace.record(e);
+        }
         assert!(result.error.is_none(), "{:?}", result.error);
         session.messages.push(result.assistant_message());
         session.push_trace(1, trace);

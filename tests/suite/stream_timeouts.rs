@@ -54,18 +54,19 @@ async fn turn_with(
     let backend = Backend::new(ep).expect("backend");
     let mut text = String::new();
     let started = Instant::now();
-    let result = backend
+    let (events, result) = backend
         .stream_turn(
             &[Message::user("think hard")],
             &[],
             &CancellationToken::new(),
-            &mut |e| {
-                if let StreamEvent::Text(t) = e {
-                    text.push_str(&t);
-                }
-            },
         )
+        .events_and_result()
         .await;
+    for e in events {
+        if let StreamEvent::Text(t) = e {
+            text.push_str(&t);
+        }
+    }
     (result, text, started.elapsed())
 }
 

@@ -10,6 +10,7 @@ use serde_json::Value;
 fn bin() -> Command {
     let state = std::env::temp_dir().join(format!("kimi-tui-test-state-{}", std::process::id()));
     let mut c = Command::new(env!("CARGO_BIN_EXE_kimi-tui"));
+    c.env("XDG_DATA_HOME", state.join("data"));
     c.env("XDG_STATE_HOME", state);
     c
 }
@@ -153,7 +154,13 @@ fn a_journal_keeps_each_answers_reasoning_and_a_resumed_view_shows_it_folded() {
     };
     let mut app =
         kimi_ui::app::state::App::new(connection, kimi_core::tools::Toolbox::default(), None);
-    kimi_ui::app::saved::restore(&mut app, back);
+    for e in kimi_core::engine::replay::resume_events(&back, None).0 {
+        kimi_ui::app::update::update(
+            &mut app,
+            kimi_ui::app::event::AppEvent::Engine(e),
+            std::time::Instant::now(),
+        );
+    }
     let turns: Vec<_> = app
         .transcript
         .entries

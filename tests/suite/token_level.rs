@@ -6,7 +6,7 @@ use kimi_client::{Backend, Endpoint, LogprobsOutcome, TurnResult};
 use kimi_core::engine::{Agent, AgentInit, EVENT_QUEUE, EngineEvent, Op};
 use kimi_core::tools::Toolbox;
 use kimi_mock::{MockOptions, MockServer};
-use kimi_protocol::{Marker, Message, Mode, StreamEvent, Trace};
+use kimi_protocol::{Marker, Message, Mode, Trace};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -28,14 +28,17 @@ async fn turn(
     ep.logprobs = logprobs;
     let backend = Backend::new(ep).expect("client");
     let mut trace = Trace::default();
-    let result = backend
+    let (events, result) = backend
         .stream_turn(
             &[Message::user(prompt)],
             &[weather_tool()],
             &CancellationToken::new(),
-            &mut |e: StreamEvent| trace.record(&e),
         )
+        .events_and_result()
         .await;
+    for e in &events {
+        trace.record(e);
+    }
     let requests = server.requests();
     server.shutdown().await;
     (result, trace, requests)
@@ -169,13 +172,9 @@ async fn a_400_for_logprobs_is_sent_again_without_them_once() {
     let mut ep = Endpoint::new(Mode::Raw, &server.base_url(), "moonshotai/Kimi-K2-Instruct");
     ep.logprobs = 5;
     let backend = Backend::new(ep).expect("client");
-    let r = backend
-        .stream_turn(
-            &[Message::user("hi")],
-            &[],
-            &CancellationToken::new(),
-            &mut |_| {},
-        )
+    let (_, r) = backend
+        .stream_turn(&[Message::user("hi")], &[], &CancellationToken::new())
+        .events_and_result()
         .await;
     // The first request with logprobs fails with 400: taken for a refusal, retried once
     // without; that fails too and its error stands, and it was not about logprobs.
@@ -296,14 +295,17 @@ async fn k3_turn(opts: MockOptions, mode: Mode, prompt: &str) -> (TurnResult, Tr
     ep.logprobs = 2;
     let backend = Backend::new(ep).expect("client");
     let mut trace = Trace::default();
-    let result = backend
+    let (events, result) = backend
         .stream_turn(
             &[Message::user(prompt)],
             &[weather_tool()],
             &CancellationToken::new(),
-            &mut |e: StreamEvent| trace.record(&e),
         )
+        .events_and_result()
         .await;
+    for e in &events {
+        trace.record(e);
+    }
     server.shutdown().await;
     (result, trace)
 }

@@ -41,20 +41,19 @@ async fn live(server: &MockServer, mode: Mode) -> (Trace, Vec<StreamEvent>, Turn
     ep.api_key = Some(KEY.into());
     let backend = Backend::new(ep).expect("backend");
     let mut trace = Trace::default();
-    let mut events = Vec::new();
-    let result = backend
+    let (events, result) = backend
         .stream_turn(
             &[Message::user(
                 "What is the weather in Paris? Answer in one word, please.",
             )],
             &[weather_tool()],
             &CancellationToken::new(),
-            &mut |e: StreamEvent| {
-                trace.record(&e);
-                events.push(e);
-            },
         )
+        .events_and_result()
         .await;
+    for e in &events {
+        trace.record(e);
+    }
     assert!(result.error.is_none(), "{:?}", result.error);
     (trace, events, result)
 }

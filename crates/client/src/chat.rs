@@ -10,7 +10,9 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::chat_reasoning::{Channel, Channels};
+use super::chat_reasoning::{Channel, Channels, Sink};
+use super::events::Events;
+use super::exchange::{Decoder, Exchange};
 use super::http::{self, Call, Progress, StreamChoice};
 use super::logprobs::{self, ChatLogprobs};
 use super::{BackendError, TurnResult};
@@ -143,7 +145,7 @@ impl Assembler {
         })
     }
 
-    fn delta(&mut self, position: usize, d: CallDelta<'_>, on_event: &mut dyn FnMut(StreamEvent)) {
+    fn delta(&mut self, position: usize, d: CallDelta<'_>, out: &mut Events) {
         let i = self.slot(Source::Delta(d.index.unwrap_or(position)));
         let slot = &mut self.slots[i];
         if let Some(id) = d.id.filter(|id| !id.is_empty()) {
@@ -171,13 +173,13 @@ impl Assembler {
             if slot.id.is_empty() {
                 slot.id = call_id::canonical(&slot.name, i);
             }
-            on_event(StreamEvent::ToolCallBegin {
+            out.push(StreamEvent::ToolCallBegin {
                 index: i,
                 id: slot.id.clone(),
                 name: slot.name.clone(),
             });
             if !slot.arguments.is_empty() {
-                on_event(StreamEvent::ToolCallArgs {
+                out.push(StreamEvent::ToolCallArgs {
                     index: i,
                     delta: slot.arguments.clone(),
                 });
@@ -186,7 +188,7 @@ impl Assembler {
         if !fragment.is_empty() {
             slot.arguments.push_str(&fragment);
             if slot.begun {
-                on_event(StreamEvent::ToolCallArgs {
+                out.push(StreamEvent::ToolCallArgs {
                     index: i,
                     delta: fragment,
                 });
@@ -201,7 +203,7 @@ impl Assembler {
         channel: Channel,
         ev: StreamEvent,
         warnings: &mut Vec<String>,
-        on_event: &mut dyn FnMut(StreamEvent),
+        out: &mut Events,
     ) {
         let ev = match ev {
             StreamEvent::ToolCallBegin { index, id, name } => {
@@ -235,7 +237,7 @@ impl Assembler {
                     self.slots[i].duplicate = true;
                     self.slots[i].held = None;
                     let w = duplicate_warning(&self.slots[i], channel, original);
-                    on_event(StreamEvent::Warning(w.clone()));
+                    out.push(StreamEvent::Warning(w.clone()));
                     warnings.push(w);
                     return;
                 }
@@ -260,11 +262,9 @@ impl Assembler {
                 return;
             }
             // It ends and is not a copy: show it as it came.
-            for e in self.slots[i].held.take().into_iter().flatten() {
-                on_event(e);
-            }
+            out.extend(self.slots[i].held.take().into_iter().flatten());
         }
-        on_event(ev);
+        out.push(ev);
     }
 }
 
@@ -286,47 +286,31 @@ fn duplicate_warning(slot: &Slot, channel: Channel, original: usize) -> String {
     )
 }
 
-pub(super) async fn stream(
-    call: Call<'_>,
-    messages: &[Message],
-    tools: &[Value],
-    on_event: &mut (dyn FnMut(StreamEvent) + Send),
-) -> TurnResult {
+pub(super) fn stream(call: Call<'_>, messages: &[Message], tools: &[Value]) -> Exchange {
     let ep = call.endpoint;
     let messages = if ep.neutralize_tool_markers {
         special::neutralize_tool_results(messages)
     } else {
         Cow::Borrowed(messages)
     };
+    let mut said = Events::default();
     for note in super::chat_request::notes(ep) {
-        on_event(StreamEvent::Warning(note));
+        said.push(StreamEvent::Warning(note));
     }
     let mut body = super::chat_request::body(ep, &messages, tools);
     logprobs::chat_fields(&mut body, ep.logprobs);
-    send(call, body, on_event).await
+    send(call, body, said)
 }
 
-/// POST `body` (a chat request, as built or as saved) and assemble the answer.
-pub(super) async fn send(
-    call: Call<'_>,
-    body: Value,
-    on_event: &mut (dyn FnMut(StreamEvent) + Send),
-) -> TurnResult {
-    let mut decoder = ChatDecoder {
+/// POST `body` (a chat request, as built or as saved) and assemble the answer; `said` holds
+/// what was said before the request.
+pub(super) fn send(call: Call<'_>, body: Value, said: Events) -> Exchange {
+    let decoder = ChatDecoder {
         asked: logprobs::requested(&body),
         ..ChatDecoder::for_template(call.endpoint.template(), &body)
     };
-    let started = Instant::now();
-    let end = http::stream_sse(
-        &call,
-        "chat/completions",
-        body,
-        None,
-        on_event,
-        |data, at_us, on_event| decoder.payload(data, at_us, on_event),
-    )
-    .await;
-    decoder.finish(end, started, on_event)
+    let decoder = Decoder::Chat(Box::new(decoder));
+    Exchange::open(&call, "chat/completions", body, None, decoder, said)
 }
 
 /// A chat answer's payloads in, events out: what `send` does with each SSE payload, and what
@@ -334,6 +318,8 @@ pub(super) async fn send(
 #[derive(Default)]
 pub(super) struct ChatDecoder {
     channels: Channels,
+    /// What the channels parsed from the current payload, before the calls are numbered.
+    parsed: Sink,
     calls: Assembler,
     dropped: Vec<String>,
     progress: Progress,
@@ -361,33 +347,33 @@ impl ChatDecoder {
         &mut self,
         data: &str,
         at_us: u64,
-        on_event: &mut dyn FnMut(StreamEvent),
+        out: &mut Events,
     ) -> Result<(), BackendError> {
         self.bytes += data.len() as u64;
-        on_event(StreamEvent::Chunk {
+        out.push(StreamEvent::Chunk {
             data: data.to_owned(),
             at_us,
         });
-        let mut choice = self.progress.accept::<Choice>(data, on_event)?;
+        let mut choice = self.progress.accept::<Choice>(data, out)?;
         if let Some(lp) = choice.as_mut().and_then(|c| c.logprobs.take()) {
             let tokens = lp.tokens(self.asked);
             if !tokens.is_empty() {
                 self.got_tokens = true;
-                on_event(StreamEvent::Tokens(tokens));
+                out.push(StreamEvent::Tokens(tokens));
             }
         }
         if let Some(mut delta) = choice.and_then(|c| c.delta) {
-            let (calls, dropped) = (&mut self.calls, &mut self.dropped);
-            let mut sink =
-                |ch: Channel, ev: StreamEvent| calls.marker_event(ch, ev, dropped, on_event);
             if let Some(text) = delta.take_reasoning() {
-                self.channels.reasoning(&text, &mut sink);
+                self.channels.reasoning(&text, &mut self.parsed);
             }
             if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                self.channels.content(&text, &mut sink);
+                self.channels.content(&text, &mut self.parsed);
+            }
+            for (ch, ev) in self.parsed.drain(..) {
+                self.calls.marker_event(ch, ev, &mut self.dropped, out);
             }
             for (position, d) in delta.tool_calls.into_iter().flatten().enumerate() {
-                self.calls.delta(position, d, on_event);
+                self.calls.delta(position, d, out);
             }
         }
         Ok(())
@@ -398,10 +384,11 @@ impl ChatDecoder {
         self,
         end: Result<http::End, BackendError>,
         started: Instant,
-        on_event: &mut dyn FnMut(StreamEvent),
+        out: &mut Events,
     ) -> TurnResult {
         let ChatDecoder {
             channels,
+            mut parsed,
             mut calls,
             mut dropped,
             progress,
@@ -409,10 +396,12 @@ impl ChatDecoder {
             asked,
             got_tokens,
         } = self;
-        let done =
-            channels.finish(&mut |ch, ev| calls.marker_event(ch, ev, &mut dropped, on_event));
+        let done = channels.finish(&mut parsed);
+        for (ch, ev) in parsed {
+            calls.marker_event(ch, ev, &mut dropped, out);
+        }
         let finished = progress.finish_reason.is_some();
-        let (error, cancelled) = http::outcome(end, finished, bytes, started, on_event);
+        let (error, cancelled) = http::outcome(end, finished, bytes, started, out);
         let Progress {
             finish_reason,
             usage,
@@ -449,7 +438,7 @@ impl ChatDecoder {
                     // A structured copy that arrived after this one ended: still only one runs.
                     if let Some(original) = calls.original_of(slot) {
                         let w = duplicate_warning(slot, channel, original);
-                        on_event(StreamEvent::Warning(w.clone()));
+                        out.push(StreamEvent::Warning(w.clone()));
                         warnings.push(w);
                         continue;
                     }
@@ -459,17 +448,17 @@ impl ChatDecoder {
                         c.function.name,
                         channel.describe()
                     );
-                    on_event(StreamEvent::Warning(w.clone()));
+                    out.push(StreamEvent::Warning(w.clone()));
                     warnings.push(w);
                     result.tool_calls.push(c);
                 }
                 Source::Delta(_) if finished && slot.begun => {
                     let slot = &mut calls.slots[i];
                     slot.complete = true;
-                    on_event(StreamEvent::ToolCallEnd { index: i });
+                    out.push(StreamEvent::ToolCallEnd { index: i });
                     let call = ToolCall::new(&slot.id, &slot.name, slot.arguments.trim());
                     if let Some(w) = check_arguments(i, &call) {
-                        on_event(StreamEvent::Warning(w.to_string()));
+                        out.push(StreamEvent::Warning(w.to_string()));
                         warnings.push(w.to_string());
                     }
                     result.tool_calls.push(call);
@@ -482,10 +471,10 @@ impl ChatDecoder {
                         "the server never sent its function name"
                     };
                     let w = format!("tool call {i} is incomplete: {why}; it will not run");
-                    on_event(StreamEvent::Warning(w.clone()));
+                    out.push(StreamEvent::Warning(w.clone()));
                     warnings.push(w);
                     if slot.begun {
-                        on_event(StreamEvent::ToolCallIncomplete { index: i });
+                        out.push(StreamEvent::ToolCallIncomplete { index: i });
                     }
                 }
             }
@@ -538,16 +527,20 @@ mod k3_ids_tests {
         ]});
         assert_eq!(calls_in(&body), 2);
         let mut d = ChatDecoder::for_template(kimi_protocol::Template::K3, &body);
-        let mut ids = Vec::new();
         let xtml = "r<|close|>think<|sep|><|open|>tools<|sep|><|open|>call tool=\"g\" index=\"1\"<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|>";
         let chunk = json!({"choices": [{"index": 0, "delta": {"content": xtml}}]}).to_string();
-        d.payload(&chunk, 0, &mut |e| {
-            if let StreamEvent::ToolCallBegin { id, .. } = e {
-                ids.push(id);
-            }
-        })
-        .expect("payload");
-        let result = d.finish(Ok(super::http::End::Done), Instant::now(), &mut |_| {});
+        let mut out = Events::default();
+        d.payload(&chunk, 0, &mut out).expect("payload");
+        let result = d.finish(Ok(super::http::End::Done), Instant::now(), &mut out);
+        let ids: Vec<String> = out
+            .into_vec()
+            .into_iter()
+            .filter_map(|e| match e {
+                StreamEvent::ToolCallBegin { id, .. } => Some(id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids, ["g_2"]);
         assert_eq!(result.tool_calls.len(), 1, "{result:?}");
         assert_eq!(result.tool_calls[0].id, "g_2");
     }

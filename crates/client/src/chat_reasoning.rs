@@ -41,7 +41,41 @@ enum Split {
     Settled,
 }
 
-pub(super) type Sink<'a> = dyn FnMut(Channel, StreamEvent) + 'a;
+/// Where the channels put what they parse: each event with the channel it came from.
+pub(super) type Sink = Vec<(Channel, StreamEvent)>;
+
+/// One channel's parser output, tagged on its way into the [`Sink`]; the reasoning channel's
+/// text is reasoning.
+struct Tagged<'a> {
+    channel: Channel,
+    sink: &'a mut Sink,
+}
+
+impl<'a> Tagged<'a> {
+    fn content(sink: &'a mut Sink) -> Self {
+        Tagged {
+            channel: Channel::Content,
+            sink,
+        }
+    }
+
+    fn reasoning(sink: &'a mut Sink) -> Self {
+        Tagged {
+            channel: Channel::Reasoning,
+            sink,
+        }
+    }
+}
+
+impl Extend<StreamEvent> for Tagged<'_> {
+    fn extend<T: IntoIterator<Item = StreamEvent>>(&mut self, iter: T) {
+        let channel = self.channel;
+        self.sink.extend(iter.into_iter().map(|ev| match channel {
+            Channel::Content => (channel, ev),
+            Channel::Reasoning => (channel, as_reasoning(ev)),
+        }));
+    }
+}
 
 /// Both channels of one chat turn.
 #[derive(Debug)]
@@ -116,7 +150,7 @@ pub(super) struct Finished {
 
 impl Channels {
     /// A `reasoning_content` / `reasoning` delta.
-    pub fn reasoning(&mut self, text: &str, sink: &mut Sink<'_>) {
+    pub fn reasoning(&mut self, text: &str, sink: &mut Sink) {
         if !self.saw_reasoning {
             self.saw_reasoning = true;
             // The server splits reasoning itself: content is content from now on.
@@ -130,7 +164,7 @@ impl Channels {
     }
 
     /// A `content` delta.
-    pub fn content(&mut self, text: &str, sink: &mut Sink<'_>) {
+    pub fn content(&mut self, text: &str, sink: &mut Sink) {
         match self.split {
             Split::Settled => self.feed_content(text, sink),
             Split::Start => {
@@ -153,7 +187,7 @@ impl Channels {
     }
 
     /// Inside `<think>`: up to `</think>` is reasoning.
-    fn think(&mut self, text: &str, sink: &mut Sink<'_>) {
+    fn think(&mut self, text: &str, sink: &mut Sink) {
         let mut buf = std::mem::take(&mut self.hold);
         buf.push_str(text);
         if let Some(at) = buf.find(END_THINK) {
@@ -168,7 +202,7 @@ impl Channels {
     }
 
     /// Content while no reasoning arrived: a `</think>` means everything before was reasoning.
-    fn content_watching(&mut self, text: &str, sink: &mut Sink<'_>) {
+    fn content_watching(&mut self, text: &str, sink: &mut Sink) {
         // The common case (a server that never thinks): nothing held and no `<`, no copy.
         if self.hold.is_empty() && memchr::memchr(b'<', text.as_bytes()).is_none() {
             self.feed_content(text, sink);
@@ -184,10 +218,10 @@ impl Channels {
             self.moved_len = self.moved.len();
             self.no_parser(sink);
             if !self.moved.is_empty() {
-                sink(
+                sink.push((
                     Channel::Reasoning,
                     StreamEvent::Reasoning(self.moved.clone()),
-                );
+                ));
             }
             self.feed_content(&buf[at + END_THINK.len()..], sink);
         } else {
@@ -197,41 +231,38 @@ impl Channels {
         }
     }
 
-    fn no_parser(&mut self, sink: &mut Sink<'_>) {
+    fn no_parser(&mut self, sink: &mut Sink) {
         let w = "the server sent the model's reasoning inside the content (<think> tags): \
                  it was split out here; enable the server's reasoning parser (vLLM/SGLang: \
                  --reasoning-parser kimi_k2)"
             .to_owned();
-        sink(Channel::Content, StreamEvent::Warning(w.clone()));
+        sink.push((Channel::Content, StreamEvent::Warning(w.clone())));
         self.warnings.push(w);
     }
 
-    fn feed_content(&mut self, text: &str, sink: &mut Sink<'_>) {
+    fn feed_content(&mut self, text: &str, sink: &mut Sink) {
         if text.is_empty() {
             return;
         }
-        self.content
-            .feed(text, &mut |ev| sink(Channel::Content, ev));
+        self.content.feed(text, &mut Tagged::content(sink));
     }
 
-    fn feed_reasoning(&mut self, text: &str, sink: &mut Sink<'_>) {
+    fn feed_reasoning(&mut self, text: &str, sink: &mut Sink) {
         if text.is_empty() {
             return;
         }
-        self.reasoning
-            .feed(text, &mut |ev| sink(Channel::Reasoning, as_reasoning(ev)));
+        self.reasoning.feed(text, &mut Tagged::reasoning(sink));
     }
 
     /// The stream is over: release what is held and close both parsers.
-    pub fn finish(mut self, sink: &mut Sink<'_>) -> Finished {
+    pub fn finish(mut self, sink: &mut Sink) -> Finished {
         let held = std::mem::take(&mut self.hold);
         match self.split {
             Split::Think => self.feed_reasoning(&held, sink),
             _ => self.feed_content(&held, sink),
         }
-        self.content.finish(&mut |ev| sink(Channel::Content, ev));
-        self.reasoning
-            .finish(&mut |ev| sink(Channel::Reasoning, as_reasoning(ev)));
+        self.content.finish(&mut Tagged::content(sink));
+        self.reasoning.finish(&mut Tagged::reasoning(sink));
         let incomplete = self.content.incomplete() + self.reasoning.incomplete();
         let content = self.content.into_parsed();
         let reasoning = self.reasoning.into_parsed();
@@ -284,11 +315,11 @@ mod tests {
         let mut evs = Vec::new();
         for c in chunks {
             match c.strip_prefix("R:") {
-                Some(r) => ch.reasoning(r, &mut |c, e| evs.push((c, e))),
-                None => ch.content(c, &mut |c, e| evs.push((c, e))),
+                Some(r) => ch.reasoning(r, &mut evs),
+                None => ch.content(c, &mut evs),
             }
         }
-        let f = ch.finish(&mut |c, e| evs.push((c, e)));
+        let f = ch.finish(&mut evs);
         (evs, f)
     }
 

@@ -8,6 +8,8 @@ use serde_json::{Value, json};
 
 use super::BackendError;
 use super::TurnResult;
+use super::events::Events;
+use super::exchange::{Decoder, Exchange};
 use super::http::{self, Call, Progress, Prompt, StreamChoice};
 use super::logprobs::{self, CompletionLogprobs};
 use super::markers::{LocalParse, ParseStart};
@@ -56,19 +58,14 @@ pub(super) fn request_body(model: &str, prompt: &str, max_tokens: u32, temperatu
     })
 }
 
-pub(super) async fn stream(
-    call: Call<'_>,
-    messages: &[Message],
-    tools: &[Value],
-    on_event: &mut (dyn FnMut(StreamEvent) + Send),
-) -> TurnResult {
+pub(super) fn stream(call: Call<'_>, messages: &[Message], tools: &[Value]) -> Exchange {
     let ep = call.endpoint;
     // Refused before anything is rendered or sent.
     if let Some(why) = ep.raw_mode_refusal() {
         return setup_error(why);
     }
     if ep.template() == Template::K3 {
-        return stream_k3(call, messages, tools, on_event).await;
+        return stream_k3(call, messages, tools);
     }
     let opts = ep.raw_render_options();
     let (prompt, from_text) = render_traced(messages, tools, opts);
@@ -82,19 +79,14 @@ pub(super) async fn stream(
     let start = ParseStart::K2 {
         in_reasoning: opts.ends_in_reasoning(),
     };
-    send(call, body, Some(prompt), start, on_event).await
+    send(call, body, Some(prompt), start, Events::default())
 }
 
 /// Raw mode for Kimi K3: the XTML prompt as Moonshot's encoder writes it, stopped at
 /// `<|end_of_msg|>`, parsed from inside the think channel (or the response one with thinking
 /// off). Text that holds a structural marker string is said before it goes: a string prompt
 /// lets the server read it as structure.
-async fn stream_k3(
-    call: Call<'_>,
-    messages: &[Message],
-    tools: &[Value],
-    on_event: &mut (dyn FnMut(StreamEvent) + Send),
-) -> TurnResult {
+fn stream_k3(call: Call<'_>, messages: &[Message], tools: &[Value]) -> Exchange {
     let ep = call.endpoint;
     if let Some(why) = k3_images(messages) {
         return setup_error(why);
@@ -104,8 +96,9 @@ async fn stream_k3(
         Ok(p) => p,
         Err(e) => return setup_error(format!("the K3 prompt cannot be rendered: {e}")),
     };
+    let mut said = Events::default();
     for warning in k3_marker_warnings(messages) {
-        on_event(StreamEvent::Warning(warning));
+        said.push(StreamEvent::Warning(warning));
     }
     let mut body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
     body["stop"] = json!([k3::END_OF_MSG, k3::EOS]);
@@ -124,16 +117,16 @@ async fn stream_k3(
             thinking: opts.thinking,
             first_call: calls_so_far(messages),
         },
-        on_event,
+        said,
     )
-    .await
 }
 
-fn setup_error(why: String) -> TurnResult {
-    TurnResult {
+/// A request refused before it was made: no events, the error in the result.
+fn setup_error(why: String) -> Exchange {
+    Exchange::failed(TurnResult {
         error: Some(BackendError::Setup(why)),
         ..TurnResult::default()
-    }
+    })
 }
 
 /// Calls already made in the conversation: K3 ids (`NAME_n`) continue from there, so a call
@@ -175,27 +168,19 @@ fn k3_marker_warnings(messages: &[Message]) -> Vec<String> {
         .collect()
 }
 
-/// POST `body` (a raw completion request, as built or as saved) and parse the answer.
-pub(super) async fn send(
+/// POST `body` (a raw completion request, as built or as saved) and parse the answer; `said`
+/// holds what was said before the request.
+pub(super) fn send(
     call: Call<'_>,
     body: Value,
     prompt: Option<Prompt>,
     start: ParseStart,
-    on_event: &mut (dyn FnMut(StreamEvent) + Send),
-) -> TurnResult {
+    said: Events,
+) -> Exchange {
     let mut decoder = RawDecoder::new(start);
     decoder.asked = logprobs::requested(&body);
-    let started = Instant::now();
-    let end = http::stream_sse(
-        &call,
-        "completions",
-        body,
-        prompt,
-        on_event,
-        |data, at_us, on_event| decoder.payload(data, at_us, on_event),
-    )
-    .await;
-    decoder.finish(end, started, on_event)
+    let decoder = Decoder::Raw(Box::new(decoder));
+    Exchange::open(&call, "completions", body, prompt, decoder, said)
 }
 
 /// A raw completion's payloads in, events out: what `send` does with each payload, and what
@@ -220,18 +205,18 @@ impl RawDecoder {
         }
     }
 
-    fn payload(
+    pub fn payload(
         &mut self,
         data: &str,
         at_us: u64,
-        on_event: &mut dyn FnMut(StreamEvent),
+        out: &mut Events,
     ) -> Result<(), BackendError> {
-        let Some(choice) = self.progress.accept::<Choice>(data, on_event)? else {
+        let Some(choice) = self.progress.accept::<Choice>(data, out)? else {
             return Ok(());
         };
         let text = choice.text.unwrap_or_default();
         if !text.is_empty() {
-            self.chunk(&text, at_us, on_event);
+            self.chunk(&text, at_us, out);
         }
         // Reported after its chunk (the trace files tokens under the last chunk) and before
         // the parser's events for it.
@@ -239,27 +224,27 @@ impl RawDecoder {
             let tokens = lp.tokens(&text, self.asked);
             if !tokens.is_empty() {
                 self.got_tokens = true;
-                on_event(StreamEvent::Tokens(tokens));
+                out.push(StreamEvent::Tokens(tokens));
             }
         }
         if !text.is_empty() {
-            self.local.feed(&text, on_event);
+            self.local.feed(&text, out);
         }
         Ok(())
     }
 
-    fn chunk(&mut self, text: &str, at_us: u64, on_event: &mut dyn FnMut(StreamEvent)) {
+    fn chunk(&mut self, text: &str, at_us: u64, out: &mut Events) {
         self.bytes += text.len() as u64;
-        on_event(StreamEvent::Chunk {
+        out.push(StreamEvent::Chunk {
             data: text.to_owned(),
             at_us,
         });
     }
 
     /// One piece of completion text: a chunk, then what the parser makes of it.
-    pub fn text(&mut self, text: &str, at_us: u64, on_event: &mut dyn FnMut(StreamEvent)) {
-        self.chunk(text, at_us, on_event);
-        self.local.feed(text, on_event);
+    pub fn text(&mut self, text: &str, at_us: u64, out: &mut Events) {
+        self.chunk(text, at_us, out);
+        self.local.feed(text, out);
     }
 
     /// The finish reason the payloads carried (a saved raw trace keeps it apart).
@@ -272,12 +257,12 @@ impl RawDecoder {
         mut self,
         end: Result<http::End, BackendError>,
         started: Instant,
-        on_event: &mut dyn FnMut(StreamEvent),
+        out: &mut Events,
     ) -> TurnResult {
         let local = &mut self.local;
-        local.finish(on_event);
+        local.finish(out);
         let finished = self.progress.finish_reason.is_some() || local.turn_ended();
-        let (error, cancelled) = http::outcome(end, finished, self.bytes, started, on_event);
+        let (error, cancelled) = http::outcome(end, finished, self.bytes, started, out);
         let Progress {
             finish_reason,
             usage,

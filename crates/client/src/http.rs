@@ -1,8 +1,7 @@
-//! What both modes share: the HTTP client, one streamed POST read as SSE, timeouts,
-//! cancellation, and turning failures into [`BackendError`]s.
+//! What both modes share: the HTTP client, one streamed POST up to its headers (the body is
+//! `reader.rs`'s), payload decoding, and turning failures into [`BackendError`]s.
 
 use std::sync::Once;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures_util::StreamExt;
@@ -12,7 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::error::server_message;
-use super::sse::{EventStream, SseError};
+use super::events::Events;
 use super::url::{CrossOrigin, redirect_policy};
 use super::{BackendError, Endpoint, ModelInfo, ModelList};
 use kimi_protocol::trace::REDACTED;
@@ -172,22 +171,15 @@ pub(super) struct Prompt {
     pub(crate) text_markers: Vec<(usize, usize)>,
 }
 
-/// POST `body` to `{base_url}/{path}` and read the SSE answer. Reports the request as sent
-/// (`StreamEvent::Request`) and the status, then hands each `data:` payload (with its arrival
-/// time in microseconds) to `on_payload` with the listener.
-pub(super) async fn stream_sse<F>(
+/// A streamed POST ready to go, and the [`RequestSent`] that reports it: the body as sent, the
+/// headers with the key masked.
+pub(super) fn request(
     call: &Call<'_>,
     path: &str,
     body: Value,
     prompt: Option<Prompt>,
-    on_event: &mut (dyn FnMut(StreamEvent) + Send),
-    mut on_payload: F,
-) -> Result<End, BackendError>
-where
-    F: FnMut(&str, u64, &mut dyn FnMut(StreamEvent)) -> Result<(), BackendError>,
-{
+) -> (reqwest::RequestBuilder, RequestSent) {
     let ep = call.endpoint;
-    let url = ep.shown_url(path);
     let mut headers = vec![
         ("Content-Type".to_owned(), "application/json".to_owned()),
         ("Accept".to_owned(), "text/event-stream".to_owned()),
@@ -206,33 +198,64 @@ where
         Some(p) => (Some(p.text), p.text_markers),
         None => (None, Vec::new()),
     };
-    on_event(StreamEvent::Request(Box::new(RequestSent {
+    let sent = RequestSent {
         mode: ep.mode,
-        url: url.clone(),
+        url: ep.shown_url(path),
         headers,
         body,
         prompt,
         prompt_text_markers,
         started_unix_ms: unix_ms(),
-    })));
-
-    let start = Instant::now();
-    let idle = ep.idle_timeout;
-    let timeout = |stage: &str| BackendError::Timeout {
-        url: url.clone(),
-        secs: idle.as_secs(),
-        stage: stage.to_owned(),
     };
+    (req, sent)
+}
+
+/// What waiting for the answer's headers came to: the events that report them, and the body
+/// to read as SSE, or how the request ended without one.
+pub(super) struct Opened {
+    pub events: Vec<StreamEvent>,
+    pub body: Result<reqwest::Response, Result<End, BackendError>>,
+}
+
+/// What [`open`] needs of the request, owned: it runs as the turn's stream polls it.
+pub(super) struct Opening {
+    pub url: String,
+    pub idle: Duration,
+    pub api_key: Option<String>,
+    pub cancel: CancellationToken,
+}
+
+/// Send `req` and wait for the headers (within the idle timeout; a cancel stops the wait). A
+/// failure status reads the server's message; a body that is not an event stream says what
+/// came instead.
+pub(super) async fn open(req: reqwest::RequestBuilder, o: Opening) -> Opened {
+    let mut events = Vec::new();
+    let body = open_inner(req, &o, &mut events).await;
+    Opened { events, body }
+}
+
+async fn open_inner(
+    req: reqwest::RequestBuilder,
+    o: &Opening,
+    events: &mut Vec<StreamEvent>,
+) -> Result<reqwest::Response, Result<End, BackendError>> {
+    let (url, idle) = (&o.url, o.idle);
     let resp = tokio::select! {
-        _ = call.cancel.cancelled() => return Ok(End::Cancelled),
+        _ = o.cancel.cancelled() => return Err(Ok(End::Cancelled)),
         r = tokio::time::timeout(idle, req.send()) => match r {
-            Err(_) => return Err(timeout("waiting for response headers")),
-            Ok(Err(e)) => return Err(send_error(&url, &e, idle)),
+            Err(_) => {
+                return Err(Err(BackendError::Timeout {
+                    url: url.clone(),
+                    secs: idle.as_secs(),
+                    stage: "waiting for response headers".to_owned(),
+                }));
+            }
+            Ok(Err(e)) => return Err(Err(send_error(url, &e, idle))),
             Ok(Ok(resp)) => resp,
         },
     };
     let status = resp.status();
-    on_event(StreamEvent::Response {
+    events.push(StreamEvent::Response {
         status: status.as_u16(),
     });
     // For the inspector: as received, secrets masked before they reach any trace.
@@ -242,8 +265,8 @@ where
             String::from_utf8_lossy(v.as_bytes()).into_owned(),
         )
     });
-    on_event(StreamEvent::Meta(StreamMeta::Headers(
-        kimi_protocol::trace::redact_headers(received, ep.api_key.as_deref()),
+    events.push(StreamEvent::Meta(StreamMeta::Headers(
+        kimi_protocol::trace::redact_headers(received, o.api_key.as_deref()),
     )));
     if !status.is_success() {
         let retry_after_secs = resp
@@ -251,12 +274,12 @@ where
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(super::retry::parse_retry_after);
-        return Err(BackendError::Http {
+        return Err(Err(BackendError::Http {
             status: status.as_u16(),
-            url,
+            url: url.clone(),
             message: error_message(resp, idle).await,
             retry_after_secs,
-        });
+        }));
     }
     // A missing Content-Type is let through (the events decide); any other type than an event
     // stream is a proxy's page or a server ignoring `stream: true`: say what came instead.
@@ -271,118 +294,12 @@ where
             .chars()
             .take(200)
             .collect();
-        return Err(BackendError::NotEventStream {
+        return Err(Err(BackendError::NotEventStream {
             content_type: kimi_protocol::sanitize::for_terminal(&ct).into_owned(),
             body: start,
-        });
+        }));
     }
-
-    // Counted for the "dropped after N bytes" message; atomic only so the future stays Send.
-    let bytes_seen = AtomicU64::new(0);
-    let counted = resp.bytes_stream().map(|r| {
-        if let Ok(b) = &r {
-            bytes_seen.fetch_add(b.len() as u64, Ordering::Relaxed);
-        }
-        r
-    });
-    let counted = std::pin::pin!(counted);
-    let mut events = EventStream::new(counted);
-    let mut payloads = 0u32;
-    let keepalive_limit = ep.keepalive_limit.max(idle);
-    loop {
-        let next = tokio::select! {
-            _ = call.cancel.cancelled() => return Ok(End::Cancelled),
-            n = next_event(&mut events, idle, keepalive_limit) => n,
-        };
-        let at_us = start.elapsed().as_micros() as u64;
-        let event = match next {
-            Err(Stall::Idle) => return Err(timeout("waiting for the next event")),
-            Err(Stall::KeepalivesOnly) => {
-                return Err(BackendError::Timeout {
-                    url: url.clone(),
-                    secs: keepalive_limit.as_secs(),
-                    stage: "waiting for the next event; only keepalive comments came".to_owned(),
-                });
-            }
-            Ok(next) => next,
-        };
-        let event = match event {
-            None => return Ok(End::Eof),
-            Some(Ok(event)) => event,
-            Some(Err(SseError::Transport(e))) => {
-                return Err(BackendError::Dropped {
-                    bytes: bytes_seen.load(Ordering::Relaxed),
-                    detail: chain(&e),
-                });
-            }
-            Some(Err(e)) => {
-                return Err(BackendError::Unreadable {
-                    bytes: bytes_seen.load(Ordering::Relaxed),
-                    detail: e.to_string(),
-                });
-            }
-        };
-        let data = event.data.as_str();
-        if data.trim() == "[DONE]" {
-            on_event(StreamEvent::Meta(StreamMeta::Done));
-            return Ok(End::Done);
-        }
-        if data.is_empty() {
-            continue;
-        }
-        on_payload(data, at_us, &mut *on_event)?;
-        // While the socket has data, reading it never waits, and a caller that buffers what
-        // `on_event` reports (the engine) would hold everything one poll read: megabytes under
-        // a fast stream. Yielding now and then hands it over in small batches.
-        payloads = payloads.wrapping_add(1);
-        if payloads.is_multiple_of(YIELD_EVERY) {
-            tokio::task::yield_now().await;
-        }
-    }
-}
-
-/// Payloads read between yields to the caller (see `stream_sse`).
-const YIELD_EVERY: u32 = 64;
-
-/// Why no event came.
-enum Stall {
-    /// Nothing at all for the idle timeout.
-    Idle,
-    /// Keepalive comments only, for [`Endpoint::keepalive_limit`].
-    KeepalivesOnly,
-}
-
-/// The next event (`None` at the end of the body), or why none came. A keepalive comment
-/// restarts the idle wait (the server is alive, the model slow: a reasoning model may think
-/// for minutes), but only up to `limit` after the wait began: comments alone are not
-/// progress, and a server stuck after part of an answer must not hold the turn forever.
-async fn next_event<S, E>(
-    events: &mut EventStream<S>,
-    idle: Duration,
-    limit: Duration,
-) -> Result<Option<Result<super::sse::Event, SseError<E>>>, Stall>
-where
-    S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
-{
-    let began = tokio::time::Instant::now();
-    let last = began + limit;
-    let mut deadline = began + idle;
-    loop {
-        // `next` keeps no state of its own (the stream does): dropping it loses nothing.
-        match tokio::time::timeout_at(deadline, events.next()).await {
-            Ok(next) => return Ok(next),
-            Err(_) => match events.last_keepalive() {
-                Some(at) if tokio::time::Instant::from_std(at) + idle > deadline => {
-                    let next = (tokio::time::Instant::from_std(at) + idle).min(last);
-                    if next <= deadline {
-                        return Err(Stall::KeepalivesOnly);
-                    }
-                    deadline = next;
-                }
-                _ => return Err(Stall::Idle),
-            },
-        }
-    }
+    Ok(resp)
 }
 
 /// The parts of an SSE payload both endpoints share, around each endpoint's own `choices`.
@@ -419,19 +336,19 @@ impl Progress {
     pub fn accept<'a, C: Deserialize<'a> + StreamChoice>(
         &mut self,
         data: &'a str,
-        on_event: &mut dyn FnMut(StreamEvent),
+        out: &mut Events,
     ) -> Result<Option<C>, BackendError> {
-        let Some(payload) = decode::<C>(data, &mut self.warnings, on_event)? else {
+        let Some(payload) = decode::<C>(data, &mut self.warnings, out)? else {
             return Ok(None);
         };
         let mut choice = payload.choices.into_iter().next();
         // Usage sits at the top level, or inside the choice (Moonshot's API).
         if let Some(u) = payload.usage.or_else(|| choice.as_ref().and_then(C::usage)) {
             self.usage = Some(u);
-            on_event(StreamEvent::Usage(u));
+            out.push(StreamEvent::Usage(u));
         }
         if let Some(r) = choice.as_mut().and_then(C::take_finish_reason) {
-            on_event(StreamEvent::Meta(StreamMeta::FinishReason(r.clone())));
+            out.push(StreamEvent::Meta(StreamMeta::FinishReason(r.clone())));
             self.finish_reason = Some(r);
         }
         Ok(choice)
@@ -443,12 +360,12 @@ impl Progress {
 fn decode<'a, C: Deserialize<'a>>(
     data: &'a str,
     warnings: &mut Vec<String>,
-    on_event: &mut dyn FnMut(StreamEvent),
+    out: &mut Events,
 ) -> Result<Option<Payload<C>>, BackendError> {
     match serde_json::from_str::<Payload<C>>(data) {
         Err(e) => {
             let w = format!("malformed SSE event skipped ({e}): {}", preview(data));
-            on_event(StreamEvent::Warning(w.clone()));
+            out.push(StreamEvent::Warning(w.clone()));
             warnings.push(w);
             Ok(None)
         }
@@ -481,7 +398,7 @@ pub(super) fn outcome(
     finished: bool,
     bytes: u64,
     started: Instant,
-    on_event: &mut dyn FnMut(StreamEvent),
+    out: &mut Events,
 ) -> (Option<BackendError>, bool) {
     let (error, cancelled) = match end {
         Ok(End::Cancelled) => (None, true),
@@ -495,7 +412,7 @@ pub(super) fn outcome(
         Ok(_) => (None, false),
         Err(e) => (Some(e), false),
     };
-    on_event(StreamEvent::Finished {
+    out.push(StreamEvent::Finished {
         total_us: started.elapsed().as_micros() as u64,
         error: error.as_ref().map(ToString::to_string),
     });
@@ -820,8 +737,7 @@ mod tests {
     #[test]
     fn progress_reads_usage_from_either_place_and_the_finish_reason() {
         let mut p = Progress::default();
-        let mut events = Vec::new();
-        let mut sink = |e: StreamEvent| events.push(e);
+        let mut sink = Events::default();
         let c = p
             .accept::<Choice>(r#"{"choices":[{"text":"hi"}],"usage":null}"#, &mut sink)
             .expect("ok")
@@ -846,64 +762,11 @@ mod tests {
         let err = p.accept::<Choice>(r#"{"object":"error","message":"boom"}"#, &mut sink);
         assert!(matches!(err, Err(BackendError::ServerEvent { message }) if message == "boom"));
         assert_eq!(
-            events
+            sink.into_vec()
                 .iter()
                 .filter(|e| matches!(e, StreamEvent::Usage(_)))
                 .count(),
             2
-        );
-    }
-}
-
-#[cfg(test)]
-mod batch_tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::task::Poll;
-
-    use kimi_protocol::{Message, Mode, StreamEvent};
-    use tokio_util::sync::CancellationToken;
-
-    use crate::{Backend, Endpoint};
-
-    /// The engine buffers what one poll of `stream_turn` reports. Polled only after the socket
-    /// has had time to fill, a poll must still hand over a small batch, not all that arrived.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_fast_stream_is_handed_over_in_small_batches() {
-        let mock = kimi_mock::MockServer::start(kimi_mock::MockOptions::default(), 0)
-            .await
-            .unwrap();
-        let mut ep = Endpoint::new(Mode::Raw, &mock.base_url(), "moonshotai/Kimi-K2-Instruct");
-        ep.max_tokens = 50_000;
-        let backend = Backend::new(ep).unwrap();
-        let messages = [Message::user("stream 40000 tokens")];
-        let cancel = CancellationToken::new();
-        let (events, text) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        let mut sink = |e: StreamEvent| {
-            events.fetch_add(1, Ordering::Relaxed);
-            if let StreamEvent::Text(t) = e {
-                text.fetch_add(t.len(), Ordering::Relaxed);
-            }
-        };
-        let mut fut = Box::pin(backend.stream_turn(&messages, &[], &cancel, &mut sink));
-        let (mut seen, mut biggest, mut polls) = (0, 0, 0);
-        let result = loop {
-            let polled = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
-            polls += 1;
-            let now = events.load(Ordering::Relaxed);
-            biggest = biggest.max(now - seen);
-            seen = now;
-            match polled {
-                Poll::Ready(r) => break r,
-                Poll::Pending => tokio::time::sleep(std::time::Duration::from_millis(2)).await,
-            }
-        };
-        assert!(result.error.is_none(), "{:?}", result.error);
-        assert_eq!(text.load(Ordering::Relaxed), result.content.len());
-        assert!(seen > 60_000, "a chunk and a text event per token: {seen}");
-        // Two events a payload (the chunk, its text) and a few for the request and the end.
-        assert!(
-            biggest <= 2 * 64 + 8,
-            "{biggest} events from one poll ({polls} polls)"
         );
     }
 }

@@ -1,25 +1,30 @@
-//! Streaming from a server. Both modes produce the same [`StreamEvent`]s and [`TurnResult`]:
+//! Streaming from a server. Both modes produce the same [`kimi_protocol::StreamEvent`]s and [`TurnResult`]:
 //! raw mode (`completions.rs`) renders the prompt and parses markers locally; chat mode
 //! (`chat.rs`) assembles `tool_calls` deltas. `http.rs` holds what they share: the client, the
-//! SSE loop, timeouts, cancellation and error messages.
+//! request, timeouts, cancellation and error messages; `reader.rs` reads the SSE body and
+//! `exchange.rs` turns one request into a stream of events; `turn_stream.rs` is the turn.
 
 mod chat;
 mod chat_reasoning;
 mod chat_request;
 mod completions;
 mod error;
+mod events;
+mod exchange;
 mod http;
 pub mod log;
 pub mod logprobs;
 mod markers;
 pub mod probe;
+mod reader;
 pub mod replay;
 mod retry;
 pub mod sse;
+mod turn_stream;
 mod url;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -30,9 +35,10 @@ pub use error::BackendError;
 pub use http::{MODELS_KEPT, http_client};
 pub use logprobs::LogprobsOutcome;
 pub use retry::{RetryPolicy, parse_retry_after};
+pub use turn_stream::{TurnItem, TurnStream};
 pub use url::{host_and_port, redact_url};
 
-use kimi_protocol::{Message, Mode, Model, RenderOptions, StreamEvent, Template, ToolCall, Usage};
+use kimi_protocol::{Message, Mode, Model, RenderOptions, Template, ToolCall, Usage};
 
 /// Everything needed to reach one model.
 #[derive(Clone, PartialEq)]
@@ -322,15 +328,11 @@ impl TurnResult {
     }
 }
 
-async fn stream_once(
-    call: http::Call<'_>,
-    messages: &[Message],
-    tools: &[Value],
-    on_event: &mut (dyn FnMut(StreamEvent) + Send),
-) -> TurnResult {
+/// One request of a turn in the endpoint's mode.
+fn stream_once(call: http::Call<'_>, messages: &[Message], tools: &[Value]) -> exchange::Exchange {
     match call.endpoint.mode {
-        Mode::Raw => completions::stream(call, messages, tools, on_event).await,
-        Mode::Chat => chat::stream(call, messages, tools, on_event).await,
+        Mode::Raw => completions::stream(call, messages, tools),
+        Mode::Chat => chat::stream(call, messages, tools),
     }
 }
 
@@ -358,9 +360,6 @@ impl Backend {
         &self.endpoint
     }
 
-    /// Send the conversation and stream the answer. Never fails outright: errors are in
-    /// `TurnResult::error`, alongside whatever arrived before them. The events say everything
-    /// a trace holds (`Trace::record` builds one from them); the result keeps no copy.
     /// A request of this backend's client to `endpoint` (its own, or a variant of it).
     fn call<'a>(&'a self, endpoint: &'a Endpoint, cancel: &'a CancellationToken) -> http::Call<'a> {
         http::Call {
@@ -370,46 +369,19 @@ impl Backend {
         }
     }
 
-    pub async fn stream_turn(
-        &self,
-        messages: &[Message],
-        tools: &[Value],
-        cancel: &CancellationToken,
-        on_event: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> TurnResult {
-        let call = self.call(&self.endpoint, cancel);
-        log::request_started(&self.endpoint, messages.len());
-        let started = std::time::Instant::now();
-        let mut bytes = 0u64;
-        let mut counted = |e: StreamEvent| {
-            if let StreamEvent::Chunk { data, .. } = &e {
-                bytes += data.len() as u64;
-            }
-            on_event(e);
-        };
-        let mut result = stream_once(call, messages, tools, &mut counted).await;
-        if self.endpoint.logprobs > 0 {
-            let confirmed = self.logprobs_confirmed.load(Ordering::Relaxed);
-            if let Some(why) = logprobs::refused(result.error.as_ref(), confirmed) {
-                // Sent again, once, exactly as before but without the token-level fields.
-                tracing::warn!(message = %why, "the server refused logprobs; sending again without");
-                let mut plain = self.endpoint.clone();
-                plain.logprobs = 0;
-                let call = self.call(&plain, cancel);
-                result = stream_once(call, messages, tools, &mut counted).await;
-                // The same 400 without them: it was not about logprobs (they stay on).
-                let again = matches!(result.error, Some(BackendError::Http { status: 400, .. }));
-                result.logprobs = if again {
-                    LogprobsOutcome::NotAsked
-                } else {
-                    LogprobsOutcome::Refused
-                };
-            } else if result.error.is_none() && !result.cancelled {
-                self.logprobs_confirmed.store(true, Ordering::Relaxed);
-            }
-        }
-        log::stream_ended(&result, started.elapsed(), bytes);
-        result
+    /// Send the conversation and stream the answer: each event as it arrives, then the end
+    /// ([`TurnItem::Done`]) with the result. Never fails outright: errors are in
+    /// `TurnResult::error`, alongside whatever arrived before them. The events say everything
+    /// a trace holds (`Trace::record` builds one from them); the result keeps no copy. Nothing
+    /// is read from the server while events wait to be taken, and `cancel` ends the stream at
+    /// once with what arrived.
+    pub fn stream_turn<'a>(
+        &'a self,
+        messages: &'a [Message],
+        tools: &'a [Value],
+        cancel: &'a CancellationToken,
+    ) -> TurnStream<'a> {
+        TurnStream::turn(self, messages, tools, cancel)
     }
 
     /// GET `{base_url}/models`: each model with its context length when the server says it,

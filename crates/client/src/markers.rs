@@ -104,9 +104,10 @@ impl LocalParse {
         }
     }
 
-    pub fn feed(&mut self, text: &str, on_event: &mut dyn FnMut(StreamEvent)) {
+    /// Parse `text`, pushing what it makes onto `out`.
+    pub fn feed(&mut self, text: &str, out: &mut impl Extend<StreamEvent>) {
         let seen = &mut self.seen;
-        let mut sink = |ev: Event<'_>| seen.forward(ev, on_event);
+        let mut sink = |ev: Event<'_>| seen.forward(ev, out);
         match &mut self.parser {
             AnyParser::K2(p) => p.feed(text, &mut sink),
             AnyParser::K3(p) => p.feed(text, &mut sink),
@@ -114,9 +115,9 @@ impl LocalParse {
     }
 
     /// The stream is over (for any reason): flush and report what is open.
-    pub fn finish(&mut self, on_event: &mut dyn FnMut(StreamEvent)) {
+    pub fn finish(&mut self, out: &mut impl Extend<StreamEvent>) {
         let seen = &mut self.seen;
-        let mut sink = |ev: Event<'_>| seen.forward(ev, on_event);
+        let mut sink = |ev: Event<'_>| seen.forward(ev, out);
         match &mut self.parser {
             AnyParser::K2(p) => p.finish(&mut sink),
             AnyParser::K3(p) => p.finish(&mut sink),
@@ -146,7 +147,7 @@ impl LocalParse {
 }
 
 impl Seen {
-    fn forward(&mut self, ev: Event<'_>, on_event: &mut dyn FnMut(StreamEvent)) {
+    fn forward(&mut self, ev: Event<'_>, out: &mut impl Extend<StreamEvent>) {
         // The answer so far becomes reasoning: the UI's convention for that move is one
         // reasoning delta equal to the whole answer.
         let moved =
@@ -160,7 +161,7 @@ impl Seen {
             (ev, _) => ev,
         };
         self.collector.push(&ev);
-        let out = match ev {
+        let event = match ev {
             Event::Text { text } => StreamEvent::Text(text.into_owned()),
             Event::Reasoning { text } => StreamEvent::Reasoning(text.into_owned()),
             Event::Marker { marker, offset } => {
@@ -220,6 +221,6 @@ impl Seen {
                 _ => return,
             },
         };
-        on_event(out);
+        out.extend(Some(event));
     }
 }

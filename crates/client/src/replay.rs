@@ -8,8 +8,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::chat::{self, ChatDecoder};
 use super::completions::{self, RawDecoder};
+use super::events::Events;
 use super::http::{End, Prompt};
 use super::markers::ParseStart;
+use super::turn_stream::{TurnItem, TurnStream};
 use super::{Backend, BackendError, TurnResult};
 use kimi_protocol::{Mode, StreamEvent, Trace};
 
@@ -17,47 +19,54 @@ impl Backend {
     /// POST `body` exactly as given to the endpoint of the backend's mode, and stream the
     /// answer as a turn does (the events say everything a trace holds). Raw mode: `prompt` is
     /// the prompt inside `body`, shown by the inspector and deciding where parsing starts.
-    pub async fn replay(
-        &self,
+    pub fn replay<'a>(
+        &'a self,
         body: Value,
         prompt: Option<(String, Vec<(usize, usize)>)>,
-        cancel: &CancellationToken,
-        on_event: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> TurnResult {
+        cancel: &'a CancellationToken,
+    ) -> TurnStream<'a> {
         let call = self.call(&self.endpoint, cancel);
-        match self.endpoint.mode {
+        let exchange = match self.endpoint.mode {
             Mode::Raw => {
                 let start = ParseStart::for_prompt(prompt.as_ref().map(|p| p.0.as_str()));
                 let prompt = prompt.map(|(text, text_markers)| Prompt { text, text_markers });
-                completions::send(call, body, prompt, start, on_event).await
+                completions::send(call, body, prompt, start, Events::default())
             }
-            Mode::Chat => chat::send(call, body, on_event).await,
-        }
+            Mode::Chat => chat::send(call, body, Events::default()),
+        };
+        TurnStream::single(exchange)
     }
 }
 
-/// Feed `trace`'s chunks, as they arrived, to the decoder its mode uses, and report the events
-/// as a live turn did: each `Chunk`, then what was made of it, then the end. Raw mode feeds
-/// the completion text the trace kept (its payloads' other fields are not saved: the finish
-/// reason is taken from the trace); chat mode feeds the SSE payloads.
-pub fn reparse(trace: &Trace, on_event: &mut dyn FnMut(StreamEvent)) -> TurnResult {
-    let started = Instant::now();
-    let end = match &trace.error {
-        Some(e) => Err(BackendError::Dropped {
-            bytes: trace.data.len() as u64,
-            detail: e.clone(),
-        }),
-        None if trace.done => Ok(End::Done),
-        None => Ok(End::Eof),
-    };
-    match trace.mode {
+/// The decoder of a saved trace's mode.
+enum Saved {
+    Raw(Box<RawDecoder>),
+    Chat(Box<ChatDecoder>),
+}
+
+/// `trace`'s chunks, as they arrived, through the decoder its mode uses: the events a live
+/// turn reported (each `Chunk`, then what was made of it), then [`TurnItem::Done`]. Raw mode
+/// feeds the completion text the trace kept (its payloads' other fields are not saved: the
+/// finish reason is taken from the trace); chat mode feeds the SSE payloads. One chunk is
+/// decoded at a time, as the items are taken.
+pub struct Reparse<'a> {
+    trace: &'a Trace,
+    chunks: Box<dyn Iterator<Item = (&'a str, u64)> + 'a>,
+    decoder: Option<Saved>,
+    out: Events,
+    /// The end decided early (an error event in a chat payload).
+    ended: Option<Result<End, BackendError>>,
+    result: Option<TurnResult>,
+    started: Instant,
+}
+
+/// Parse `trace` again: see [`Reparse`].
+pub fn reparse(trace: &Trace) -> Reparse<'_> {
+    let decoder = match trace.mode {
         Mode::Raw => {
             let mut d = RawDecoder::new(ParseStart::for_prompt(trace.prompt.as_deref()));
-            for (chunk, at_us) in trace.chunks() {
-                d.text(chunk, at_us, on_event);
-            }
             d.set_finish_reason(trace.finish_reason.clone());
-            d.finish(end, started, on_event)
+            Saved::Raw(Box::new(d))
         }
         Mode::Chat => {
             let model = trace
@@ -65,17 +74,95 @@ pub fn reparse(trace: &Trace, on_event: &mut dyn FnMut(StreamEvent)) -> TurnResu
                 .get("model")
                 .and_then(Value::as_str)
                 .unwrap_or("");
-            let mut d = ChatDecoder::for_template(
+            Saved::Chat(Box::new(ChatDecoder::for_template(
                 kimi_protocol::Template::for_model(model),
                 &trace.request,
-            );
-            for (chunk, at_us) in trace.chunks() {
+            )))
+        }
+    };
+    Reparse {
+        trace,
+        chunks: Box::new(trace.chunks()),
+        decoder: Some(decoder),
+        out: Events::default(),
+        ended: None,
+        result: None,
+        started: Instant::now(),
+    }
+}
+
+impl Reparse<'_> {
+    /// Read it all: every event in order, and the result.
+    pub fn events_and_result(self) -> (Vec<StreamEvent>, TurnResult) {
+        let mut events = Vec::new();
+        for item in self {
+            match item {
+                TurnItem::Event(e) => events.push(e),
+                TurnItem::Done(result) => return (events, result),
+            }
+        }
+        // Never expected: the last item is the result.
+        (events, TurnResult::default())
+    }
+
+    /// How the saved stream ended.
+    fn end(&self) -> Result<End, BackendError> {
+        match &self.trace.error {
+            Some(e) => Err(BackendError::Dropped {
+                bytes: self.trace.data.len() as u64,
+                detail: e.clone(),
+            }),
+            None if self.trace.done => Ok(End::Done),
+            None => Ok(End::Eof),
+        }
+    }
+
+    /// Decode the next chunk, or finish: `false` when nothing is left to do.
+    fn advance(&mut self) -> bool {
+        let Some(decoder) = self.decoder.as_mut() else {
+            return false;
+        };
+        let next = if self.ended.is_some() {
+            None
+        } else {
+            self.chunks.next()
+        };
+        match (next, decoder) {
+            (Some((chunk, at_us)), Saved::Raw(d)) => d.text(chunk, at_us, &mut self.out),
+            (Some((chunk, at_us)), Saved::Chat(d)) => {
                 // An error event ended the live stream here too; the rest was never read.
-                if let Err(e) = d.payload(chunk, at_us, on_event) {
-                    return d.finish(Err(e), started, on_event);
+                if let Err(e) = d.payload(chunk, at_us, &mut self.out) {
+                    self.ended = Some(Err(e));
                 }
             }
-            d.finish(end, started, on_event)
+            (None, _) => {
+                let end = self.ended.take().unwrap_or_else(|| self.end());
+                let result = match self.decoder.take() {
+                    Some(Saved::Raw(d)) => d.finish(end, self.started, &mut self.out),
+                    Some(Saved::Chat(d)) => d.finish(end, self.started, &mut self.out),
+                    None => TurnResult::default(),
+                };
+                self.result = Some(result);
+            }
+        }
+        true
+    }
+}
+
+impl Iterator for Reparse<'_> {
+    type Item = TurnItem;
+
+    fn next(&mut self) -> Option<TurnItem> {
+        loop {
+            if let Some(e) = self.out.pop() {
+                return Some(TurnItem::Event(e));
+            }
+            if let Some(result) = self.result.take() {
+                return Some(TurnItem::Done(result));
+            }
+            if !self.advance() {
+                return None;
+            }
         }
     }
 }

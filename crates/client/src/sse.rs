@@ -210,6 +210,11 @@ impl<S> EventStream<S> {
         }
     }
 
+    /// The byte stream read.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
     /// When the last complete comment line (an SSE keepalive) arrived, if one did. Only whole
     /// lines count: a server trickling the bytes of one event shows nothing by them.
     pub fn last_keepalive(&self) -> Option<Instant> {

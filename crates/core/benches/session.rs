@@ -1,11 +1,14 @@
 //! Saving a session after a message: a 20-round chat-mode session with long answers (64 KB
 //! each, streamed as 16,000 SSE events whose payloads the traces keep), tens of MB on disk (the
 //! bench prints the size).
-//! The way it is saved: the UI clones the new records and sends them to the journal writer
-//! thread, which appends and fsyncs only them. Measured against the obvious way, the whole file
-//! rewritten and fsynced on every save on the UI task, which is what grows with the session.
-//! Also measured: the UI's share, cloning the records (what it does) against encoding them
-//! (what it would do if it serialized them itself).
+//! The way it is saved: the agent's recorder clones the new records and sends them to the
+//! journal writer thread, which appends and fsyncs only them. Measured against the obvious way,
+//! the whole file rewritten and fsynced on every save, which is what grows with the session.
+//! Also measured: the recorder's share, cloning the records (what it does) against encoding
+//! them (what it would do if it serialized them itself).
+//! And listing: 200 saved sessions of 5 MB (`/sessions`, `kimi-tui sessions`), each journal
+//! ending with its summary record (read: its first and last line), against the same journals
+//! without it (read whole, as journals of older builds are).
 
 // A bench: a failed unwrap in setup is a broken bench, as in tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -167,5 +170,56 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// A session of about 5 MB: three long answers with their traces.
+fn five_mb() -> Session {
+    let mut s = Session::new("bench", Mode::Raw, "kimi-k2", "http://127.0.0.1:8000/v1");
+    let chunk = "lorem ipsum dolor sit amet, ".repeat(36);
+    for round in 0..3 {
+        s.messages.push(Message::user(format!("question {round}")));
+        let mut t = Trace::default();
+        for k in 0..1700 {
+            t.push_chunk(&chunk, k);
+        }
+        s.push_trace(s.messages.len(), t);
+        s.messages.push(Message::assistant("a long answer"));
+    }
+    s
+}
+
+/// 200 sessions of 5 MB: one journal hard-linked under 200 names (each listed as a file of its
+/// own), with or without the summary record at its end.
+fn store_of_200(summary: bool) -> (tempfile::TempDir, SessionStore) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let s = five_mb();
+    let path = store.save(&s).expect("saved");
+    if !summary {
+        let text = std::fs::read_to_string(&path).expect("read");
+        let body = text.trim_end_matches('\n');
+        std::fs::write(&path, &body[..body.rfind('\n').expect("lines") + 1]).expect("write");
+    }
+    for i in 1..200 {
+        let id = format!("20261201-000000-{i:04}");
+        std::fs::hard_link(&path, store.journal_path(&id)).expect("link");
+    }
+    (dir, store)
+}
+
+fn list(c: &mut Criterion) {
+    let mut g = c.benchmark_group("list 200 sessions of 5 MB");
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    for summary in [true, false] {
+        let (_dir, store) = store_of_200(summary);
+        assert_eq!(store.list().sessions.len(), 200);
+        let name = if summary {
+            "header and summary read"
+        } else {
+            "read whole (older journals)"
+        };
+        g.bench_function(name, |b| b.iter(|| black_box(store.list().sessions.len())));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, list);
 criterion_main!(benches);

@@ -2,6 +2,7 @@
 //! config and how they run (`tools`), the config file (`config`), saved sessions (`session`),
 //! and the file helpers they share.
 
+pub mod backend;
 pub mod config;
 pub mod engine;
 pub mod json_out;

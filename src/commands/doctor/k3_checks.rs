@@ -82,18 +82,22 @@ pub(super) async fn raw(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
     };
     let mut tokens = Vec::new();
     let mut warnings = Vec::new();
-    let result = backend
-        .stream_turn(
-            &[Message::user(CHAT_QUESTION)],
-            &[weather_tool()],
-            &CancellationToken::new(),
-            &mut |e| match e {
-                StreamEvent::Tokens(t) => tokens.extend(t),
-                StreamEvent::Warning(w) => warnings.push(w),
-                _ => {}
-            },
-        )
+    let (messages, tools, cancel) = (
+        [Message::user(CHAT_QUESTION)],
+        [weather_tool()],
+        CancellationToken::new(),
+    );
+    let (events, result) = backend
+        .stream_turn(&messages, &tools, &cancel)
+        .events_and_result()
         .await;
+    for e in events {
+        match e {
+            StreamEvent::Tokens(t) => tokens.extend(t),
+            StreamEvent::Warning(w) => warnings.push(w),
+            _ => {}
+        }
+    }
     if let Some(e) = &result.error {
         report.fail(
             "K3 raw round",

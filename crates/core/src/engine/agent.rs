@@ -151,8 +151,11 @@ impl Agent {
                 Op::Rewind { user_index } => {
                     super::rewind::rewind(&mut self.state, &mut self.io, user_index).await
                 }
-                Op::Load { messages, traces } => {
-                    super::rewind::load(&mut self.state, &mut self.io, messages, traces).await
+                Op::Record(handoff) => {
+                    super::session_start::record(&mut self.state, &mut self.io, handoff).await
+                }
+                Op::Resume { store, id } => {
+                    super::session_start::resume(&mut self.state, &mut self.io, store, id).await
                 }
                 Op::Cancel => {}
                 Op::Approve { id, .. } => super::inbox::ignored(id),
@@ -165,11 +168,15 @@ impl Agent {
                         .emit(EngineEvent::Snapshot { messages, traces })
                         .await;
                 }
+                #[cfg(test)]
+                Op::PanicForTest => panic!("the agent was told to panic"),
                 other => self.state.apply(&mut self.io, other).await,
             }
         }
         // Leave what was cancelled in the queue: nothing.
         self.io.cancel.cancel();
+        // What was recorded is on disk before the agent's task ends.
+        super::session_start::finish_recording(&mut self.io).await;
     }
 
     /// Run a turn. A panic inside it (a bug) ends the turn as failed with a
@@ -272,7 +279,16 @@ impl State {
             | Op::Shutdown
             | Op::Approve { .. }
             | Op::Rewind { .. }
-            | Op::Load { .. } => {}
+            | Op::Record(_)
+            | Op::Resume { .. } => {}
+            // The supervisor answers these; an agent without one has nothing to do.
+            Op::ListModels { .. }
+            | Op::SwitchModel { .. }
+            | Op::SwitchProfile { .. }
+            | Op::CheckArguments { .. }
+            | Op::ToolsReport => {}
+            #[cfg(test)]
+            Op::PanicForTest => {}
         }
     }
 

@@ -1,9 +1,13 @@
 //! What goes into the agent ([`Op`]) and what comes out ([`EngineEvent`]).
 
 use super::approval::{ApprovalRequest, Decision};
+pub use super::session_op::SessionHandoff;
 use super::shared_trace::SharedTrace;
+use super::switchboard::ProfileChoice;
+use super::tools_report::ToolsReport;
+use crate::session::Session;
 use crate::tools::{CallProblem, ToolResult};
-use kimi_client::{BackendError, Endpoint};
+use kimi_client::{BackendError, Endpoint, ModelList};
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, StreamEvent, Trace, Usage};
 
@@ -50,13 +54,6 @@ pub enum Op {
     /// [`EngineEvent::Truncated`]). Applied when the turn ends; an index past the last user
     /// message is refused with a notice.
     Rewind { user_index: usize },
-    /// Replace the conversation and its traces with a saved session's (`/sessions`), the
-    /// traces shared with the caller's view. Applied when the turn ends; reported as
-    /// [`EngineEvent::Loaded`].
-    Load {
-        messages: Vec<Message>,
-        traces: Vec<(usize, SharedTrace)>,
-    },
     // Switching without restarting.
     /// Send the next requests to this endpoint (`/model`, `/profile`: server, key, mode,
     /// model, template, thinking, sampling, timeouts, retries), with at most `max_rounds`
@@ -65,6 +62,44 @@ pub enum Op {
     SetEndpoint {
         endpoint: Box<Endpoint>,
         max_rounds: u32,
+    },
+    // Answered by the supervisor (`Supervisor::send`), never seen by the agent.
+    /// GET `/models` from the endpoint in use, off the agent: answered with
+    /// [`EngineEvent::Models`] (`shown` as asked: `/model` shows the list, the quiet listing
+    /// at start only learns the context window).
+    ListModels { show: bool },
+    /// `/model NAME`: checked against the server's list (a server that cannot list is
+    /// trusted), then used from the next request: answered with [`EngineEvent::Models`],
+    /// [`EngineEvent::ModelChosen`] and, once the agent applied it,
+    /// [`EngineEvent::EndpointSet`]; or with a notice saying why not.
+    SwitchModel { id: String },
+    /// `/profile NAME`: the profile's endpoint from the next request: answered with
+    /// [`EngineEvent::ProfileChosen`] then [`EngineEvent::EndpointSet`]; or with a notice.
+    SwitchProfile { name: String },
+    /// Check the user's edit of approval `id`'s arguments for `tool`: answered with
+    /// [`EngineEvent::ArgumentsChecked`].
+    CheckArguments {
+        id: u64,
+        tool: String,
+        arguments: String,
+    },
+    /// `/tools`: answered with [`EngineEvent::Tools`].
+    ToolsReport,
+    /// Make the agent's task panic, for the supervisor's tests.
+    #[cfg(test)]
+    PanicForTest,
+    // Sessions.
+    /// Record the conversation from now on into a session (see [`SessionHandoff`]): a new one,
+    /// or a saved one continued, whose history is reported first as the events a live turn
+    /// produces, between [`EngineEvent::Resuming`] and [`EngineEvent::Resumed`]. Applied when
+    /// the turn ends.
+    Record(SessionHandoff),
+    /// `/sessions`: lock and read the stored session `id` (off the agent's task), then
+    /// continue it as [`Op::Record`] does; on failure a notice, and the conversation stays.
+    /// Applied when the turn ends.
+    Resume {
+        store: crate::session::SessionStore,
+        id: String,
     },
 }
 
@@ -162,9 +197,6 @@ pub enum EngineEvent {
     /// `/retry` or [`Op::Rewind`]: the conversation now has `messages` messages and `traces`
     /// traces.
     Truncated { messages: usize, traces: usize },
-    /// [`Op::Load`]: the conversation is now a saved session's, with this many messages and
-    /// traces.
-    Loaded { messages: usize, traces: usize },
     /// Requests now go out in this mode.
     ModeSet(Mode),
     /// Something to tell the user that is not part of a turn (a failed mode switch).
@@ -201,6 +233,54 @@ pub enum EngineEvent {
         /// Each trace with the index of its message.
         traces: Vec<(usize, Trace)>,
     },
+    // Reported by the supervisor.
+    /// The server's models ([`Op::ListModels`], or the listing a switch made), or why not;
+    /// `shown`: the user asked to see them.
+    Models {
+        shown: bool,
+        listing: Result<Box<ModelList>, Box<BackendError>>,
+    },
+    /// [`Op::SwitchModel`] was accepted: the agent uses `model` from its next request.
+    ModelChosen { model: String },
+    /// [`Op::SwitchProfile`] was accepted: what the profile changes beside the endpoint.
+    ProfileChosen { choice: Box<ProfileChoice> },
+    /// The agent's task stopped (a panic, `message`): a new one took over the conversation,
+    /// the endpoint and the tools; "always allow" was forgotten with the old one. A turn the
+    /// old one was running is reported as [`EngineEvent::TurnFailed`] right after.
+    AgentRestarted { message: String },
+    /// Answer to [`Op::CheckArguments`]: the arguments as JSON, or why they cannot run.
+    ArgumentsChecked {
+        id: u64,
+        arguments: String,
+        result: Result<Box<serde_json::Value>, CallProblem>,
+    },
+    /// The call at `index` of this round has streamed in whole; `problem` is why its
+    /// arguments cannot run as they are (reported before any approval is asked).
+    CallChecked {
+        index: usize,
+        problem: Option<CallProblem>,
+    },
+    /// Answer to [`Op::ToolsReport`].
+    Tools { report: Box<ToolsReport> },
+    // Sessions.
+    /// The conversation is recorded into this session's journal, written from now on (its
+    /// messages and traces are empty here).
+    SessionStarted { meta: Box<Session> },
+    /// Saving failed and is off for this run: `reason` says why, as a notice.
+    SessionStopped { reason: String },
+    /// A saved session replaces the conversation: its history follows as the events a live
+    /// turn produces, up to [`EngineEvent::Resumed`]. `notice`: what to tell the user first
+    /// (a cut-off last record, a fork), safe to show.
+    Resuming {
+        meta: Box<Session>,
+        notice: Option<String>,
+    },
+    /// The saved session's history has been reported; it holds `turns` user messages, and
+    /// `meta.partial` the interrupted answers shown in it.
+    Resumed { meta: Box<Session>, turns: usize },
+    /// A saved answer that was still streaming when the run that streamed it stopped: the
+    /// round reported since `RoundStarted` ends here, interrupted (resumed history only).
+    RoundInterrupted,
 }
 
 /// How a turn ended.

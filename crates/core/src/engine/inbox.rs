@@ -26,6 +26,8 @@ pub(crate) struct Io {
     decisions: VecDeque<Answer>,
     /// The id the next approval request gets.
     next_approval: u64,
+    /// Writes every event that changes the conversation to the session's journal.
+    pub recorder: Option<super::recorder::Recorder>,
 }
 
 /// An [`Op::Approve`] as taken in.
@@ -45,6 +47,7 @@ impl Io {
             closed: false,
             decisions: VecDeque::new(),
             next_approval: 1,
+            recorder: None,
         }
     }
 
@@ -94,6 +97,9 @@ impl Io {
         match op {
             Op::Cancel => self.cancel.cancel(),
             Op::Shutdown => {
+                if let Some(r) = self.recorder.as_mut() {
+                    r.close();
+                }
                 self.cancel.cancel();
                 self.queued.push_back(Op::Shutdown);
             }
@@ -141,29 +147,22 @@ impl Io {
         .await
     }
 
-    /// Poll `fut` until it is done (`Some`) or until `ready()` says it produced something to
-    /// deliver (`None`): the caller delivers that, then calls again. Taking nothing more from
-    /// `fut` while its output waits is what carries the reader's pace back to the socket.
-    pub async fn step<F: Future + Unpin>(
-        &mut self,
-        fut: &mut F,
-        ready: impl Fn() -> bool,
-    ) -> Option<F::Output> {
-        poll_fn(|cx| {
-            self.poll_ops(cx);
-            match std::pin::Pin::new(&mut *fut).poll(cx) {
-                Poll::Ready(out) => Poll::Ready(Some(out)),
-                Poll::Pending if ready() => Poll::Ready(None),
-                Poll::Pending => Poll::Pending,
-            }
-        })
-        .await
-    }
-
     /// Send one event, waiting for room. A reader gone cancels the turn: nobody would see it.
     pub async fn emit(&mut self, event: EngineEvent) {
         // Whoever listens (the TUI, exec), tool outcomes reach the log file.
         crate::logging::engine_event(&event);
+        // Recorded before it is sent: what a reader saw is in the journal, or being written.
+        let follow = match self.recorder.as_mut() {
+            Some(r) => r.observe(&event),
+            None => Vec::new(),
+        };
+        self.send(event).await;
+        for e in follow {
+            self.send(e).await;
+        }
+    }
+
+    async fn send(&mut self, event: EngineEvent) {
         let events = self.events.clone();
         if self.run(events.send(event)).await.is_err() {
             self.closed = true;

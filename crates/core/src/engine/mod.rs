@@ -10,14 +10,30 @@ mod agent;
 pub(crate) mod approval;
 mod event;
 mod inbox;
+mod live_answer;
 mod logprobs;
+mod mirror;
+mod recorder;
+pub mod replay;
 mod retry;
 mod rewind;
+mod session_op;
+mod session_start;
 mod shared_trace;
+mod supervisor;
+mod switchboard;
+mod tools_report;
 mod turn;
 
 pub use agent::{Agent, AgentHandle, AgentInit, EVENT_QUEUE, panic_message};
 pub use approval::{ApprovalRequest, Approver, Decision, FixedPolicy};
 pub use event::{EngineEvent, Op, SystemChange, TurnOutcome, set_system};
+pub use recorder::{PARTIAL_SAVE_EVERY, Recorder};
 pub use rewind::user_message_index;
+pub use session_op::SessionHandoff;
 pub use shared_trace::SharedTrace;
+pub use supervisor::{Supervisor, SupervisorInit, toolbox_answer};
+pub use switchboard::{
+    ConnectionView, ProfileChoice, ProfileSummary, StartError, SwitchRefused, Switchboard,
+};
+pub use tools_report::{ToolLine, ToolsReport, status_text, stderr_lines};

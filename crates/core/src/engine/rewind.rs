@@ -1,6 +1,5 @@
-//! Going back (`Esc Esc`: cut the conversation before an earlier user message) and switching to
-//! a saved session (`/sessions`): the two operations that replace what the agent owns rather
-//! than add to it. Both run only between turns (`turn::waits_for_turn_end`).
+//! Going back (`Esc Esc`): cut the conversation before an earlier user message. Runs only
+//! between turns (`turn::waits_for_turn_end`).
 
 use super::agent::State;
 use super::event::EngineEvent;
@@ -43,25 +42,6 @@ pub(crate) async fn rewind(state: &mut State, io: &mut Io, user_index: usize) {
     io.emit(EngineEvent::Truncated {
         messages: cut,
         traces: keep,
-    })
-    .await;
-}
-
-pub(crate) async fn load(
-    state: &mut State,
-    io: &mut Io,
-    messages: Vec<Message>,
-    traces: Vec<(usize, SharedTrace)>,
-) {
-    // The loaded session's own system prompt (its first message) stays as saved.
-    if let Some(m) = messages.first().filter(|m| m.role == "system") {
-        state.system_prompt = Some(m.text());
-    }
-    state.conversation = messages;
-    state.traces = traces;
-    io.emit(EngineEvent::Loaded {
-        messages: state.conversation.len(),
-        traces: state.traces.len(),
     })
     .await;
 }

@@ -1,9 +1,9 @@
 //! One user turn: send the conversation, stream the answer, ask about each call, run the
 //! approved ones, send the results back, until the model answers without calls.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, PoisonError};
+use std::collections::HashMap;
 
+use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::agent::State;
@@ -12,7 +12,7 @@ use super::event::{EngineEvent, Op, TurnOutcome};
 use super::inbox::Io;
 use super::shared_trace::SharedTrace;
 use crate::tools::{Approval, CallProblem, ToolSpec};
-use kimi_client::TurnResult;
+use kimi_client::{TurnItem, TurnResult};
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{StreamEvent, Trace};
 
@@ -81,52 +81,26 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
     outcome
 }
 
-/// Stream one request; also the index of its trace. The backend reports through a
-/// synchronous callback; its events are buffered here and the backend is not polled again
-/// until they have all been delivered, so the buffer holds at most what one read from the
-/// socket produced. Delivering an event records it in the request's trace first (the one
-/// place traces are built), then reports it.
+/// Stream one request; also the index of its trace. The backend's stream is read one item
+/// at a time, raced with incoming operations (a cancel stops it at once); it reads the socket
+/// only when asked for an item, so the reader's pace carries back to the server. Delivering an
+/// event records it in the request's trace first (the one place traces are built), then
+/// reports it.
 pub(super) async fn stream(state: &mut State, tools: &[Value], io: &mut Io) -> (TurnResult, usize) {
-    let buffer: Mutex<VecDeque<StreamEvent>> = Mutex::new(VecDeque::new());
-    let pop = || {
-        buffer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop_front()
-    };
     let cancel = io.cancel.clone();
-    let mut sink = |e: StreamEvent| {
-        buffer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push_back(e)
-    };
     // The answer, if one is kept, becomes the next message: its trace points there.
     let message_index = state.conversation.len();
     let traces = &mut state.traces;
     let mut trace = None;
-    let mut fut = Box::pin(state.backend.stream_turn(
-        &state.conversation,
-        tools,
-        &cancel,
-        &mut sink,
-    ));
-    let ready = || {
-        !buffer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_empty()
-    };
+    let mut answer = state
+        .backend
+        .stream_turn(&state.conversation, tools, &cancel);
     let result = loop {
-        while let Some(e) = pop() {
-            deliver(traces, io, &mut trace, message_index, e).await;
-        }
-        if let Some(result) = io.step(&mut fut, ready).await {
-            drop(fut);
-            while let Some(e) = pop() {
-                deliver(traces, io, &mut trace, message_index, e).await;
-            }
-            break result;
+        match io.run(answer.next()).await {
+            Some(TurnItem::Event(e)) => deliver(traces, io, &mut trace, message_index, e).await,
+            Some(TurnItem::Done(result)) => break result,
+            // Never expected: the stream ends with its result.
+            None => break TurnResult::default(),
         }
     };
     let index = match trace {
@@ -356,7 +330,8 @@ pub(crate) fn waits_for_turn_end(op: &Op) -> bool {
             | Op::Retry
             | Op::Shutdown
             | Op::Rewind { .. }
-            | Op::Load { .. }
+            | Op::Record(_)
+            | Op::Resume { .. }
     )
 }
 

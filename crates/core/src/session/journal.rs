@@ -30,6 +30,64 @@ pub(crate) const MAX_LINE: usize = 256 << 20;
 /// What every journal starts with, byte for byte: how a journal is told from an old `.json`.
 pub(crate) const HEADER_START: &[u8] = br#"{"type":"header""#;
 
+/// The summary record of a conversation at `at`.
+pub fn summary_of(messages: &[Message], at: u64) -> Record {
+    Record::Summary {
+        at,
+        turns: super::count_turns(messages),
+        first_line: super::first_line(messages),
+    }
+}
+
+/// Most bytes read from either end of a journal for a listing: a header or a summary line is
+/// far shorter.
+const QUICK_READ: u64 = 64 << 10;
+
+/// What a listing needs of a journal, read from its first line and its last: the header, and
+/// the summary record when it is the last line (`None` when it is not: records were added
+/// after it, by a run that stopped mid-turn or by an older kimi-tui; the caller reads the
+/// whole file then).
+pub(crate) fn quick_summary(
+    path: &Path,
+) -> Result<Option<(Header, u64, usize, String)>, SessionError> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = File::open(path).map_err(|e| io_error("read", path, &e))?;
+    let len = f.metadata().map_err(|e| io_error("read", path, &e))?.len();
+    let mut first = Vec::new();
+    BufReader::new((&mut f).take(QUICK_READ))
+        .read_until(b'\n', &mut first)
+        .map_err(|e| io_error("read", path, &e))?;
+    if first.last() != Some(&b'\n') {
+        return Ok(None);
+    }
+    let header = first_record(path, &first).map_err(|e| header_error(path, e))?;
+    let from = len.saturating_sub(QUICK_READ).max(first.len() as u64);
+    f.seek(SeekFrom::Start(from))
+        .map_err(|e| io_error("read", path, &e))?;
+    let mut tail = Vec::new();
+    f.take(QUICK_READ)
+        .read_to_end(&mut tail)
+        .map_err(|e| io_error("read", path, &e))?;
+    let Some(body) = tail.strip_suffix(b"\n") else {
+        return Ok(None);
+    };
+    let Some(start) = body.iter().rposition(|&b| b == b'\n').map(|i| i + 1) else {
+        // The last line may have started before the window: a whole read decides.
+        return Ok(None);
+    };
+    match serde_json::from_slice::<Record>(&body[start..]) {
+        Ok(Record::Summary {
+            at,
+            turns,
+            first_line,
+        }) => {
+            let updated = at.max(header.created_unix_ms);
+            Ok(Some((header, updated, turns, first_line)))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// The first line: what the session is, as [`Session`]'s metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Header {
@@ -109,6 +167,22 @@ pub enum Record {
         at: u64,
         messages: usize,
         traces: usize,
+    },
+    /// A call ran and ended so (its result is the tool message recorded next).
+    ToolEnd {
+        at: u64,
+        #[serde(flatten)]
+        end: super::ToolEnd,
+    },
+    /// What a listing shows of the session as it stands after the records before it: appended
+    /// after each change worth listing, so that a listing reads the header and the last line
+    /// instead of the whole journal. Replaying ignores it but for its time.
+    Summary {
+        at: u64,
+        /// User messages.
+        turns: usize,
+        /// The first user message on one line (see [`Session::first_line`]).
+        first_line: String,
     },
 }
 
@@ -289,6 +363,11 @@ pub fn records_of(session: &Session) -> Vec<Record> {
         partial: p.clone(),
         more: false,
     }));
+    out.extend(session.tool_ends.iter().map(|end| Record::ToolEnd {
+        at,
+        end: end.clone(),
+    }));
+    out.push(summary_of(&session.messages, at));
     out
 }
 
@@ -324,6 +403,7 @@ impl Replay {
                 messages: Vec::new(),
                 traces: Vec::new(),
                 partial: Vec::new(),
+                tool_ends: Vec::new(),
             },
         }
     }
@@ -400,6 +480,15 @@ impl Replay {
                 s.messages.truncate(messages);
                 s.traces.truncate(traces);
                 s.partial.retain(|p| p.after_message < messages);
+                let calls: std::collections::HashSet<&str> = (s.messages.iter())
+                    .flat_map(|m| m.tool_calls.iter().map(|c| c.id.as_str()))
+                    .collect();
+                s.tool_ends.retain(|e| calls.contains(e.call_id.as_str()));
+                at
+            }
+            Record::Summary { at, .. } => at,
+            Record::ToolEnd { at, end } => {
+                s.tool_ends.push(end);
                 at
             }
         };
@@ -668,6 +757,49 @@ mod tests {
                 .contains("line 8: message 7 where message 3 was expected"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_listing_reads_the_summary_at_the_end_and_falls_back_without_it() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("j.jsonl");
+        let mut bytes = header();
+        let add = |bytes: &mut Vec<u8>, mut r: Record| encode(&mut r, bytes).expect("encode");
+        add(
+            &mut bytes,
+            Record::Message {
+                at: 5,
+                index: 0,
+                message: Message::user("first question"),
+            },
+        );
+        // What the summary says is what a listing shows: the body is not read.
+        add(
+            &mut bytes,
+            Record::Summary {
+                at: 6,
+                turns: 7,
+                first_line: "as summarized".into(),
+            },
+        );
+        std::fs::write(&path, &bytes).expect("write");
+        let (h, _, turns, first) = quick_summary(&path).expect("reads").expect("summary");
+        assert_eq!(
+            (h.profile.as_str(), turns, first.as_str()),
+            ("p", 7, "as summarized")
+        );
+        // A record after the summary: the quick read declines, and replay still loads it.
+        add(
+            &mut bytes,
+            Record::Message {
+                at: 9,
+                index: 1,
+                message: Message::assistant("x"),
+            },
+        );
+        std::fs::write(&path, &bytes).expect("write");
+        assert_eq!(quick_summary(&path).expect("reads"), None);
+        assert_eq!(read(&path).expect("loads").session.messages.len(), 2);
     }
 
     #[test]

@@ -14,6 +14,7 @@
 mod export;
 pub mod journal;
 mod lock;
+mod resume;
 pub mod time;
 mod validate;
 pub mod writer;
@@ -30,6 +31,7 @@ use serde::{Deserialize, Serialize};
 
 pub use export::{to_markdown, to_openai_json};
 pub use lock::SessionLock;
+pub use resume::{Resumed, open_for_start, open_stored};
 
 use kimi_client::Endpoint;
 use kimi_protocol::trace::REDACTED;
@@ -64,6 +66,61 @@ pub struct Session {
     /// files without any, so version-1 readers and writers are unaffected.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partial: Vec<PartialAnswer>,
+    /// How each call that ran ended, by call id (journals only; empty in older files): a
+    /// resumed session shows its tool panes as they were shown live.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_ends: Vec<ToolEnd>,
+}
+
+/// How a call that ran ended, as saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolEnd {
+    pub call_id: String,
+    pub exit: ToolExit,
+    pub duration_ns: u64,
+}
+
+/// How a call ended ([`crate::tools::ToolStatus`]), as saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolExit {
+    Exited(i32),
+    Signaled(i32),
+    /// The tool answered with a result it marked as an error (an MCP `isError`).
+    ErrorResult,
+    TimedOut,
+    Cancelled,
+    FailedToStart(String),
+}
+
+impl From<&crate::tools::ToolStatus> for ToolExit {
+    fn from(s: &crate::tools::ToolStatus) -> Self {
+        use crate::tools::{Failure, ToolStatus as S};
+        match s {
+            S::Ok => ToolExit::Exited(0),
+            S::Failed(Failure::Exit(c)) => ToolExit::Exited(*c),
+            S::Failed(Failure::Signal(sig)) => ToolExit::Signaled(*sig),
+            S::Failed(Failure::ErrorResult) => ToolExit::ErrorResult,
+            S::TimedOut => ToolExit::TimedOut,
+            S::Cancelled => ToolExit::Cancelled,
+            S::CouldNotStart(m) => ToolExit::FailedToStart(m.clone()),
+        }
+    }
+}
+
+impl From<&ToolExit> for crate::tools::ToolStatus {
+    fn from(e: &ToolExit) -> Self {
+        use crate::tools::{Failure, ToolStatus as S};
+        match e {
+            ToolExit::Exited(0) => S::Ok,
+            ToolExit::Exited(c) => S::Failed(Failure::Exit(*c)),
+            ToolExit::Signaled(sig) => S::Failed(Failure::Signal(*sig)),
+            ToolExit::ErrorResult => S::Failed(Failure::ErrorResult),
+            ToolExit::TimedOut => S::TimedOut,
+            ToolExit::Cancelled => S::Cancelled,
+            ToolExit::FailedToStart(m) => S::CouldNotStart(m.clone()),
+        }
+    }
 }
 
 /// What had arrived of an answer when it was last saved.
@@ -208,6 +265,7 @@ impl Session {
             messages: Vec::new(),
             traces: Vec::new(),
             partial: Vec::new(),
+            tool_ends: Vec::new(),
         }
     }
 
@@ -242,14 +300,14 @@ impl Session {
     }
 }
 
-fn count_turns(messages: &[Message]) -> usize {
+pub(crate) fn count_turns(messages: &[Message]) -> usize {
     messages.iter().filter(|m| m.role == "user").count()
 }
 
 /// Longest `first_line`, in characters.
 pub(crate) const FIRST_LINE_CHARS: usize = 60;
 
-fn first_line(messages: &[Message]) -> String {
+pub(crate) fn first_line(messages: &[Message]) -> String {
     let Some(m) = messages.iter().find(|m| m.role == "user") else {
         return String::new();
     };
@@ -696,6 +754,20 @@ impl SessionStore {
 fn summarize(path: &Path, id: String) -> Result<SessionSummary, SessionError> {
     let bytes = fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     if journal::is_journal(path)? {
+        if let Some((h, updated_unix_ms, turns, first_line)) = journal::quick_summary(path)? {
+            return Ok(SessionSummary {
+                id,
+                updated_unix_ms,
+                profile: h.profile,
+                mode: h.mode,
+                model: h.model,
+                bytes,
+                first_line,
+                turns,
+                path: path.to_owned(),
+            });
+        }
+        // No summary at the end (an older journal, or a run that stopped mid-turn): replayed.
         let s = journal::read(path)?.session;
         return Ok(SessionSummary {
             id,
@@ -919,6 +991,13 @@ mod tests {
             list.problems
         );
         assert_eq!(store.latest().expect("latest").map(|s| s.id), Some(new.id));
+        // A journal saved whole ends with its summary: the listing reads only its ends.
+        let journal = fs::read_to_string(store.journal_path(&old.id)).expect("read");
+        let last = journal.lines().last().expect("a line");
+        assert!(last.starts_with(r#"{"type":"summary""#), "{last}");
+        assert_eq!(list.sessions[1].first_line, old.first_line());
+        let whole = store.load(&old.id).expect("loads");
+        assert_eq!(list.sessions[1].updated_unix_ms, whole.updated_unix_ms);
     }
 
     #[test]

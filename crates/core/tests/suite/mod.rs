@@ -1,6 +1,8 @@
 mod agent;
 mod engine;
+mod recorder;
 mod retries;
 mod rewind;
+mod switching;
 mod thinking;
 mod tools_runner;

@@ -1,11 +1,11 @@
-//! Going back (`Op::Rewind`) and switching sessions (`Op::Load`) in the agent over real HTTP
+//! Going back (`Op::Rewind`) and switching sessions (`Op::Resume`) in the agent over real HTTP
 //! against the mock server, and the cut in the session journal: the part cut off stays in the
 //! file, loading gives the conversation after the cut (also with a cut-off last line).
 
 use std::time::Duration;
 
 use kimi_client::{Backend, Endpoint};
-use kimi_core::engine::{Agent, AgentHandle, AgentInit, EngineEvent, Op, SharedTrace};
+use kimi_core::engine::{Agent, AgentHandle, AgentInit, EngineEvent, Op};
 use kimi_core::session::journal::{self, Header, Record};
 use kimi_core::session::{Session, SessionStore};
 use kimi_core::tools::Toolbox;
@@ -96,25 +96,39 @@ async fn rewind_cuts_before_the_chosen_user_message_and_its_traces_go() {
 }
 
 #[tokio::test(flavor = "current_thread")]
-async fn load_replaces_the_conversation_with_a_saved_sessions() {
+async fn resume_replaces_the_conversation_with_a_saved_sessions_and_records_on_into_it() {
     let (server, mut agent) = start().await;
     turn(&mut agent, "before the switch").await;
-    let saved = vec![
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut saved = Session::new("p", Mode::Raw, "m", "http://127.0.0.1:1/v1");
+    saved.messages = vec![
         Message::system("Saved prompt."),
         Message::user("saved question"),
         Message::assistant("saved answer"),
     ];
-    let trace = SharedTrace::new(Trace::default());
-    assert!(agent.send(Op::Load {
-        messages: saved.clone(),
-        traces: vec![(2, trace.clone())],
+    saved.push_trace(2, Trace::default());
+    store.save(&saved).expect("saved");
+    assert!(agent.send(Op::Resume {
+        store: store.clone(),
+        id: saved.id.clone(),
     }));
-    match next(&mut agent).await {
-        EngineEvent::Loaded { messages, traces } => assert_eq!((messages, traces), (3, 1)),
-        other => panic!("expected Loaded, got {other:?}"),
+    // The history comes as the events a live turn produces, between these two.
+    let mut appended = Vec::new();
+    loop {
+        match next(&mut agent).await {
+            EngineEvent::Resuming { meta, .. } => assert_eq!(meta.id, saved.id),
+            EngineEvent::MessageAppended { message, .. } => appended.push(*message),
+            EngineEvent::Resumed { turns, .. } => {
+                assert_eq!(turns, 1);
+                break;
+            }
+            _ => {}
+        }
     }
+    assert_eq!(appended, saved.messages);
     let (messages, traces) = snapshot(&mut agent).await;
-    assert_eq!(messages, saved);
+    assert_eq!(messages, saved.messages);
     assert_eq!(traces.len(), 1);
     turn(&mut agent, "and now?").await;
     let prompt = server
@@ -128,6 +142,13 @@ async fn load_replaces_the_conversation_with_a_saved_sessions() {
         "{prompt}"
     );
     assert!(!prompt.contains("before the switch"), "{prompt}");
+    // The saved session's journal was continued: it holds the new exchange.
+    assert!(agent.send(Op::Shutdown));
+    (&mut agent.task).await.expect("the agent ends");
+    let back = store.load(&saved.id).expect("loads");
+    assert_eq!(back.messages.len(), 5);
+    assert_eq!(back.messages[3].text(), "and now?");
+    assert_eq!(back.traces.len(), 2);
     server.shutdown().await;
 }
 

@@ -235,10 +235,10 @@ pub(crate) static COMMANDS: &[Command] = &[
         )],
         parse: |arg| match arg.parse::<u8>() {
             _ if arg.is_empty() => SlashCommand::Logprobs(None),
-            Ok(n) if n <= kimi_client::logprobs::MAX_LOGPROBS => SlashCommand::Logprobs(Some(n)),
+            Ok(n) if n <= kimi_core::backend::MAX_LOGPROBS => SlashCommand::Logprobs(Some(n)),
             _ => SlashCommand::Unknown(format!(
                 "usage: /logprobs N, N from 0 (off) to {} alternatives per token",
-                kimi_client::logprobs::MAX_LOGPROBS
+                kimi_core::backend::MAX_LOGPROBS
             )),
         },
     },

@@ -1,8 +1,7 @@
 //! Why the app could not start or had to stop: a typed error for the binary to print (the
 //! binary alone turns errors into text with `anyhow`).
 
-use kimi_client::BackendError;
-use kimi_core::config::ApiKeyError;
+use kimi_core::engine::StartError;
 use kimi_core::session::SessionError;
 use kimi_core::tools::ToolboxError;
 
@@ -13,16 +12,14 @@ pub enum AppError {
     /// The caller's setup failed (configuration, the demo server).
     #[error(transparent)]
     Setup(Box<dyn std::error::Error + Send + Sync>),
-    /// The profile's settings are not usable; `origin` names the profile and its config file.
-    #[error("{origin}: {error}")]
-    Profile { origin: String, error: ApiKeyError },
+    /// The profile's settings are not usable (its key, its client).
+    #[error(transparent)]
+    Start(#[from] StartError),
     /// The configured tools are not valid; `origin` as for `Profile`.
     #[error("{origin}: {error}")]
     Tools { origin: String, error: ToolboxError },
     #[error(transparent)]
     Session(#[from] SessionError),
-    #[error(transparent)]
-    Backend(#[from] BackendError),
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
     #[error("cannot take over the terminal")]
@@ -50,10 +47,10 @@ mod tests {
         );
         let setup: Box<dyn std::error::Error + Send + Sync> = "no such profile `x`".into();
         assert_eq!(AppError::Setup(setup).to_string(), "no such profile `x`");
-        let p = AppError::Profile {
+        let p = AppError::Start(StartError::Profile {
             origin: "profile `local`".into(),
-            error: ApiKeyError::NotSet { var: "KEY".into() },
-        };
+            error: kimi_core::config::ApiKeyError::NotSet { var: "KEY".into() },
+        });
         assert_eq!(
             p.to_string(),
             "profile `local`: the environment variable KEY (api_key_env) is not set; export it with your API key"

@@ -13,11 +13,6 @@ pub enum AppEvent {
     Tick,
     /// The editor `Ctrl-G` opened has exited: the edited draft, or why the draft stays.
     Edited(Result<String, super::editor::EditorError>),
-    /// The answer to [`Effect::ListModels`]: the server's models, or why not.
-    ModelsListed {
-        then: super::models::ModelsThen,
-        result: Result<kimi_client::ModelList, String>,
-    },
     /// An MCP server asks the user something (elicitation); answered only by the user.
     Elicit(kimi_core::tools::mcp::ElicitAsk),
     /// The answer to [`Effect::GetPrompt`].
@@ -32,6 +27,10 @@ pub enum AppEvent {
         message: String,
         result: Result<Vec<(String, String, String)>, String>,
     },
+    /// The answer to [`Effect::ListSessions`]: the store's sessions, newest first.
+    SessionsListed(Box<kimi_core::session::SessionList>),
+    /// The answer to [`Effect::Export`]: the file written, or why not.
+    Exported(Result<std::path::PathBuf, super::export::ExportError>),
 }
 
 /// What `update` asks the event loop to do: the things that need the runtime.
@@ -41,10 +40,8 @@ pub enum Effect {
     Agent(Op),
     /// Save this trace as a replayable file (the inspector's `s`).
     SaveTrace(Box<kimi_protocol::Trace>),
-    /// Write the session file (after each message).
-    SaveSession,
     /// `/export [md|json] [PATH]`; no path: a file named for the session in the current
-    /// directory.
+    /// directory. Written off the event loop; answered with [`AppEvent::Exported`].
     Export {
         markdown: bool,
         path: Option<String>,
@@ -65,15 +62,13 @@ pub enum Effect {
     // Going back, history and sessions.
     /// Append a sent prompt to the history file (through its writer thread).
     History(String),
-    /// `/sessions`: list the session store and open the picker on it.
+    /// `/sessions`: list the session store off the event loop; answered with
+    /// [`AppEvent::SessionsListed`].
     ListSessions,
-    /// Resume saved session `id` in place (`Op::Load` for the agent).
+    /// Resume saved session `id` in place (`Op::Resume` for the agent, with the store).
     ResumeSession {
         id: String,
     },
-    /// GET `/models` from the endpoint in use, off the event loop; the answer comes back as
-    /// [`AppEvent::ModelsListed`].
-    ListModels(super::models::ModelsThen),
     /// `prompts/get` off the event loop; answered with [`AppEvent::PromptGot`].
     GetPrompt {
         server: String,

@@ -23,13 +23,14 @@ pub struct HistoryFile {
     path: PathBuf,
     tx: Option<mpsc::Sender<String>>,
     thread: Option<JoinHandle<()>>,
-    /// The API key of the profile: a prompt holding it is not written.
-    secret: Option<String>,
+    /// The API keys the core handed over (the profile's in use first): a prompt holding one
+    /// is not written.
+    secrets: Vec<String>,
 }
 
 impl std::fmt::Debug for HistoryFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never the secret.
+        // Never the secrets.
         f.debug_struct("HistoryFile")
             .field("path", &self.path)
             .finish_non_exhaustive()
@@ -124,7 +125,7 @@ fn read_line_capped(
 impl HistoryFile {
     /// Start the writer for `path`; `entries` are what [`load`] read (the writer compares the
     /// next prompt with the last of them).
-    pub fn start(path: PathBuf, entries: &[String], secret: Option<String>) -> HistoryFile {
+    pub fn start(path: PathBuf, entries: &[String], secrets: Vec<String>) -> HistoryFile {
         let (tx, rx) = mpsc::channel::<String>();
         let mut writer = Writer {
             path: path.clone(),
@@ -145,15 +146,12 @@ impl HistoryFile {
             path,
             tx: thread.is_some().then_some(tx),
             thread,
-            secret: secret.filter(|s| !s.is_empty()),
+            secrets: secrets.into_iter().filter(|s| !s.is_empty()).collect(),
         }
     }
 
     /// Open the history at `path`: its entries, and the writer that adds to it.
-    pub fn open(
-        path: PathBuf,
-        secret: Option<String>,
-    ) -> (HistoryFile, Vec<String>, Option<String>) {
+    pub fn open(path: PathBuf, secrets: Vec<String>) -> (HistoryFile, Vec<String>, Option<String>) {
         let (entries, problem) = match load(&path) {
             Ok(e) => (e, None),
             Err(e) => (
@@ -164,7 +162,11 @@ impl HistoryFile {
                 )),
             ),
         };
-        (HistoryFile::start(path, &entries, secret), entries, problem)
+        (
+            HistoryFile::start(path, &entries, secrets),
+            entries,
+            problem,
+        )
     }
 
     pub fn path(&self) -> &Path {
@@ -173,7 +175,7 @@ impl HistoryFile {
 
     /// Whether `text` may be written: it holds no API key.
     pub fn allows(&self, text: &str) -> bool {
-        self.secret.as_deref().is_none_or(|s| !text.contains(s))
+        self.secrets.iter().all(|s| !text.contains(s.as_str()))
     }
 
     /// Add a prompt (written by the thread; a prompt holding the key is dropped here).

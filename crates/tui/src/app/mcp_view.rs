@@ -2,69 +2,11 @@
 //! fails (with its stderr tail), so a failure is never silent. [`Ready`] is the app's view of
 //! the ready servers and their prompts, refreshed by the event loop, so `update` reads no hub.
 
-use kimi_core::tools::Toolbox;
+use kimi_core::engine::{status_text, stderr_lines};
 use kimi_core::tools::mcp::{PromptInfo, ServerReport, ServerStatus};
 use kimi_protocol::sanitize::one_line;
 
 use super::state::App;
-
-/// The MCP section of `/tools`: each server, its state, its tools (with their approval), and
-/// for a failed one why and its stderr tail. Empty without servers.
-pub(crate) fn tools_section(toolbox: &Toolbox) -> String {
-    let Some(hub) = toolbox.mcp() else {
-        return String::new();
-    };
-    let mut s = String::from("MCP servers:");
-    for r in hub.reports() {
-        s.push_str(&format!("\n  {} · {}", r.name, status_text(&r)));
-        for name in &r.tools {
-            let (approval, description) = toolbox
-                .find(name)
-                .map(|t| (format!("{:?}", t.approval).to_lowercase(), t.description))
-                .unwrap_or_default();
-            s.push_str(&tool_line(name, &approval, &description));
-        }
-        for skipped in &r.skipped {
-            s.push_str(&format!("\n    not offered: {}", one_line(skipped, 200)));
-        }
-        if matches!(r.status, ServerStatus::Failed(_)) {
-            s.push_str(&stderr_lines(&r));
-        }
-    }
-    s
-}
-
-fn status_text(r: &ServerReport) -> String {
-    match &r.status {
-        ServerStatus::Starting => "starting".to_owned(),
-        ServerStatus::Ready => format!("ready, {} tools", r.tools.len()),
-        ServerStatus::Failed(why) => {
-            format!("failed: {}; its tools are withdrawn", one_line(why, 300))
-        }
-        ServerStatus::Stopped => "stopped".to_owned(),
-    }
-}
-
-/// One tool of a server. The description is the server's text: one line, so it cannot add
-/// entries of its own to the list.
-fn tool_line(name: &str, approval: &str, description: &str) -> String {
-    format!("\n    {name} [{approval}] {}", one_line(description, 200))
-}
-
-fn stderr_lines(r: &ServerReport) -> String {
-    let tail = r.stderr_tail.trim_end();
-    if tail.is_empty() {
-        return String::new();
-    }
-    // The last few lines are what explains a failure.
-    let lines: Vec<&str> = tail.lines().collect();
-    let from = lines.len().saturating_sub(8);
-    let mut s = String::from("\n    stderr:");
-    for l in &lines[from..] {
-        s.push_str(&format!("\n      {}", one_line(l, 300)));
-    }
-    s
-}
 
 /// The ready servers and their prompts, as the hub last reported them.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -261,17 +203,5 @@ mod tests {
             "{t:?}"
         );
         assert!(t.contains("\n  b"), "{t:?}");
-    }
-
-    #[test]
-    fn a_server_description_stays_on_its_line() {
-        let line = tool_line(
-            "mcp__x__t",
-            "ask",
-            "reads files\n  mcp__x__rm [auto] harmless\u{1b}[2J",
-        );
-        assert_eq!(line.lines().count(), 2, "{line:?}");
-        assert!(!line.contains('\u{1b}'), "{line:?}");
-        assert!(line.contains("mcp__x__t [ask] reads files"), "{line:?}");
     }
 }

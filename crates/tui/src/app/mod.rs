@@ -15,11 +15,11 @@ pub mod editor;
 pub mod elicit;
 mod error;
 pub mod event;
+pub mod export;
 pub mod history_file;
 pub mod history_search;
 pub(crate) mod inspector_tokens;
 pub(crate) mod inspector_trace;
-mod journal_sync;
 pub mod key_reference;
 pub(crate) mod keys;
 pub mod layers;
@@ -27,7 +27,6 @@ pub mod mcp_prompts;
 pub mod mcp_view;
 pub mod models;
 pub mod models_context;
-pub(crate) mod partial;
 pub mod paste;
 pub mod picker;
 mod picker_rewind;
@@ -35,9 +34,8 @@ pub mod picker_sessions;
 pub mod queue;
 pub mod reasoning;
 mod reasoning_update;
-mod resume;
+mod resumed;
 pub mod retry;
-pub mod saved;
 pub mod state;
 pub mod status_line;
 pub(crate) mod terminal;
@@ -55,10 +53,10 @@ use tokio::sync::mpsc;
 use crate::ui;
 pub use error::AppError;
 use event::{AppEvent, Effect};
-use kimi_client::Backend;
 use kimi_core::config::{Resolved, ThemeChoice};
-use kimi_core::engine::{Agent, AgentHandle, AgentInit, EVENT_QUEUE, EngineEvent, Op};
-use kimi_core::session::{Session, SessionStore};
+use kimi_core::engine::StartError;
+use kimi_core::engine::{EVENT_QUEUE, Op, SessionHandoff, Supervisor, SupervisorInit, Switchboard};
+use kimi_core::session::{Resumed, SessionError, SessionStore};
 use kimi_core::tools::Toolbox;
 use state::{App, Connection};
 
@@ -128,10 +126,9 @@ where
         config_path,
         ..
     } = resolved;
-    let endpoint = profile.endpoint().map_err(|error| AppError::Profile {
-        origin: origin.clone(),
-        error,
-    })?;
+    // The core resolves the profile to an endpoint (its key read from the environment here);
+    // the app sees names, hosts and the strings to scrub, never the key.
+    let board = Switchboard::new(profile_name, profile.clone(), profiles, config_path.clone())?;
     let toolbox = Toolbox::new(tools).map_err(|error| AppError::Tools {
         origin: origin.clone(),
         error,
@@ -144,53 +141,37 @@ where
         hub.start();
         toolbox.with_mcp(hub)
     };
-    let host =
-        kimi_client::host_and_port(&endpoint.base_url).unwrap_or_else(|| endpoint.base_url.clone());
+    let view = board.view();
     let connection = Connection {
-        profile: profile_name,
-        mode: endpoint.mode,
-        model: endpoint.model.clone(),
-        host,
+        profile: view.profile.clone(),
+        mode: view.mode,
+        model: view.model.clone(),
+        host: view.host.clone(),
     };
-    let (template, thinking) = (endpoint.template(), endpoint.thinking);
-    let logprobs = endpoint.logprobs;
-    let (store, resumed, note) = resume::open_sessions(&start)?;
-    let session = Session::for_endpoint(&connection.profile, &endpoint);
-    // The API key is never written to the prompt history.
-    let history_secret = endpoint.api_key.clone();
-    let backend = Backend::new(endpoint)?;
+    let (store, resumed, note) = open_sessions(&start)?;
+    // What the agent records into: the session continued, or a new one.
+    let recording = store.as_ref().map(|store| match resumed {
+        Some(r) => SessionHandoff::resume(store.clone(), r),
+        None => SessionHandoff::new_session(store.clone(), board.session()),
+    });
+    let secrets = board.redactions();
     let mut app = App::new(connection, toolbox.clone(), profile.system_prompt.clone());
     if history {
-        attach_history(&mut app, history_secret);
+        // No API key is ever written to the prompt history.
+        attach_history(&mut app, secrets.clone());
     }
     app.neutralize_tool_markers = profile.neutralize_markers_in_tool_results;
-    app.template = template;
-    app.thinking = thinking;
-    // What `/model` and `/profile` switch between, and the gauge's window.
-    app.switch.keys =
-        models::EnvKeys::read(profiles.values().filter_map(|p| p.api_key_env.as_deref()));
-    app.switch.profiles = profiles;
+    app.template = view.template;
+    app.thinking = view.thinking;
+    // What `/profile` lists, and the gauge's window.
+    app.switch.profiles = board.profiles();
     app.switch.config_path = config_path;
-    app.switch.endpoint = Some(backend.endpoint().clone());
-    app.status.context.window = profile.context_window;
-    app.status.context.window_from_profile = profile.context_window.is_some();
-    app.switch.profile = Some(profile.clone());
-    app.secrets = backend.endpoint().api_key.iter().cloned().collect();
+    app.switch.can_list = true;
+    app.status.context.window = view.context_window;
+    app.status.context.window_from_profile = view.context_window.is_some();
+    app.secrets = secrets;
     app.layers.inspector.stall_ms = profile.inspector_stall_ms;
-    app.logprobs = logprobs;
-    match resumed {
-        Some(r) => {
-            saved::restore(&mut app, r.session);
-            app.lock = Some(r.lock);
-            if r.forked {
-                // A new id: its first write must create the file, never replace one.
-                app.saved = None;
-            } else if !r.journal {
-                saved::continue_old_file(&mut app);
-            }
-        }
-        None => app.session = store.as_ref().map(|_| session),
-    }
+    app.logprobs = view.logprobs;
     if let Some(n) = note {
         app.notice(n, false);
     }
@@ -208,24 +189,36 @@ where
     let mcp = toolbox.mcp().cloned();
     app.keyboard_enhanced = guard.keyboard_enhanced;
     app.no_color = crate::ui::no_color::requested();
+    // The agent owns the conversation from here on; the app keeps its view. Its supervisor
+    // starts a new one should its task die.
+    let init = SupervisorInit {
+        toolbox: toolbox.clone(),
+        system_prompt: app.system_prompt.clone(),
+        conversation: Vec::new(),
+        traces: Vec::new(),
+    };
+    let mut agent = Supervisor::spawn(board, init, EVENT_QUEUE).map_err(StartError::from)?;
+    if let Some(r) = recording {
+        agent.send(Op::Record(r));
+    }
     let result = event_loop(
         &mut guard.terminal,
         &mut app,
-        backend,
+        &mut agent,
         toolbox,
-        profile.max_rounds,
         store.as_ref(),
     )
     .await;
+    // However the loop ended (quit, a signal, a terminal error), the agent stops: a running
+    // turn is cancelled, and its recorder writes what it has, given time to finish.
+    agent.send(Op::Shutdown);
     if let Some(hub) = mcp {
-        // HTTP sessions are closed (DELETE) while the final save runs below.
+        // HTTP sessions are closed (DELETE) while the final save runs.
         hub.close(MCP_CLOSE_WAIT).await;
     }
-    // However the loop ended (quit, a signal, a terminal error), what has streamed since the
-    // last timed save is written too, and the writer is given time to finish.
-    saved::save(&mut app, store.as_ref());
-    if !saved::flush(&mut app, FINAL_SAVE_WAIT) {
-        tracing::error!("the session writer did not finish within {FINAL_SAVE_WAIT:?}");
+    // What the agent reported while it stopped (its journal being started, or failing).
+    for e in agent.stopped(FINAL_SAVE_WAIT).await {
+        update::update(&mut app, AppEvent::Engine(e), Instant::now());
     }
     drop(guard);
     drop(keep_alive);
@@ -235,13 +228,28 @@ where
     result
 }
 
+type OpenedSessions = (Option<SessionStore>, Option<Resumed>, Option<String>);
+
+/// The session store (if there is one), the saved session to continue, if asked for (locked
+/// and read, so that a bad one stops the start with its message), and a notice for the user.
+fn open_sessions(start: &Start) -> Result<OpenedSessions, SessionError> {
+    let store = match SessionStore::open_default() {
+        Ok(s) => s,
+        Err(e) if start.resume || start.session.is_some() => return Err(e),
+        Err(e) => return Ok((None, None, Some(format!("Sessions are not saved: {e}")))),
+    };
+    let (resumed, note) =
+        kimi_core::session::open_for_start(&store, start.resume, start.session.as_deref())?;
+    Ok((Some(store), resumed, note))
+}
+
 /// The prompt history of earlier runs, recalled with Up and Ctrl-R; this run's prompts are
 /// added to the file.
-fn attach_history(app: &mut App, secret: Option<String>) {
+fn attach_history(app: &mut App, secrets: Vec<String>) {
     let Some(path) = history_file::default_path() else {
         return;
     };
-    let (file, entries, problem) = history_file::HistoryFile::open(path, secret);
+    let (file, entries, problem) = history_file::HistoryFile::open(path, secrets);
     app.composer.history = entries;
     app.composer.history_file = Some(file);
     if let Some(p) = problem {
@@ -253,7 +261,6 @@ fn attach_history(app: &mut App, secret: Option<String>) {
 /// continues it. Nothing for a run that saved nothing (a demo where nothing was sent).
 pub fn resume_hint(app: &App) -> Option<String> {
     let session = app.session.as_ref()?;
-    app.saved?;
     Some(format!(
         "Session {id} saved. Continue it with:\n  kimi-tui --session {id}",
         id = session.id
@@ -263,32 +270,10 @@ pub fn resume_hint(app: &App) -> Option<String> {
 async fn event_loop(
     terminal: &mut terminal::Term,
     app: &mut App,
-    backend: Backend,
+    agent: &mut Supervisor,
     toolbox: Toolbox,
-    max_rounds: u32,
     store: Option<&SessionStore>,
 ) -> Result<(), AppError> {
-    // The agent owns the conversation from here on; the app keeps its view.
-    let spawn = |app: &App, backend: Backend| {
-        Agent::spawn(
-            AgentInit {
-                backend,
-                toolbox: toolbox.clone(),
-                max_rounds,
-                system_prompt: app.system_prompt.clone(),
-                conversation: app.conversation.clone(),
-                // The same traces, shared: nothing is copied.
-                traces: app
-                    .trace_messages
-                    .iter()
-                    .copied()
-                    .zip(app.traces.iter().cloned())
-                    .collect(),
-            },
-            EVENT_QUEUE,
-        )
-    };
-    let mut agent: AgentHandle = spawn(app, backend.clone());
     let mut term_events = crossterm::event::EventStream::new();
     let mut stop = stop_signals().map_err(AppError::Signals)?;
     let mut ticker = tokio::time::interval(Duration::from_millis(100));
@@ -306,11 +291,11 @@ async fn event_loop(
     // A server may have failed before the subscription: what changed until now is seen here.
     mcp_view::announce_changes(app, &mut mcp_seen);
     mcp_view::drain_notices(app);
-    // Answers of work done off the loop (the model list) come back here.
+    // Answers of work done off the loop (MCP prompts and resources) come back here.
     let (bg_tx, mut bg_rx) = mpsc::unbounded_channel::<AppEvent>();
     if app.status.context.window.is_none() {
         // The server may say how long the model's context is (vLLM's max_model_len).
-        models::spawn_listing(app, models::ModelsThen::Quiet, &bg_tx);
+        agent.send(Op::ListModels { show: false });
     }
     loop {
         if app.dirty && last_draw.elapsed() >= frame_gap {
@@ -342,35 +327,10 @@ async fn event_loop(
                 Some(Err(e)) => return Err(AppError::ReadTerminal(e)),
                 None => break,
             },
-            e = agent.events.recv() => match e {
+            // `None` only after `Shutdown`; a dead agent is replaced by the supervisor.
+            e = agent.recv() => match e {
                 Some(e) => AppEvent::Engine(e),
-                None => {
-                    // The agent stopped (a bug): a new one takes over from the view, so the
-                    // conversation goes on; a turn it was running ends as failed.
-                    let message = match (&mut agent.task).await {
-                        Err(e) if e.is_panic() => kimi_core::engine::panic_message(e.into_panic()),
-                        _ => "the agent stopped".to_owned(),
-                    };
-                    tracing::error!(%message, "the agent stopped; starting a new one");
-                    let current = match &app.switch.endpoint {
-                        // After `/model` or `/profile`: where the app last sent the agent.
-                        Some(ep) => Backend::new(ep.clone()).unwrap_or_else(|_| backend.clone()),
-                        None => backend.clone(),
-                    };
-                    agent = spawn(app, backend_in(&current, app.connection.mode));
-                    // The policy died with the agent: the view must not claim otherwise.
-                    if !app.always_allow.is_empty() {
-                        app.always_allow.clear();
-                        app.notice(
-                            "The agent restarted: tools allowed with `a` will ask again.",
-                            true,
-                        );
-                    }
-                    if !app.busy {
-                        continue;
-                    }
-                    AppEvent::Engine(EngineEvent::TurnFailed { message })
-                }
+                None => break,
             },
             _ = ticker.tick() => AppEvent::Tick,
             Some(e) = bg_rx.recv() => e,
@@ -410,24 +370,22 @@ async fn event_loop(
             terminal: &mut *terminal,
             events: &mut term_events,
         };
-        run_effects(app, effects, &agent, store, &mut io, &bg_tx);
+        run_effects(app, effects, agent, store, &mut io, &bg_tx);
         // Drain what else is queued (a burst of tokens) before the next frame. Effects run after
         // each event, against the state that asked for them: a save asked for by the last
         // message of a turn writes it even when `Cleared` follows in the same burst.
         for _ in 0..4096 {
-            match agent.events.try_recv() {
-                Ok(e) => {
+            match agent.try_recv() {
+                Some(e) => {
                     let effects = update::update(app, AppEvent::Engine(e), Instant::now());
-                    run_effects(app, effects, &agent, store, &mut io, &bg_tx);
+                    run_effects(app, effects, agent, store, &mut io, &bg_tx);
                 }
-                Err(_) => break,
+                None => break,
             }
         }
-        // A failure of the session writer becomes a notice.
-        saved::poll(app);
         if app.should_quit {
-            // A running turn is cancelled; what arrived is already in the view.
-            agent.send(Op::Shutdown);
+            // A running turn is cancelled (the agent is stopped on the way out); what arrived
+            // is already in the view.
             break;
         }
     }
@@ -443,7 +401,7 @@ struct TermIo<'a> {
 fn run_effects(
     app: &mut App,
     effects: Vec<Effect>,
-    agent: &AgentHandle,
+    agent: &mut Supervisor,
     store: Option<&SessionStore>,
     io: &mut TermIo<'_>,
     background: &mpsc::UnboundedSender<AppEvent>,
@@ -456,8 +414,17 @@ fn run_effects(
                 }
             }
             Effect::SaveTrace(trace) => inspector_trace::save_trace(app, *trace, &state_dir()),
-            Effect::SaveSession => saved::save(app, store),
-            Effect::Export { markdown, path } => saved::export_to(app, markdown, path.as_deref()),
+            Effect::Export { markdown, path } => {
+                let session = export::snapshot(app);
+                let events = background.clone();
+                tokio::task::spawn_blocking(move || {
+                    let result = match session {
+                        Some(s) => export::write(&s, markdown, path),
+                        None => Err(export::ExportError::NoSession),
+                    };
+                    let _ = events.send(AppEvent::Exported(result));
+                });
+            }
             Effect::Quit => app.should_quit = true,
             // Getting text out, compose.
             Effect::Copy { text, what } => copied(app, &text, &what),
@@ -480,18 +447,29 @@ fn run_effects(
                 }
             }
             Effect::ListSessions => match store {
-                Some(s) => picker_sessions::open(app, s.list()),
+                // Every file's ends are read, or whole for an older journal: never on the
+                // loop, which keeps drawing meanwhile.
+                Some(s) => {
+                    let (store, events) = (s.clone(), background.clone());
+                    tokio::task::spawn_blocking(move || {
+                        let list = Box::new(store.list());
+                        let _ = events.send(AppEvent::SessionsListed(list));
+                    });
+                }
                 None => app.notice("Sessions are not saved in this run: none to list.", true),
             },
-            Effect::ResumeSession { id } => {
-                let op = store.and_then(|s| picker_sessions::resume(app, s, &id));
-                if let Some(op) = op
-                    && !agent.send(op)
-                {
-                    app.notice("The agent has stopped; the session was not loaded.", true);
+            Effect::ResumeSession { id } => match store {
+                Some(s) => {
+                    let op = Op::Resume {
+                        store: s.clone(),
+                        id,
+                    };
+                    if !agent.send(op) {
+                        app.notice("The agent has stopped; the session was not loaded.", true);
+                    }
                 }
-            }
-            Effect::ListModels(then) => models::spawn_listing(app, then, background),
+                None => app.notice("Sessions are not saved in this run.", true),
+            },
             Effect::GetPrompt {
                 server,
                 prompt,
@@ -580,13 +558,6 @@ fn edit_in_editor(
         tracing::error!(error = %e, "cannot take the terminal back from the editor");
     }
     result
-}
-
-/// The backend in the mode the view shows (the agent may have switched it).
-fn backend_in(backend: &Backend, mode: kimi_protocol::Mode) -> Backend {
-    let mut endpoint = backend.endpoint().clone();
-    endpoint.mode = mode;
-    Backend::new(endpoint).unwrap_or_else(|_| backend.clone())
 }
 
 /// SIGHUP and SIGTERM as one stream of "stop now".

@@ -1,164 +1,71 @@
 //! Switching without restarting: `/model` lists the server's models (GET `/models`)
 //! and switches to one; `/profile` lists the config file's profiles and switches to one.
 //!
-//! The agent owns the request settings: a switch is an `Op::SetEndpoint` it applies before its
-//! next request (between rounds when a turn runs), and the status bar follows its
-//! `EngineEvent::EndpointSet`. What a switch keeps and what it changes:
-//! - `/model NAME`: the server, key, mode and profile stay; the model changes, and with it what
-//!   the profile would pick for that model: the template (from the name, unless the profile
-//!   names one for its own model), `thinking` as the profile sets it (a `/thinking` switch is
-//!   dropped), and the default temperature and max_tokens of a thinking or non-thinking model.
-//!   A name the server does not list is refused; a server that cannot list is trusted.
-//! - `/profile NAME`: everything the profile says about requests (server, key, mode, model,
-//!   template, thinking, sampling, timeouts, retries, max_rounds, context_window, neutralizing
-//!   markers) as written in the file (the command line's `--mode`/`--model`/`--base-url` were
-//!   for the starting profile only). The conversation, the tools (they are the file's, not a
-//!   profile's) and "always allow" stay. The profile's system prompt is used when the
-//!   conversation is empty; an existing conversation keeps its own (`/system` changes it).
+//! The core owns the request settings: the app sends `Op::ListModels`, `Op::SwitchModel` or
+//! `Op::SwitchProfile`; the supervisor lists, checks and resolves (the profiles, their keys
+//! and the endpoint are its, never the app's) and answers with `EngineEvent::Models`,
+//! `ModelChosen`/`ProfileChosen` and, once the agent applied the switch, `EndpointSet`, which
+//! the status bar follows. What a switch keeps and what it changes is said in the core's
+//! switchboard; here: the context window follows the model (the profile's, else the server's
+//! length for it), and the profile's system prompt is used when the conversation is empty; an
+//! existing conversation keeps its own (`/system` changes it).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kimi_client::{Backend, Endpoint, ModelInfo, ModelList};
-use kimi_core::config::Profile;
-use kimi_core::engine::Op;
+use kimi_core::backend::{ModelInfo, ModelList, shown_host};
+use kimi_core::engine::{Op, ProfileChoice, ProfileSummary};
 use kimi_protocol::{Mode, Template, sanitize};
-use tokio::sync::mpsc;
 
-use super::event::{AppEvent, Effect};
+use super::event::Effect;
 use super::models_context;
 use super::state::App;
 
-/// What the app knows for switching.
+/// What the app knows for switching: names and hosts only.
 #[derive(Debug, Default)]
 pub struct Switch {
-    /// Every profile of the config file, as written.
-    pub profiles: BTreeMap<String, Profile>,
-    /// The active profile as written (plus the command line's overrides for the first one):
-    /// the defaults a model switch goes back to.
-    pub profile: Option<Profile>,
-    /// Where requests go, as the app last told the agent (with the key: listing models uses
-    /// it). `None` only in tests that build an `App` by hand.
-    pub endpoint: Option<Endpoint>,
-    /// The config file, named in errors.
+    /// Every profile of the config file, as the core lists them (no keys).
+    pub profiles: Vec<ProfileSummary>,
+    /// The config file, named in the listing.
     pub config_path: Option<PathBuf>,
+    /// The model the agent was last told to use (it may not have switched yet); `None`: the
+    /// one the status bar shows.
+    pub model: Option<String>,
     /// The server's models at the last listing.
     pub models: Vec<ModelInfo>,
     /// A profile switch the agent has not confirmed yet.
     pending_profile: Option<String>,
-    /// The profiles' key variables as the environment held them at start (it does not change
-    /// under a running process): `/profile` reads them here, keeping `update` pure.
-    pub keys: EnvKeys,
-}
-
-/// Environment variables and their values; `Debug` shows the names only (they hold keys).
-#[derive(Default)]
-pub struct EnvKeys(pub BTreeMap<String, Result<String, std::env::VarError>>);
-
-impl EnvKeys {
-    /// Each of `vars` as the environment holds it now.
-    pub fn read<'a>(vars: impl IntoIterator<Item = &'a str>) -> Self {
-        EnvKeys(
-            vars.into_iter()
-                .map(|v| (v.to_owned(), std::env::var(v)))
-                .collect(),
-        )
-    }
-
-    fn get(&self, var: &str) -> Result<String, std::env::VarError> {
-        self.0
-            .get(var)
-            .cloned()
-            .unwrap_or(Err(std::env::VarError::NotPresent))
-    }
-}
-
-impl std::fmt::Debug for EnvKeys {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_set().entries(self.0.keys()).finish()
-    }
-}
-
-/// What a model listing is for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ModelsThen {
-    /// `/model`: show the list.
-    Show,
-    /// `/model NAME`: switch if the server lists it.
-    Switch(String),
-    /// At start or after `/profile`: learn the context length, say nothing.
-    Quiet,
+    /// The server can be asked for its models (false only in tests that build an `App` by
+    /// hand with no core behind it).
+    pub can_list: bool,
 }
 
 /// `/model [NAME]`.
 pub(super) fn model_command(name: Option<String>, fx: &mut Vec<Effect>) {
-    let then = match name {
-        None => ModelsThen::Show,
-        Some(n) => ModelsThen::Switch(n),
+    let op = match name {
+        None => Op::ListModels { show: true },
+        Some(id) => Op::SwitchModel { id },
     };
-    fx.push(Effect::ListModels(then));
+    fx.push(Effect::Agent(op));
 }
 
-/// The listing came back.
-pub(super) fn listed(
-    app: &mut App,
-    then: ModelsThen,
-    result: Result<ModelList, String>,
-    fx: &mut Vec<Effect>,
-) {
+/// A listing came back (`shown`: `/model` asked to see it). What `/model NAME` does with it
+/// comes from the core right after.
+pub(super) fn listed(app: &mut App, shown: bool, result: Result<&ModelList, String>) {
     app.dirty = true;
-    let total = result.as_ref().map_or(0, ModelList::total);
-    let result = result.map(|list| list.models);
-    if let Ok(models) = &result {
-        app.switch.models = models.clone();
+    if let Ok(list) = result {
+        app.switch.models = list.models.clone();
         learn_window(app);
     }
-    match (then, result) {
-        (ModelsThen::Quiet, Ok(_)) => {}
-        (ModelsThen::Quiet, Err(e)) => {
+    match (shown, result) {
+        (false, Ok(_)) => {}
+        (false, Err(e)) => {
             tracing::info!(error = %e, "the model list is unavailable: no context length from the server");
         }
-        (ModelsThen::Show, Ok(models)) => {
-            let text = listing(app, &models, total);
+        (true, Ok(list)) => {
+            let text = listing(app, &list.models, list.total());
             app.notice(text, false);
         }
-        (ModelsThen::Show, Err(e)) => app.notice(format!("Cannot list the models: {e}"), true),
-        (ModelsThen::Switch(name), Ok(models)) if models.is_empty() => {
-            app.notice(
-                format!(
-                    "The server lists no models; switching to {} anyway.",
-                    shown(&name)
-                ),
-                false,
-            );
-            switch_model(app, name, fx);
-        }
-        (ModelsThen::Switch(name), Ok(models)) => {
-            if models.iter().any(|m| m.id == name) {
-                switch_model(app, name, fx);
-            } else {
-                let ids: Vec<String> = models.iter().take(LISTED).map(|m| shown(&m.id)).collect();
-                app.notice(
-                    format!(
-                        "Unknown model {}: the server lists {}{}.",
-                        shown(&name),
-                        ids.join(", "),
-                        more(total)
-                    ),
-                    true,
-                );
-            }
-        }
-        (ModelsThen::Switch(name), Err(e)) => {
-            app.notice(
-                format!(
-                    "Cannot check {} against the server's models ({e}); switching anyway.",
-                    shown(&name)
-                ),
-                true,
-            );
-            switch_model(app, name, fx);
-        }
+        (true, Err(e)) => app.notice(format!("Cannot list the models: {e}"), true),
     }
 }
 
@@ -210,11 +117,8 @@ fn listing(app: &App, models: &[ModelInfo], total: usize) -> String {
 /// at start failed or is late), ask the server again, quietly. Once a listing succeeded, even
 /// without lengths, it is not asked again until `/model` or `/profile`.
 pub(super) fn after_turn(app: &App, fx: &mut Vec<Effect>) {
-    if app.status.context.window.is_none()
-        && app.switch.models.is_empty()
-        && app.switch.endpoint.is_some()
-    {
-        fx.push(Effect::ListModels(ModelsThen::Quiet));
+    if app.status.context.window.is_none() && app.switch.models.is_empty() && app.switch.can_list {
+        fx.push(Effect::Agent(Op::ListModels { show: false }));
     }
 }
 
@@ -224,11 +128,7 @@ fn learn_window(app: &mut App) {
         return;
     }
     // The model the agent was last told to use (it may not have switched yet).
-    let model = app
-        .switch
-        .endpoint
-        .as_ref()
-        .map_or(&app.connection.model, |e| &e.model);
+    let model = app.switch.model.as_ref().unwrap_or(&app.connection.model);
     let from_server = app
         .switch
         .models
@@ -241,99 +141,34 @@ fn learn_window(app: &mut App) {
     models_context::check(app);
 }
 
-/// Ask the agent to use `name` from its next request, with the defaults the profile would
-/// pick for it.
-fn switch_model(app: &mut App, name: String, fx: &mut Vec<Effect>) {
-    let Some(mut ep) = app.switch.endpoint.clone() else {
-        return app.notice("No endpoint to switch the model of.", true);
-    };
-    let profile = app
-        .switch
-        .profile
-        .clone()
-        .unwrap_or_else(|| Profile::new(app.connection.mode, &ep.base_url));
-    let mut p = profile.clone();
-    // The profile's template was chosen for its own model.
-    if name != profile.model {
-        p.template = None;
-    }
-    p.model = name.clone();
-    ep.model = name.clone();
-    ep.mode = app.connection.mode;
-    ep.template = p.template;
-    ep.thinking = p.thinking;
-    ep.temperature = p.temperature();
-    ep.max_tokens = p.max_tokens();
-    if ep.mode == Mode::Raw
-        && let Some(why) = ep.raw_mode_refusal()
-    {
-        return app.notice(format!("Not switched: {why}."), true);
-    }
-    if app.busy {
-        app.notice(
-            format!("Model {} applies from the next request.", shown(&name)),
-            false,
-        );
-    }
-    // The server's length for the new model, unless the profile sets one.
+/// The core accepted `/model NAME`: the window follows the model (the server's length for it,
+/// unless the profile sets one).
+pub(super) fn model_chosen(app: &mut App, model: String) {
     if !app.status.context.window_from_profile {
-        app.status.context.window = app
-            .switch
-            .models
-            .iter()
-            .find(|m| m.id == name)
+        app.status.context.window = (app.switch.models.iter())
+            .find(|m| m.id == model)
             .and_then(|m| m.context_length);
     }
-    fx.push(Effect::Agent(Op::SetEndpoint {
-        endpoint: Box::new(ep.clone()),
-        max_rounds: p.max_rounds,
-    }));
-    app.switch.endpoint = Some(ep);
+    app.switch.model = Some(model);
+    app.dirty = true;
 }
 
 /// `/profile [NAME]`.
 pub(super) fn profile_command(app: &mut App, name: Option<String>, fx: &mut Vec<Effect>) {
-    let Some(name) = name else {
-        let text = profiles_listing(app);
-        return app.notice(text, false);
-    };
-    let Some(p) = app.switch.profiles.get(&name).cloned() else {
-        let names: Vec<&str> = app.switch.profiles.keys().map(String::as_str).collect();
-        let defined = if names.is_empty() {
-            "none (no config file)".to_owned()
-        } else {
-            names.join(", ")
-        };
-        return app.notice(
-            format!("No profile named `{}`; defined: {defined}.", shown(&name)),
-            true,
-        );
-    };
-    let origin = match &app.switch.config_path {
-        Some(path) => format!("profile `{name}` in {}", path.display()),
-        None => format!("profile `{name}`"),
-    };
-    // The key as the environment held it at start (`Switch::keys`).
-    let ep = match p.endpoint_with(&|var| app.switch.keys.get(var)) {
-        Ok(ep) => ep,
-        Err(e) => return app.notice(format!("Not switched: {origin}: {e}."), true),
-    };
-    if ep.mode == Mode::Raw
-        && let Some(why) = ep.raw_mode_refusal()
-    {
-        return app.notice(format!("Not switched: {origin}: {why}."), true);
+    match name {
+        None => {
+            let text = profiles_listing(app);
+            app.notice(text, false);
+        }
+        Some(name) => fx.push(Effect::Agent(Op::SwitchProfile { name })),
     }
-    if app.busy {
-        app.notice(
-            format!("Profile {name} applies from the next request."),
-            false,
-        );
-    }
-    fx.push(Effect::Agent(Op::SetEndpoint {
-        endpoint: Box::new(ep.clone()),
-        max_rounds: p.max_rounds,
-    }));
-    if let Some(prompt) = p.system_prompt.clone()
+}
+
+/// The core accepted `/profile NAME`: what the profile changes beside the endpoint. Without a
+/// window of its own, the core asks the server for it.
+pub(super) fn profile_chosen(app: &mut App, choice: ProfileChoice, fx: &mut Vec<Effect>) {
+    let name = choice.name;
+    if let Some(prompt) = choice.system_prompt
         && app.system_prompt.as_deref() != Some(prompt.as_str())
     {
         if app.conversation.is_empty() {
@@ -345,17 +180,14 @@ pub(super) fn profile_command(app: &mut App, name: Option<String>, fx: &mut Vec<
             );
         }
     }
-    app.neutralize_tool_markers = p.neutralize_markers_in_tool_results;
-    app.status.context.window = p.context_window;
-    app.status.context.window_from_profile = p.context_window.is_some();
+    app.neutralize_tool_markers = choice.neutralize_markers;
+    app.status.context.window = choice.context_window;
+    app.status.context.window_from_profile = choice.context_window.is_some();
     app.switch.models.clear();
+    app.switch.model = Some(choice.model);
     app.switch.pending_profile = Some(name);
-    app.switch.profile = Some(p);
-    app.switch.endpoint = Some(ep);
     models_context::check(app);
-    if !app.status.context.window_from_profile {
-        fx.push(Effect::ListModels(ModelsThen::Quiet));
-    }
+    app.dirty = true;
 }
 
 fn profiles_listing(app: &App) -> String {
@@ -369,15 +201,15 @@ fn profiles_listing(app: &App) -> String {
         Some(p) => format!("Profiles in {}:", p.display()),
         None => "Profiles:".to_owned(),
     };
-    for (name, p) in &app.switch.profiles {
-        let active = *name == app.connection.profile;
-        let host = kimi_client::host_and_port(&p.base_url).unwrap_or_else(|| p.base_url.clone());
+    for p in &app.switch.profiles {
+        let active = p.name == app.connection.profile;
         s.push_str(&format!(
-            "\n  {} {name}: {} {} @ {}{}",
+            "\n  {} {}: {} {} @ {}{}",
             if active { "*" } else { " " },
+            p.name,
             p.mode.as_str(),
             shown(&p.model),
-            kimi_client::redact_url(&host),
+            p.host,
             if active { "  (active)" } else { "" }
         ));
     }
@@ -398,10 +230,12 @@ pub(super) fn endpoint_set(
         app.connection.profile = name;
     }
     let model_changed = model != app.connection.model;
+    if app.switch.model.as_ref() == Some(&model) {
+        app.switch.model = None;
+    }
     app.connection.mode = mode;
     app.connection.model = model;
-    app.connection.host =
-        kimi_client::host_and_port(base_url).unwrap_or_else(|| base_url.to_owned());
+    app.connection.host = shown_host(base_url);
     app.template = template;
     app.thinking = thinking;
     app.notice(
@@ -419,26 +253,4 @@ pub(super) fn endpoint_set(
         learn_window(app);
     }
     app.dirty = true;
-}
-
-/// Run [`Effect::ListModels`]: GET `/models` off the event loop; the answer comes back as
-/// [`AppEvent::ModelsListed`].
-pub(crate) fn spawn_listing(app: &App, then: ModelsThen, events: &mpsc::UnboundedSender<AppEvent>) {
-    let events = events.clone();
-    let endpoint = app.switch.endpoint.clone();
-    tokio::spawn(async move {
-        let result = match endpoint.map(Backend::new) {
-            None => Err("no endpoint is configured".to_owned()),
-            Some(Err(e)) => Err(e.to_string()),
-            Some(Ok(b)) => {
-                // The model to switch to is kept wherever the server lists it.
-                let wanted: Vec<&str> = match &then {
-                    ModelsThen::Switch(name) => vec![name.as_str()],
-                    _ => Vec::new(),
-                };
-                b.list_models(&wanted).await.map_err(|e| e.to_string())
-            }
-        };
-        let _ = events.send(AppEvent::ModelsListed { then, result });
-    });
 }

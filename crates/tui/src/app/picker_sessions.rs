@@ -1,23 +1,17 @@
 //! `/sessions`: a picker of the saved sessions (the listing of `kimi-tui sessions`, newest
-//! first: date, profile and model, turns, size, first message); Enter resumes one in place. The
-//! app saves what it has, locks and reads the chosen session, rebuilds the transcript from it as
-//! `--resume` does, and hands its conversation to the agent (`Op::Load`). Refused while a turn
-//! runs: its answer would land in the other session.
+//! first: date, profile and model, turns, size, first message), listed off the event loop;
+//! Enter resumes one in place: the agent finishes writing the current session, locks and reads
+//! the chosen one and reports its history as `--resume` does (`Op::Resume`). Refused while a
+//! turn runs: its answer would land in the other session.
 
-use std::time::Duration;
-
-use kimi_core::engine::Op;
-use kimi_core::session::{SessionList, SessionStore, time::format_utc_minute};
+use kimi_core::session::{SessionList, time::format_utc_minute};
 use kimi_protocol::sanitize::{for_terminal, one_line};
 
 use super::event::Effect;
 use super::picker::{PickItem, PickTarget, Picker};
 use super::state::App;
 
-/// How long switching waits for the current session's writer to finish.
-const SWITCH_SAVE_WAIT: Duration = Duration::from_secs(10);
-
-/// `/sessions` typed: the event loop lists the store (`Effect::ListSessions`).
+/// `/sessions` typed: the store is listed off the event loop (`Effect::ListSessions`).
 pub(super) fn command(app: &mut App, fx: &mut Vec<Effect>) {
     if app.busy {
         return app.notice(
@@ -37,7 +31,7 @@ pub fn size_text(bytes: u64) -> String {
     }
 }
 
-/// Open the picker on `list` (from [`SessionStore::list`]); its problems become a notice.
+/// Open the picker on `list` (from `SessionStore::list`); its problems become a notice.
 pub fn open(app: &mut App, list: SessionList) {
     let current = app.session.as_ref().map(|s| s.id.clone());
     if !list.problems.is_empty() {
@@ -95,81 +89,8 @@ pub(super) fn pick(app: &mut App, id: String, fx: &mut Vec<Effect>) {
             true,
         );
     }
-    if app.session.as_ref().is_some_and(|s| s.id == id) && app.saved.is_some() {
+    if app.session.as_ref().is_some_and(|s| s.id == id) {
         return app.notice("That is the session open now.", false);
     }
     fx.push(Effect::ResumeSession { id });
-}
-
-/// Switch to session `id` in place (run by the event loop, which sends the returned `Op::Load`
-/// to the agent). On any failure the current session stays as it was, with a notice.
-pub fn resume(app: &mut App, store: &SessionStore, id: &str) -> Option<Op> {
-    // What this run has not written yet goes to its own file first.
-    super::saved::save(app, Some(store));
-    if !super::saved::flush(app, SWITCH_SAVE_WAIT) {
-        app.notice(
-            "The current session's writer did not finish: not switching, so nothing is lost.",
-            true,
-        );
-        return None;
-    }
-    let lock = match store.lock(id) {
-        Ok(l) => l,
-        Err(e) => {
-            app.notice(for_terminal(&e.to_string()).into_owned(), true);
-            return None;
-        }
-    };
-    let opened = match store.open(id) {
-        Ok(o) => o,
-        Err(e) => {
-            app.notice(for_terminal(&e.to_string()).into_owned(), true);
-            return None;
-        }
-    };
-    let mut session = opened.session;
-    // The file is what is continued, whatever id it holds inside (as `--session ID` does).
-    let same_id = session.id == id;
-    session.id = id.to_owned();
-    // The view of the old conversation goes; the new one is rebuilt from the file.
-    app.streaming = None;
-    app.transcript.turn_entry = None;
-    app.transcript.selected_pane = None;
-    app.transcript.scroll_from_bottom = 0;
-    app.layers.inspector.selected = None;
-    app.layers.inspector.open = false;
-    app.composer.history_pos = None;
-    app.saved = None;
-    app.journal = Default::default();
-    super::saved::restore(app, session);
-    app.lock = Some(lock);
-    if !(opened.journal && same_id) {
-        // An old `.json` (or a journal with another id inside): continued as a new journal.
-        super::saved::continue_old_file(app);
-    }
-    if let Some(n) = opened.notice {
-        app.notice(for_terminal(&n).into_owned(), true);
-    }
-    let traces = app
-        .trace_messages
-        .iter()
-        .copied()
-        .zip(app.traces.iter().cloned())
-        .collect();
-    Some(Op::Load {
-        messages: app.conversation.clone(),
-        traces,
-    })
-}
-
-/// The agent took the session's conversation: its counts should be the view's.
-pub(super) fn loaded(app: &App, messages: usize, traces: usize) {
-    if (messages, traces) != (app.conversation.len(), app.traces.len()) {
-        tracing::warn!(
-            messages,
-            traces,
-            view = app.conversation.len(),
-            "the loaded conversation and the view differ"
-        );
-    }
 }

@@ -15,19 +15,10 @@ pub(super) fn reasoning(app: &mut App, text: &str) {
     };
     if turn.reasoning.is_empty() && !text.is_empty() && turn.text() == text {
         turn.set_text("");
-        app.change_rev += 1;
-        if let Some(s) = app.streaming.as_mut() {
-            s.clear_text();
-        }
     }
     if let Some(turn) = app.current_turn() {
         turn.reasoning.push(text, now);
         turn.rev += 1;
-    }
-    // Kept with the partial answer, so an interrupted answer keeps what it thought.
-    if let Some(s) = app.streaming.as_mut() {
-        s.reasoning(text);
-        app.change_rev += 1;
     }
 }
 
@@ -41,10 +32,6 @@ pub(super) fn reasoning_was_text(app: &mut App) {
     let moved = std::mem::take(&mut turn.reasoning);
     turn.set_text(&format!("{}{shown_before}", moved.text()));
     turn.rev += 1;
-    app.change_rev += 1;
-    if let Some(s) = app.streaming.as_mut() {
-        s.reasoning_was_text(&shown_before);
-    }
 }
 
 /// The answer (text or a call) began, or the round ended: the live cell folds.

@@ -6,7 +6,6 @@
 
 use std::time::{Duration, Instant};
 
-use kimi_client::BackendError;
 use kimi_protocol::sanitize;
 
 use super::state::App;
@@ -61,7 +60,7 @@ const ERROR_CHARS: usize = 300;
 /// The agent will try again after `wait`.
 pub(super) fn scheduled(
     app: &mut App,
-    error: &BackendError,
+    error: &impl std::fmt::Display,
     attempt: u32,
     attempts: u32,
     wait: Duration,

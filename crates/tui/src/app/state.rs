@@ -39,7 +39,7 @@ impl Entry {
 }
 
 /// A transcript cell's identity, unique in the process: `CellId::default()` draws a new one,
-/// so a cell built anywhere (update, session restore, tests) never shares another's rows.
+/// so a cell built anywhere (update, a resumed session's history, tests) never shares another's rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CellId(u64);
 
@@ -359,34 +359,23 @@ pub struct App {
     pub should_quit: bool,
     /// Something changed since the last draw.
     pub dirty: bool,
-    /// The saved-session record this conversation is written to; `None` when saving is off.
+    /// The session the agent records this conversation into, once its journal is written
+    /// (the agent says so); `None` before that, and when saving is off.
     pub session: Option<kimi_core::session::Session>,
+    /// A saved session's history is being reported: user messages are shown as they come.
+    pub replaying: bool,
     /// For each trace, the index of the message it produced (see `SessionTrace`).
     pub trace_messages: Vec<usize>,
-    /// (messages, traces) at the last save, and whether this run has written the file.
-    pub saved: Option<(usize, usize)>,
     /// Esc or Ctrl-C was pressed and the turn has not ended yet: approvals are answered no.
     pub cancelling: bool,
     /// The terminal's size (columns, rows), kept by `update` from resize events.
     pub screen: (u16, u16),
-    /// Interrupted answers restored from the session file, kept in it (never sent).
+    /// Interrupted answers of the resumed session, kept in its journal (never sent).
     pub partial: Vec<kimi_core::session::PartialAnswer>,
-    /// The answer streaming now, as the model sent it, for the timed save.
-    pub streaming: Option<super::partial::Streaming>,
-    /// Bumped on a change to save that adds no message (the streaming answer, a new system
-    /// prompt); `saved_rev` is its value at the last save.
-    pub change_rev: u64,
-    pub saved_rev: u64,
-    /// When the session file was last written.
-    pub last_save: Option<Instant>,
     /// The instant of the event `update` is handling (or last handled), stamped by the event
     /// loop: `update`, what it calls and the frame drawn after it read the time here, never the
     /// clock, so that tests make time pass by stamping events later.
     pub now: Instant,
-    /// This instance's lock on the session it writes.
-    pub lock: Option<kimi_core::session::SessionLock>,
-    /// What the session journal holds, and its writer thread.
-    pub journal: super::journal_sync::JournalState,
     /// Special-token strings in user or tool text were already reported in this turn.
     pub special_tokens_warned: bool,
     /// The profile breaks special-token strings in tool results before sending them.
@@ -420,39 +409,33 @@ impl App {
             conversation: Vec::new(),
             system_prompt,
             toolbox,
-            traces: Vec::new(),
             transcript: Default::default(),
             composer: Default::default(),
             status: Default::default(),
             layers: Default::default(),
+            traces: Vec::new(),
             always_allow: Vec::new(),
+            template: kimi_protocol::Template::default(),
+            thinking: None,
+            secrets: Vec::new(),
+            logprobs: 0,
             keyboard_enhanced: false,
             no_color: false,
             busy: false,
             should_quit: false,
             dirty: true,
             session: None,
+            replaying: false,
             trace_messages: Vec::new(),
-            saved: None,
             cancelling: false,
             screen: (80, 24),
             partial: Vec::new(),
-            streaming: None,
-            change_rev: 0,
-            saved_rev: 0,
-            last_save: None,
             now: Instant::now(),
-            lock: None,
-            journal: Default::default(),
             special_tokens_warned: false,
             neutralize_tool_markers: false,
-            template: kimi_protocol::Template::default(),
-            thinking: None,
             mouse: false,
             theme: Default::default(),
             switch: Default::default(),
-            secrets: Vec::new(),
-            logprobs: 0,
             mcp: Default::default(),
         }
     }

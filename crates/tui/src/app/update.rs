@@ -11,15 +11,13 @@ use super::composer::new_input;
 use super::event::{AppEvent, Effect};
 use super::keys::{Action, Context, lookup};
 use super::layers::Layer;
-use super::partial::Streaming;
 use super::paste;
-use super::saved;
 use super::state::*;
 use super::status_line::Activity;
 use super::view;
-use kimi_core::engine::{Decision, EngineEvent, Op};
+use kimi_core::engine::{Decision, EngineEvent, Op, ToolsReport};
 use kimi_core::tools::mcp::ToolNote;
-use kimi_core::tools::{ToolResult, ToolStatus};
+use kimi_core::tools::{CallProblem, ToolResult, ToolStatus};
 use kimi_protocol::StreamEvent;
 use kimi_protocol::sanitize;
 use kimi_protocol::special;
@@ -44,7 +42,6 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
         AppEvent::Terminal(e) => terminal(app, e, fx),
         AppEvent::Engine(e) => engine(app, e, fx),
         AppEvent::Edited(result) => super::editor::finished(app, result),
-        AppEvent::ModelsListed { then, result } => super::models::listed(app, then, result, fx),
         AppEvent::Elicit(ask) => super::elicit::arrived(app, ask),
         AppEvent::PromptGot {
             server,
@@ -54,11 +51,10 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
         AppEvent::ResourcesRead { message, result } => {
             super::attach::read(app, message, result, fx)
         }
+        AppEvent::SessionsListed(list) => super::picker_sessions::open(app, *list),
+        AppEvent::Exported(result) => super::export::exported(app, result),
         AppEvent::Tick => {
             super::elicit::drop_abandoned(app);
-            if saved::partial_due(app, app.now) {
-                fx.push(Effect::SaveSession);
-            }
             super::reasoning_update::tick(app, app.now);
             super::retry::tick(app, app.now);
             // Spinners and elapsed times move only while something runs.
@@ -646,39 +642,14 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         DialogStage::Editing { editor, problems } => {
             let action = lookup(Context::DialogEdit, &k);
             if action == Some(Action::SaveEdit) {
-                let text = editor.lines().join("\n");
-                match app
-                    .toolbox
-                    .check_call(&dialog.request.call.function.name, &text)
-                {
-                    Ok(value) => {
-                        // Saved without a change: the model's own text, not a re-serialization.
-                        let original =
-                            serde_json::from_str::<serde_json::Value>(&dialog.request.arguments);
-                        let unchanged = original.ok().as_ref() == Some(&value);
-                        let arguments = if unchanged {
-                            dialog.request.arguments.clone()
-                        } else {
-                            value.to_string()
-                        };
-                        let screen = app.screen;
-                        if unchanged && dialog.seen_all
-                            || !unchanged
-                                && super::dialog::editor_all_shown(
-                                    dialog,
-                                    &app.layers.approval_rows,
-                                    screen,
-                                )
-                        {
-                            decision = Some(Decision::Approve { arguments })
-                        } else {
-                            // The editor hid part of the text (off screen, invisible
-                            // characters): show it as the dialog shows arguments, then y.
-                            super::dialog::review(dialog, arguments, !unchanged);
-                        }
-                    }
-                    Err(p) => *problems = vec![p.to_string()],
-                }
+                // The core checks the edit against the tool's schema; the answer
+                // (`ArgumentsChecked`) saves it or shows the problems.
+                let _ = problems;
+                fx.push(Effect::Agent(Op::CheckArguments {
+                    id: dialog.id.unwrap_or_default(),
+                    tool: dialog.request.call.function.name.clone(),
+                    arguments: editor.lines().join("\n"),
+                }));
             } else if action == Some(Action::BackToDialog) {
                 dialog.stage = DialogStage::Asking;
             } else {
@@ -687,23 +658,81 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         }
     }
     if let Some(d) = decision {
-        let id = dialog.request.call.id.clone();
-        let tool = &dialog.request.call.function.name;
-        if always && matches!(d, Decision::Approve { .. }) && !app.always_allow.contains(tool) {
-            app.always_allow.push(tool.clone());
+        decide(app, d, always, fx);
+    }
+}
+
+/// The core checked the edited arguments of approval `id`: saved when the editor still holds
+/// what was checked (keys typed since then wait for the next save).
+fn arguments_checked(
+    app: &mut App,
+    id: u64,
+    text: &str,
+    result: Result<serde_json::Value, CallProblem>,
+    fx: &mut Vec<Effect>,
+) {
+    let screen = app.screen;
+    let Some(dialog) = app.layers.dialog.as_mut() else {
+        return;
+    };
+    if dialog.id.unwrap_or_default() != id {
+        return;
+    }
+    let DialogStage::Editing { editor, problems } = &mut dialog.stage else {
+        return;
+    };
+    if editor.lines().join("\n") != text {
+        return;
+    }
+    let value = match result {
+        Ok(value) => value,
+        Err(p) => {
+            *problems = vec![p.to_string()];
+            app.dirty = true;
+            return;
         }
-        if let Some(approval) = dialog.id.take() {
-            fx.push(Effect::Agent(Op::Approve {
-                id: approval,
-                decision: d.clone(),
-                always,
-            }));
-        }
-        app.layers.dialog = None;
-        app.status.activity = Activity::Idle;
-        if let (Decision::Approve { .. }, Some(p)) = (&d, app.pane_for_call(&id)) {
-            p.state = PaneState::Pending;
-        }
+    };
+    // Saved without a change: the model's own text, not a re-serialization.
+    let original = serde_json::from_str::<serde_json::Value>(&dialog.request.arguments);
+    let unchanged = original.ok().as_ref() == Some(&value);
+    let arguments = if unchanged {
+        dialog.request.arguments.clone()
+    } else {
+        value.to_string()
+    };
+    if unchanged && dialog.seen_all
+        || !unchanged && super::dialog::editor_all_shown(dialog, &app.layers.approval_rows, screen)
+    {
+        decide(app, Decision::Approve { arguments }, false, fx);
+    } else {
+        // The editor hid part of the text (off screen, invisible characters): show it as the
+        // dialog shows arguments, then y.
+        super::dialog::review(dialog, arguments, !unchanged);
+    }
+    app.dirty = true;
+}
+
+/// The user decided about the dialog's call: the agent is told, the dialog closes.
+fn decide(app: &mut App, d: Decision, always: bool, fx: &mut Vec<Effect>) {
+    let Some(dialog) = app.layers.dialog.as_mut() else {
+        return;
+    };
+    let id = dialog.request.call.id.clone();
+    let tool = &dialog.request.call.function.name;
+    if always && matches!(d, Decision::Approve { .. }) && !app.always_allow.contains(tool) {
+        app.always_allow.push(tool.clone());
+    }
+    if let Some(approval) = dialog.id.take() {
+        fx.push(Effect::Agent(Op::Approve {
+            id: approval,
+            decision: d.clone(),
+            always,
+        }));
+    }
+    app.layers.dialog = None;
+    app.status.activity = Activity::Idle;
+    if let (Decision::Approve { .. }, Some(p)) = (&d, app.pane_for_call(&id)) {
+        p.state = PaneState::Pending;
     }
 }
 
@@ -836,9 +865,6 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                 )
             };
             app.notice(text, false);
-            if let Some(ep) = app.switch.endpoint.as_mut() {
-                ep.thinking = Some(on);
-            }
             fx.push(Effect::Agent(Op::SetThinking(on)));
         }
         SlashCommand::Clear => {
@@ -879,39 +905,8 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
                 }
             }
         },
-        SlashCommand::Tools => {
-            let mcp = super::mcp_view::tools_section(&app.toolbox);
-            let text = if app.toolbox.is_empty() && !mcp.is_empty() {
-                mcp
-            } else if app.toolbox.is_empty() {
-                "No tools are configured.".to_owned()
-            } else {
-                let mut s = String::from("Tools:");
-                for t in app.toolbox.specs() {
-                    let always = if app.always_allow.contains(&t.name) {
-                        ", always allowed this session"
-                    } else {
-                        ""
-                    };
-                    s.push_str(&format!(
-                        "\n  {} [{}{always}] {} · {}",
-                        t.name,
-                        format!("{:?}", t.approval).to_lowercase(),
-                        t.command.join(" "),
-                        t.description
-                    ));
-                }
-                if !app.always_allow.is_empty() {
-                    s.push_str("\n/tools revoke NAME (or all: /tools revoke) asks again.");
-                }
-                if !mcp.is_empty() {
-                    s.push('\n');
-                    s.push_str(&mcp);
-                }
-                s
-            };
-            app.notice(text, false);
-        }
+        // The core reports its tools (`EngineEvent::Tools`).
+        SlashCommand::Tools => fx.push(Effect::Agent(Op::ToolsReport)),
         SlashCommand::Revoke(name) => revoke(app, name, fx),
         SlashCommand::Mcp => {
             let reports = app.toolbox.mcp().map(|h| h.reports()).unwrap_or_default();
@@ -1002,8 +997,6 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
                 .entries
                 .push(Entry::Assistant(Box::new(AssistantTurn::new(None))));
             app.transcript.turn_entry = Some(app.transcript.entries.len() - 1);
-            app.streaming = Some(Streaming::new(app.conversation.len()));
-            app.change_rev += 1;
             app.status.activity = Activity::Streaming {
                 since: app.now,
                 chunks: 0,
@@ -1014,11 +1007,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             error, cancelled, ..
         } => {
             super::retry::ended(app, false);
-            // The round's message (or its failure) replaces what was saved of it as it streamed.
-            app.streaming = None;
             super::reasoning_update::answer_started(app);
-            app.change_rev += 1;
-            fx.push(Effect::SaveSession);
             if let Some(t) = app.current_turn() {
                 t.state = match (&error, cancelled) {
                     (Some(e), _) => {
@@ -1033,7 +1022,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             app.status.activity = Activity::Idle;
         }
         EngineEvent::MessageAppended { index, message } => {
-            view::appended(app, index, *message, fx);
+            view::appended(app, index, *message);
             super::models_context::check(app);
         }
         EngineEvent::TraceStarted { index, trace } => {
@@ -1049,7 +1038,7 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         EngineEvent::TurnDone { outcome } => {
             super::retry::ended(app, false);
             super::models::after_turn(app, fx);
-            view::turn_done(app, &outcome, fx);
+            view::turn_done(app, &outcome);
             // A cancelled or failed turn sends nothing queued: it goes back into the input.
             let stopped = outcome.cancelled || outcome.error.is_some();
             if let Some(text) = super::queue::next(app, stopped) {
@@ -1058,20 +1047,16 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         }
         EngineEvent::TurnFailed { message } => {
             super::retry::ended(app, false);
-            view::turn_failed(app, &message, fx);
+            view::turn_failed(app, &message);
             let _ = super::queue::next(app, true);
         }
-        EngineEvent::SystemSet { prompt, change } => view::system_set(app, prompt, change, fx),
+        EngineEvent::SystemSet { prompt, change } => view::system_set(app, prompt, change),
         EngineEvent::Cleared => {
             view::cleared(app);
             super::models_context::forget_measure(app);
         }
         EngineEvent::Truncated { messages, traces } => {
-            view::truncated(app, messages, traces, fx);
-            super::models_context::forget_measure(app);
-        }
-        EngineEvent::Loaded { messages, traces } => {
-            super::picker_sessions::loaded(app, messages, traces);
+            view::truncated(app, messages, traces);
             super::models_context::forget_measure(app);
         }
         EngineEvent::EndpointSet {
@@ -1089,9 +1074,6 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         } => super::retry::scheduled(app, &error, attempt, attempts, wait, app.now),
         EngineEvent::ModeSet(m) => {
             app.connection.mode = m;
-            if let Some(ep) = app.switch.endpoint.as_mut() {
-                ep.mode = m;
-            }
             app.notice(
                 format!("Mode: {} (takes effect on the next message).", m.as_str()),
                 false,
@@ -1110,6 +1092,41 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         }
         // Only `exec` and tests ask for snapshots; the app holds its view.
         EngineEvent::Snapshot { .. } => {}
+        EngineEvent::Models { shown, listing } => {
+            let result = listing.as_deref().map_err(ToString::to_string);
+            super::models::listed(app, shown, result)
+        }
+        EngineEvent::ModelChosen { model } => super::models::model_chosen(app, model),
+        EngineEvent::ProfileChosen { choice } => super::models::profile_chosen(app, *choice, fx),
+        EngineEvent::AgentRestarted { message } => {
+            tracing::error!(%message, "the agent restarted");
+            // The session's recorder died with the agent: saving is off, said so.
+            if app.session.take().is_some() {
+                app.notice(
+                    "The agent restarted: this session is no longer saved.",
+                    true,
+                );
+            }
+            // The policy died with the agent: the view must not claim otherwise.
+            if !app.always_allow.is_empty() {
+                app.always_allow.clear();
+                app.notice(
+                    "The agent restarted: tools allowed with `a` will ask again.",
+                    true,
+                );
+            }
+        }
+        EngineEvent::ArgumentsChecked {
+            id,
+            arguments,
+            result,
+        } => arguments_checked(app, id, &arguments, result.map(|v| *v), fx),
+        EngineEvent::CallChecked { index, problem } => {
+            if let Some(p) = app.current_turn().and_then(|t| t.pane_mut(index)) {
+                p.problem = problem.map(|e| e.to_string());
+            }
+        }
+        EngineEvent::Tools { report } => tools_report(app, &report),
         EngineEvent::ToolRefused { call, problem, .. } => {
             if let Some(p) = app.pane_for_call(&call.id) {
                 p.state = PaneState::Refused {
@@ -1145,6 +1162,20 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
                     }
                 }
             }
+        }
+        EngineEvent::SessionStarted { meta } => app.session = Some(*meta),
+        EngineEvent::SessionStopped { reason } => {
+            app.session = None;
+            app.notice(reason, true);
+        }
+        EngineEvent::Resuming { meta, notice } => super::resumed::resuming(app, *meta, notice),
+        EngineEvent::Resumed { meta, turns } => super::resumed::resumed(app, *meta, turns),
+        EngineEvent::RoundInterrupted => {
+            if let Some(t) = app.current_turn() {
+                t.state = TurnState::Interrupted;
+                t.rev += 1;
+            }
+            app.status.activity = Activity::Idle;
         }
         EngineEvent::ToolFinished { call, outcome, .. } => {
             app.status.activity = Activity::Idle;
@@ -1188,17 +1219,15 @@ fn stream(app: &mut App, s: StreamEvent) {
         }
         StreamEvent::Text(t) => {
             super::reasoning_update::answer_started(app);
-            super::partial::push_text(app, &t);
+            if let Some(turn) = app.current_turn() {
+                turn.push_text(&t);
+            }
         }
         // Never part of the answer: the reasoning cell holds it.
         StreamEvent::Reasoning(t) => super::reasoning_update::reasoning(app, &t),
         StreamEvent::ReasoningWasText => super::reasoning_update::reasoning_was_text(app),
         StreamEvent::ToolCallBegin { index, id, name } => {
             super::reasoning_update::answer_started(app);
-            if let Some(s) = app.streaming.as_mut() {
-                s.call_begin(index, &id, &name);
-                app.change_rev += 1;
-            }
             if let Some(t) = app.current_turn() {
                 // Kept as received: engine events match panes by the exact id; the pane
                 // escapes both when it draws them.
@@ -1207,26 +1236,15 @@ fn stream(app: &mut App, s: StreamEvent) {
             }
         }
         StreamEvent::ToolCallArgs { index, delta } => {
-            if let Some(s) = app.streaming.as_mut() {
-                s.call_args(index, &delta);
-                app.change_rev += 1;
-            }
             if let Some(p) = app.current_turn().and_then(|t| t.pane_mut(index)) {
                 p.arguments.push_str(&delta);
             }
         }
         StreamEvent::ToolCallEnd { index } => {
-            // Checked now, so the pane shows invalid arguments before any dialog opens.
-            let call = app
-                .current_turn()
-                .and_then(|t| t.panes.iter().find(|p| p.index == index))
-                .map(|p| (p.name.clone(), p.arguments.clone()));
-            let problem = call
-                .and_then(|(name, args)| app.toolbox.check_call(&name, &args).err())
-                .map(|e| e.to_string());
+            // The core checks the arguments now (`CallChecked` follows), so the pane shows
+            // invalid arguments before any dialog opens.
             if let Some(p) = app.current_turn().and_then(|t| t.pane_mut(index)) {
                 p.state = PaneState::Pending;
-                p.problem = problem;
             }
         }
         StreamEvent::ToolCallIncomplete { index } => {
@@ -1248,6 +1266,38 @@ fn stream(app: &mut App, s: StreamEvent) {
             app.status.usage.total_tokens += u.total_tokens;
         }
     }
+}
+
+/// `/tools`: the core's report, with what only the view knows (tools allowed for the session).
+fn tools_report(app: &mut App, report: &ToolsReport) {
+    let mcp = &report.mcp;
+    let text = if report.tools.is_empty() && !mcp.is_empty() {
+        mcp.clone()
+    } else if report.tools.is_empty() {
+        "No tools are configured.".to_owned()
+    } else {
+        let mut s = String::from("Tools:");
+        for t in &report.tools {
+            let always = if app.always_allow.contains(&t.name) {
+                ", always allowed this session"
+            } else {
+                ""
+            };
+            s.push_str(&format!(
+                "\n  {} [{}{always}] {} · {}",
+                t.name, t.approval, t.command, t.description
+            ));
+        }
+        if !app.always_allow.is_empty() {
+            s.push_str("\n/tools revoke NAME (or all: /tools revoke) asks again.");
+        }
+        if !mcp.is_empty() {
+            s.push('\n');
+            s.push_str(mcp);
+        }
+        s
+    };
+    app.notice(text, false);
 }
 
 #[cfg(test)]

@@ -9,9 +9,9 @@ use kimi_core::engine::{ApprovalRequest, Decision, Op, SharedTrace, SystemChange
 use kimi_protocol::sanitize;
 use kimi_protocol::{Content, Message, special};
 
-/// A message the agent appended: the view follows, and the file is written (an answer's with
-/// its trace when the round ends, one write per round).
-pub(super) fn appended(app: &mut App, index: usize, message: Message, fx: &mut Vec<Effect>) {
+/// A message the agent appended: the view follows. A user message of a resumed session's
+/// history is shown as it comes (a live one was shown when it was sent).
+pub(super) fn appended(app: &mut App, index: usize, message: Message) {
     if index != app.conversation.len() {
         // Never expected: the view missed or doubled a message. The agent's index wins.
         tracing::warn!(
@@ -21,12 +21,9 @@ pub(super) fn appended(app: &mut App, index: usize, message: Message, fx: &mut V
         );
         app.conversation.truncate(index);
     }
-    let answer = message.role == "assistant";
     match message.role.as_str() {
-        // The finished answer replaces the partial one being saved as it streamed; the turn
-        // that showed it holds its text from now on.
+        // The turn that showed the answer holds its text from now on.
         "assistant" => {
-            app.streaming = None;
             if let Some(Content::Text(text)) = &message.content
                 && let Some(Entry::Assistant(turn)) = app
                     .transcript
@@ -37,12 +34,14 @@ pub(super) fn appended(app: &mut App, index: usize, message: Message, fx: &mut V
             }
         }
         "tool" => tool_result(app, &message),
+        "user" if app.replaying => app.transcript.entries.push(Entry::User {
+            id: Default::default(),
+            text: message.text(),
+        }),
+        "system" => app.system_prompt = Some(message.text()),
         _ => {}
     }
     app.conversation.push(message);
-    if !answer {
-        fx.push(Effect::SaveSession);
-    }
 }
 
 fn tool_result(app: &mut App, message: &Message) {
@@ -63,30 +62,31 @@ fn tool_result(app: &mut App, message: &Message) {
     }
     if let Some(p) = app.pane_for_call(&id) {
         p.result = Some(text);
+        // A result with no run reported: a resumed call whose run was not recorded.
+        if p.state == PaneState::Pending {
+            p.state = PaneState::Answered;
+        }
     }
 }
 
-/// `/clear` as the agent applied it: a new conversation, and a new session file.
+/// `/clear` as the agent applied it: a new conversation, and a new session file (the agent
+/// says which when it writes it).
 pub(super) fn cleared(app: &mut App) {
+    forget_conversation(app);
+    app.notice("Conversation cleared.", false);
+}
+
+/// The view of the conversation goes (`/clear`, another session resumed).
+pub(super) fn forget_conversation(app: &mut App) {
     app.conversation.clear();
     app.partial.clear();
     app.transcript.entries.clear();
     app.traces.clear();
     app.trace_messages.clear();
-    app.saved = None;
     app.transcript.turn_entry = None;
-    // A cleared conversation is a new session; the old file stays as it was.
-    if let Some(s) = &app.session {
-        app.session = Some(kimi_core::session::Session::new(
-            &s.profile,
-            s.mode,
-            &s.model,
-            &s.base_url,
-        ));
-    }
+    app.session = None;
     app.transcript.selected_pane = None;
     app.transcript.scroll_from_bottom = 0;
-    app.notice("Conversation cleared.", false);
 }
 
 /// The agent asks about a call (tools allowed for the session it no longer asks about): denied
@@ -113,8 +113,7 @@ pub(super) fn approval(app: &mut App, id: u64, request: ApprovalRequest, fx: &mu
     app.dirty = true;
 }
 
-fn turn_over(app: &mut App, fx: &mut Vec<Effect>) {
-    fx.push(Effect::SaveSession);
+fn turn_over(app: &mut App) {
     app.busy = false;
     app.cancelling = false;
     app.status.activity = Activity::Idle;
@@ -122,8 +121,8 @@ fn turn_over(app: &mut App, fx: &mut Vec<Effect>) {
     app.dirty = true;
 }
 
-pub(super) fn turn_done(app: &mut App, outcome: &TurnOutcome, fx: &mut Vec<Effect>) {
-    turn_over(app, fx);
+pub(super) fn turn_done(app: &mut App, outcome: &TurnOutcome) {
+    turn_over(app);
     if outcome.hit_max_rounds {
         app.notice(
             format!(
@@ -139,7 +138,7 @@ pub(super) fn turn_done(app: &mut App, outcome: &TurnOutcome, fx: &mut Vec<Effec
 }
 
 /// The turn stopped on an internal error: it ends as failed, with the message.
-pub(super) fn turn_failed(app: &mut App, message: &str, fx: &mut Vec<Effect>) {
+pub(super) fn turn_failed(app: &mut App, message: &str) {
     let text = format!(
         "internal error, the turn was stopped: {}",
         sanitize::for_terminal(message)
@@ -150,7 +149,7 @@ pub(super) fn turn_failed(app: &mut App, message: &str, fx: &mut Vec<Effect>) {
         t.state = TurnState::Failed(text.clone());
         t.rev += 1;
     }
-    turn_over(app, fx);
+    turn_over(app);
     app.notice(
         format!("{text}. The conversation so far is kept; please report this."),
         true,
@@ -196,35 +195,20 @@ pub(super) fn trace_finished(app: &mut App, index: usize, message_index: usize) 
     }
 }
 
-pub(super) fn system_set(
-    app: &mut App,
-    prompt: String,
-    change: SystemChange,
-    fx: &mut Vec<Effect>,
-) {
+pub(super) fn system_set(app: &mut App, prompt: String, change: SystemChange) {
     kimi_core::engine::set_system(&mut app.conversation, &prompt);
     app.system_prompt = Some(prompt);
     if change == SystemChange::Inserted {
         // Every message moved up by one: what points at messages moves with them.
         app.trace_messages.iter_mut().for_each(|m| *m += 1);
         app.partial.iter_mut().for_each(|p| p.after_message += 1);
-        if let Some(s) = app.streaming.as_mut() {
-            s.answer.after_message += 1;
-        }
     }
-    // A replaced system prompt adds no message: marked as a change to save now.
-    app.change_rev += 1;
-    fx.push(Effect::SaveSession);
     app.notice("System prompt set.", false);
 }
 
 /// `/retry`: the agent dropped the answers to the last user message and their traces.
-pub(super) fn truncated(app: &mut App, messages: usize, traces: usize, fx: &mut Vec<Effect>) {
+pub(super) fn truncated(app: &mut App, messages: usize, traces: usize) {
     app.conversation.truncate(messages);
     app.traces.truncate(traces);
     app.trace_messages.truncate(traces);
-    app.change_rev += 1;
-    // Saved now: the journal sees the conversation shrink before the new answer grows it
-    // back to the same length.
-    fx.push(Effect::SaveSession);
 }

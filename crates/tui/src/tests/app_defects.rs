@@ -220,7 +220,7 @@ fn export_without_a_path_writes_beside_the_user_and_says_where() {
             path: None
         }]
     );
-    let p = crate::app::saved::default_export_path(
+    let p = crate::app::export::default_export_path(
         std::path::Path::new("/home/u/src"),
         "20261201-120000-ab12",
         true,
@@ -234,15 +234,22 @@ fn export_without_a_path_writes_beside_the_user_and_says_where() {
 #[test]
 fn the_exit_hint_names_the_session_only_once_it_was_saved() {
     let mut a = app();
-    a.session = Some(kimi_core::session::Session::new(
+    a.session = None;
+    // Nothing sent, nothing saved: nothing to resume.
+    assert_eq!(crate::app::resume_hint(&a), None);
+    // The agent wrote the session's journal and said so.
+    let meta = kimi_core::session::Session::new(
         "demo",
         kimi_protocol::Mode::Raw,
         "m",
         "http://127.0.0.1:1/v1",
-    ));
-    // Nothing sent, nothing saved: nothing to resume.
-    assert_eq!(crate::app::resume_hint(&a), None);
-    a.saved = Some((1, 0));
+    );
+    update(
+        &mut a,
+        AppEvent::Engine(kimi_core::engine::EngineEvent::SessionStarted {
+            meta: Box::new(meta),
+        }),
+    );
     let id = a.session.as_ref().map(|s| s.id.clone()).unwrap_or_default();
     let hint = crate::app::resume_hint(&a).expect("a hint");
     assert!(hint.contains(&format!("kimi-tui --session {id}")), "{hint}");

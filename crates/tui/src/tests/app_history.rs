@@ -19,8 +19,10 @@ fn mode(p: &std::path::Path) -> u32 {
 fn the_file_is_private_round_trips_multi_line_prompts_and_never_holds_the_key() {
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("data/kimi-tui/history.jsonl");
-    let (file, entries, problem) =
-        HistoryFile::open(path.clone(), Some("sk-history-secret-42".into()));
+    let (file, entries, problem) = HistoryFile::open(
+        path.clone(),
+        vec!["sk-history-secret-42".into(), "sk-other-profile-7".into()],
+    );
     assert!(entries.is_empty() && problem.is_none());
     file.record("first line\nsecond line\twith a tab \u{1b}[31m");
     file.record("the same twice");
@@ -30,11 +32,15 @@ fn the_file_is_private_round_trips_multi_line_prompts_and_never_holds_the_key() 
     file.record(&"a pasted log line\n".repeat(history_file::ENTRY_MAX / 18 + 1));
     file.record("last");
     assert!(!file.allows("x sk-history-secret-42"));
+    // Every profile's key, not only the one in use.
+    file.record("the other: sk-other-profile-7");
+    assert!(!file.allows("sk-other-profile-7"));
     file.close();
     assert_eq!(mode(&path), 0o600);
     assert_eq!(mode(path.parent().expect("dir")), 0o700);
     let raw = std::fs::read_to_string(&path).expect("read");
     assert!(!raw.contains("sk-history-secret-42"), "{raw}");
+    assert!(!raw.contains("sk-other-profile-7"), "{raw}");
     assert!(!raw.contains('\u{1b}'), "escaped in the file: {raw}");
     assert_eq!(raw.lines().count(), 3, "one line per entry: {raw}");
     assert_eq!(
@@ -46,7 +52,7 @@ fn the_file_is_private_round_trips_multi_line_prompts_and_never_holds_the_key() 
         ]
     );
     // The next run: the previous entry is not added again, a cut-off last line is skipped.
-    let (file, entries, _) = HistoryFile::open(path.clone(), None);
+    let (file, entries, _) = HistoryFile::open(path.clone(), Vec::new());
     assert_eq!(entries.len(), 3);
     file.record("last");
     file.close();
@@ -54,7 +60,7 @@ fn the_file_is_private_round_trips_multi_line_prompts_and_never_holds_the_key() 
     let mut raw = std::fs::read(&path).expect("read");
     raw.extend_from_slice(b"\"cut off by a cra");
     std::fs::write(&path, raw).expect("write");
-    let (file, entries, problem) = HistoryFile::open(path.clone(), None);
+    let (file, entries, problem) = HistoryFile::open(path.clone(), Vec::new());
     assert!(problem.is_none());
     assert_eq!(entries.last().map(String::as_str), Some("last"));
     file.record("after the crash");
@@ -72,7 +78,7 @@ fn the_file_is_private_round_trips_multi_line_prompts_and_never_holds_the_key() 
 fn the_file_is_capped_oldest_first_out_and_compacted() {
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("history.jsonl");
-    let (file, _, _) = HistoryFile::open(path.clone(), None);
+    let (file, _, _) = HistoryFile::open(path.clone(), Vec::new());
     let n = CAP + SLACK + 7;
     for i in 0..n {
         file.record(&format!("prompt {i}"));
@@ -99,7 +105,7 @@ fn up_and_down_walk_an_earlier_runs_history_and_sent_prompts_go_to_the_file() {
         "\"from yesterday\"\n\"two lines\\nof it\"\n\"from this morning\"\n",
     )
     .expect("write");
-    let (file, entries, _) = HistoryFile::open(path.clone(), None);
+    let (file, entries, _) = HistoryFile::open(path.clone(), Vec::new());
     let mut a = app();
     a.composer.history = entries;
     a.composer.history_file = Some(file);
@@ -116,7 +122,7 @@ fn up_and_down_walk_an_earlier_runs_history_and_sent_prompts_go_to_the_file() {
     assert_eq!(draft(&a), "two lines\nof it");
     // A prompt sent now goes to the file (through the writer, as an effect).
     let mut a = app();
-    let (file, entries, _) = HistoryFile::open(path.clone(), None);
+    let (file, entries, _) = HistoryFile::open(path.clone(), Vec::new());
     a.composer.history = entries;
     a.composer.history_file = Some(file);
     typed(&mut a, "a new prompt");
@@ -259,7 +265,7 @@ fn a_history_file_planted_as_a_symbolic_link_is_never_written_through() {
     std::fs::write(&victim, "keep me\n").expect("write");
     let path = dir.path().join("history.jsonl");
     std::os::unix::fs::symlink(&victim, &path).expect("symlink");
-    let (file, _, _) = HistoryFile::open(path.clone(), None);
+    let (file, _, _) = HistoryFile::open(path.clone(), Vec::new());
     file.record("a prompt");
     file.close();
     assert_eq!(std::fs::read_to_string(&victim).expect("read"), "keep me\n");

@@ -1,15 +1,17 @@
-//! The TUI's sessions: saved after every message as the events arrive, restored with panes,
-//! results and inspector traces, exported.
+//! The TUI's sessions: recorded by the agent's recorder as the events arrive (see
+//! [`super::recorded`]), resumed from the events the agent reports for a saved session, with
+//! panes, results and inspector traces, exported.
 
 use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
 
+use super::recorded::{Recorded, WAIT, resumed};
 use super::update;
-use crate::app::event::{AppEvent, Effect};
-use crate::app::saved;
+use crate::app::event::AppEvent;
+use crate::app::export;
 use crate::app::state::{App, Connection, Entry, PaneState, TurnState};
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::engine::{EngineEvent, Op, SharedTrace, TurnOutcome, set_system};
-use kimi_core::session::{Session, SessionStore};
+use kimi_core::engine::{EngineEvent, SharedTrace, TurnOutcome};
+use kimi_core::session::{Session, SessionStore, open_stored};
 use kimi_core::tools::Toolbox;
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, StreamEvent, Trace};
@@ -25,42 +27,6 @@ pub(super) fn app() -> App {
     let mut a = App::new(connection, Toolbox::default(), None);
     a.session = Some(Session::new("local", Mode::Raw, "m", "http://h/v1"));
     a
-}
-
-/// Apply an event and carry out its save effects, as the event loop does, then wait for the
-/// journal writer so that the file can be read. Operations for the agent come back as the events
-/// the agent reports for them before any request is made.
-fn apply(a: &mut App, store: &SessionStore, e: AppEvent) -> usize {
-    let mut saves = 0;
-    for fx in update(a, e) {
-        match fx {
-            Effect::SaveSession => {
-                saved::save(a, Some(store));
-                saves += 1;
-            }
-            Effect::Agent(Op::UserTurn { text }) => {
-                let index = a.conversation.len();
-                saves += appended(a, store, index, Message::user(text));
-            }
-            Effect::Agent(Op::SetSystem { prompt }) => {
-                let change = set_system(&mut a.conversation.clone(), &prompt);
-                let e = EngineEvent::SystemSet { prompt, change };
-                saves += apply(a, store, AppEvent::Engine(e));
-            }
-            _ => {}
-        }
-    }
-    assert!(saved::flush(a, WAIT), "the writer finished");
-    saves
-}
-
-fn appended(a: &mut App, store: &SessionStore, index: usize, message: Message) -> usize {
-    let message = Box::new(message);
-    apply(
-        a,
-        store,
-        AppEvent::Engine(EngineEvent::MessageAppended { index, message }),
-    )
 }
 
 /// A round's end as the agent reports it (its trace, shared, reported late for brevity): its
@@ -98,13 +64,11 @@ fn round_finish(round: u32, index: usize, message: Message) -> [EngineEvent; 3] 
     ]
 }
 
-fn turn_done() -> AppEvent {
-    AppEvent::Engine(EngineEvent::TurnDone {
+fn turn_done() -> EngineEvent {
+    EngineEvent::TurnDone {
         outcome: Box::new(TurnOutcome::default()),
-    })
+    }
 }
-
-const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn trace(text: &str) -> Box<Trace> {
     let mut t = Trace {
@@ -119,12 +83,18 @@ fn trace(text: &str) -> Box<Trace> {
     Box::new(t)
 }
 
+fn export_to(app: &App, markdown: bool, path: &std::path::Path) {
+    let session = export::snapshot(app).expect("a session");
+    let p = path.to_str().expect("utf-8").to_owned();
+    export::write(&session, markdown, Some(p)).expect("exported");
+}
+
 #[test]
 fn a_turn_is_saved_message_by_message_and_restores_whole() {
     let dir = tempfile::tempdir().expect("tmp");
     let store = SessionStore::new(dir.path());
-    let mut a = app();
-    enter(&mut a, &store, "Weather?");
+    let mut a = Recorded::new(&store);
+    a.enter("Weather?");
     let call = ToolCall::new(
         "functions.get_weather:0",
         "get_weather",
@@ -133,7 +103,6 @@ fn a_turn_is_saved_message_by_message_and_restores_whole() {
     let round1 = Message::assistant_with_calls("Checking.", vec![call.clone()]);
     let result = Message::tool_result(&call.id, "get_weather", "Sunny");
     let answer = Message::assistant("It is sunny.");
-    let mut saves = 0;
     let round1_end = round_end(
         1,
         1,
@@ -166,21 +135,21 @@ fn a_turn_is_saved_message_by_message_and_restores_whole() {
         let round_end = matches!(e, EngineEvent::RoundFinished { .. });
         let tool =
             matches!(&e, EngineEvent::MessageAppended { message, .. } if message.role == "tool");
-        saves += apply(&mut a, &store, AppEvent::Engine(e));
+        a.engine(e);
         if round_end || tool {
             // The file holds every message so far: an answer once its round ends (with its
             // trace), a tool result at once.
             let s = store.latest().expect("readable").expect("saved");
-            assert_eq!(s.messages, a.conversation);
-            assert_eq!(s.traces.len(), a.traces.len());
+            assert_eq!(s.messages, a.app.conversation);
+            assert_eq!(s.traces.len(), a.app.traces.len());
         }
     }
-    assert_eq!(saves, 3, "one write per round, one per tool result");
     let want = vec![Message::user("Weather?"), round1, result, answer];
-    assert_eq!(a.conversation, want);
-    apply(&mut a, &store, turn_done());
+    assert_eq!(a.app.conversation, want);
+    a.engine(turn_done());
 
-    let id = a.session.as_ref().expect("session").id.clone();
+    let id = a.app.session.as_ref().expect("session").id.clone();
+    assert_eq!(id, a.id());
     let path = store.path_of(&id);
     let mode = std::fs::metadata(&path).expect("file").permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
@@ -190,32 +159,22 @@ fn a_turn_is_saved_message_by_message_and_restores_whole() {
         "no key in the file"
     );
 
-    let mut b = app();
-    saved::restore(&mut b, store.load(&id).expect("loads"));
+    let b = resumed(&store.load(&id).expect("loads"));
     assert_eq!(b.conversation, want);
     assert_eq!(b.traces.len(), 2);
     assert_eq!(b.trace_messages, vec![1, 3]);
-    let kinds: Vec<&str> = b
-        .transcript
-        .entries
-        .iter()
-        .map(|e| match e {
-            Entry::User { .. } => "user",
-            Entry::Assistant(_) => "assistant",
-            Entry::Notice { .. } => "notice",
-        })
-        .collect();
-    assert_eq!(kinds, ["user", "assistant", "assistant", "notice"]);
+    assert_eq!(kinds(&b), ["user", "assistant", "assistant", "notice"]);
     let Entry::Assistant(t) = &b.transcript.entries[1] else {
         panic!()
     };
     assert_eq!(t.trace, Some(0));
+    // No run of the call was recorded (the events above have none): its result came back.
     assert_eq!(t.panes[0].state, PaneState::Answered);
     assert_eq!(t.panes[0].result.as_deref(), Some("Sunny"));
     assert_eq!(t.text(), "Checking.");
 
     let out = dir.path().join("out.md");
-    saved::export_to(&mut b, true, Some(out.to_str().expect("utf-8")));
+    export_to(&b, true, &out);
     let md = std::fs::read_to_string(&out).expect("exported");
     assert!(
         md.contains("Weather?") && md.contains("get_weather") && md.contains("It is sunny."),
@@ -227,41 +186,22 @@ fn a_turn_is_saved_message_by_message_and_restores_whole() {
 fn a_corrupt_session_file_is_reported_and_left_untouched() {
     let dir = tempfile::tempdir().expect("tmp");
     let store = SessionStore::new(dir.path());
-    let mut a = app();
-    let id = a.session.as_ref().expect("session").id.clone();
+    let mut a = Recorded::new(&store);
+    let id = a.id();
     std::fs::write(store.path_of(&id), "{ not json").expect("write");
-    a.conversation.push(Message::user("hi"));
-    saved::save(&mut a, Some(&store));
-    saved::flush(&mut a, WAIT);
+    a.enter("hi");
+    // The writer's refusal is said with the next event.
+    a.engine(EngineEvent::RoundStarted { round: 1 });
     assert_eq!(
         std::fs::read_to_string(store.path_of(&id)).expect("read"),
         "{ not json"
     );
-    assert!(a.session.is_none(), "saving stops");
-    assert!(matches!(
-        a.transcript.entries.last(),
-        Some(Entry::Notice { error: true, .. })
-    ));
-}
-
-fn enter(a: &mut App, store: &SessionStore, text: &str) -> usize {
-    for c in text.chars() {
-        update(
-            a,
-            AppEvent::Terminal(Event::Key(KeyEvent::new(
-                KeyCode::Char(c),
-                KeyModifiers::NONE,
-            ))),
-        );
-    }
-    apply(
-        a,
-        store,
-        AppEvent::Terminal(Event::Key(KeyEvent::new(
-            KeyCode::Enter,
-            KeyModifiers::NONE,
-        ))),
-    )
+    assert!(a.app.session.is_none(), "saving stops");
+    let said = a.app.transcript.entries.iter().any(|e| {
+        matches!(e, Entry::Notice { text, error: true, .. }
+            if text.contains("Saving is off") && text.contains("not a valid session file"))
+    });
+    assert!(said, "{:?}", a.app.transcript.entries.len());
 }
 
 fn kinds(a: &App) -> Vec<&'static str> {
@@ -280,10 +220,10 @@ fn kinds(a: &App) -> Vec<&'static str> {
 fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
     let dir = tempfile::tempdir().expect("tmp");
     let store = SessionStore::new(dir.path());
-    let mut a = app();
-    let id = a.session.as_ref().expect("session").id.clone();
+    let mut a = Recorded::new(&store);
+    let id = a.id();
     // Sent: on disk before any answer (or request) exists.
-    assert_eq!(enter(&mut a, &store, "Tell me a story"), 1);
+    a.enter("Tell me a story");
     let s = store.load(&id).expect("saved at send");
     assert_eq!(s.messages, vec![Message::user("Tell me a story")]);
     assert!(s.partial.is_empty());
@@ -291,29 +231,28 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
         !std::fs::read_to_string(store.path_of(&id))
             .expect("read")
             .contains("\"partial\""),
-        "no partial field in a file without one (version-1 shape)"
+        "no partial record before an answer streams"
     );
 
-    apply(
-        &mut a,
-        &store,
-        AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
-    );
+    a.engine(EngineEvent::RoundStarted { round: 1 });
     // The agent's trace of the request, which it fills in as the chunks arrive.
-    apply(
-        &mut a,
-        &store,
-        AppEvent::Engine(EngineEvent::TraceStarted {
-            index: 0,
-            trace: SharedTrace::new(*trace("Once upon")),
-        }),
-    );
+    a.engine(EngineEvent::TraceStarted {
+        index: 0,
+        trace: SharedTrace::new(*trace("Once upon")),
+    });
+    a.engine(EngineEvent::Stream(StreamEvent::Chunk {
+        data: "Once upon".into(),
+        at_us: 5,
+    }));
+    // The first piece is saved at once, with the streaming request's trace.
+    a.engine(EngineEvent::Stream(StreamEvent::Text(
+        "Once upon \u{1b}]0;x\u{7}a time".into(),
+    )));
+    let s = store.load(&id).expect("loads");
+    assert_eq!(s.partial[0].content, "Once upon \u{1b}]0;x\u{7}a time");
+    assert_eq!(s.traces.len(), 1, "the streaming request's trace too");
+    // Within a second of that save, nothing more is written.
     for e in [
-        StreamEvent::Chunk {
-            data: "Once upon".into(),
-            at_us: 5,
-        },
-        StreamEvent::Text("Once upon \u{1b}]0;x\u{7}a time".into()),
         StreamEvent::ToolCallBegin {
             index: 0,
             id: "functions.get_weather:0".into(),
@@ -324,14 +263,20 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
             delta: "{\"city\": \"Pa".into(),
         },
     ] {
-        apply(&mut a, &store, AppEvent::Engine(EngineEvent::Stream(e)));
+        a.engine(EngineEvent::Stream(e));
     }
-    // Within a second of the last save, a tick does not write.
-    assert_eq!(apply(&mut a, &store, AppEvent::Tick), 0);
-    assert!(store.load(&id).expect("loads").partial.is_empty());
-    // A second later it does, with the text as sent and the call seen so far.
-    a.last_save = Some(std::time::Instant::now() - std::time::Duration::from_millis(1100));
-    assert_eq!(apply(&mut a, &store, AppEvent::Tick), 1);
+    assert!(
+        store.load(&id).expect("loads").partial[0]
+            .tool_calls
+            .is_empty()
+    );
+    // A second later it is, with the text as sent and the call seen so far.
+    a.later(Duration::from_millis(1100));
+    a.engine(EngineEvent::Stream(StreamEvent::Usage(Default::default())));
+    a.engine(EngineEvent::Stream(StreamEvent::ToolCallArgs {
+        index: 0,
+        delta: "".into(),
+    }));
     let s = store.load(&id).expect("loads");
     assert_eq!(s.messages, vec![Message::user("Tell me a story")]);
     assert_eq!(s.partial.len(), 1, "{:?}", s.partial);
@@ -341,10 +286,7 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
     assert_eq!(p.tool_calls[0].function.name, "get_weather");
     assert_eq!(p.tool_calls[0].function.arguments, "{\"city\": \"Pa");
     assert!(p.saved_unix_ms > 0);
-    assert_eq!(s.traces.len(), 1, "the streaming request's trace too");
-    // Nothing new: no write, however long it has been.
-    a.last_save = Some(std::time::Instant::now() - std::time::Duration::from_secs(5));
-    assert_eq!(apply(&mut a, &store, AppEvent::Tick), 0);
+    assert_eq!(s.traces.len(), 1);
 
     // Resumed after a kill, from what the disk held then (a copy: `a` goes on below): the
     // partial answer shows, marked interrupted, not in the conversation sent to the model.
@@ -352,8 +294,7 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
     let image = SessionStore::new(crashed.path());
     let journal = store.journal_path(&id);
     std::fs::copy(&journal, image.journal_path(&id)).expect("copy");
-    let mut b = app();
-    saved::restore(&mut b, s.clone());
+    let b = resumed(&s);
     assert_eq!(b.conversation, vec![Message::user("Tell me a story")]);
     assert_eq!(kinds(&b), ["user", "assistant", "notice"]);
     let Entry::Assistant(t) = &b.transcript.entries[1] else {
@@ -363,18 +304,23 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
     assert_eq!(t.text(), "Once upon a time", "sanitized for the screen");
     assert_eq!(t.panes[0].state, PaneState::Incomplete);
     assert_eq!(t.trace, Some(0));
-    // It stays in the file when the resumed session is saved again, and in the export.
-    enter(&mut b, &image, "Go on");
+    // It stays in the file when the resumed session is recorded on, and in the export.
+    let opened = open_stored(&image, &id).expect("opens");
+    let rec = kimi_core::engine::Recorder::resumed(image.clone(), opened, &b.traces);
+    let mut b = Recorded::with(b, rec);
+    b.enter("Go on");
     let again = image.load(&id).expect("loads");
     assert_eq!(again.partial, s.partial);
     assert_eq!(again.messages.len(), 2);
     let out = dir.path().join("x/out.md");
-    saved::export_to(&mut b, true, Some(out.to_str().expect("utf-8")));
+    std::fs::create_dir_all(dir.path().join("x")).expect("mkdir");
+    export_to(&b.app, true, &out);
     let md = std::fs::read_to_string(&out).expect("exported");
     assert!(md.contains("interrupted") && md.contains("a time"), "{md}");
     drop(b);
 
     // More arrives: the next save writes only that, and loading joins the pieces.
+    a.later(Duration::from_millis(1100));
     for e in [
         StreamEvent::Text(" there".into()),
         StreamEvent::ToolCallArgs {
@@ -382,14 +328,17 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
             delta: "ris\"}".into(),
         },
     ] {
-        apply(&mut a, &store, AppEvent::Engine(EngineEvent::Stream(e)));
+        a.engine(EngineEvent::Stream(e));
     }
-    a.last_save = Some(std::time::Instant::now() - std::time::Duration::from_millis(1100));
-    assert_eq!(apply(&mut a, &store, AppEvent::Tick), 1);
+    a.later(Duration::from_millis(1100));
+    a.engine(EngineEvent::Stream(StreamEvent::ToolCallArgs {
+        index: 0,
+        delta: "".into(),
+    }));
     let journal = std::fs::read_to_string(store.journal_path(&id)).expect("read");
     let last = journal.lines().last().expect("a line");
     assert!(
-        last.contains("\"more\":true") && last.contains(" there") && !last.contains("Once"),
+        last.contains("\"more\":true") && last.contains("ris") && !last.contains("Once"),
         "{last}"
     );
     let p = &store.load(&id).expect("loads").partial[0];
@@ -398,7 +347,7 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
 
     // The round ends: its message replaces the partial record.
     for e in round_finish(1, 1, Message::assistant("Once upon a time.")) {
-        apply(&mut a, &store, AppEvent::Engine(e));
+        a.engine(e);
     }
     let s = store.load(&id).expect("loads");
     assert!(s.partial.is_empty(), "{:?}", s.partial);
@@ -409,21 +358,15 @@ fn the_message_is_saved_when_sent_and_the_partial_answer_while_it_streams() {
 fn an_interrupted_answer_keeps_its_reasoning_saved_restored_and_folded() {
     let dir = tempfile::tempdir().expect("tmp");
     let store = SessionStore::new(dir.path());
-    let mut a = app();
-    let id = a.session.as_ref().expect("session").id.clone();
-    enter(&mut a, &store, "Weather in Paris?");
-    apply(
-        &mut a,
-        &store,
-        AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
-    );
+    let mut a = Recorded::new(&store);
+    let id = a.id();
+    a.enter("Weather in Paris?");
+    a.engine(EngineEvent::RoundStarted { round: 1 });
     // Killed while still thinking: the reasoning alone is worth saving.
     for piece in ["The user asks ", "about \u{1b}[31mParis."] {
-        let e = EngineEvent::Stream(StreamEvent::Reasoning(piece.into()));
-        apply(&mut a, &store, AppEvent::Engine(e));
+        a.later(Duration::from_millis(1100));
+        a.engine(EngineEvent::Stream(StreamEvent::Reasoning(piece.into())));
     }
-    a.last_save = Some(std::time::Instant::now() - std::time::Duration::from_millis(1100));
-    assert_eq!(apply(&mut a, &store, AppEvent::Tick), 1);
     let p = &store.load(&id).expect("loads").partial;
     assert_eq!(p.len(), 1, "{p:?}");
     assert_eq!(
@@ -432,10 +375,8 @@ fn an_interrupted_answer_keeps_its_reasoning_saved_restored_and_folded() {
     );
     assert_eq!(p[0].content, "");
     // Then the answer starts: both are kept, apart.
-    let e = EngineEvent::Stream(StreamEvent::Text("Sunny.".into()));
-    apply(&mut a, &store, AppEvent::Engine(e));
-    a.last_save = Some(std::time::Instant::now() - std::time::Duration::from_millis(1100));
-    assert_eq!(apply(&mut a, &store, AppEvent::Tick), 1);
+    a.later(Duration::from_millis(1100));
+    a.engine(EngineEvent::Stream(StreamEvent::Text("Sunny.".into())));
     let s = store.load(&id).expect("loads");
     let p = &s.partial[0];
     assert_eq!(
@@ -444,8 +385,7 @@ fn an_interrupted_answer_keeps_its_reasoning_saved_restored_and_folded() {
     );
 
     // Resumed: the reasoning is in its cell, over and folded, never in the answer.
-    let mut b = app();
-    saved::restore(&mut b, s.clone());
+    let b = resumed(&s);
     let Some(Entry::Assistant(t)) = b.transcript.entries.get(1) else {
         panic!("{:?}", kinds(&b))
     };
@@ -464,9 +404,9 @@ fn an_interrupted_answer_keeps_its_reasoning_saved_restored_and_folded() {
         std::time::Instant::now(),
     );
     assert_eq!(cell.len(), 1, "folded to its header: {cell:?}");
-    // Saved again as it was, and exported in a collapsed block.
+    // Exported in a collapsed block, and kept when recorded on.
     let out = dir.path().join("out.md");
-    saved::export_to(&mut b, true, Some(out.to_str().expect("utf-8")));
+    export_to(&b, true, &out);
     let md = std::fs::read_to_string(&out).expect("exported");
     assert!(
         md.contains("<summary>Reasoning</summary>")
@@ -477,7 +417,10 @@ fn an_interrupted_answer_keeps_its_reasoning_saved_restored_and_folded() {
     let again = tempfile::tempdir().expect("tmp");
     let image = SessionStore::new(again.path());
     std::fs::copy(store.journal_path(&id), image.journal_path(&id)).expect("copy");
-    enter(&mut b, &image, "Go on");
+    let opened = open_stored(&image, &id).expect("opens");
+    let rec = kimi_core::engine::Recorder::resumed(image.clone(), opened, &b.traces);
+    let mut b = Recorded::with(b, rec);
+    b.enter("Go on");
     assert_eq!(image.load(&id).expect("loads").partial, s.partial);
 }
 
@@ -485,8 +428,7 @@ fn an_interrupted_answer_keeps_its_reasoning_saved_restored_and_folded() {
 fn a_session_left_without_an_answer_is_marked_interrupted() {
     let mut s = Session::new("local", Mode::Raw, "m", "http://h/v1");
     s.messages = vec![Message::user("hello?")];
-    let mut b = app();
-    saved::restore(&mut b, s);
+    let b = resumed(&s);
     let texts: Vec<String> = b
         .transcript
         .entries
@@ -506,25 +448,17 @@ fn a_session_left_without_an_answer_is_marked_interrupted() {
 fn a_second_app_on_the_same_session_does_not_write_it() {
     let dir = tempfile::tempdir().expect("tmp");
     let store = SessionStore::new(dir.path());
-    let mut a = app();
-    let id = a.session.as_ref().expect("session").id.clone();
-    enter(&mut a, &store, "first");
-    // A second instance with the same session: refused at its first write, file untouched.
-    let mut b = app();
-    saved::restore(&mut b, store.load(&id).expect("loads"));
-    b.conversation.push(Message::user("second"));
-    saved::save(&mut b, Some(&store));
-    assert!(b.session.is_none(), "saving stops");
-    let Some(Entry::Notice { text, error, .. }) = b.transcript.entries.last() else {
-        panic!("{:?}", kinds(&b))
-    };
-    assert!(*error);
+    let mut a = Recorded::new(&store);
+    let id = a.id();
+    a.enter("first");
+    // A second instance on the same session is refused before it reads it: file untouched.
+    let e = open_stored(&store, &id).expect_err("locked");
     assert!(
-        text.contains(&format!(
+        e.to_string().contains(&format!(
             "session `{id}` is open in another kimi-tui (pid {})",
             std::process::id()
         )),
-        "{text}"
+        "{e}"
     );
     assert_eq!(
         store.load(&id).expect("loads").messages,
@@ -536,17 +470,17 @@ fn a_second_app_on_the_same_session_does_not_write_it() {
 fn a_new_system_prompt_is_saved_at_once() {
     let dir = tempfile::tempdir().expect("tmp");
     let store = SessionStore::new(dir.path());
-    let mut a = app();
-    let id = a.session.as_ref().expect("session").id.clone();
-    enter(&mut a, &store, "hi");
-    appended(&mut a, &store, 1, Message::assistant("hello"));
-    apply(&mut a, &store, turn_done());
+    let mut a = Recorded::new(&store);
+    let id = a.id();
+    a.enter("hi");
+    a.appended(1, Message::assistant("hello"));
+    a.engine(turn_done());
     assert_eq!(store.load(&id).expect("loads").messages.len(), 2);
-    assert_eq!(enter(&mut a, &store, "/system Be terse."), 1);
+    a.enter("/system Be terse.");
     let s = store.load(&id).expect("loads");
     assert_eq!(s.messages[0], Message::system("Be terse."));
     // Same number of messages, different content: still written.
-    assert_eq!(enter(&mut a, &store, "/system Be kind."), 1);
+    a.enter("/system Be kind.");
     let s = store.load(&id).expect("loads");
     assert_eq!(s.messages.len(), 3);
     assert_eq!(s.messages[0], Message::system("Be kind."));
@@ -561,9 +495,17 @@ fn a_failed_last_request_is_not_called_interrupted() {
         ..Trace::default()
     };
     s.push_trace(1, t);
-    let mut b = app();
-    saved::restore(&mut b, s);
-    assert_eq!(kinds(&b), ["user", "notice"], "only the resumed notice");
+    let b = resumed(&s);
+    // The failed request shows as the failed round it was live, and no interruption is claimed.
+    assert_eq!(
+        kinds(&b),
+        ["user", "assistant", "notice"],
+        "and the resumed notice"
+    );
+    let Entry::Assistant(t) = &b.transcript.entries[1] else {
+        panic!()
+    };
+    assert_eq!(t.state, TurnState::Failed("HTTP 500".into()));
 }
 
 /// The text an app shows for its assistant answers, in order.
@@ -596,17 +538,23 @@ fn a_resumed_session_shows_exactly_what_was_shown_live_however_the_text_was_spli
                     AppEvent::Engine(EngineEvent::Stream(StreamEvent::Text(piece.into()))),
                 );
             }
+            let mut session = export::snapshot(&live).expect("a session");
             if finished {
                 let index = live.conversation.len();
                 for e in round_end(1, index, Message::assistant(hostile), trace(hostile)) {
                     update(&mut live, AppEvent::Engine(e));
                 }
+                session = export::snapshot(&live).expect("a session");
+            } else {
+                // Saved as the partial answer it was.
+                session.partial.push(kimi_core::session::PartialAnswer {
+                    after_message: 0,
+                    content: hostile.into(),
+                    ..Default::default()
+                });
             }
             assert_eq!(shown_answers(&live), vec![want], "live, split at {cut}");
-            // Saved (finished: as a message; not: as the partial answer) and restored.
-            let session = saved::snapshot(&live).expect("a session");
-            let mut resumed = app();
-            saved::restore(&mut resumed, session);
+            let resumed = resumed(&session);
             assert_eq!(
                 shown_answers(&resumed),
                 shown_answers(&live),
@@ -625,8 +573,7 @@ fn a_resumed_answer_shown_as_saved_is_held_once() {
         Message::user("and red?"),
         Message::assistant("Hi \u{1b}[31mred"),
     ];
-    let mut b = app();
-    saved::restore(&mut b, s);
+    let b = resumed(&s);
     let turns: Vec<*const u8> = b
         .transcript
         .entries
@@ -648,4 +595,23 @@ fn a_resumed_answer_shown_as_saved_is_held_once() {
         turns[1], messages[1],
         "sanitized for the screen: its own text"
     );
+}
+
+#[test]
+fn a_resumed_session_is_told_with_its_turns_and_time() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut s = Session::new("local", Mode::Raw, "m", "http://h/v1");
+    s.messages = vec![Message::user("a"), Message::assistant("b")];
+    store.save(&s).expect("saved");
+    let b = resumed(&store.load(&s.id).expect("loads"));
+    let Some(Entry::Notice { text, error, .. }) = b.transcript.entries.last() else {
+        panic!("{:?}", kinds(&b))
+    };
+    assert!(!error && text.starts_with(&format!("Resumed session {} (1 turns", s.id)));
+    assert_eq!(
+        b.session.as_ref().map(|m| m.id.as_str()),
+        Some(s.id.as_str())
+    );
+    let _ = WAIT;
 }

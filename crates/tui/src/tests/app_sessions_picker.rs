@@ -1,23 +1,24 @@
 //! `/sessions`: the picker lists the store as `kimi-tui sessions` does (newest first, date,
-//! profile and model, turns, size, first message), Enter resumes a session in place: the
-//! current one is saved first, the chosen one is locked, its transcript rebuilt, its
-//! conversation handed to the agent, and this run appends to its journal. Refused mid-turn.
+//! profile and model, turns, size, first message), Enter resumes a session in place: the agent
+//! finishes writing the current one, locks the chosen one, reports its history as events the
+//! app shows as it shows live turns, and records on into its journal. Refused mid-turn.
 
+use super::recorded::{pump, say};
 use super::update;
 use crate::app::event::{AppEvent, Effect};
 use crate::app::picker::PickTarget;
 use crate::app::picker_sessions;
-use crate::app::saved;
 use crate::app::state::{App, Entry};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_core::engine::{EngineEvent, Op};
+use kimi_core::engine::SessionHandoff;
+use kimi_core::engine::{Agent, AgentHandle, EVENT_QUEUE, EngineEvent, Op};
 use kimi_core::session::{Session, SessionStore};
+use kimi_core::tools::Toolbox;
+use kimi_mock::{MockOptions, MockServer};
 use kimi_protocol::{Message, Mode};
 
 use super::app_go_back::users;
 use super::app_sessions::app;
-
-const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn press(a: &mut App, code: KeyCode) -> Vec<Effect> {
     update(
@@ -69,7 +70,8 @@ fn sessions_lists_the_store_newest_first_and_is_refused_mid_turn() {
     );
     std::fs::write(dir.path().join("broken.jsonl"), "not a journal").expect("write");
     let mut b = app();
-    picker_sessions::open(&mut b, store.list());
+    // The listing comes back as an event: the picker opens on it.
+    update(&mut b, AppEvent::SessionsListed(Box::new(store.list())));
     let p = b.layers.picker.as_ref().expect("the picker");
     assert_eq!(p.items.len(), 2);
     let newest = &p.items[0];
@@ -117,32 +119,48 @@ fn sessions_lists_the_store_newest_first_and_is_refused_mid_turn() {
     assert!(c.layers.picker.is_none());
 }
 
-#[test]
-fn resuming_in_place_saves_the_current_session_and_continues_the_chosen_journal() {
+/// An app and its agent (against `server`), recording a new session into `store`.
+fn live(server: &MockServer, store: &SessionStore) -> (App, AgentHandle, String) {
+    let agent = Agent::spawn(
+        super::recorded::agent_init(server, Toolbox::default(), None),
+        EVENT_QUEUE,
+    );
+    let meta = Session::new("local", Mode::Raw, "m", "http://h/v1");
+    let id = meta.id.clone();
+    assert!(agent.send(Op::Record(SessionHandoff::new_session(store.clone(), meta))));
+    let mut a = app();
+    a.session = None;
+    (a, agent, id)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn resuming_in_place_finishes_the_current_session_and_continues_the_chosen_journal() {
+    let server = MockServer::start(MockOptions::default(), 0)
+        .await
+        .expect("mock starts");
     let dir = tempfile::tempdir().expect("tmp");
     let store = SessionStore::new(dir.path());
     let other = saved_session(&store, "20260101-000000-aaaa", 1_000, "the saved question");
-    let mut a = app();
-    // The current conversation, not yet written.
-    for (index, m) in [
-        Message::user("current question"),
-        Message::assistant("current answer"),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let e = EngineEvent::MessageAppended {
-            index,
-            message: Box::new(m),
-        };
-        update(&mut a, AppEvent::Engine(e));
-    }
-    let current = a.session.as_ref().expect("a session").id.clone();
-    let op = picker_sessions::resume(&mut a, &store, &other.id).expect("switched");
-    // The current session was written before the switch.
+    let (mut a, mut agent, current) = live(&server, &store);
+    say(&mut a, &mut agent, "current question").await;
+    assert_eq!(
+        a.session.as_ref().map(|s| s.id.as_str()),
+        Some(current.as_str())
+    );
+    // Picked: the event loop sends the agent the store and the id.
+    assert!(agent.send(Op::Resume {
+        store: store.clone(),
+        id: other.id.clone(),
+    }));
+    pump(&mut a, &mut agent, |e| {
+        matches!(e, EngineEvent::Resumed { .. })
+    })
+    .await;
+    // The current session was written whole before the switch, and its lock let go.
     let kept = store.load(&current).expect("the current session was saved");
     assert_eq!(kept.messages.len(), 2);
-    // The view is the chosen session's; the agent gets its conversation.
+    drop(store.lock(&current).expect("the old session is free"));
+    // The view is the chosen session's, its conversation the agent's.
     assert_eq!(users(&a), ["the saved question"]);
     assert_eq!(a.conversation, other.messages);
     assert_eq!(a.system_prompt.as_deref(), Some("Saved system prompt."));
@@ -150,56 +168,50 @@ fn resuming_in_place_saves_the_current_session_and_continues_the_chosen_journal(
         a.session.as_ref().map(|s| s.id.as_str()),
         Some(other.id.as_str())
     );
-    assert_eq!(
-        a.lock.as_ref().map(|l| l.id.as_str()),
-        Some(other.id.as_str())
-    );
-    match op {
-        Op::Load { messages, traces } => {
-            assert_eq!(messages, other.messages);
-            assert!(traces.is_empty());
-        }
-        other => panic!("expected Op::Load, got {other:?}"),
-    }
-    // The next message goes to the chosen session's journal.
-    let e = EngineEvent::MessageAppended {
-        index: 3,
-        message: Box::new(Message::user("a follow-up")),
-    };
-    for fx in update(&mut a, AppEvent::Engine(e)) {
-        if fx == Effect::SaveSession {
-            saved::save(&mut a, Some(&store));
-        }
-    }
-    assert!(saved::flush(&mut a, WAIT));
+    // Another instance cannot take it now.
+    assert!(store.lock(&other.id).is_err());
+    // The next exchange goes to the chosen session's journal.
+    say(&mut a, &mut agent, "a follow-up").await;
+    assert!(agent.send(Op::Shutdown));
+    (&mut agent.task).await.expect("the agent ends");
     let resumed = store.load(&other.id).expect("loads");
-    assert_eq!(resumed.messages.len(), 4);
+    assert_eq!(resumed.messages.len(), 5);
     assert_eq!(resumed.messages[3], Message::user("a follow-up"));
-    // The old session's lock was released: another instance may open it now.
-    drop(store.lock(&current).expect("the old session is free"));
+    server.shutdown().await;
 }
 
-#[test]
-fn a_session_open_elsewhere_is_not_switched_to_and_nothing_changes() {
+#[tokio::test(flavor = "current_thread")]
+async fn a_session_open_elsewhere_is_not_switched_to_and_nothing_changes() {
+    let server = MockServer::start(MockOptions::default(), 0)
+        .await
+        .expect("mock starts");
     let dir = tempfile::tempdir().expect("tmp");
     let store = SessionStore::new(dir.path());
     let other = saved_session(&store, "20260101-000000-aaaa", 1_000, "held elsewhere");
     let _held = store.lock(&other.id).expect("another instance holds it");
-    let mut a = app();
-    let e = EngineEvent::MessageAppended {
-        index: 0,
-        message: Box::new(Message::user("mine")),
-    };
-    update(&mut a, AppEvent::Engine(e));
-    let mine = a.session.as_ref().expect("a session").id.clone();
-    assert!(picker_sessions::resume(&mut a, &store, &other.id).is_none());
+    let (mut a, mut agent, mine) = live(&server, &store);
+    say(&mut a, &mut agent, "mine").await;
+    assert!(agent.send(Op::Resume {
+        store: store.clone(),
+        id: other.id.clone(),
+    }));
+    pump(&mut a, &mut agent, |e| {
+        matches!(e, EngineEvent::Notice { .. })
+    })
+    .await;
     assert_eq!(
         a.session.as_ref().map(|s| s.id.as_str()),
         Some(mine.as_str())
     );
-    assert_eq!(users(&a), Vec::<String>::new(), "the view was not rebuilt");
-    assert_eq!(a.conversation, [Message::user("mine")]);
+    assert_eq!(users(&a), ["mine"], "the view was not rebuilt");
+    assert_eq!(a.conversation[0], Message::user("mine"));
     assert!(
         matches!(a.transcript.entries.last(), Some(Entry::Notice { text, error: true, .. }) if text.contains("open in another kimi-tui"))
     );
+    // And this session is still recorded into.
+    say(&mut a, &mut agent, "still mine").await;
+    assert!(agent.send(Op::Shutdown));
+    (&mut agent.task).await.expect("the agent ends");
+    assert_eq!(store.load(&mine).expect("loads").messages.len(), 4);
+    server.shutdown().await;
 }

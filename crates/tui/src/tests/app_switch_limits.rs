@@ -1,42 +1,46 @@
-//! In `update`: `/model` and `/profile` (switching without restarting), the context
-//! gauge, and the retry countdown.
+//! In `update`: `/model` and `/profile` (switching without restarting) as the app sends them
+//! and follows the core's answers, the context gauge, and the retry countdown. What the core
+//! decides (which endpoint, refusals, keys) is tested against the mock in kimi-core's
+//! `switching` suite.
 
 use std::time::{Duration, Instant};
 
 use super::update;
 use crate::app::event::{AppEvent, Effect};
-use crate::app::models::ModelsThen;
 use crate::app::state::{App, Entry};
 use crossterm::event::KeyCode;
-use kimi_client::{BackendError, Endpoint, ModelInfo};
-use kimi_core::config::Profile;
-use kimi_core::engine::{EngineEvent, Op, SharedTrace, TurnOutcome};
+use kimi_core::backend::{BackendError, ModelInfo, ModelList};
+use kimi_core::engine::{EngineEvent, Op, ProfileChoice, ProfileSummary, SharedTrace, TurnOutcome};
 use kimi_protocol::{Message, Mode, StreamEvent, Template, Trace, Usage};
 
 use super::app_update::{app, enter, key, notices, typed};
 
 const BASE: &str = "http://127.0.0.1:1/v1";
 
+fn summary(name: &str, mode: Mode, model: &str, host: &str) -> ProfileSummary {
+    ProfileSummary {
+        name: name.into(),
+        mode,
+        model: model.into(),
+        host: host.into(),
+    }
+}
+
 /// An app as `kimi-tui` starts it: the profile `test` (model `m`) of a file with two more.
 fn switchable() -> App {
     let mut a = app();
-    let mut test = Profile::new(Mode::Raw, BASE);
-    test.model = "m".into();
-    let mut other = Profile::new(Mode::Chat, "http://10.0.0.2:9000/v1");
-    other.model = "moonshotai/Kimi-K2.5".into();
-    other.context_window = Some(262_144);
-    other.max_rounds = 3;
-    let mut keyless = Profile::new(Mode::Chat, "https://api.example/v1");
-    keyless.api_key_env = Some("KIMI_TUI_TEST_SURELY_UNSET_KEY".into());
-    a.switch.profiles = [
-        ("test".to_owned(), test.clone()),
-        ("other".to_owned(), other),
-        ("keyless".to_owned(), keyless),
-    ]
-    .into();
+    a.switch.profiles = vec![
+        summary(
+            "keyless",
+            Mode::Chat,
+            "moonshotai/Kimi-K2-Instruct",
+            "api.example",
+        ),
+        summary("other", Mode::Chat, "moonshotai/Kimi-K2.5", "10.0.0.2:9000"),
+        summary("test", Mode::Raw, "m", "127.0.0.1:1"),
+    ];
     a.switch.config_path = Some("/home/u/.config/kimi-tui/config.toml".into());
-    a.switch.endpoint = Some(test.endpoint().expect("no key needed"));
-    a.switch.profile = Some(test);
+    a.switch.can_list = true;
     a
 }
 
@@ -62,31 +66,59 @@ fn models() -> Vec<ModelInfo> {
     ]
 }
 
-fn listed(app: &mut App, then: ModelsThen, result: Result<Vec<ModelInfo>, String>) -> Vec<Effect> {
-    let result = result.map(kimi_client::ModelList::from);
-    update(app, AppEvent::ModelsListed { then, result })
+/// The core's answer to a listing (`shown`: `/model` asked to see it).
+fn listed(app: &mut App, shown: bool, result: Result<Vec<ModelInfo>, String>) -> Vec<Effect> {
+    let listing = result
+        .map(|m| Box::new(ModelList::from(m)))
+        .map_err(|e| Box::new(BackendError::Setup(e)));
+    update(
+        app,
+        AppEvent::Engine(EngineEvent::Models { shown, listing }),
+    )
 }
 
-fn set_endpoint(fx: &[Effect]) -> Option<(Endpoint, u32)> {
-    fx.iter().find_map(|f| match f {
-        Effect::Agent(Op::SetEndpoint {
-            endpoint,
-            max_rounds,
-        }) => Some(((**endpoint).clone(), *max_rounds)),
-        _ => None,
-    })
+fn chosen(app: &mut App, model: &str) -> Vec<Effect> {
+    let model = model.into();
+    update(app, AppEvent::Engine(EngineEvent::ModelChosen { model }))
 }
 
-/// What the agent reports when it applies `ep`.
-fn applied(app: &mut App, ep: &Endpoint) {
+fn other_profile() -> ProfileChoice {
+    ProfileChoice {
+        name: "other".into(),
+        model: "moonshotai/Kimi-K2.5".into(),
+        context_window: Some(262_144),
+        system_prompt: None,
+        neutralize_markers: false,
+    }
+}
+
+/// The core's answer to `/profile NAME`, and the agent's report of a new system prompt.
+fn profile_chosen(app: &mut App, choice: ProfileChoice) -> Vec<Effect> {
+    let choice = Box::new(choice);
+    let fx = update(app, AppEvent::Engine(EngineEvent::ProfileChosen { choice }));
+    for f in &fx {
+        if let Effect::Agent(Op::SetSystem { prompt }) = f {
+            let change = kimi_core::engine::set_system(&mut app.conversation.clone(), prompt);
+            let prompt = prompt.clone();
+            update(
+                app,
+                AppEvent::Engine(EngineEvent::SystemSet { prompt, change }),
+            );
+        }
+    }
+    fx
+}
+
+/// What the agent reports when it applies an endpoint.
+fn applied(app: &mut App, mode: Mode, model: &str, base_url: &str, template: Template) {
     update(
         app,
         AppEvent::Engine(EngineEvent::EndpointSet {
-            mode: ep.mode,
-            model: ep.model.clone(),
-            base_url: ep.base_url.clone(),
-            template: ep.template(),
-            thinking: ep.thinking,
+            mode,
+            model: model.into(),
+            base_url: base_url.into(),
+            template,
+            thinking: None,
         }),
     );
 }
@@ -107,8 +139,8 @@ fn status_bar(app: &mut App, w: u16) -> String {
 fn slash_model_lists_the_servers_models_with_the_active_one_marked() {
     let mut a = switchable();
     let fx = command(&mut a, "/model");
-    assert_eq!(fx, vec![Effect::ListModels(ModelsThen::Show)]);
-    listed(&mut a, ModelsThen::Show, Ok(models()));
+    assert_eq!(fx, vec![Effect::Agent(Op::ListModels { show: true })]);
+    listed(&mut a, true, Ok(models()));
     let (text, error) = last_notice(&a);
     assert!(!error);
     assert!(text.contains("* m (131k context)  (active)"), "{text}");
@@ -118,11 +150,7 @@ fn slash_model_lists_the_servers_models_with_the_active_one_marked() {
     );
     // The window of the active model is learnt from the list.
     assert_eq!(a.status.context.window, Some(131_072));
-    listed(
-        &mut a,
-        ModelsThen::Show,
-        Err("HTTP 404 Not Found from u".into()),
-    );
+    listed(&mut a, true, Err("HTTP 404 Not Found from u".into()));
     let (text, error) = last_notice(&a);
     assert!(
         error && text.contains("Cannot list the models: HTTP 404"),
@@ -139,7 +167,7 @@ fn a_server_listing_thousands_of_models_gets_a_notice_of_fifty() {
             context_length: None,
         })
         .collect();
-    listed(&mut a, ModelsThen::Show, Ok(many.clone()));
+    listed(&mut a, true, Ok(many));
     let (text, _) = last_notice(&a);
     assert!(
         text.contains("model-49\n") && !text.contains("model-50\n"),
@@ -147,41 +175,25 @@ fn a_server_listing_thousands_of_models_gets_a_notice_of_fifty() {
     );
     assert!(text.contains("… and 4950 more"), "{text}");
     assert!(text.lines().count() < 60);
-    listed(&mut a, ModelsThen::Switch("nope".into()), Ok(many));
-    let (text, error) = last_notice(&a);
-    assert!(error && text.ends_with("model-49 and 4950 more."), "{text}");
-    assert!(!text.contains("model-50,"));
 }
 
 #[test]
-fn slash_model_name_switches_with_the_family_defaults_and_the_status_bar_follows() {
+fn slash_model_name_switches_and_the_status_bar_follows() {
     let mut a = switchable();
     let fx = command(&mut a, "/model moonshotai/Kimi-K2.5");
     assert_eq!(
         fx,
-        vec![Effect::ListModels(ModelsThen::Switch(
-            "moonshotai/Kimi-K2.5".into()
-        ))]
+        vec![Effect::Agent(Op::SwitchModel {
+            id: "moonshotai/Kimi-K2.5".into()
+        })]
     );
-    let fx = listed(
-        &mut a,
-        ModelsThen::Switch("moonshotai/Kimi-K2.5".into()),
-        Ok(models()),
+    // The core lists (quietly), then accepts the switch.
+    listed(&mut a, false, Ok(models()));
+    assert!(
+        !notices(&a).iter().any(|(t, _)| t.starts_with("Models at")),
+        "a switch's listing is not shown"
     );
-    let (ep, max_rounds) = set_endpoint(&fx).expect("the agent is told");
-    assert_eq!(ep.model, "moonshotai/Kimi-K2.5");
-    assert_eq!(
-        ep.template(),
-        Template::K25,
-        "the template follows the name"
-    );
-    assert!(ep.thinks());
-    assert_eq!(ep.temperature, 1.0, "a thinking model's default");
-    assert_eq!(ep.max_tokens, kimi_core::config::THINKING_MAX_TOKENS);
-    assert_eq!(
-        (ep.mode, ep.base_url.as_str(), max_rounds),
-        (Mode::Raw, BASE, 10)
-    );
+    chosen(&mut a, "moonshotai/Kimi-K2.5");
     assert_eq!(
         a.status.context.window,
         Some(262_144),
@@ -189,67 +201,30 @@ fn slash_model_name_switches_with_the_family_defaults_and_the_status_bar_follows
     );
     // The status bar changes when the agent has switched, not before.
     assert!(status_bar(&mut a, 120).contains(" m @ 127.0.0.1:1"));
-    applied(&mut a, &ep);
+    applied(
+        &mut a,
+        Mode::Raw,
+        "moonshotai/Kimi-K2.5",
+        BASE,
+        Template::K25,
+    );
     assert_eq!(a.connection.model, "moonshotai/Kimi-K2.5");
     assert_eq!(a.template, Template::K25);
     let bar = status_bar(&mut a, 120);
     assert!(bar.contains("moonshotai/Kimi-K2.5 @ 127.0.0.1:1"), "{bar}");
     assert!(bar.contains("k2.5"), "{bar}");
     assert!(last_notice(&a).0.contains("Now using moonshotai/Kimi-K2.5"));
-    // And back: K2-Instruct's defaults again.
-    let fx = listed(&mut a, ModelsThen::Switch("m".into()), Ok(models()));
-    let (ep, _) = set_endpoint(&fx).expect("switched back");
-    assert_eq!(
-        (ep.template(), ep.temperature, ep.max_tokens),
-        (Template::K2Instruct, 0.6, 4096)
-    );
-}
-
-#[test]
-fn an_unknown_model_is_refused_with_the_servers_list() {
-    let mut a = switchable();
-    let fx = listed(&mut a, ModelsThen::Switch("gpt-5".into()), Ok(models()));
-    assert_eq!(set_endpoint(&fx), None);
-    let (text, error) = last_notice(&a);
-    assert!(error, "{text}");
-    assert_eq!(
-        text,
-        "Unknown model gpt-5: the server lists m, moonshotai/Kimi-K2.5."
-    );
-    // A server that cannot list is trusted, with a warning.
-    let fx = listed(
+    // A host with credentials is shown without them.
+    chosen(&mut a, "m");
+    applied(
         &mut a,
-        ModelsThen::Switch("x".into()),
-        Err("HTTP 404".into()),
+        Mode::Raw,
+        "m",
+        "http://u:pw@10.0.0.9:8000/v1",
+        Template::K2Instruct,
     );
-    assert!(set_endpoint(&fx).is_some());
-    assert!(last_notice(&a).0.contains("switching anyway"));
-    // Kimi K3 in raw mode speaks its own XTML template, which its name selects.
-    let k3 = ModelInfo {
-        id: "kimi-k3".into(),
-        context_length: None,
-    };
-    let fx = listed(&mut a, ModelsThen::Switch("kimi-k3".into()), Ok(vec![k3]));
-    let (ep, _) = set_endpoint(&fx).expect("switched to K3");
-    assert_eq!(ep.template(), kimi_protocol::Template::K3);
-}
-
-#[test]
-fn a_switch_mid_turn_says_it_applies_to_the_next_request() {
-    let mut a = switchable();
-    command(&mut a, "hello");
-    assert!(a.busy);
-    let fx = listed(
-        &mut a,
-        ModelsThen::Switch("moonshotai/Kimi-K2.5".into()),
-        Ok(models()),
-    );
-    assert!(set_endpoint(&fx).is_some());
-    assert!(
-        notices(&a)
-            .iter()
-            .any(|(t, _)| t == "Model moonshotai/Kimi-K2.5 applies from the next request.")
-    );
+    assert_eq!(a.connection.host, "10.0.0.9:8000");
+    assert_eq!(a.status.context.window, Some(131_072), "back to m's length");
 }
 
 #[test]
@@ -271,22 +246,30 @@ fn slash_profile_lists_and_switches_profiles() {
     );
 
     let fx = command(&mut a, "/profile other");
-    let (ep, max_rounds) = set_endpoint(&fx).expect("switched");
     assert_eq!(
-        (ep.mode, ep.base_url.as_str()),
-        (Mode::Chat, "http://10.0.0.2:9000/v1")
+        fx,
+        vec![Effect::Agent(Op::SwitchProfile {
+            name: "other".into()
+        })]
     );
-    assert_eq!(max_rounds, 3);
+    let fx = profile_chosen(&mut a, other_profile());
+    assert!(fx.is_empty(), "{fx:?}");
     assert_eq!(
         a.status.context.window,
         Some(262_144),
         "the profile's context_window"
     );
-    assert!(
-        !fx.contains(&Effect::ListModels(ModelsThen::Quiet)),
-        "no need to ask"
+    assert_eq!(
+        a.connection.profile, "test",
+        "not before the agent switched"
     );
-    applied(&mut a, &ep);
+    applied(
+        &mut a,
+        Mode::Chat,
+        "moonshotai/Kimi-K2.5",
+        "http://10.0.0.2:9000/v1",
+        Template::K25,
+    );
     assert_eq!(a.connection.profile, "other");
     assert_eq!(a.connection.host, "10.0.0.2:9000");
     assert_eq!(a.connection.mode, Mode::Chat);
@@ -294,45 +277,33 @@ fn slash_profile_lists_and_switches_profiles() {
     assert!(bar.starts_with(" other  chat "), "{bar}");
 
     // A profile's own window beats the server's.
-    listed(&mut a, ModelsThen::Quiet, Ok(models()));
+    listed(&mut a, false, Ok(models()));
     assert_eq!(a.status.context.window, Some(262_144));
 
-    command(&mut a, "/profile nope");
-    let (text, error) = last_notice(&a);
-    assert!(error);
-    assert_eq!(
-        text,
-        "No profile named `nope`; defined: keyless, other, test."
-    );
-
-    let fx = command(&mut a, "/profile keyless");
-    assert_eq!(set_endpoint(&fx), None);
-    let (text, error) = last_notice(&a);
-    assert!(error);
-    assert!(
-        text.contains("profile `keyless` in /home/u/.config/kimi-tui/config.toml")
-            && text.contains("KIMI_TUI_TEST_SURELY_UNSET_KEY"),
-        "{text}"
-    );
-    assert_eq!(a.connection.profile, "other", "nothing changed");
+    // Without a window of its own, the server's length for the profile's model.
+    let mut test = other_profile();
+    test.name = "test".into();
+    test.model = "m".into();
+    test.context_window = None;
+    profile_chosen(&mut a, test);
+    assert_eq!(a.status.context.window, None);
+    listed(&mut a, false, Ok(models()));
+    assert_eq!(a.status.context.window, Some(131_072));
 }
 
 #[test]
 fn a_profiles_system_prompt_applies_to_an_empty_conversation_only() {
     let mut a = switchable();
-    if let Some(p) = a.switch.profiles.get_mut("other") {
-        p.system_prompt = Some("Be terse.".into());
-    }
-    let fx = command(&mut a, "/profile other");
+    let mut choice = other_profile();
+    choice.system_prompt = Some("Be terse.".into());
+    let fx = profile_chosen(&mut a, choice.clone());
     assert!(fx.contains(&Effect::Agent(Op::SetSystem {
         prompt: "Be terse.".into()
     })));
     assert_eq!(a.system_prompt.as_deref(), Some("Be terse."));
     a.conversation.push(Message::user("hi"));
-    if let Some(p) = a.switch.profiles.get_mut("other") {
-        p.system_prompt = Some("Be verbose.".into());
-    }
-    let fx = command(&mut a, "/profile other");
+    choice.system_prompt = Some("Be verbose.".into());
+    let fx = profile_chosen(&mut a, choice);
     assert!(
         !fx.iter()
             .any(|f| matches!(f, Effect::Agent(Op::SetSystem { .. })))
@@ -554,27 +525,14 @@ fn an_unknown_window_is_asked_for_again_after_a_turn_until_a_listing_succeeds() 
         let outcome = Box::new(TurnOutcome::default());
         update(a, AppEvent::Engine(EngineEvent::TurnDone { outcome }))
     };
-    assert!(done(&mut a).contains(&Effect::ListModels(ModelsThen::Quiet)));
+    let quiet = Effect::Agent(Op::ListModels { show: false });
+    assert!(done(&mut a).contains(&quiet));
     // A server that lists models without lengths: not asked again.
     let bare = vec![ModelInfo {
         id: "m".into(),
         context_length: None,
     }];
-    listed(&mut a, ModelsThen::Quiet, Ok(bare));
+    listed(&mut a, false, Ok(bare));
     assert_eq!(a.status.context.window, None);
-    assert!(!done(&mut a).contains(&Effect::ListModels(ModelsThen::Quiet)));
-}
-
-#[test]
-fn a_profiles_key_comes_from_the_environment_as_read_at_start_and_is_never_shown() {
-    let mut a = switchable();
-    // The key as `run` read it at start; the process environment itself does not hold it.
-    a.switch.keys.0.insert(
-        "KIMI_TUI_TEST_SURELY_UNSET_KEY".into(),
-        Ok("sk-from-start-123".into()),
-    );
-    let fx = command(&mut a, "/profile keyless");
-    let (ep, _) = set_endpoint(&fx).expect("switched");
-    assert_eq!(ep.api_key.as_deref(), Some("sk-from-start-123"));
-    assert!(!format!("{:?}", a.switch.keys).contains("sk-from-start"));
+    assert!(!done(&mut a).contains(&quiet));
 }

@@ -297,6 +297,39 @@ fn invalid_arguments_cannot_be_approved_only_fixed() {
 }
 
 #[test]
+fn an_argument_check_of_other_text_or_another_call_is_ignored() {
+    let mut a = app();
+    let mut answer = ask(&mut a, r#"{"city": 42}"#);
+    key(&mut a, KeyCode::Char('e'));
+    let id = a
+        .layers
+        .dialog
+        .as_ref()
+        .and_then(|d| d.id)
+        .expect("an approval id");
+    let checked = |id: u64, arguments: &str| {
+        AppEvent::Engine(EngineEvent::ArgumentsChecked {
+            id,
+            arguments: arguments.into(),
+            result: Ok(Box::new(json!({"city": "Lyon"}))),
+        })
+    };
+    // The editor no longer holds what was checked (keys typed since the save).
+    update(&mut a, checked(id, r#"{"city": "Lyon"}"#));
+    assert!(answer.try_recv().is_err());
+    // A check for another approval.
+    update(&mut a, checked(id + 1, "{\n  \"city\": 42\n}"));
+    assert!(answer.try_recv().is_err());
+    assert!(matches!(
+        a.layers.dialog.as_ref().map(|d| &d.stage),
+        Some(DialogStage::Editing { .. })
+    ));
+    // The answer for what the editor holds decides.
+    noted(update(&mut a, checked(id, "{\n  \"city\": 42\n}")));
+    assert!(answer.try_recv().is_ok());
+}
+
+#[test]
 fn esc_cancels_a_running_generation_and_keeps_the_text() {
     let mut a = app();
     typed(&mut a, "Tell me a story");
@@ -356,8 +389,8 @@ fn retry_resends_the_last_user_turn() {
             traces: 0,
         }),
     );
-    // Saved at once, so the journal records the drop before the new answer arrives.
-    assert_eq!(fx, vec![Effect::SaveSession]);
+    // Nothing to do: the agent recorded the drop in the journal itself.
+    assert_eq!(fx, vec![]);
     assert_eq!(a.conversation.len(), 3);
     assert_eq!(a.conversation[2], Message::user("second"));
     assert!(a.busy);
@@ -538,6 +571,29 @@ fn retry_drops_the_traces_of_the_replaced_answer() {
 }
 
 #[test]
+fn an_agent_restart_forgets_always_allow_and_says_so_once() {
+    let mut a = app();
+    a.always_allow.push("get_weather".into());
+    let restarted = || {
+        AppEvent::Engine(EngineEvent::AgentRestarted {
+            message: "boom".into(),
+        })
+    };
+    update(&mut a, restarted());
+    assert!(a.always_allow.is_empty());
+    assert_eq!(
+        notices(&a),
+        [(
+            "The agent restarted: tools allowed with `a` will ask again.".to_owned(),
+            true
+        )]
+    );
+    // Nothing was allowed this time: nothing to say.
+    update(&mut a, restarted());
+    assert_eq!(notices(&a).len(), 1);
+}
+
+#[test]
 fn a_panicked_turn_ends_as_failed_with_a_message_and_the_app_takes_input() {
     let mut a = app();
     typed(&mut a, "Hello");
@@ -556,7 +612,7 @@ fn a_panicked_turn_ends_as_failed_with_a_message_and_the_app_takes_input() {
             message: "index out of bounds\u{1b}[2J".into(),
         }),
     );
-    assert!(fx.contains(&Effect::SaveSession));
+    assert!(fx.is_empty(), "{fx:?}");
     assert!(!a.busy, "the app is no longer stuck streaming");
     let failed = a.transcript.entries.iter().find_map(|e| match e {
         Entry::Assistant(t) => Some(t.state.clone()),
@@ -1119,7 +1175,7 @@ fn a_system_prompt_inserted_before_the_history_moves_what_points_at_messages() {
             change: kimi_core::engine::SystemChange::Inserted,
         }),
     );
-    assert_eq!(fx, vec![Effect::SaveSession]);
+    assert_eq!(fx, vec![]);
     assert_eq!(a.conversation[0], Message::system("Be terse."));
     assert_eq!(a.conversation.len(), 3);
     assert_eq!(

@@ -3,6 +3,7 @@ mod app_elicit;
 mod app_go_back;
 mod app_history;
 mod app_mcp;
+mod app_resume_replay;
 mod app_sessions;
 mod app_sessions_picker;
 mod app_switch_limits;
@@ -10,6 +11,8 @@ mod app_text_out;
 mod app_update;
 mod inspector_k3;
 mod reasoning_cell;
+mod recorded;
+mod sessions_listing;
 mod terminal_bytes;
 mod token_view;
 mod transcript_view;
@@ -24,13 +27,47 @@ use crate::app::state::App;
 /// test makes it pass with [`update_after`].
 fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
     let now = app.now;
-    crate::app::update::update(app, event, now)
+    with_core(app, event, now)
 }
 
 /// `update` with an event `later` after the one before.
 fn update_after(app: &mut App, later: Duration, event: AppEvent) -> Vec<Effect> {
     let now: Instant = app.now + later;
-    crate::app::update::update(app, event, now)
+    with_core(app, event, now)
+}
+
+/// `update`, with what the core's supervisor answers from the toolbox alone fed back at once,
+/// as it does (from the same toolbox the app was built with): the check of a streamed call's
+/// arguments after its `ToolCallEnd`, and the answers to `CheckArguments` and `ToolsReport`.
+/// The effects returned are every round's.
+fn with_core(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
+    use kimi_core::engine::{EngineEvent, toolbox_answer};
+    use kimi_protocol::StreamEvent;
+    let ended = match &event {
+        AppEvent::Engine(EngineEvent::Stream(StreamEvent::ToolCallEnd { index })) => Some(*index),
+        _ => None,
+    };
+    let mut fx = crate::app::update::update(app, event, now);
+    if let Some(index) = ended {
+        let call = (app.current_turn())
+            .and_then(|t| t.panes.iter().find(|p| p.index == index))
+            .map(|p| (p.name.clone(), p.arguments.clone()));
+        if let Some((name, arguments)) = call {
+            let problem = app.toolbox.check_call(&name, &arguments).err();
+            let checked = EngineEvent::CallChecked { index, problem };
+            fx.extend(with_core(app, AppEvent::Engine(checked), now));
+        }
+    }
+    let answers: Vec<EngineEvent> = (fx.iter())
+        .filter_map(|f| match f {
+            Effect::Agent(op) => toolbox_answer(&app.toolbox, op.clone()),
+            _ => None,
+        })
+        .collect();
+    for answer in answers {
+        fx.extend(with_core(app, AppEvent::Engine(answer), now));
+    }
+    fx
 }
 
 /// One frame of `app` at `w`x`h`, laid out and drawn as the event loop does: the screen.

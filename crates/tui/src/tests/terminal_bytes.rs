@@ -16,7 +16,7 @@ use crate::app::picker_sessions;
 use crate::app::state::{App, Connection};
 use crate::ui;
 use crossterm::event::KeyCode;
-use kimi_client::BackendError;
+use kimi_core::backend::BackendError;
 use kimi_core::engine::{ApprovalRequest, EngineEvent, SharedTrace};
 use kimi_core::session::{Session, SessionStore};
 use kimi_core::tools::mcp::ToolNote;

@@ -6,14 +6,14 @@ use super::update;
 use crate::app::event::{AppEvent, Effect};
 use crate::app::state::{App, Connection};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use kimi_client::{Backend, Endpoint};
-use kimi_core::tools::Toolbox;
+use kimi_core::config::Profile;
+use kimi_core::engine::{EngineEvent, Op, Supervisor, SupervisorInit, Switchboard};
+use kimi_core::tools::{ToolSpec, Toolbox};
 use kimi_mock::{MockOptions, MockServer};
-use kimi_protocol::{Message, Mode, StreamEvent, Trace};
+use kimi_protocol::{Mode, Trace};
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 fn app(mode: Mode) -> App {
     let connection = Connection {
@@ -25,25 +25,45 @@ fn app(mode: Mode) -> App {
     App::new(connection, Toolbox::new(Vec::new()).expect("tools"), None)
 }
 
-/// A raw-mode answer with a weather call from the mock, with `logprobs = 3`.
+/// A raw-mode answer with a weather call from the mock, with `logprobs = 3`, as the core's
+/// agent records it.
 async fn mock_trace(opts: MockOptions, prompt: &str) -> Trace {
     let server = MockServer::start(opts, 0).await.expect("mock");
-    let mut ep = Endpoint::new(Mode::Raw, &server.base_url(), "moonshotai/Kimi-K2-Instruct");
-    ep.logprobs = 3;
-    let tool = json!({"type": "function", "function": {"name": "get_weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}});
-    let mut trace = Trace::default();
-    let r = Backend::new(ep)
-        .expect("client")
-        .stream_turn(
-            &[Message::user(prompt)],
-            &[tool],
-            &CancellationToken::new(),
-            &mut |e: StreamEvent| trace.record(&e),
-        )
-        .await;
-    assert!(r.error.is_none(), "{:?}", r.error);
-    server.shutdown().await;
+    let mut profile = Profile::new(Mode::Raw, &server.base_url());
+    profile.model = "moonshotai/Kimi-K2-Instruct".into();
+    profile.logprobs = 3;
+    let board =
+        Switchboard::new("local".into(), profile, Default::default(), None).expect("no key needed");
+    let tool = ToolSpec {
+        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        ..ToolSpec::new("get_weather", vec!["true".into()])
+    };
+    let init = SupervisorInit {
+        toolbox: Toolbox::new(vec![tool]).expect("tools"),
+        system_prompt: None,
+        conversation: Vec::new(),
+        traces: Vec::new(),
+    };
+    let mut agent = Supervisor::spawn(board, init, 64).expect("client");
+    assert!(agent.send(Op::UserTurn {
+        text: prompt.into()
+    }));
+    let mut shared = None;
+    let mut trace = loop {
+        let e = tokio::time::timeout(std::time::Duration::from_secs(20), agent.recv())
+            .await
+            .expect("an event within 20 s")
+            .expect("the agent runs");
+        match e {
+            EngineEvent::TraceStarted { trace, .. } => shared = Some(trace),
+            EngineEvent::TraceFinished { .. } => {
+                break shared.expect("started before finished").read().clone();
+            }
+            _ => {}
+        }
+    };
+    assert!(agent.send(Op::Shutdown));
+    while agent.recv().await.is_some() {}
     // Arrival times vary from run to run: fixed, for the snapshot.
     for k in 0..trace.chunks.len() {
         let c = trace.chunks.get(k).expect("a chunk");

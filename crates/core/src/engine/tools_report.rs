@@ -1,0 +1,142 @@
+//! `/tools` as data: each configured tool with its approval and command, and the MCP servers'
+//! section already rendered (each server, its state, its tools, and for a failed one why and
+//! its stderr tail). The screen adds what only it knows ("always allowed this session").
+
+use kimi_protocol::sanitize::one_line;
+
+use crate::tools::Toolbox;
+use crate::tools::mcp::{ServerReport, ServerStatus};
+
+/// One configured tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolLine {
+    pub name: String,
+    /// `auto`, `ask` or `deny`.
+    pub approval: String,
+    /// The command line, joined by spaces.
+    pub command: String,
+    pub description: String,
+}
+
+/// What `/tools` shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolsReport {
+    pub tools: Vec<ToolLine>,
+    /// The MCP section; empty without servers.
+    pub mcp: String,
+}
+
+impl ToolsReport {
+    pub fn of(toolbox: &Toolbox) -> ToolsReport {
+        ToolsReport {
+            tools: (toolbox.specs().iter())
+                .map(|t| ToolLine {
+                    name: t.name.clone(),
+                    approval: approval_text(&t.approval),
+                    command: t.command.join(" "),
+                    description: t.description.clone(),
+                })
+                .collect(),
+            mcp: mcp_section(toolbox),
+        }
+    }
+}
+
+fn approval_text(a: &impl std::fmt::Debug) -> String {
+    format!("{a:?}").to_lowercase()
+}
+
+/// The MCP section of `/tools`. Empty without servers.
+fn mcp_section(toolbox: &Toolbox) -> String {
+    let Some(hub) = toolbox.mcp() else {
+        return String::new();
+    };
+    let mut s = String::from("MCP servers:");
+    for r in hub.reports() {
+        s.push_str(&format!("\n  {} · {}", r.name, status_text(&r)));
+        for name in &r.tools {
+            let (approval, description) = toolbox
+                .find(name)
+                .map(|t| (approval_text(&t.approval), t.description))
+                .unwrap_or_default();
+            s.push_str(&tool_line(name, &approval, &description));
+        }
+        for skipped in &r.skipped {
+            s.push_str(&format!("\n    not offered: {}", one_line(skipped, 200)));
+        }
+        if matches!(r.status, ServerStatus::Failed(_)) {
+            s.push_str(&stderr_lines(&r));
+        }
+    }
+    s
+}
+
+/// A server's state in a line: `ready, 3 tools`, `failed: why; ...`.
+pub fn status_text(r: &ServerReport) -> String {
+    match &r.status {
+        ServerStatus::Starting => "starting".to_owned(),
+        ServerStatus::Ready => format!("ready, {} tools", r.tools.len()),
+        ServerStatus::Failed(why) => {
+            format!("failed: {}; its tools are withdrawn", one_line(why, 300))
+        }
+        ServerStatus::Stopped => "stopped".to_owned(),
+    }
+}
+
+/// One tool of a server. The description is the server's text: one line, so it cannot add
+/// entries of its own to the list.
+fn tool_line(name: &str, approval: &str, description: &str) -> String {
+    format!("\n    {name} [{approval}] {}", one_line(description, 200))
+}
+
+/// The last lines of a server's stderr, which explain a failure; empty when it wrote none.
+pub fn stderr_lines(r: &ServerReport) -> String {
+    let tail = r.stderr_tail.trim_end();
+    if tail.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<&str> = tail.lines().collect();
+    let from = lines.len().saturating_sub(8);
+    let mut s = String::from("\n    stderr:");
+    for l in &lines[from..] {
+        s.push_str(&format!("\n      {}", one_line(l, 300)));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::ToolSpec;
+
+    #[test]
+    fn a_server_description_stays_on_its_line() {
+        let line = tool_line(
+            "mcp__x__t",
+            "ask",
+            "reads files\n  mcp__x__rm [auto] harmless\u{1b}[2J",
+        );
+        assert_eq!(line.lines().count(), 2, "{line:?}");
+        assert!(!line.contains('\u{1b}'), "{line:?}");
+        assert!(line.contains("mcp__x__t [ask] reads files"), "{line:?}");
+    }
+
+    #[test]
+    fn configured_tools_are_reported_with_approval_and_command() {
+        let spec = ToolSpec {
+            description: "Get weather".into(),
+            ..ToolSpec::new("get_weather", vec!["./weather.sh".into(), "-q".into()])
+        };
+        let report = ToolsReport::of(&Toolbox::new(vec![spec]).expect("valid"));
+        assert_eq!(
+            report.tools,
+            [ToolLine {
+                name: "get_weather".into(),
+                approval: "ask".into(),
+                command: "./weather.sh -q".into(),
+                description: "Get weather".into(),
+            }]
+        );
+        assert_eq!(report.mcp, "");
+    }
+}
