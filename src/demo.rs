@@ -51,7 +51,7 @@ pub const PROFILE: &str = "demo";
 
 /// Where the demo scripts go.
 pub fn tools_dir() -> PathBuf {
-    kimi_ui::app::state_dir().join("demo-tools")
+    kimi_ui::state_dir().join("demo-tools")
 }
 
 /// Start the mock server (streaming at a visible pace) and the demo profile. `model` picks the

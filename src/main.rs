@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use kimi_tui::cli::{Cli, Command};
 use kimi_tui::commands;
-use kimi_ui::app::Start;
+use kimi_ui::Start;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -52,7 +52,7 @@ fn chat(cli: &Cli) -> anyhow::Result<()> {
     }
     let overrides = cli.connect.overrides();
     let setup = async move { kimi_core::config::resolve(&overrides).map(|r| (r, ())) };
-    Ok(kimi_ui::app::run(start, setup)?)
+    Ok(kimi_ui::run(start, setup)?)
 }
 
 /// The profile name `--demo` runs and saves its sessions under.
@@ -95,7 +95,7 @@ fn demo(
         let (server, resolved) = kimi_tui::demo::start(mode, model).await?;
         Ok::<_, anyhow::Error>((resolved, server))
     };
-    Ok(kimi_ui::app::run(start, setup)?)
+    Ok(kimi_ui::run(start, setup)?)
 }
 
 #[cfg(not(feature = "demo"))]

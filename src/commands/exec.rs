@@ -21,7 +21,7 @@ use kimi_protocol::{Mode, StreamEvent, Template};
 
 pub fn run(args: &ExecArgs) -> Result<()> {
     // Requests, tool runs and failures go to the log file, as in the TUI.
-    let _log = kimi_ui::app::init_logging();
+    let _log = kimi_ui::init_logging();
     panic_net(|| run_logged(args))
 }
 

@@ -8,17 +8,17 @@ use serde::de::DeserializeOwned;
 
 /// Largest input `render` and `parse` accept: 64 MiB. Both hold the whole input (and more) in
 /// memory, so an endless source such as `/dev/zero` must stop here rather than grow forever.
-pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The input's display name and its text, at most [`MAX_INPUT_BYTES`]. `None` or `-` reads
 /// stdin.
-pub fn read(file: Option<&Path>) -> Result<(String, String)> {
+pub(crate) fn read(file: Option<&Path>) -> Result<(String, String)> {
     read_capped(file, MAX_INPUT_BYTES)
 }
 
 /// [`read`] with a given cap. The read streams and stops one byte past the cap, so the size of
 /// the source never matters.
-pub fn read_capped(file: Option<&Path>, cap: u64) -> Result<(String, String)> {
+pub(crate) fn read_capped(file: Option<&Path>, cap: u64) -> Result<(String, String)> {
     let (name, bytes) = match file {
         Some(p) if p != Path::new("-") => {
             let name = p.display().to_string();
@@ -60,7 +60,7 @@ fn size(bytes: u64) -> String {
 }
 
 /// Decode `text` as `T`; an error names the input, the JSON path and the line and column.
-pub fn json<T: DeserializeOwned>(name: &str, text: &str, expected: &str) -> Result<T> {
+pub(crate) fn json<T: DeserializeOwned>(name: &str, text: &str, expected: &str) -> Result<T> {
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();

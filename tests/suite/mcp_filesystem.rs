@@ -12,7 +12,7 @@ use kimi_mock::{MockOptions, MockServer};
 use kimi_protocol::Mode;
 
 /// The pinned version (supports node 20); `.ci/run` installs the same one.
-pub const PACKAGE: &str = "@modelcontextprotocol/server-filesystem@2026.1.14";
+pub(crate) const PACKAGE: &str = "@modelcontextprotocol/server-filesystem@2026.1.14";
 
 #[tokio::test]
 async fn the_filesystem_server_lists_its_tools_and_reads_a_file_through_an_approved_call() {

@@ -12,7 +12,7 @@ use kimi_core::tools::{ToolStatus, Toolbox};
 use tokio_util::sync::CancellationToken;
 
 /// The pinned version (supports node 20); `.ci/run` installs the same one.
-pub const PACKAGE: &str = "@modelcontextprotocol/server-everything@2026.1.26";
+pub(crate) const PACKAGE: &str = "@modelcontextprotocol/server-everything@2026.1.26";
 
 /// The server's process group, killed on drop.
 struct Server(Child);

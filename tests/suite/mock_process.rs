@@ -5,15 +5,15 @@ use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-pub struct MockProcess {
+pub(crate) struct MockProcess {
     child: Child,
     /// `http://127.0.0.1:PORT`, as the server printed it.
-    pub url: String,
+    pub(crate) url: String,
 }
 
 impl MockProcess {
     /// `kimi-tui mock-server --port 0 ARGS...`, once it has said where it listens.
-    pub fn start<I, S>(args: I) -> MockProcess
+    pub(crate) fn start<I, S>(args: I) -> MockProcess
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,

@@ -24,7 +24,6 @@ mod mock_process;
 mod mock_tool_call_flags;
 mod raw_family;
 mod retry_cli;
-mod session_journal;
 mod sessions;
 mod stream_items;
 mod stream_timeouts;

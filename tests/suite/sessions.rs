@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use kimi_protocol::{Mode, Trace};
 
 use kimi_client::{Backend, Endpoint};
-use kimi_core::session::{Session, SessionStore};
+use kimi_core::session::{Session, SessionStore, SessionView};
 use kimi_mock::{MockOptions, MockServer};
 use kimi_protocol::{Message, ToolCall};
 use serde_json::Value;
@@ -411,4 +411,50 @@ fn export_to_a_terminal_is_sanitized_and_to_a_pipe_is_exact() {
     // To a pipe (a file, another program) the Markdown is exactly what was said.
     let o = run(bin(dir.path()).args(["export", &s.id, "--format", "md"]));
     assert!(text(&o.stdout).contains("A\u{1b}]0;pwned\u{7}B"));
+}
+
+/// `export` of a journal whose last record was cut off says so on stderr and exports the rest;
+/// an old `ID.json` and the same conversation as a journal export the same bytes.
+#[test]
+fn export_reads_cut_off_journals_and_old_files_alike() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = store_in(dir.path());
+    let s = session("20261201-101010-0c07", 1_764_583_810_000, "local", "Cut?");
+    store.save(&s).expect("journal");
+    let path = store.journal_path(&s.id);
+    let bytes = std::fs::read(&path).expect("read");
+    // Half of the last record: a torn write.
+    let last = bytes[..bytes.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .expect("lines")
+        + 1;
+    std::fs::write(&path, &bytes[..last + (bytes.len() - last) / 2]).expect("cut");
+    let o = run(bin(dir.path()).args(["export", &s.id, "--format", "json"]));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with("kimi-tui: warning: ") && err.contains("the last record was cut off"),
+        "{err}"
+    );
+    let back: Vec<Message> = serde_json::from_slice(&o.stdout).expect("json");
+    let kept = store.load(&s.id).expect("loads what is whole");
+    assert_eq!(back, kept.messages);
+    assert!(!back.is_empty() && back.len() <= s.messages.len());
+
+    let old_home = tempfile::tempdir().expect("tmp");
+    let old_store = store_in(old_home.path());
+    let legacy = old_store
+        .save_view(&SessionView::of(&s), true)
+        .expect("old format");
+    assert_eq!(legacy, old_store.legacy_path(&s.id));
+    let new_home = tempfile::tempdir().expect("tmp");
+    store_in(new_home.path()).save(&s).expect("journal");
+    for fmt in ["md", "json"] {
+        let from_old = run(bin(old_home.path()).args(["export", &s.id, "--format", fmt]));
+        let from_journal = run(bin(new_home.path()).args(["export", &s.id, "--format", fmt]));
+        assert!(from_old.status.success(), "{}", text(&from_old.stderr));
+        assert!(from_old.stdout.len() > 100, "{fmt}");
+        assert_eq!(from_old.stdout, from_journal.stdout, "{fmt}");
+    }
 }

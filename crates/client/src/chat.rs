@@ -332,7 +332,7 @@ pub(super) struct ChatDecoder {
 impl ChatDecoder {
     /// The decoder for a model of `template` answering `body` (K3 parses markers in content as
     /// XTML, numbering calls on from those the request's messages already hold).
-    pub fn for_template(template: kimi_protocol::Template, body: &Value) -> Self {
+    pub(crate) fn for_template(template: kimi_protocol::Template, body: &Value) -> Self {
         ChatDecoder {
             channels: if template == kimi_protocol::Template::K3 {
                 Channels::k3(calls_in(body))
@@ -343,7 +343,7 @@ impl ChatDecoder {
         }
     }
 
-    pub fn payload(
+    pub(crate) fn payload(
         &mut self,
         data: &str,
         at_us: u64,
@@ -380,7 +380,7 @@ impl ChatDecoder {
     }
 
     /// The stream ended (`end`): flush, report the end, and assemble the result.
-    pub fn finish(
+    pub(crate) fn finish(
         self,
         end: Result<http::End, BackendError>,
         started: Instant,

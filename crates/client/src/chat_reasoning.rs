@@ -20,7 +20,7 @@ pub(super) enum Channel {
 
 impl Channel {
     /// How warnings name it.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Channel::Content => "the content",
             Channel::Reasoning => "the reasoning",
@@ -118,7 +118,7 @@ impl Channels {
     /// tools channel gives its calls. A reasoning delta is think-channel text, where a leaked
     /// tools channel still gives its calls. Ids of calls parsed here count on from
     /// `first_call`, the calls the conversation already has.
-    pub fn k3(first_call: usize) -> Self {
+    pub(crate) fn k3(first_call: usize) -> Self {
         let k3 = |thinking| {
             LocalParse::new(ParseStart::K3 {
                 thinking,
@@ -150,7 +150,7 @@ pub(super) struct Finished {
 
 impl Channels {
     /// A `reasoning_content` / `reasoning` delta.
-    pub fn reasoning(&mut self, text: &str, sink: &mut Sink) {
+    pub(crate) fn reasoning(&mut self, text: &str, sink: &mut Sink) {
         if !self.saw_reasoning {
             self.saw_reasoning = true;
             // The server splits reasoning itself: content is content from now on.
@@ -164,7 +164,7 @@ impl Channels {
     }
 
     /// A `content` delta.
-    pub fn content(&mut self, text: &str, sink: &mut Sink) {
+    pub(crate) fn content(&mut self, text: &str, sink: &mut Sink) {
         match self.split {
             Split::Settled => self.feed_content(text, sink),
             Split::Start => {
@@ -255,7 +255,7 @@ impl Channels {
     }
 
     /// The stream is over: release what is held and close both parsers.
-    pub fn finish(mut self, sink: &mut Sink) -> Finished {
+    pub(crate) fn finish(mut self, sink: &mut Sink) -> Finished {
         let held = std::mem::take(&mut self.hold);
         match self.split {
             Split::Think => self.feed_reasoning(&held, sink),

@@ -195,7 +195,7 @@ pub(super) struct RawDecoder {
 }
 
 impl RawDecoder {
-    pub fn new(start: ParseStart) -> Self {
+    pub(crate) fn new(start: ParseStart) -> Self {
         RawDecoder {
             local: LocalParse::new(start),
             progress: Progress::default(),
@@ -205,7 +205,7 @@ impl RawDecoder {
         }
     }
 
-    pub fn payload(
+    pub(crate) fn payload(
         &mut self,
         data: &str,
         at_us: u64,
@@ -242,18 +242,18 @@ impl RawDecoder {
     }
 
     /// One piece of completion text: a chunk, then what the parser makes of it.
-    pub fn text(&mut self, text: &str, at_us: u64, out: &mut Events) {
+    pub(crate) fn text(&mut self, text: &str, at_us: u64, out: &mut Events) {
         self.chunk(text, at_us, out);
         self.local.feed(text, out);
     }
 
     /// The finish reason the payloads carried (a saved raw trace keeps it apart).
-    pub fn set_finish_reason(&mut self, reason: Option<String>) {
+    pub(crate) fn set_finish_reason(&mut self, reason: Option<String>) {
         self.progress.finish_reason = reason;
     }
 
     /// The stream ended (`end`): flush the parser, report the end, and assemble the result.
-    pub fn finish(
+    pub(crate) fn finish(
         mut self,
         end: Result<http::End, BackendError>,
         started: Instant,

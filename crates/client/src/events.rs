@@ -11,21 +11,21 @@ use kimi_protocol::StreamEvent;
 pub(crate) struct Events(VecDeque<StreamEvent>);
 
 impl Events {
-    pub fn push(&mut self, event: StreamEvent) {
+    pub(crate) fn push(&mut self, event: StreamEvent) {
         self.0.push_back(event);
     }
 
-    pub fn pop(&mut self) -> Option<StreamEvent> {
+    pub(crate) fn pop(&mut self) -> Option<StreamEvent> {
         self.0.pop_front()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
 
     /// Everything queued, in order (for tests and synchronous callers).
     #[cfg(test)]
-    pub fn into_vec(self) -> Vec<StreamEvent> {
+    pub(crate) fn into_vec(self) -> Vec<StreamEvent> {
         self.0.into()
     }
 }

@@ -80,7 +80,7 @@ impl Exchange {
     /// POST `body` to `{base_url}/{path}` and decode the SSE answer with `decoder`. `out` holds
     /// what was said before the request (setup warnings); the request itself is reported next,
     /// then the status and headers, then what the decoder makes of each payload.
-    pub fn open(
+    pub(crate) fn open(
         call: &Call<'_>,
         path: &str,
         body: Value,
@@ -121,7 +121,7 @@ impl Exchange {
     }
 
     /// A request that could not be made: no events, only the result.
-    pub fn failed(result: TurnResult) -> Self {
+    pub(crate) fn failed(result: TurnResult) -> Self {
         Exchange {
             out: Events::default(),
             state: State::Done(Box::new(result)),
@@ -132,12 +132,12 @@ impl Exchange {
     }
 
     /// Events decoded and not yet handed out.
-    pub fn queued(&self) -> usize {
+    pub(crate) fn queued(&self) -> usize {
         self.out.len()
     }
 
     /// Reads of the socket so far.
-    pub fn reads(&self) -> u64 {
+    pub(crate) fn reads(&self) -> u64 {
         match &self.state {
             State::Reading(r) => r.reads(),
             _ => self.reads,

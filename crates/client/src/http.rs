@@ -333,7 +333,7 @@ pub(super) struct Progress {
 impl Progress {
     /// Decode one payload (once), record its usage and finish reason, and return its first
     /// choice; `None` for a malformed payload (skipped with a warning) or one without choices.
-    pub fn accept<'a, C: Deserialize<'a> + StreamChoice>(
+    pub(crate) fn accept<'a, C: Deserialize<'a> + StreamChoice>(
         &mut self,
         data: &'a str,
         out: &mut Events,

@@ -9,7 +9,7 @@ use kimi_protocol::{MarkerHit, StreamEvent};
 
 /// Where the parse of a completion starts, by the model's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParseStart {
+pub(crate) enum ParseStart {
     /// The K2 family: inside the reasoning when the prompt ended with an open `<think>`.
     K2 { in_reasoning: bool },
     /// Kimi K3: in the think channel (thinking on) or the response one; call ids (`NAME_n`)
@@ -20,7 +20,7 @@ pub enum ParseStart {
 impl ParseStart {
     /// Where the completion of `prompt` starts: what the prompt's end says (a saved trace's
     /// prompt is all a replay has).
-    pub fn for_prompt(prompt: Option<&str>) -> ParseStart {
+    pub(crate) fn for_prompt(prompt: Option<&str>) -> ParseStart {
         let think = format!("{}think{}", k3::OPEN, k3::SEP);
         let response = format!("{}response{}", k3::OPEN, k3::SEP);
         match prompt {
@@ -76,13 +76,13 @@ struct Seen {
 
 impl LocalParse {
     /// A K2 parse that starts in the reasoning when the prompt ended inside `<think>`.
-    pub fn with_reasoning(starts_in_reasoning: bool) -> Self {
+    pub(crate) fn with_reasoning(starts_in_reasoning: bool) -> Self {
         LocalParse::new(ParseStart::K2 {
             in_reasoning: starts_in_reasoning,
         })
     }
 
-    pub fn new(start: ParseStart) -> Self {
+    pub(crate) fn new(start: ParseStart) -> Self {
         let (parser, id_offset) = match start {
             ParseStart::K2 { in_reasoning } => {
                 (AnyParser::K2(Parser::with_reasoning(in_reasoning)), None)
@@ -105,7 +105,7 @@ impl LocalParse {
     }
 
     /// Parse `text`, pushing what it makes onto `out`.
-    pub fn feed(&mut self, text: &str, out: &mut impl Extend<StreamEvent>) {
+    pub(crate) fn feed(&mut self, text: &str, out: &mut impl Extend<StreamEvent>) {
         let seen = &mut self.seen;
         let mut sink = |ev: Event<'_>| seen.forward(ev, out);
         match &mut self.parser {
@@ -115,7 +115,7 @@ impl LocalParse {
     }
 
     /// The stream is over (for any reason): flush and report what is open.
-    pub fn finish(&mut self, out: &mut impl Extend<StreamEvent>) {
+    pub(crate) fn finish(&mut self, out: &mut impl Extend<StreamEvent>) {
         let seen = &mut self.seen;
         let mut sink = |ev: Event<'_>| seen.forward(ev, out);
         match &mut self.parser {
@@ -124,7 +124,7 @@ impl LocalParse {
         }
     }
 
-    pub fn turn_ended(&self) -> bool {
+    pub(crate) fn turn_ended(&self) -> bool {
         match &self.parser {
             AnyParser::K2(p) => p.turn_ended(),
             AnyParser::K3(p) => p.turn_ended(),
@@ -132,12 +132,12 @@ impl LocalParse {
     }
 
     /// The content parsed so far (markers removed).
-    pub fn content(&self) -> &str {
+    pub(crate) fn content(&self) -> &str {
         self.seen.collector.content()
     }
 
     /// Calls that began (or whose header began) and were cut off.
-    pub fn incomplete(&self) -> usize {
+    pub(crate) fn incomplete(&self) -> usize {
         self.seen.incomplete
     }
 

@@ -79,7 +79,7 @@ pub(super) struct Reader {
 }
 
 impl Reader {
-    pub fn new(
+    pub(crate) fn new(
         resp: reqwest::Response,
         limits: Limits,
         sent: std::time::Instant,
@@ -106,12 +106,12 @@ impl Reader {
     }
 
     /// Body bytes read so far.
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.events.get_ref().bytes
     }
 
     /// Reads of the socket so far (each gave a chunk of the body).
-    pub fn reads(&self) -> u64 {
+    pub(crate) fn reads(&self) -> u64 {
         self.events.get_ref().reads
     }
 
@@ -119,7 +119,7 @@ impl Reader {
     /// (the server is alive, the model slow: a reasoning model may think for minutes), but
     /// only up to the keepalive limit after the wait began: comments alone are not progress,
     /// and a server stuck after part of an answer must not hold the turn forever.
-    pub fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Read> {
+    pub(crate) fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Read> {
         if self.cancel.is_cancelled() {
             return Poll::Ready(Read::End(Ok(End::Cancelled)));
         }

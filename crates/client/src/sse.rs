@@ -75,13 +75,13 @@ pub(crate) struct Decoder {
 }
 
 impl Decoder {
-    pub fn feed(&mut self, chunk: &[u8]) {
+    pub(crate) fn feed(&mut self, chunk: &[u8]) {
         self.buf.extend_from_slice(chunk);
     }
 
     /// The body ended: a line without its line end is dropped, as the spec says, and so is an
     /// event without its closing blank line.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.ended = true;
     }
 

@@ -26,7 +26,7 @@ pub fn host_and_port(url: &str) -> Option<String> {
 }
 
 /// `scheme://host:port` of `url`, the port always written.
-pub fn origin(url: &reqwest::Url) -> String {
+pub(crate) fn origin(url: &reqwest::Url) -> String {
     let host = url.host_str().unwrap_or("");
     match url.port_or_known_default() {
         Some(p) => format!("{}://{host}:{p}", url.scheme()),

@@ -20,7 +20,7 @@ pub enum Mode {
 
 /// The payload of one event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Delta {
+pub(crate) enum Delta {
     /// Completion text (raw) or `delta.content` (chat).
     Text(Cow<'static, str>),
     /// A call's header is complete: chat streams its id and name once.
@@ -67,7 +67,7 @@ enum BufKind {
 }
 
 impl Deltas {
-    pub fn new(
+    pub(crate) fn new(
         tokens: Tokens,
         mode: Mode,
         max_tokens: Option<u64>,
@@ -98,7 +98,7 @@ impl Deltas {
     }
 
     /// `finish_reason` once the iterator is exhausted.
-    pub fn finish_reason(&self) -> &'static str {
+    pub(crate) fn finish_reason(&self) -> &'static str {
         if self.cut {
             "length"
         } else if self.calls_started > 0 {

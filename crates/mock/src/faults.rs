@@ -63,7 +63,7 @@ pub(crate) struct Inject<I> {
 }
 
 impl<I: Iterator<Item = Bytes>> Inject<I> {
-    pub fn new(inner: I, at: usize, malformed: bool, error: bool) -> Self {
+    pub(crate) fn new(inner: I, at: usize, malformed: bool, error: bool) -> Self {
         Inject {
             inner,
             at,
@@ -149,7 +149,7 @@ pub(crate) fn drop_after(
 }
 
 /// The UTF-8 byte order mark of `--bom`.
-pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// What a proxy answers in place of the model: `200 text/html`, a login page.
 pub(crate) const LOGIN_PAGE: &str = "<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n<body><h1>Corporate proxy: sign in to continue</h1></body></html>\n";

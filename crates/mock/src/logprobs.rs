@@ -179,7 +179,7 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    pub fn new(asked: Asked) -> Self {
+    pub(crate) fn new(asked: Asked) -> Self {
         Writer {
             asked,
             tokens: 0,
@@ -196,7 +196,7 @@ impl Writer {
     }
 
     /// Completions: the `logprobs` of one event carrying the token `text`.
-    pub fn completion(&mut self, text: &str) -> Value {
+    pub(crate) fn completion(&mut self, text: &str) -> Value {
         let lp = logprob(text, self.tokens);
         let mut dict = Map::new();
         for (t, l) in top(text, lp, self.asked.top, self.tokens) {
@@ -214,7 +214,7 @@ impl Writer {
     }
 
     /// Chat: the `logprobs` of one event carrying the token `text`.
-    pub fn chat(&mut self, text: &str) -> Value {
+    pub(crate) fn chat(&mut self, text: &str) -> Value {
         let lp = logprob(text, self.tokens);
         let entry = |t: &str, l: f32| json!({"token": t, "logprob": l, "bytes": t.as_bytes()});
         let alternatives: Vec<Value> = top(text, lp, self.asked.top, self.tokens)

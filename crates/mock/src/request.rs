@@ -32,7 +32,7 @@ pub(crate) struct ChatRequest {
 
 /// Why a request body cannot be served: sent back as a 400 with this text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RequestError {
+pub(crate) enum RequestError {
     #[error("the request body must be a JSON object")]
     NotAnObject,
     #[error("'{0}' is required")]
@@ -53,7 +53,7 @@ pub enum RequestError {
     Messages(String),
 }
 
-pub fn raw(body: &Value) -> Result<RawRequest, RequestError> {
+pub(crate) fn raw(body: &Value) -> Result<RawRequest, RequestError> {
     let obj = body.as_object().ok_or(RequestError::NotAnObject)?;
     let prompt = match obj.get("prompt") {
         Some(Value::String(s)) => s.clone(),
@@ -77,7 +77,7 @@ pub fn raw(body: &Value) -> Result<RawRequest, RequestError> {
     })
 }
 
-pub fn chat(body: &Value) -> Result<ChatRequest, RequestError> {
+pub(crate) fn chat(body: &Value) -> Result<ChatRequest, RequestError> {
     if !body.is_object() {
         return Err(RequestError::NotAnObject);
     }

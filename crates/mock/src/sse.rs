@@ -13,17 +13,17 @@ use super::deltas::{Delta, Deltas, Mode};
 use super::logprobs::{Asked, Writer};
 
 /// `[DONE]`, the last event of a clean stream.
-pub const DONE: &str = "data: [DONE]\n\n";
+pub(crate) const DONE: &str = "data: [DONE]\n\n";
 
 /// Token counts of one request.
 #[derive(Debug, Clone, Copy)]
-pub struct Usage {
+pub(crate) struct Usage {
     pub prompt: u64,
     pub completion: u64,
 }
 
 impl Usage {
-    pub fn to_json(self) -> Value {
+    pub(crate) fn to_json(self) -> Value {
         json!({
             "prompt_tokens": self.prompt,
             "completion_tokens": self.completion,
@@ -106,7 +106,7 @@ fn event(value: &Value) -> Bytes {
 
 /// The SSE events of one streamed response, produced lazily.
 #[derive(Debug)]
-pub struct Events {
+pub(crate) struct Events {
     header: Header,
     mode: Mode,
     deltas: Deltas,
@@ -132,7 +132,7 @@ enum Phase {
 }
 
 impl Events {
-    pub fn new(
+    pub(crate) fn new(
         header: Header,
         mode: Mode,
         deltas: Deltas,
@@ -264,7 +264,7 @@ impl Events {
         event(&self.header.object(rest))
     }
 
-    pub fn usage(&self) -> Usage {
+    pub(crate) fn usage(&self) -> Usage {
         Usage {
             prompt: self.prompt_tokens,
             completion: self.deltas.emitted,
@@ -310,7 +310,12 @@ impl Iterator for Events {
 }
 
 /// A whole non-streaming response, from the same deltas.
-pub fn complete(header: &Header, mode: Mode, mut deltas: Deltas, prompt_tokens: u64) -> Value {
+pub(crate) fn complete(
+    header: &Header,
+    mode: Mode,
+    mut deltas: Deltas,
+    prompt_tokens: u64,
+) -> Value {
     let mut text = String::new();
     let mut calls: Vec<(String, String, String)> = Vec::new();
     for d in deltas.by_ref() {

@@ -39,7 +39,7 @@ pub(crate) struct Scanner {
 impl Scanner {
     /// Whether `c`, after the characters already fed, would not print visibly. `\n` and `\t`
     /// count as visible (callers decide how to show them).
-    pub fn hidden(&mut self, c: char) -> bool {
+    pub(crate) fn hidden(&mut self, c: char) -> bool {
         if c.is_ascii() {
             let printable = (' '..='~').contains(&c);
             self.base = printable && c != ' ';

@@ -8,7 +8,7 @@ use super::json;
 
 /// Python truthiness (`bool(value)`): null, false, 0, and empty strings, lists and objects are
 /// false.
-pub fn truthy(v: &Value) -> bool {
+pub(crate) fn truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Bool(b) => *b,
@@ -20,7 +20,7 @@ pub fn truthy(v: &Value) -> bool {
 }
 
 /// `str(value)`: a string is itself, everything else is its `repr()`.
-pub fn str_of(value: &Value) -> String {
+pub(crate) fn str_of(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         other => repr(other),
@@ -28,7 +28,7 @@ pub fn str_of(value: &Value) -> String {
 }
 
 /// `repr(value)` of the Python object `json.loads` makes of `value`.
-pub fn repr(value: &Value) -> String {
+pub(crate) fn repr(value: &Value) -> String {
     let mut out = String::new();
     write_repr(&mut out, value);
     out

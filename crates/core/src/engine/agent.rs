@@ -210,7 +210,7 @@ impl State {
         (!parts.is_empty()).then(|| parts.join("\n\n"))
     }
 
-    pub async fn append(&mut self, io: &mut Io, message: Message) {
+    pub(super) async fn append(&mut self, io: &mut Io, message: Message) {
         let index = self.conversation.len();
         self.conversation.push(message.clone());
         let message = Box::new(message);
@@ -245,7 +245,7 @@ impl State {
     }
 
     /// `SetSystem`, `SetMode`, `Revoke`, `Clear`.
-    pub async fn apply(&mut self, io: &mut Io, op: Op) {
+    pub(super) async fn apply(&mut self, io: &mut Io, op: Op) {
         match op {
             Op::SetSystem { prompt } => {
                 let change = set_system(&mut self.conversation, &prompt);

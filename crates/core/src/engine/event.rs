@@ -1,7 +1,7 @@
 //! What goes into the agent ([`Op`]) and what comes out ([`EngineEvent`]).
 
 use super::approval::{ApprovalRequest, Decision};
-pub use super::session_op::SessionHandoff;
+pub(super) use super::session_op::SessionHandoff;
 use super::shared_trace::SharedTrace;
 use super::switchboard::ProfileChoice;
 use super::tools_report::ToolsReport;

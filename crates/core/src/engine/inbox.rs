@@ -38,7 +38,7 @@ pub(crate) struct Answer {
 }
 
 impl Io {
-    pub fn new(ops: mpsc::UnboundedReceiver<Op>, events: mpsc::Sender<EngineEvent>) -> Self {
+    pub(super) fn new(ops: mpsc::UnboundedReceiver<Op>, events: mpsc::Sender<EngineEvent>) -> Self {
         Io {
             ops,
             events,
@@ -60,7 +60,7 @@ impl Io {
 
     /// Wait for the decision about approval `id`; `None` when the turn is cancelled (or the
     /// agent is closing) first. Decisions for other ids are stale: dropped with a log line.
-    pub async fn decision(&mut self, id: u64) -> Option<Answer> {
+    pub(super) async fn decision(&mut self, id: u64) -> Option<Answer> {
         poll_fn(|cx| {
             self.poll_ops(cx);
             while let Some(answer) = self.decisions.pop_front() {
@@ -138,7 +138,7 @@ impl Io {
     }
 
     /// Await `fut`, taking operations in meanwhile.
-    pub async fn run<F: Future>(&mut self, fut: F) -> F::Output {
+    pub(super) async fn run<F: Future>(&mut self, fut: F) -> F::Output {
         let mut fut = pin!(fut);
         poll_fn(|cx| {
             self.poll_ops(cx);
@@ -148,7 +148,7 @@ impl Io {
     }
 
     /// Send one event, waiting for room. A reader gone cancels the turn: nobody would see it.
-    pub async fn emit(&mut self, event: EngineEvent) {
+    pub(super) async fn emit(&mut self, event: EngineEvent) {
         // Whoever listens (the TUI, exec), tool outcomes reach the log file.
         crate::logging::engine_event(&event);
         // Recorded before it is sent: what a reader saw is in the journal, or being written.

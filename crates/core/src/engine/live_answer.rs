@@ -29,7 +29,7 @@ pub(crate) struct LiveAnswer {
 
 impl LiveAnswer {
     /// A round whose request was made with `messages` messages in the conversation.
-    pub fn new(messages: usize) -> Self {
+    pub(super) fn new(messages: usize) -> Self {
         LiveAnswer {
             answer: PartialAnswer {
                 after_message: messages,
@@ -41,7 +41,7 @@ impl LiveAnswer {
     }
 
     /// Take one stream event; `true` when the answer changed.
-    pub fn take(&mut self, e: &StreamEvent) -> bool {
+    pub(super) fn take(&mut self, e: &StreamEvent) -> bool {
         let a = &mut self.answer;
         match e {
             StreamEvent::Text(t) => a.content.push_str(t),
@@ -78,12 +78,12 @@ impl LiveAnswer {
     }
 
     /// Whether anything has arrived worth saving.
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         let a = &self.answer;
         a.content.is_empty() && a.reasoning_content.is_empty() && a.tool_calls.is_empty()
     }
 
-    pub fn size(&self) -> Size {
+    pub(super) fn size(&self) -> Size {
         let a = &self.answer;
         Size {
             moves: self.moves,
@@ -100,7 +100,7 @@ impl LiveAnswer {
     /// What arrived after the answer was `from` big, to go on the end of what was saved then;
     /// `None` when the answer no longer extends that (text moved to or from the reasoning):
     /// then the whole answer is saved again.
-    pub fn since(&self, from: &Size) -> Option<PartialAnswer> {
+    pub(super) fn since(&self, from: &Size) -> Option<PartialAnswer> {
         let a = &self.answer;
         if from.moves != self.moves || a.tool_calls.len() < from.args.len() {
             return None;

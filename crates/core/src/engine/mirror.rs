@@ -15,7 +15,7 @@ pub(crate) struct Mirror {
 }
 
 impl Mirror {
-    pub fn new(
+    pub(super) fn new(
         system_prompt: Option<String>,
         conversation: Vec<Message>,
         traces: Vec<(usize, SharedTrace)>,
@@ -28,7 +28,7 @@ impl Mirror {
     }
 
     /// The agent reported `e`.
-    pub fn observe(&mut self, e: &EngineEvent) {
+    pub(super) fn observe(&mut self, e: &EngineEvent) {
         match e {
             EngineEvent::MessageAppended { index, message } => {
                 self.conversation.truncate(*index);

@@ -46,7 +46,7 @@ impl Utc {
     }
 
     /// `20261130-120102`: sorts like the time it names.
-    pub fn compact(&self) -> String {
+    pub(crate) fn compact(&self) -> String {
         format!(
             "{:04}{:02}{:02}-{:02}{:02}{:02}",
             self.year, self.month, self.day, self.hour, self.minute, self.second

@@ -9,14 +9,14 @@ use super::Session;
 /// The first problem of a session, as `traces[i].trace.FIELD: what is wrong`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("traces[{index}].trace.{error}")]
-pub struct SessionCheckError {
+pub(super) struct SessionCheckError {
     pub index: usize,
     pub error: TraceError,
 }
 
 /// What is wrong with one trace; the text starts with the field (`chunks[k].end`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TraceError {
+pub(super) enum TraceError {
     #[error("chunks[{k}].end: {end} is past the end of data ({len} bytes)")]
     ChunkPastEnd { k: usize, end: usize, len: usize },
     #[error("chunks[{k}].end: {end} is before the previous chunk's end {prev}")]
@@ -31,7 +31,7 @@ pub enum TraceError {
 }
 
 /// The first problem found.
-pub fn check(session: &Session) -> Result<(), SessionCheckError> {
+pub(super) fn check(session: &Session) -> Result<(), SessionCheckError> {
     for (index, t) in session.traces.iter().enumerate() {
         check_trace(&t.trace).map_err(|error| SessionCheckError { index, error })?;
     }

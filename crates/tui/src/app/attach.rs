@@ -7,11 +7,11 @@ use super::state::App;
 use kimi_protocol::sanitize::one_line;
 
 /// A resource a message names: `(server, uri)`.
-pub type Ref = (String, String);
+pub(crate) type Ref = (String, String);
 
 /// The `@SERVER:URI` words of `text` whose SERVER is one of `ready`, each once, in order.
 /// Punctuation that ends a sentence is not part of the URI.
-pub fn find(text: &str, ready: &[String]) -> Vec<Ref> {
+pub(crate) fn find(text: &str, ready: &[String]) -> Vec<Ref> {
     let mut out: Vec<Ref> = Vec::new();
     for word in text.split_whitespace() {
         let Some(rest) = word.strip_prefix('@') else {
@@ -33,7 +33,7 @@ pub fn find(text: &str, ready: &[String]) -> Vec<Ref> {
 }
 
 /// The message as sent: each resource's text after it.
-pub fn attached(message: &str, resources: &[(String, String, String)]) -> String {
+pub(crate) fn attached(message: &str, resources: &[(String, String, String)]) -> String {
     let mut s = message.to_owned();
     for (server, uri, text) in resources {
         s.push_str(&format!("\n\n[resource {server}:{uri}]\n{text}"));

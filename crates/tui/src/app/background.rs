@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 use crate::ui::theme::{Theme, luminance};
 
 /// The longest startup waits for the terminal's answer.
-pub const QUERY_WAIT: Duration = Duration::from_millis(100);
+pub(crate) const QUERY_WAIT: Duration = Duration::from_millis(100);
 
 /// The colour in an OSC 11 reply (anywhere in `bytes`): `rgb:` with 1 to 4 hex digits per
 /// channel, scaled to 8 bits.
-pub fn parse_osc11(bytes: &[u8]) -> Option<(u8, u8, u8)> {
+pub(crate) fn parse_osc11(bytes: &[u8]) -> Option<(u8, u8, u8)> {
     const HEAD: &[u8] = b"\x1b]11;";
     let start = bytes.windows(HEAD.len()).position(|w| w == HEAD)? + HEAD.len();
     let rest = &bytes[start..];
@@ -40,13 +40,13 @@ pub fn parse_osc11(bytes: &[u8]) -> Option<(u8, u8, u8)> {
 
 /// Whether a background of this colour is light: black text reads better on it than white
 /// (relative luminance above the point where both contrasts are equal).
-pub fn is_light(rgb: (u8, u8, u8)) -> bool {
+pub(crate) fn is_light(rgb: (u8, u8, u8)) -> bool {
     luminance(rgb) > 0.179
 }
 
 /// `COLORFGBG` (rxvt, Konsole, some others): `FG;BG` or `FG;X;BG` with palette indices; a
 /// background of 7 (light grey) or 9 to 15 is light.
-pub fn from_colorfgbg(value: &str) -> Option<Theme> {
+pub(crate) fn from_colorfgbg(value: &str) -> Option<Theme> {
     let bg: u8 = value.rsplit(';').next()?.trim().parse().ok()?;
     Some(match bg {
         7 | 9..=15 => Theme::Light,
@@ -55,7 +55,7 @@ pub fn from_colorfgbg(value: &str) -> Option<Theme> {
 }
 
 /// The theme for `auto`: the terminal's answer, else `COLORFGBG`, else dark.
-pub fn detect() -> Theme {
+pub(crate) fn detect() -> Theme {
     if let Some(rgb) = query() {
         let theme = if is_light(rgb) {
             Theme::Light

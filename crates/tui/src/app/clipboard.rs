@@ -16,10 +16,10 @@ use base64::Engine as _;
 /// are known to accept (hterm/ChromeOS stops at 100 000 bytes; others are larger or unlimited).
 /// A larger answer is refused rather than cut: half a code block on the clipboard is worse than
 /// none.
-pub const MAX_COPY_BYTES: usize = 74_000;
+pub(crate) const MAX_COPY_BYTES: usize = 74_000;
 
 /// `ESC ] 52 ; c ; BASE64 BEL`: the clipboard selection (`c`) set to `text`.
-pub fn osc52(text: &str) -> Vec<u8> {
+pub(crate) fn osc52(text: &str) -> Vec<u8> {
     let mut out = b"\x1b]52;c;".to_vec();
     out.extend_from_slice(
         base64::engine::general_purpose::STANDARD
@@ -32,7 +32,7 @@ pub fn osc52(text: &str) -> Vec<u8> {
 
 /// `sequence` wrapped in tmux's passthrough: `ESC P tmux;` + the sequence with every ESC
 /// doubled + `ESC \`.
-pub fn tmux_passthrough(sequence: &[u8]) -> Vec<u8> {
+pub(crate) fn tmux_passthrough(sequence: &[u8]) -> Vec<u8> {
     let mut out = b"\x1bPtmux;".to_vec();
     for &b in sequence {
         if b == 0x1b {
@@ -45,7 +45,7 @@ pub fn tmux_passthrough(sequence: &[u8]) -> Vec<u8> {
 }
 
 /// Everything written to copy `text`: inside tmux, the plain sequence and its passthrough form.
-pub fn sequences(text: &str, in_tmux: bool) -> Vec<u8> {
+pub(crate) fn sequences(text: &str, in_tmux: bool) -> Vec<u8> {
     let plain = osc52(text);
     if !in_tmux {
         return plain;
@@ -56,19 +56,19 @@ pub fn sequences(text: &str, in_tmux: bool) -> Vec<u8> {
 }
 
 /// Whether the app runs inside tmux.
-pub fn in_tmux() -> bool {
+pub(crate) fn in_tmux() -> bool {
     std::env::var_os("TMUX").is_some_and(|v| !v.is_empty())
 }
 
 /// Write the copy to the terminal (the event loop calls this: it owns the terminal).
-pub fn write(text: &str) -> io::Result<()> {
+pub(crate) fn write(text: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();
     out.write_all(&sequences(text, in_tmux()))?;
     out.flush()
 }
 
 /// `1,204`: counts in confirmations.
-pub fn thousands(n: usize) -> String {
+pub(crate) fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, ch) in digits.chars().enumerate() {

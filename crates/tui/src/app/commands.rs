@@ -400,13 +400,13 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// `Some(message)` when `input` is `//text`: the message `/text`, one slash taken off, so a
 /// message can start with `/` (as in Claude Code). Leading blanks before `//` go too.
-pub fn unescape(input: &str) -> Option<String> {
+pub(crate) fn unescape(input: &str) -> Option<String> {
     let rest = input.trim_start().strip_prefix("//")?;
     Some(format!("/{rest}"))
 }
 
 /// `Some` when `input` is a slash command (a single leading `/` followed by a word).
-pub fn parse(input: &str) -> Option<SlashCommand> {
+pub(crate) fn parse(input: &str) -> Option<SlashCommand> {
     let rest = input.strip_prefix('/')?;
     // Anything unknown is reported, not sent to the model by accident: a message starting
     // with `/` is typed `//` (see `unescape`).

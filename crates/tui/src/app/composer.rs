@@ -4,7 +4,7 @@
 use ratatui_textarea::TextArea;
 
 /// What the user is writing and what they wrote before.
-pub struct Composer {
+pub(crate) struct Composer {
     pub input: TextArea<'static>,
     /// Earlier prompts, oldest first, and where Up/Down recall is.
     pub history: Vec<String>,
@@ -32,7 +32,7 @@ impl Default for Composer {
 }
 
 /// A fresh multi-line input box.
-pub fn new_input() -> TextArea<'static> {
+pub(crate) fn new_input() -> TextArea<'static> {
     let mut t = TextArea::default();
     t.set_placeholder_text("Message Kimi  (Enter send · Ctrl-J newline · /help)");
     t.set_wrap_mode(ratatui_textarea::WrapMode::Glyph);

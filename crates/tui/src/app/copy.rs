@@ -24,13 +24,13 @@ pub(crate) enum Target {
 /// A fenced or indented code block of an answer: its language (first word of the info string)
 /// and its text, as the Markdown source has it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CodeBlock {
+pub(crate) struct CodeBlock {
     pub lang: Option<String>,
     pub text: String,
 }
 
 /// The code blocks of `markdown`, top to bottom.
-pub fn code_blocks(markdown: &str) -> Vec<CodeBlock> {
+pub(crate) fn code_blocks(markdown: &str) -> Vec<CodeBlock> {
     let mut blocks = Vec::new();
     let mut open: Option<CodeBlock> = None;
     for event in Parser::new(markdown) {

@@ -53,7 +53,7 @@ fn scroll_by(d: &mut ApprovalDialog, lines: usize, up: bool) {
 
 /// Scroll the arguments by `action` (a scroll action of the key table) when they do not fit;
 /// false when they fit (then PgUp/PgDn scroll the transcript behind).
-pub fn scroll(d: &mut ApprovalDialog, action: Action) -> bool {
+pub(crate) fn scroll(d: &mut ApprovalDialog, action: Action) -> bool {
     if !overflows(d) {
         return false;
     }
@@ -71,7 +71,7 @@ pub fn scroll(d: &mut ApprovalDialog, action: Action) -> bool {
 }
 
 /// The mouse wheel over a dialog whose arguments scroll; false when it is not for the dialog.
-pub fn wheel(app: &mut App, column: u16, row: u16, up: bool) -> bool {
+pub(crate) fn wheel(app: &mut App, column: u16, row: u16, up: bool) -> bool {
     if app.layers.inspector.open {
         return false;
     }

@@ -13,7 +13,7 @@ use super::state::App;
 
 /// The editor's argv from `$VISUAL` and `$EDITOR` (the first that is set and not blank), or
 /// `vi`.
-pub fn argv(visual: Option<&str>, editor: Option<&str>) -> Result<Vec<String>, EditorError> {
+pub(crate) fn argv(visual: Option<&str>, editor: Option<&str>) -> Result<Vec<String>, EditorError> {
     let (var, line) = match (visual, editor) {
         (Some(v), _) if !v.trim().is_empty() => ("VISUAL", v),
         (_, Some(e)) if !e.trim().is_empty() => ("EDITOR", e),
@@ -31,13 +31,13 @@ pub fn argv(visual: Option<&str>, editor: Option<&str>) -> Result<Vec<String>, E
 }
 
 /// The editor's argv from the environment.
-pub fn argv_from_env() -> Result<Vec<String>, EditorError> {
+pub(crate) fn argv_from_env() -> Result<Vec<String>, EditorError> {
     let var = |name: &str| std::env::var(name).ok();
     argv(var("VISUAL").as_deref(), var("EDITOR").as_deref())
 }
 
 /// What the editor left: the file's text with one trailing newline (editors add one) taken off.
-pub fn edited(mut text: String) -> String {
+pub(crate) fn edited(mut text: String) -> String {
     if text.ends_with('\n') {
         text.pop();
         if text.ends_with('\r') {
@@ -49,12 +49,12 @@ pub fn edited(mut text: String) -> String {
 
 /// Edit `draft` with the editor and return the new text, or why the draft stays as it was.
 /// Blocks until the editor exits: the caller has given it the terminal.
-pub fn run(draft: &str) -> Result<String, EditorError> {
+pub(crate) fn run(draft: &str) -> Result<String, EditorError> {
     run_with(&argv_from_env()?, draft)
 }
 
 /// [`run`] with this editor command.
-pub fn run_with(argv: &[String], draft: &str) -> Result<String, EditorError> {
+pub(crate) fn run_with(argv: &[String], draft: &str) -> Result<String, EditorError> {
     let Some((program, args)) = argv.split_first() else {
         return Err(EditorError::NoCommand);
     };
@@ -89,7 +89,7 @@ pub fn run_with(argv: &[String], draft: &str) -> Result<String, EditorError> {
 
 /// Why the editor did not give a new draft (the draft stays as it was).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EditorError {
+pub(crate) enum EditorError {
     /// `$VISUAL` or `$EDITOR` (`var`) holds `line`, which cannot be split into words.
     #[error("${var} ({line:?}): {why}")]
     Command {

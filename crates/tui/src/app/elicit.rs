@@ -17,7 +17,7 @@ const NAME_CHARS: usize = 64;
 
 /// The question on screen: the server's form and what the user typed in each field.
 #[derive(Debug)]
-pub struct ElicitDialog {
+pub(crate) struct ElicitDialog {
     pub ask: ElicitAsk,
     /// One text per field, in the form's order; prefilled with the defaults.
     pub inputs: Vec<String>,
@@ -28,7 +28,7 @@ pub struct ElicitDialog {
 }
 
 impl ElicitDialog {
-    pub fn new(ask: ElicitAsk) -> Self {
+    pub(crate) fn new(ask: ElicitAsk) -> Self {
         let inputs = ask.fields.iter().map(default_text).collect();
         ElicitDialog {
             ask,
@@ -40,7 +40,7 @@ impl ElicitDialog {
 
     /// The answer the form holds: each non-empty field parsed, empty ones left out (a required
     /// one is then reported by the check), or the problems.
-    pub fn values(&self) -> Result<Map<String, Value>, Vec<String>> {
+    pub(crate) fn values(&self) -> Result<Map<String, Value>, Vec<String>> {
         let mut values = Map::new();
         let mut problems = Vec::new();
         for (f, text) in self.ask.fields.iter().zip(&self.inputs) {
@@ -64,7 +64,7 @@ impl ElicitDialog {
 
 /// The questions: the one shown and the ones after it.
 #[derive(Debug, Default)]
-pub struct Questions {
+pub(crate) struct Questions {
     pub open: Option<ElicitDialog>,
     pub waiting: VecDeque<ElicitAsk>,
 }
@@ -86,7 +86,7 @@ fn default_text(f: &Field) -> String {
 
 /// What a field takes, for its row: `text, email`, `whole number, 1 to 10`, `yes/no`, the
 /// choices with their labels.
-pub fn type_hint(f: &Field) -> String {
+pub(crate) fn type_hint(f: &Field) -> String {
     fn listed(values: &[String], labels: &[String]) -> String {
         values
             .iter()

@@ -4,7 +4,7 @@
 use kimi_core::engine::{EngineEvent, Op};
 
 #[derive(Debug)]
-pub enum AppEvent {
+pub(crate) enum AppEvent {
     /// A key, paste, mouse or resize event from the terminal.
     Terminal(crossterm::event::Event),
     /// What the agent reports: progress of a turn, approvals, changes to the conversation.
@@ -35,7 +35,7 @@ pub enum AppEvent {
 
 /// What `update` asks the event loop to do: the things that need the runtime.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
+pub(crate) enum Effect {
     /// Send this operation to the agent (a turn, a cancel, a new system prompt, ...).
     Agent(Op),
     /// Save this trace as a replayable file (the inspector's `s`).

@@ -11,7 +11,7 @@ use super::state::App;
 
 /// Why an export was not written; shown as a notice.
 #[derive(Debug, thiserror::Error)]
-pub enum ExportError {
+pub(crate) enum ExportError {
     #[error("Nothing to export: no session is recorded in this run yet.")]
     NoSession,
     #[error("Cannot write {}: {source}", path.display())]
@@ -19,12 +19,10 @@ pub enum ExportError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("Cannot export: {0}")]
-    Task(String),
 }
 
 /// Where `/export` without a path writes: `DIR/kimi-ID.md` (or `.json`).
-pub fn default_export_path(dir: &Path, id: &str, markdown: bool) -> PathBuf {
+pub(crate) fn default_export_path(dir: &Path, id: &str, markdown: bool) -> PathBuf {
     dir.join(format!(
         "kimi-{id}.{}",
         if markdown { "md" } else { "json" }
@@ -33,7 +31,7 @@ pub fn default_export_path(dir: &Path, id: &str, markdown: bool) -> PathBuf {
 
 /// The session as the view holds it: the recorded session's metadata, the conversation, the
 /// traces, and the interrupted answers it keeps.
-pub fn snapshot(app: &App) -> Option<Session> {
+pub(crate) fn snapshot(app: &App) -> Option<Session> {
     let meta = app.session.as_ref()?;
     let mut s = meta.clone();
     s.messages = app.conversation.clone();
@@ -48,7 +46,7 @@ pub fn snapshot(app: &App) -> Option<Session> {
 }
 
 /// Write `session` (off the event loop: this does file I/O); returns the path written.
-pub fn write(
+pub(crate) fn write(
     session: &Session,
     markdown: bool,
     path: Option<String>,

@@ -11,15 +11,15 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 
 /// Entries kept.
-pub const CAP: usize = 1000;
+pub(crate) const CAP: usize = 1000;
 /// Entries beyond the cap before the file is compacted: a rewrite every SLACK prompts at most.
-pub const SLACK: usize = 100;
+pub(crate) const SLACK: usize = 100;
 /// Longest prompt written: a pasted log of up to the 1 MiB draft cap would make the file (and
 /// every start, which reads it) up to a gigabyte; such a prompt is in its session anyway.
-pub const ENTRY_MAX: usize = 64 << 10;
+pub(crate) const ENTRY_MAX: usize = 64 << 10;
 
 /// The history file and its writer thread.
-pub struct HistoryFile {
+pub(crate) struct HistoryFile {
     path: PathBuf,
     tx: Option<mpsc::Sender<String>>,
     thread: Option<JoinHandle<()>>,
@@ -38,7 +38,7 @@ impl std::fmt::Debug for HistoryFile {
 }
 
 /// Where the history lives: beside the sessions directory, in the data directory.
-pub fn default_path() -> Option<PathBuf> {
+pub(crate) fn default_path() -> Option<PathBuf> {
     let store = kimi_core::session::SessionStore::open_default().ok()?;
     Some(store.dir.parent()?.join("history.jsonl"))
 }
@@ -46,14 +46,14 @@ pub fn default_path() -> Option<PathBuf> {
 /// Most bytes of the file read at start: its newest part. A thousand prompts of ordinary length
 /// fit many times over; a file grown far beyond (written by something else, or a link to a
 /// device) costs a bounded read, never the whole file in memory.
-pub const READ_MAX: u64 = 16 << 20;
+pub(crate) const READ_MAX: u64 = 16 << 20;
 /// Longest line kept while reading: an entry of [`ENTRY_MAX`] bytes with every byte escaped
 /// (`\u00XX`) and its quotes. A longer line is skipped as it is read, never held whole.
 const LINE_MAX: usize = ENTRY_MAX * 6 + 2;
 
 /// The entries in the file at `path`, oldest first, the newest [`CAP`] of them, read from its
 /// last [`READ_MAX`] bytes. A missing file is an empty history.
-pub fn load(path: &Path) -> io::Result<Vec<String>> {
+pub(crate) fn load(path: &Path) -> io::Result<Vec<String>> {
     use std::io::{Read, Seek, SeekFrom};
     let mut f = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -125,7 +125,7 @@ fn read_line_capped(
 impl HistoryFile {
     /// Start the writer for `path`; `entries` are what [`load`] read (the writer compares the
     /// next prompt with the last of them).
-    pub fn start(path: PathBuf, entries: &[String], secrets: Vec<String>) -> HistoryFile {
+    pub(crate) fn start(path: PathBuf, entries: &[String], secrets: Vec<String>) -> HistoryFile {
         let (tx, rx) = mpsc::channel::<String>();
         let mut writer = Writer {
             path: path.clone(),
@@ -151,7 +151,10 @@ impl HistoryFile {
     }
 
     /// Open the history at `path`: its entries, and the writer that adds to it.
-    pub fn open(path: PathBuf, secrets: Vec<String>) -> (HistoryFile, Vec<String>, Option<String>) {
+    pub(crate) fn open(
+        path: PathBuf,
+        secrets: Vec<String>,
+    ) -> (HistoryFile, Vec<String>, Option<String>) {
         let (entries, problem) = match load(&path) {
             Ok(e) => (e, None),
             Err(e) => (
@@ -169,17 +172,13 @@ impl HistoryFile {
         )
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Whether `text` may be written: it holds no API key.
-    pub fn allows(&self, text: &str) -> bool {
+    pub(crate) fn allows(&self, text: &str) -> bool {
         self.secrets.iter().all(|s| !text.contains(s.as_str()))
     }
 
     /// Add a prompt (written by the thread; a prompt holding the key is dropped here).
-    pub fn record(&self, text: &str) {
+    pub(crate) fn record(&self, text: &str) {
         if text.len() > ENTRY_MAX || text.trim().is_empty() || !self.allows(text) {
             return;
         }
@@ -189,7 +188,8 @@ impl HistoryFile {
     }
 
     /// Stop the writer once it has written what it was sent.
-    pub fn close(mut self) {
+    #[cfg(test)]
+    pub(crate) fn close(mut self) {
         self.finish();
     }
 

@@ -13,7 +13,7 @@ use super::state::App;
 
 /// A search in progress.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HistorySearch {
+pub(crate) struct HistorySearch {
     pub query: String,
     /// The input as it was: Esc restores it.
     pub draft: String,

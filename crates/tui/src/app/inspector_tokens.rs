@@ -12,7 +12,7 @@ use kimi_protocol::trace_tokens::probability;
 
 /// Where the token view is.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct TokenCursor {
+pub(crate) struct TokenCursor {
     /// The view shows tokens instead of chunks.
     pub open: bool,
     /// The selected token, by index in the trace's tokens.

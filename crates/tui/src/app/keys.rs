@@ -6,7 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// Where the keys go: the first context that is open takes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Context {
+pub(crate) enum Context {
     /// Before anything else, whatever is open.
     Global,
     /// The message input and the transcript.
@@ -135,7 +135,7 @@ pub(crate) enum Action {
 
 /// One key: its code and the modifiers it needs (more may be held).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Key {
+pub(crate) struct Key {
     pub code: KeyCode,
     pub(crate) mods: KeyModifiers,
 }
@@ -175,11 +175,11 @@ const fn alt(ch: char) -> Key {
 /// Keys a terminal reports only under the keyboard enhancement protocol (kitty's `CSI u`):
 /// elsewhere Shift-Enter arrives as a plain Enter. Rows bound only to these are left out of the
 /// help when the running terminal did not accept the protocol.
-pub const ENHANCED_ONLY: &[Key] = &[with(Enter, KeyModifiers::SHIFT)];
+pub(crate) const ENHANCED_ONLY: &[Key] = &[with(Enter, KeyModifiers::SHIFT)];
 
 /// Whether `row` has a key that reaches the app in a terminal with (`enhanced`) or without the
 /// keyboard enhancement protocol.
-pub fn row_works(row: &Row, enhanced: bool) -> bool {
+pub(crate) fn row_works(row: &Row, enhanced: bool) -> bool {
     enhanced || row.binds.iter().any(|(k, _)| !ENHANCED_ONLY.contains(k))
 }
 
@@ -658,7 +658,7 @@ pub(crate) const TABLE: &[Row] = &[
 ];
 
 /// The action of `key` in `context`, if the table binds one.
-pub fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
+pub(crate) fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
     TABLE
         .iter()
         .filter(|r| r.context == context)

@@ -6,7 +6,7 @@ use super::state::ApprovalDialog;
 
 /// Which layer takes the keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layer {
+pub(crate) enum Layer {
     /// An MCP server's question: over everything else.
     Question,
     /// The approval dialog, waiting for the user.
@@ -22,7 +22,7 @@ pub enum Layer {
 
 /// Everything drawn over the transcript, bottom to top as [`Layers::top`] orders them.
 #[derive(Default)]
-pub struct Layers {
+pub(crate) struct Layers {
     pub dialog: Option<ApprovalDialog>,
     /// The dialog's argument rows (the widget's cache, not the dialog's state).
     pub approval_rows: crate::ui::approval_rows::ArgRows,
@@ -37,7 +37,7 @@ pub struct Layers {
 impl Layers {
     /// The layer on top, which takes the keys; `None`: the composer and the transcript do.
     /// The inspector opened from the dialog is above it; a question is above everything.
-    pub fn top(&self) -> Option<Layer> {
+    pub(crate) fn top(&self) -> Option<Layer> {
         if self.questions.open.is_some() {
             Some(Layer::Question)
         } else if self.dialog.is_some() {
@@ -62,14 +62,14 @@ impl Layers {
 
 /// The key reference (`?`, F1).
 #[derive(Debug, Default)]
-pub struct Help {
+pub(crate) struct Help {
     pub open: bool,
     /// Lines scrolled off its top.
     pub scroll: usize,
 }
 
 /// The raw-stream inspector's view state.
-pub struct InspectorState {
+pub(crate) struct InspectorState {
     pub open: bool,
     /// Index into `App::traces`; `None` = the latest.
     pub selected: Option<usize>,

@@ -11,7 +11,7 @@ use kimi_core::tools::mcp::{McpRequestError, PromptInfo, PromptText};
 use kimi_protocol::sanitize::{self, one_line};
 
 /// `ARGS` split into words; `"..."` keeps spaces in a value (`topic="two words"`).
-pub fn words(args: &str) -> Vec<String> {
+pub(crate) fn words(args: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
@@ -39,7 +39,7 @@ pub fn words(args: &str) -> Vec<String> {
 
 /// The prompt's arguments from `args`: `key=value` for a named argument, other words fill the
 /// arguments not named, in the prompt's order. Errors say the usage and what is missing.
-pub fn arguments(
+pub(crate) fn arguments(
     server: &str,
     p: &PromptInfo,
     args: &str,
@@ -91,7 +91,7 @@ pub fn arguments(
 
 /// Why the words after a prompt's command are not its arguments; ends with the usage.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PromptArgsError {
+pub(crate) enum PromptArgsError {
     /// `extra` is the first word no argument took.
     #[error("{command}: too many arguments (from {extra:?}); usage: {usage}")]
     TooMany {

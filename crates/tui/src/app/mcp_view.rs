@@ -10,14 +10,14 @@ use super::state::App;
 
 /// The ready servers and their prompts, as the hub last reported them.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Ready {
+pub(crate) struct Ready {
     pub servers: Vec<String>,
     /// `(server, prompt)` of the ready servers.
     pub prompts: Vec<(String, PromptInfo)>,
 }
 
 impl Ready {
-    pub fn from_reports(reports: &[ServerReport]) -> Ready {
+    pub(crate) fn from_reports(reports: &[ServerReport]) -> Ready {
         let ready = reports.iter().filter(|r| r.status == ServerStatus::Ready);
         Ready {
             servers: ready.clone().map(|r| r.name.clone()).collect(),
@@ -29,12 +29,12 @@ impl Ready {
 }
 
 /// A prompt's slash command: `/mcp__SERVER__PROMPT`.
-pub fn prompt_command(server: &str, prompt: &str) -> String {
+pub(crate) fn prompt_command(server: &str, prompt: &str) -> String {
     format!("/mcp__{server}__{prompt}")
 }
 
 /// A prompt's usage: its command and arguments, optional ones in brackets.
-pub fn prompt_usage(server: &str, p: &PromptInfo) -> String {
+pub(crate) fn prompt_usage(server: &str, p: &PromptInfo) -> String {
     let mut s = one_line(&prompt_command(server, &p.name), 200);
     for (name, required) in &p.arguments {
         let name = one_line(name, 64);
@@ -51,7 +51,7 @@ pub fn prompt_usage(server: &str, p: &PromptInfo) -> String {
 /// approval; `always` when allowed for the session), resources, prompts (as commands), withheld
 /// tools, last log lines, and for a failed one why and its stderr tail. Server text on one line
 /// each.
-pub fn mcp_report(
+pub(crate) fn mcp_report(
     reports: &[ServerReport],
     approval_of: impl Fn(&str) -> String,
     always_allow: &[String],

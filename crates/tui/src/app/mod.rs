@@ -4,44 +4,45 @@
 //! them); a frame is drawn only when something changed, at most ~60 times
 //! a second, so a burst of tokens costs one redraw.
 
-pub mod attach;
-pub mod background;
-pub mod clipboard;
+pub(crate) mod attach;
+pub(crate) mod background;
+pub(crate) mod clipboard;
 pub(crate) mod commands;
-pub mod composer;
+pub(crate) mod composer;
 pub(crate) mod copy;
 pub(crate) mod dialog;
-pub mod editor;
-pub mod elicit;
+pub(crate) mod editor;
+pub(crate) mod elicit;
 mod error;
-pub mod event;
-pub mod export;
-pub mod history_file;
-pub mod history_search;
+pub(crate) mod event;
+pub(crate) mod export;
+pub(crate) mod history_file;
+pub(crate) mod history_search;
 pub(crate) mod inspector_tokens;
 pub(crate) mod inspector_trace;
-pub mod key_reference;
+#[cfg(test)]
+pub(crate) mod key_reference;
 pub(crate) mod keys;
-pub mod layers;
-pub mod mcp_prompts;
-pub mod mcp_view;
-pub mod models;
-pub mod models_context;
-pub mod paste;
-pub mod picker;
+pub(crate) mod layers;
+pub(crate) mod mcp_prompts;
+pub(crate) mod mcp_view;
+pub(crate) mod models;
+pub(crate) mod models_context;
+pub(crate) mod paste;
+pub(crate) mod picker;
 mod picker_rewind;
-pub mod picker_sessions;
-pub mod queue;
-pub mod reasoning;
+pub(crate) mod picker_sessions;
+pub(crate) mod queue;
+pub(crate) mod reasoning;
 mod reasoning_update;
 mod resumed;
-pub mod retry;
-pub mod state;
-pub mod status_line;
+pub(crate) mod retry;
+pub(crate) mod state;
+pub(crate) mod status_line;
 pub(crate) mod terminal;
 mod toggles;
-pub mod transcript;
-pub mod update;
+pub(crate) mod transcript;
+pub(crate) mod update;
 mod view;
 
 use std::path::PathBuf;
@@ -259,7 +260,7 @@ fn attach_history(app: &mut App, secrets: Vec<String>) {
 
 /// What is printed on exit when the conversation was saved: its id and the exact command that
 /// continues it. Nothing for a run that saved nothing (a demo where nothing was sent).
-pub fn resume_hint(app: &App) -> Option<String> {
+pub(crate) fn resume_hint(app: &App) -> Option<String> {
     let session = app.session.as_ref()?;
     Some(format!(
         "Session {id} saved. Continue it with:\n  kimi-tui --session {id}",

@@ -22,7 +22,7 @@ use super::state::App;
 
 /// What the app knows for switching: names and hosts only.
 #[derive(Debug, Default)]
-pub struct Switch {
+pub(crate) struct Switch {
     /// Every profile of the config file, as the core lists them (no keys).
     pub profiles: Vec<ProfileSummary>,
     /// The config file, named in the listing.

@@ -15,11 +15,11 @@ use super::state::App;
 
 /// At this share of the window the gauge turns to the warning style and a notice is shown
 /// once (again only after it went back below, e.g. after `/clear`).
-pub const WARN_PERCENT: u64 = 80;
+pub(crate) const WARN_PERCENT: u64 = 80;
 
 /// What the gauge knows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ContextGauge {
+pub(crate) struct ContextGauge {
     /// The model's context length in tokens, if known.
     pub window: Option<u64>,
     /// Where `window` came from, for `/model`'s listing: the profile's `context_window` wins.
@@ -32,7 +32,7 @@ pub struct ContextGauge {
 
 /// Tokens in the window now, and whether that is an estimate. `None` before anything was
 /// sent or measured.
-pub fn used(app: &App) -> Option<(u64, bool)> {
+pub(crate) fn used(app: &App) -> Option<(u64, bool)> {
     if let Some(m) = app.status.context.measured {
         return Some((m, false));
     }
@@ -41,7 +41,7 @@ pub fn used(app: &App) -> Option<(u64, bool)> {
 }
 
 /// The conversation's size in tokens, roughly (see the module's doc).
-pub fn estimate(conversation: &[Message]) -> u64 {
+pub(crate) fn estimate(conversation: &[Message]) -> u64 {
     conversation
         .iter()
         .map(|m| {
@@ -70,7 +70,7 @@ fn content_len(m: &Message) -> usize {
 }
 
 /// Share of the window used, in percent (may exceed 100).
-pub fn percent(used: u64, window: u64) -> u64 {
+pub(crate) fn percent(used: u64, window: u64) -> u64 {
     if window == 0 {
         return 0;
     }
@@ -78,7 +78,7 @@ pub fn percent(used: u64, window: u64) -> u64 {
 }
 
 /// `532`, `5.3k`, `53k`, `1.2M`: token counts as the gauge shows them.
-pub fn tokens(n: u64) -> String {
+pub(crate) fn tokens(n: u64) -> String {
     match n {
         0..1_000 => n.to_string(),
         1_000..10_000 => format!("{:.1}k", n as f64 / 1000.0),
@@ -89,7 +89,7 @@ pub fn tokens(n: u64) -> String {
 
 /// The gauge's text (`ctx 41% 53k/128k`, `ctx ~12% ~15k/128k` for an estimate, `ctx 53k`
 /// when the window is unknown) and whether it warns; `None` when there is nothing to show.
-pub fn label(app: &App) -> Option<(String, bool)> {
+pub(crate) fn label(app: &App) -> Option<(String, bool)> {
     let (used, estimated) = used(app).unwrap_or((0, false));
     let approx = if estimated { "~" } else { "" };
     match app.status.context.window {

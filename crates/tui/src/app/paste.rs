@@ -10,7 +10,7 @@ pub const MAX_DRAFT_BYTES: usize = 1024 * 1024;
 
 /// `text` as it goes into a text box: `\r\n` and lone `\r` become `\n` (terminals send Enter
 /// as `\r`), then whatever else could drive the terminal is removed.
-pub fn clean(text: &str) -> String {
+pub(crate) fn clean(text: &str) -> String {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     sanitize::for_terminal(&text).into_owned()
 }

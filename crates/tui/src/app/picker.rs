@@ -11,7 +11,7 @@ use super::state::App;
 
 /// What picking an item does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PickTarget {
+pub(crate) enum PickTarget {
     /// Go back to the `user_index`-th user message (from 0) of the conversation; `text` is the
     /// message, put in the input to edit.
     Message { user_index: usize, text: String },
@@ -21,14 +21,14 @@ pub enum PickTarget {
 
 /// One row: its text (one line, sanitized when built) and what it picks.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PickItem {
+pub(crate) struct PickItem {
     pub label: String,
     pub target: PickTarget,
 }
 
 /// An open picker.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Picker {
+pub(crate) struct Picker {
     pub title: String,
     pub items: Vec<PickItem>,
     /// Index into `items`.
@@ -38,7 +38,11 @@ pub struct Picker {
 }
 
 impl Picker {
-    pub fn new(title: impl Into<String>, items: Vec<PickItem>, footer: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        title: impl Into<String>,
+        items: Vec<PickItem>,
+        footer: impl Into<String>,
+    ) -> Self {
         Picker {
             title: title.into(),
             items,
@@ -47,12 +51,12 @@ impl Picker {
         }
     }
 
-    pub fn chosen(&self) -> Option<&PickItem> {
+    pub(crate) fn chosen(&self) -> Option<&PickItem> {
         self.items.get(self.selected)
     }
 
     /// The first item on screen when `rows` rows show: the selected one stays in view.
-    pub fn top(&self, rows: usize) -> usize {
+    pub(crate) fn top(&self, rows: usize) -> usize {
         (self.selected + 1).saturating_sub(rows.max(1))
     }
 }

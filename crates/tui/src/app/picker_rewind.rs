@@ -16,7 +16,8 @@ use super::picker::{PickItem, PickTarget, Picker};
 use super::state::{App, Entry};
 
 /// What the input's placeholder says while Esc is armed.
-pub const ARMED_HINT: &str = "Esc again: edit an earlier message (any other key: never mind)";
+pub(super) const ARMED_HINT: &str =
+    "Esc again: edit an earlier message (any other key: never mind)";
 
 /// Characters of a message shown in its picker row.
 const ROW_CHARS: usize = 200;
@@ -40,7 +41,7 @@ pub(super) fn disarm(app: &mut App) {
 }
 
 /// The earlier user messages, newest first.
-pub fn open(app: &mut App) {
+pub(super) fn open(app: &mut App) {
     let mut items: Vec<PickItem> = app
         .conversation
         .iter()

@@ -23,7 +23,7 @@ pub(super) fn command(app: &mut App, fx: &mut Vec<Effect>) {
 }
 
 /// `bytes` as `812 B`, `3.4 KiB`, `1.2 MiB`.
-pub fn size_text(bytes: u64) -> String {
+pub(crate) fn size_text(bytes: u64) -> String {
     match bytes {
         b if b < 1024 => format!("{b} B"),
         b if b < 1024 * 1024 => format!("{:.1} KiB", b as f64 / 1024.0),
@@ -32,7 +32,7 @@ pub fn size_text(bytes: u64) -> String {
 }
 
 /// Open the picker on `list` (from `SessionStore::list`); its problems become a notice.
-pub fn open(app: &mut App, list: SessionList) {
+pub(crate) fn open(app: &mut App, list: SessionList) {
     let current = app.session.as_ref().map(|s| s.id.clone());
     if !list.problems.is_empty() {
         let text = list

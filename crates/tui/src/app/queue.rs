@@ -5,7 +5,7 @@
 use super::state::App;
 
 /// Queue `text` (the turn running now is not disturbed).
-pub fn push(app: &mut App, text: String) {
+pub(crate) fn push(app: &mut App, text: String) {
     app.composer.queued.push(text);
     let n = app.composer.queued.len();
     app.notice(
@@ -15,7 +15,7 @@ pub fn push(app: &mut App, text: String) {
 }
 
 /// Up on an empty input with something queued: the last queued message back in the input.
-pub fn take_back(app: &mut App) -> Option<String> {
+pub(crate) fn take_back(app: &mut App) -> Option<String> {
     let text = app.composer.queued.pop()?;
     app.notice(
         "Taken back from the queue: edit it, or clear it with Ctrl-C.",
@@ -26,7 +26,7 @@ pub fn take_back(app: &mut App) -> Option<String> {
 
 /// The turn ended: the next queued message, to send now; `None` when the queue is empty or the
 /// turn was cancelled (then the queue goes back into an empty input instead).
-pub fn next(app: &mut App, cancelled: bool) -> Option<String> {
+pub(crate) fn next(app: &mut App, cancelled: bool) -> Option<String> {
     if app.composer.queued.is_empty() {
         return None;
     }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use kimi_protocol::sanitize::StreamSanitizer;
 
 #[derive(Debug, Default)]
-pub struct Reasoning {
+pub(crate) struct Reasoning {
     text: String,
     sanitizer: StreamSanitizer,
     /// Reasoning deltas received: one token each as servers stream them.
@@ -21,23 +21,15 @@ pub struct Reasoning {
 
 impl Reasoning {
     /// A streamed piece of reasoning.
-    pub fn push(&mut self, text: &str, now: Instant) {
+    pub(crate) fn push(&mut self, text: &str, now: Instant) {
         self.started.get_or_insert(now);
         self.tokens += 1;
         let clean = self.sanitizer.push(text);
         self.text.push_str(&clean);
     }
 
-    /// A saved answer's whole reasoning (a resumed session): already over.
-    pub fn set(&mut self, text: &str) {
-        let mut s = StreamSanitizer::default();
-        self.text = s.push(text);
-        self.tokens = 0;
-        self.took = Some(Duration::ZERO);
-    }
-
     /// The answer started (or the round ended): the reasoning is over and folds.
-    pub fn end(&mut self, now: Instant) {
+    pub(crate) fn end(&mut self, now: Instant) {
         if self.took.is_none()
             && let Some(t) = self.started
         {
@@ -45,23 +37,23 @@ impl Reasoning {
         }
     }
 
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.text.is_empty() && self.started.is_none()
     }
 
     /// Still streaming: shown open, whatever the toggle says.
-    pub fn live(&self) -> bool {
+    pub(crate) fn live(&self) -> bool {
         self.started.is_some() && self.took.is_none()
     }
 
     /// Time passed: true when the live cell's timer has moved to another whole second since
     /// the last true, so the cell is laid out again about once a second (not at every tick);
     /// never once the cell has folded.
-    pub fn tick(&mut self, now: Instant) -> bool {
+    pub(crate) fn tick(&mut self, now: Instant) -> bool {
         if !self.live() {
             return false;
         }
@@ -72,7 +64,7 @@ impl Reasoning {
     }
 
     /// How long the model thought: until now while live.
-    pub fn elapsed(&self, now: Instant) -> Duration {
+    pub(crate) fn elapsed(&self, now: Instant) -> Duration {
         match (self.took, self.started) {
             (Some(d), _) => d,
             (None, Some(t)) => now.saturating_duration_since(t),

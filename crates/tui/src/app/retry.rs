@@ -12,7 +12,7 @@ use super::state::App;
 
 /// A wait in progress.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RetryWait {
+pub(crate) struct RetryWait {
     /// The failure, one line, escaped.
     pub error: String,
     /// The attempt that goes out when the wait ends, and how many there may be.
@@ -27,13 +27,13 @@ pub struct RetryWait {
 
 impl RetryWait {
     /// Whole seconds left, rounded up (a wait of 0.3 s shows `1 s`; over: 0).
-    pub fn seconds_left(&self, now: Instant) -> u64 {
+    pub(crate) fn seconds_left(&self, now: Instant) -> u64 {
         let left = self.until.saturating_duration_since(now);
         left.as_secs() + u64::from(left.subsec_nanos() > 0)
     }
 
     /// The line of the answer's cell while it counts down.
-    pub fn countdown_text(&self, now: Instant) -> String {
+    pub(crate) fn countdown_text(&self, now: Instant) -> String {
         format!(
             "{}; retrying in {} s (attempt {}/{}) — Esc cancels",
             self.error,
@@ -44,7 +44,7 @@ impl RetryWait {
     }
 
     /// The status bar's short form.
-    pub fn status_text(&self, now: Instant) -> String {
+    pub(crate) fn status_text(&self, now: Instant) -> String {
         format!(
             "retry in {} s ({}/{}) · Esc cancels",
             self.seconds_left(now),
@@ -86,7 +86,7 @@ pub(super) fn scheduled(
 }
 
 /// The event loop's tick: the countdown moves when its second changes.
-pub fn tick(app: &mut App, now: Instant) {
+pub(crate) fn tick(app: &mut App, now: Instant) {
     let Some(w) = app.status.retry_wait.as_mut() else {
         return;
     };

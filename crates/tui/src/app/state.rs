@@ -14,7 +14,7 @@ use kimi_protocol::{Mode, Trace};
 /// One block of the transcript: domain data only. Its rendering (wrapped rows and their
 /// caches) belongs to the view (`ui::transcript::TranscriptView`), keyed by the cell's id.
 #[derive(Debug)]
-pub enum Entry {
+pub(crate) enum Entry {
     User {
         id: CellId,
         text: String,
@@ -30,7 +30,7 @@ pub enum Entry {
 
 impl Entry {
     /// The cell's stable id (the key of its rendering in the view).
-    pub fn id(&self) -> CellId {
+    pub(crate) fn id(&self) -> CellId {
         match self {
             Entry::User { id, .. } | Entry::Notice { id, .. } => *id,
             Entry::Assistant(t) => t.id,
@@ -41,7 +41,7 @@ impl Entry {
 /// A transcript cell's identity, unique in the process: `CellId::default()` draws a new one,
 /// so a cell built anywhere (update, a resumed session's history, tests) never shares another's rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CellId(u64);
+pub(crate) struct CellId(u64);
 
 impl Default for CellId {
     fn default() -> Self {
@@ -52,7 +52,7 @@ impl Default for CellId {
 
 /// How an assistant round ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TurnState {
+pub(crate) enum TurnState {
     Streaming,
     Done,
     Cancelled,
@@ -73,7 +73,7 @@ enum TurnText {
 
 /// The model's answer for one request: its text and the calls it made.
 #[derive(Debug)]
-pub struct AssistantTurn {
+pub(crate) struct AssistantTurn {
     pub id: CellId,
     /// The answer as shown (sanitized); only grows, except through `set_text`.
     text: TurnText,
@@ -93,7 +93,7 @@ pub struct AssistantTurn {
 }
 
 impl AssistantTurn {
-    pub fn new(trace: Option<usize>) -> Self {
+    pub(crate) fn new(trace: Option<usize>) -> Self {
         AssistantTurn {
             id: CellId::default(),
             text: TurnText::Own(String::new()),
@@ -109,7 +109,7 @@ impl AssistantTurn {
     }
 
     /// The answer's text as shown.
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         match &self.text {
             TurnText::Own(s) => s,
             TurnText::Shared(s) => s,
@@ -128,19 +128,19 @@ impl AssistantTurn {
     /// The final message's text, `content`: when the turn shows exactly that (nothing was
     /// sanitized away), the turn holds the message's text instead of a copy of it. A long
     /// answer is then held once, not once by the turn and once by the conversation.
-    pub fn share_text(&mut self, content: &std::sync::Arc<String>) {
+    pub(crate) fn share_text(&mut self, content: &std::sync::Arc<String>) {
         if self.text() == content.as_str() {
             self.text = TurnText::Shared(content.clone());
         }
     }
 
     /// Bumped each time the text is replaced (see [`set_text`](Self::set_text)).
-    pub fn text_gen(&self) -> u64 {
+    pub(crate) fn text_gen(&self) -> u64 {
         self.text_gen
     }
 
     /// Model text as it streams in: shown once the sanitizer has seen what came before it.
-    pub fn push_text(&mut self, text: &str) {
+    pub(crate) fn push_text(&mut self, text: &str) {
         let clean = self.sanitizer.push(text);
         if !clean.is_empty() {
             self.text_mut().push_str(&clean);
@@ -149,14 +149,14 @@ impl AssistantTurn {
 
     /// A saved answer's whole text, through the same sanitizer as the live stream, so a
     /// resumed session shows exactly what was shown live.
-    pub fn set_text(&mut self, text: &str) {
+    pub(crate) fn set_text(&mut self, text: &str) {
         self.sanitizer = Default::default();
         let clean = self.sanitizer.push(text);
         self.text = TurnText::Own(clean);
         self.text_gen += 1;
     }
 
-    pub fn pane_mut(&mut self, index: usize) -> Option<&mut ToolPane> {
+    pub(crate) fn pane_mut(&mut self, index: usize) -> Option<&mut ToolPane> {
         self.rev += 1;
         self.panes.iter_mut().find(|p| p.index == index)
     }
@@ -164,7 +164,7 @@ impl AssistantTurn {
 
 /// Where a tool call stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PaneState {
+pub(crate) enum PaneState {
     /// Arguments still streaming in.
     Streaming,
     /// The stream ended inside the call: it never runs.
@@ -198,7 +198,7 @@ pub enum PaneState {
 
 /// One tool call inside an assistant turn.
 #[derive(Debug, Clone)]
-pub struct ToolPane {
+pub(crate) struct ToolPane {
     pub index: usize,
     pub id: String,
     pub name: String,
@@ -218,7 +218,7 @@ pub struct ToolPane {
 }
 
 impl ToolPane {
-    pub fn new(index: usize, id: String, name: String) -> Self {
+    pub(crate) fn new(index: usize, id: String, name: String) -> Self {
         ToolPane {
             index,
             id,
@@ -237,7 +237,7 @@ impl ToolPane {
 
 /// The approval dialog for one call.
 #[derive(Debug)]
-pub struct ApprovalDialog {
+pub(crate) struct ApprovalDialog {
     pub request: ApprovalRequest,
     /// The agent's id for this request, answered with `Op::Approve` (none in previews).
     pub id: Option<u64>,
@@ -262,7 +262,7 @@ pub struct ApprovalDialog {
 
 /// The arguments viewport of the dialog for the current screen.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct DialogView {
+pub(crate) struct DialogView {
     /// Rows of arguments visible at once.
     pub rows: usize,
     /// Rows of arguments in all.
@@ -273,7 +273,7 @@ pub struct DialogView {
 }
 
 impl ApprovalDialog {
-    pub fn new(request: ApprovalRequest, id: Option<u64>) -> Self {
+    pub(crate) fn new(request: ApprovalRequest, id: Option<u64>) -> Self {
         ApprovalDialog {
             request,
             id,
@@ -290,7 +290,7 @@ impl ApprovalDialog {
     }
 
     /// The argument rows the last `view` showed are now on screen.
-    pub fn mark_drawn(&mut self) {
+    pub(crate) fn mark_drawn(&mut self) {
         let v = self.view;
         if self.seen.len() != v.total || v.width != self.seen_width {
             self.seen = vec![false; v.total];
@@ -306,7 +306,7 @@ impl ApprovalDialog {
 }
 
 #[derive(Debug)]
-pub enum DialogStage {
+pub(crate) enum DialogStage {
     /// Showing the call; waiting for y / n / a / e / Esc.
     Asking,
     /// `n` pressed: typing an optional reason for the model.
@@ -320,7 +320,7 @@ pub enum DialogStage {
 
 /// Connection facts shown in the status bar.
 #[derive(Debug, Clone)]
-pub struct Connection {
+pub(crate) struct Connection {
     pub profile: String,
     pub mode: Mode,
     pub model: String,
@@ -330,7 +330,7 @@ pub struct Connection {
 /// The whole app: a root over its components (transcript, composer, status line and the
 /// layers above them) and the facts they share (the conversation as the agent reported it,
 /// the session, the settings).
-pub struct App {
+pub(crate) struct App {
     pub connection: Connection,
     /// The agent's conversation as it reported it (the agent owns it; `view.rs` follows it).
     pub conversation: Vec<Message>,
@@ -403,7 +403,11 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(connection: Connection, toolbox: Toolbox, system_prompt: Option<String>) -> Self {
+    pub(crate) fn new(
+        connection: Connection,
+        toolbox: Toolbox,
+        system_prompt: Option<String>,
+    ) -> Self {
         App {
             connection,
             conversation: Vec::new(),
@@ -440,7 +444,7 @@ impl App {
         }
     }
 
-    pub fn notice(&mut self, text: impl Into<String>, error: bool) {
+    pub(crate) fn notice(&mut self, text: impl Into<String>, error: bool) {
         self.transcript.entries.push(Entry::Notice {
             id: CellId::default(),
             text: text.into(),
@@ -450,17 +454,17 @@ impl App {
     }
 
     /// The assistant turn being streamed, if there is one.
-    pub fn current_turn(&mut self) -> Option<&mut AssistantTurn> {
+    pub(crate) fn current_turn(&mut self) -> Option<&mut AssistantTurn> {
         self.transcript.current_turn()
     }
 
     /// The pane of the call `id` in the current turn.
-    pub fn pane_for_call(&mut self, id: &str) -> Option<&mut ToolPane> {
+    pub(crate) fn pane_for_call(&mut self, id: &str) -> Option<&mut ToolPane> {
         self.transcript.pane_for_call(id)
     }
 
     /// A frame was drawn: what it showed of the approval dialog has been seen.
-    pub fn frame_drawn(&mut self) {
+    pub(crate) fn frame_drawn(&mut self) {
         if self.layers.inspector.open || self.layers.help.open {
             return;
         }
@@ -471,13 +475,13 @@ impl App {
 
     /// The trace the inspector shows, read in place (the agent may be adding to it: hold the
     /// guard for the frame only).
-    pub fn inspected_trace(&self) -> Option<(usize, RwLockReadGuard<'_, Trace>)> {
+    pub(crate) fn inspected_trace(&self) -> Option<(usize, RwLockReadGuard<'_, Trace>)> {
         let i = self.inspected_index()?;
         Some((i, self.traces[i].read()))
     }
 
     /// Which trace the inspector shows, if there is one.
-    pub fn inspected_index(&self) -> Option<usize> {
+    pub(crate) fn inspected_index(&self) -> Option<usize> {
         let i = self
             .layers
             .inspector

@@ -7,7 +7,7 @@ use kimi_protocol::Usage;
 
 /// The status line's view of what is happening.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Activity {
+pub(crate) enum Activity {
     Idle,
     Streaming { since: Instant, chunks: u64 },
     WaitingApproval,
@@ -15,7 +15,7 @@ pub enum Activity {
 }
 
 /// What the status line shows.
-pub struct StatusLine {
+pub(crate) struct StatusLine {
     pub activity: Activity,
     pub usage: Usage,
     pub tokens_this_round: u64,

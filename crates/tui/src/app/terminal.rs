@@ -88,7 +88,7 @@ fn restore() {
 impl TerminalGuard {
     /// Take the terminal: mouse capture only when `mouse` (off, the terminal's own selection
     /// works); `detect_theme` asks the terminal for its background first.
-    pub fn enter(mouse: bool, detect_theme: bool) -> io::Result<TerminalGuard> {
+    pub(crate) fn enter(mouse: bool, detect_theme: bool) -> io::Result<TerminalGuard> {
         // A panic on this thread ends the app: it must leave a usable shell behind, so restore
         // first, then report. A panic on another thread (a task's: the turn's is caught and
         // reported as a failed turn) leaves the app running: the screen stays as it is, and

@@ -4,7 +4,7 @@
 use super::state::{AssistantTurn, Entry, ToolPane};
 
 /// The transcript's state, its view cache and the layout feedback it gets from the last frame.
-pub struct Transcript {
+pub(crate) struct Transcript {
     pub entries: Vec<Entry>,
     /// The entry of the assistant turn being streamed (or the last one).
     pub turn_entry: Option<usize>,
@@ -43,7 +43,7 @@ impl Default for Transcript {
 
 impl Transcript {
     /// The assistant turn being streamed, if there is one.
-    pub fn current_turn(&mut self) -> Option<&mut AssistantTurn> {
+    pub(crate) fn current_turn(&mut self) -> Option<&mut AssistantTurn> {
         // Notices may be pushed while a turn streams: the turn is found by index, not position.
         match self.turn_entry.and_then(|i| self.entries.get_mut(i)) {
             Some(Entry::Assistant(t)) => Some(t),
@@ -53,7 +53,7 @@ impl Transcript {
 
     /// The pane of the call `id` in the current turn: the engine numbers calls by position
     /// among complete calls, the stream by order of appearance, so engine events match by id.
-    pub fn pane_for_call(&mut self, id: &str) -> Option<&mut ToolPane> {
+    pub(crate) fn pane_for_call(&mut self, id: &str) -> Option<&mut ToolPane> {
         let turn = self.current_turn()?;
         turn.rev += 1;
         let k = turn

@@ -28,7 +28,7 @@ const ERROR_CHARS: usize = 2000;
 const PANE_LOG_LINES: usize = 5;
 
 /// Apply one event that happened at `now`. Returns what the event loop must do.
-pub fn update(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
+pub(crate) fn update(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
     app.now = now;
     let mut fx = Vec::new();
     apply(app, event, &mut fx);

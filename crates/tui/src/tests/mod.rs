@@ -12,6 +12,7 @@ mod app_update;
 mod inspector_k3;
 mod reasoning_cell;
 mod recorded;
+mod session_journal;
 mod sessions_listing;
 mod terminal_bytes;
 mod token_view;

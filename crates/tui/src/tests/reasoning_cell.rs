@@ -236,3 +236,70 @@ fn reasoning_cell_folded() {
 fn reasoning_cell_open() {
     insta::assert_snapshot!(cell(true, true));
 }
+
+#[test]
+fn a_journal_keeps_each_answers_reasoning_and_a_resumed_view_shows_it_folded() {
+    use kimi_core::session::{Session, SessionStore, to_markdown};
+    use kimi_protocol::{Message, Mode, ToolCall};
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path().join("sessions"));
+    let mut s = Session::new("t", Mode::Chat, "kimi-k2-thinking", "http://127.0.0.1:1/v1");
+    s.id = "20261201-101010-think".into();
+    s.messages = vec![
+        Message::user("weather?"),
+        Message {
+            reasoning_content: Some("I should call get_weather.".into()),
+            ..Message::assistant_with_calls(
+                "",
+                vec![ToolCall::new(
+                    "functions.get_weather:0",
+                    "get_weather",
+                    "{}",
+                )],
+            )
+        },
+        Message::tool_result("functions.get_weather:0", "get_weather", "Sunny"),
+        Message {
+            reasoning_content: Some("It is sunny; say so.".into()),
+            ..Message::assistant("Sunny.")
+        },
+    ];
+    store.save(&s).expect("saved");
+    let back = store.load(&s.id).expect("loads");
+    assert_eq!(back.messages, s.messages, "reasoning survives the journal");
+    let md = to_markdown(&back);
+    assert!(
+        md.contains("<summary>Reasoning</summary>\n\nIt is sunny; say so."),
+        "{md}"
+    );
+
+    // The resumed transcript: each answer's reasoning in its cell, not in its text.
+    let connection = crate::app::state::Connection {
+        profile: "t".into(),
+        mode: Mode::Chat,
+        model: "kimi-k2-thinking".into(),
+        host: "h".into(),
+    };
+    let mut app =
+        crate::app::state::App::new(connection, kimi_core::tools::Toolbox::default(), None);
+    for e in kimi_core::engine::replay::resume_events(&back, None).0 {
+        crate::app::update::update(
+            &mut app,
+            crate::app::event::AppEvent::Engine(e),
+            std::time::Instant::now(),
+        );
+    }
+    let turns: Vec<_> = app
+        .transcript
+        .entries
+        .iter()
+        .filter_map(|e| match e {
+            crate::app::state::Entry::Assistant(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[1].reasoning.text(), "It is sunny; say so.");
+    assert_eq!(turns[1].text(), "Sunny.");
+    assert!(!turns[1].reasoning.live(), "folded");
+}

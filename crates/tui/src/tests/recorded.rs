@@ -24,7 +24,7 @@ pub(super) struct Recorded {
 
 impl Recorded {
     /// A new app recording a new session into `store`.
-    pub fn new(store: &SessionStore) -> Recorded {
+    pub(super) fn new(store: &SessionStore) -> Recorded {
         let meta = Session::new("local", Mode::Raw, "m", "http://h/v1");
         let mut a = app();
         // Set when the agent says it wrote the journal.
@@ -32,7 +32,7 @@ impl Recorded {
         Recorded::with(a, Recorder::new(store.clone(), meta))
     }
 
-    pub fn with(app: App, rec: Recorder) -> Recorded {
+    pub(super) fn with(app: App, rec: Recorder) -> Recorded {
         Recorded {
             app,
             rec,
@@ -41,17 +41,17 @@ impl Recorded {
     }
 
     /// The id of the session recorded into.
-    pub fn id(&self) -> String {
+    pub(super) fn id(&self) -> String {
         self.rec.meta().id.clone()
     }
 
-    pub fn later(&mut self, d: Duration) {
+    pub(super) fn later(&mut self, d: Duration) {
         self.clock += d;
     }
 
     /// One event of the agent: recorded, then shown, with what the recorder adds after it; the
     /// writer is waited for so that the file can be read.
-    pub fn engine(&mut self, e: EngineEvent) {
+    pub(super) fn engine(&mut self, e: EngineEvent) {
         let follow = self.rec.observe_at(&e, self.clock);
         let mut fx = super::update(&mut self.app, AppEvent::Engine(e));
         for f in follow {
@@ -62,7 +62,7 @@ impl Recorded {
     }
 
     /// An event of the terminal (or the ticker): what the app asked for is returned.
-    pub fn event(&mut self, e: AppEvent) -> Vec<Effect> {
+    pub(super) fn event(&mut self, e: AppEvent) -> Vec<Effect> {
         let fx = super::update(&mut self.app, e);
         self.effects(fx.clone());
         assert!(self.rec.flush(WAIT), "the writer finished");
@@ -97,7 +97,7 @@ impl Recorded {
         }
     }
 
-    pub fn appended(&mut self, index: usize, message: Message) {
+    pub(super) fn appended(&mut self, index: usize, message: Message) {
         self.engine(EngineEvent::MessageAppended {
             index,
             message: Box::new(message),
@@ -105,7 +105,7 @@ impl Recorded {
     }
 
     /// `text` typed and sent with Enter.
-    pub fn enter(&mut self, text: &str) {
+    pub(super) fn enter(&mut self, text: &str) {
         for c in text.chars() {
             self.event(key(KeyCode::Char(c)));
         }

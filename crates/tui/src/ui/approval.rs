@@ -128,7 +128,7 @@ pub(crate) fn key_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
 }
 
 /// Where everything goes on a screen of size `screen`, with the lines to draw.
-pub struct DialogLayout<'a> {
+pub(crate) struct DialogLayout<'a> {
     pub rect: Rect,
     pub head: Rect,
     pub head_lines: Vec<Line<'static>>,
@@ -159,7 +159,11 @@ pub(crate) fn text_width(screen_width: u16) -> u16 {
 
 /// The dialog's layout on `screen`; `rows`: the argument rows laid out for it (built here when
 /// they are not, as for a dialog never refreshed).
-pub fn layout<'a>(d: &'a ApprovalDialog, rows: &'a ArgRows, screen: Rect) -> DialogLayout<'a> {
+pub(crate) fn layout<'a>(
+    d: &'a ApprovalDialog,
+    rows: &'a ArgRows,
+    screen: Rect,
+) -> DialogLayout<'a> {
     let w = dialog_width(screen.width);
     let inner_w = text_width(screen.width);
     let head_lines = head_lines(d, inner_w);
@@ -261,7 +265,7 @@ fn status_line(d: &ApprovalDialog, rows: usize, total: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-pub fn render(frame: &mut Frame, area: Rect, d: &ApprovalDialog, rows: &ArgRows) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, d: &ApprovalDialog, rows: &ArgRows) {
     let l = layout(d, rows, area);
     frame.render_widget(Clear, l.rect);
     let block = Block::default()

@@ -17,7 +17,7 @@ pub(crate) fn next_rev() -> u64 {
 
 /// The rows of the arguments of one dialog (its `args_rev`) at one width.
 #[derive(Debug, Default)]
-pub struct ArgRows {
+pub(crate) struct ArgRows {
     key: Option<(u64, u16)>,
     rows: Vec<Line<'static>>,
 }
@@ -43,7 +43,8 @@ impl ArgRows {
     }
 
     /// Rows held now (for tests that the rows go with the dialog).
-    pub fn held(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> usize {
         self.rows.len()
     }
 }

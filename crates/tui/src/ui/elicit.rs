@@ -20,10 +20,10 @@ const HINT_CHARS: usize = 300;
 const MESSAGE_CHARS: usize = 2000;
 
 /// The keys, in the bottom border.
-pub const KEYS: &str = " Enter send · Tab/↑↓ field · Ctrl-D decline · Esc cancel ";
+pub(crate) const KEYS: &str = " Enter send · Tab/↑↓ field · Ctrl-D decline · Esc cancel ";
 
 /// The dialog's lines at `width`, and the first line of the focused field.
-pub fn lines(d: &ElicitDialog, width: u16) -> (Vec<Line<'static>>, usize) {
+pub(crate) fn lines(d: &ElicitDialog, width: u16) -> (Vec<Line<'static>>, usize) {
     let mut out = Vec::new();
     // The message may hold lines of its own; each is shown with hidden characters escaped.
     for l in sanitize::display_lines(&truncate(&d.ask.message, MESSAGE_CHARS)) {
@@ -130,7 +130,7 @@ fn rect(screen: Rect, rows: usize) -> Rect {
     }
 }
 
-pub fn render(frame: &mut Frame, screen: Rect, d: &ElicitDialog) {
+pub(crate) fn render(frame: &mut Frame, screen: Rect, d: &ElicitDialog) {
     let width = screen
         .width
         .saturating_sub(4)

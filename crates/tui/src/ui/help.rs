@@ -48,7 +48,7 @@ fn inner_width(screen_width: u16) -> usize {
 /// keys reach the app in this terminal: `enhanced` is the keyboard protocol) and the command
 /// list.
 #[cfg(test)]
-pub fn lines(screen_width: u16, enhanced: bool) -> Vec<Line<'static>> {
+pub(crate) fn lines(screen_width: u16, enhanced: bool) -> Vec<Line<'static>> {
     lines_with(screen_width, enhanced, &Default::default())
 }
 

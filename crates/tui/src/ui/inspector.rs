@@ -7,7 +7,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use super::inspector_parsed::{self, DEFAULT_STALL_MS, GAP_WIDTH};
+use super::inspector_parsed::{self, GAP_WIDTH};
 use super::{inspector_k3, inspector_rows, style};
 use crate::app::state::App;
 use kimi_protocol::sanitize;
@@ -20,10 +20,16 @@ fn ms(us: u64) -> String {
 
 /// Every line of the inspector for `trace` (number `index`), unwrapped; `template` is the
 /// profile's, which decides the ids shown beside markers.
-pub fn build(trace: &Trace, index: usize, total: usize, template: Template) -> Vec<Line<'static>> {
+#[cfg(test)]
+pub(crate) fn build(
+    trace: &Trace,
+    index: usize,
+    total: usize,
+    template: Template,
+) -> Vec<Line<'static>> {
     let look = Look {
         ids: Ids::of(trace, template),
-        stall_us: DEFAULT_STALL_MS * 1000,
+        stall_us: inspector_parsed::DEFAULT_STALL_MS * 1000,
     };
     let mut out = Vec::new();
     head_lines(trace, index, total, &mut out);
@@ -502,7 +508,8 @@ fn marked_lines(
 }
 
 /// The lines as plain text (search, saving).
-pub fn plain_lines(trace: &Trace, index: usize, template: Template) -> Vec<String> {
+#[cfg(test)]
+pub(crate) fn plain_lines(trace: &Trace, index: usize, template: Template) -> Vec<String> {
     build(trace, index, index + 1, template)
         .iter()
         .map(super::line_text)
@@ -510,7 +517,7 @@ pub fn plain_lines(trace: &Trace, index: usize, template: Template) -> Vec<Strin
 }
 
 /// The line where call `call` first shows up: its first marker (raw) or id (chat).
-pub fn line_of_call<'a>(
+pub(crate) fn line_of_call<'a>(
     trace: &Trace,
     lines: impl IntoIterator<Item = &'a Line<'static>>,
     call: usize,
@@ -531,7 +538,7 @@ pub fn line_of_call<'a>(
         .position(|l| super::line_text(l).contains(&needle))
 }
 
-pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(Clear, area);
     let block = Block::default()
         .borders(Borders::ALL)

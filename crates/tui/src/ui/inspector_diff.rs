@@ -11,7 +11,7 @@ use kimi_protocol::{Mode, sanitize};
 
 /// The lines for the diff of request `index` (from 0) against the one before; `mode` says what
 /// was compared.
-pub fn lines(diff: Option<&PromptDiff>, index: usize, mode: Mode) -> Vec<Line<'static>> {
+pub(crate) fn lines(diff: Option<&PromptDiff>, index: usize, mode: Mode) -> Vec<Line<'static>> {
     let title = |t: String| Line::from(Span::styled(format!("── {t} "), style::accent()));
     let Some(diff) = diff else {
         return if index == 0 {

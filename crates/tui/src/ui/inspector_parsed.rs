@@ -13,7 +13,7 @@ use kimi_protocol::trace::Made;
 use kimi_protocol::{Mode, Trace};
 
 /// Gaps at least this long are stalls unless the inspector is told otherwise.
-pub const DEFAULT_STALL_MS: u64 = 1000;
+pub(crate) const DEFAULT_STALL_MS: u64 = 1000;
 
 /// Width of the gap column ("+12345.6").
 pub(crate) const GAP_WIDTH: usize = 9;
@@ -137,7 +137,7 @@ fn marker_name(m: kimi_protocol::Marker) -> String {
 
 /// Tokens (or chunks) per second after the first chunk, and what it counted: the usage's
 /// completion tokens when the server reported them, else the chunks.
-pub fn speed(trace: &Trace) -> Option<(f64, &'static str)> {
+pub(crate) fn speed(trace: &Trace) -> Option<(f64, &'static str)> {
     let (first, total) = (trace.first_chunk_us?, trace.total_us?);
     let secs = total.checked_sub(first).filter(|&d| d > 0)? as f64 / 1e6;
     match trace.usage.map(|u| u.completion_tokens).filter(|&t| t > 0) {

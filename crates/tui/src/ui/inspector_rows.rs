@@ -13,7 +13,7 @@ fn hit_style() -> Style {
 
 /// Rows `line` takes at `width` columns (at least one), counted by the same wrapping that
 /// draws it.
-pub fn rows(line: &Line<'static>, width: usize) -> usize {
+pub(crate) fn rows(line: &Line<'static>, width: usize) -> usize {
     let w: usize = line.spans.iter().map(|s| str_width(&s.content)).sum();
     if w <= width {
         return 1;
@@ -24,13 +24,13 @@ pub fn rows(line: &Line<'static>, width: usize) -> usize {
 }
 
 /// The inspector's lines as drawn: word-wrapped, spacing kept (indentation is data here).
-pub fn paragraph(lines: Vec<Line<'static>>) -> Paragraph<'static> {
+pub(crate) fn paragraph(lines: Vec<Line<'static>>) -> Paragraph<'static> {
     Paragraph::new(lines).wrap(Wrap { trim: false })
 }
 
 /// The first line that can be on top with the last line still on screen, `height` rows of
 /// `width` columns: where `End` goes, and the furthest any scroll goes.
-pub fn last_top<'a>(
+pub(crate) fn last_top<'a>(
     len: usize,
     line: impl Fn(usize) -> Option<&'a Line<'static>>,
     width: usize,
@@ -51,7 +51,7 @@ pub fn last_top<'a>(
 }
 
 /// How many whole lines from `top` fit in `height` rows (at least one): a page.
-pub fn fitting<'a>(
+pub(crate) fn fitting<'a>(
     lines: impl Iterator<Item = &'a Line<'static>>,
     width: usize,
     height: usize,
@@ -69,7 +69,7 @@ pub fn fitting<'a>(
 }
 
 /// `line` with every case-insensitive occurrence of `query` in reverse video.
-pub fn highlight(line: &Line<'static>, query: &str) -> Line<'static> {
+pub(crate) fn highlight(line: &Line<'static>, query: &str) -> Line<'static> {
     if query.is_empty() {
         return line.clone();
     }

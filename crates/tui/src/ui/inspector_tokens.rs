@@ -45,7 +45,7 @@ pub(crate) fn areas(area: Rect) -> [Rect; 4] {
 }
 
 /// Bring the token view up to date for the trace in view and keep the selection on screen.
-pub fn prepare(app: &mut App, area: Rect) {
+pub(crate) fn prepare(app: &mut App, area: Rect) {
     let Some(i) = app.inspected_index() else {
         app.layers.inspector.token_view.clear();
         return;
@@ -77,7 +77,7 @@ pub fn prepare(app: &mut App, area: Rect) {
 }
 
 /// The summary: counts, the legend, and the warning about split markers.
-pub fn head_lines(
+pub(crate) fn head_lines(
     trace: &Trace,
     view: &TokenView,
     index: usize,
@@ -135,7 +135,7 @@ pub fn head_lines(
 }
 
 /// The selected token: its id, probability, where it arrived, and its alternatives.
-pub fn detail_lines(trace: &Trace, view: &TokenView, i: usize) -> Vec<Line<'static>> {
+pub(crate) fn detail_lines(trace: &Trace, view: &TokenView, i: usize) -> Vec<Line<'static>> {
     let tokens = &trace.tokens;
     let Some(t) = tokens.get(i) else {
         return Vec::new();
@@ -252,7 +252,7 @@ pub fn detail_lines(trace: &Trace, view: &TokenView, i: usize) -> Vec<Line<'stat
     out
 }
 
-pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(Clear, area);
     let block = Block::default()
         .borders(Borders::ALL)

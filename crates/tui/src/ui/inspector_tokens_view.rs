@@ -13,13 +13,13 @@ use kimi_protocol::trace_tokens::{MarkerTokens, TokenTrace, probability};
 use kimi_protocol::{Template, sanitize};
 
 /// Below this probability a token is "unlikely": it stands out most.
-pub const UNLIKELY: f32 = 0.25;
+pub(crate) const UNLIKELY: f32 = 0.25;
 /// Below this, a token is shaded too, less.
-pub const UNSURE: f32 = 0.5;
+pub(crate) const UNSURE: f32 = 0.5;
 
 /// Where a token is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TokenPos {
+pub(crate) struct TokenPos {
     pub line: usize,
     /// Index of its text span in the line.
     pub span: usize,
@@ -39,7 +39,7 @@ struct Source {
 
 /// The token view's lines, brought up to date by [`TokenView::refresh`].
 #[derive(Debug, Default)]
-pub struct TokenView {
+pub(crate) struct TokenView {
     source: Option<Source>,
     lines: Vec<Line<'static>>,
     pos: Vec<TokenPos>,
@@ -54,7 +54,7 @@ pub struct TokenView {
 
 /// How a token is shaded by its probability. Colour sets the background; what reads without
 /// colour (NO_COLOR turns a background into reverse video) is the modifier.
-pub fn shade(logprob: Option<f32>) -> Style {
+pub(crate) fn shade(logprob: Option<f32>) -> Style {
     match logprob.map(probability) {
         Some(p) if p < UNLIKELY => Style::default().fg(Color::White).bg(Color::Red),
         Some(p) if p < UNSURE => Style::default()
@@ -65,14 +65,14 @@ pub fn shade(logprob: Option<f32>) -> Style {
 }
 
 /// A split marker's tokens: they look like a marker, but the server did not produce one.
-pub fn split_style() -> Style {
+pub(crate) fn split_style() -> Style {
     style::text_marker()
 }
 
 impl TokenView {
     /// Bring the lines up to date with `tokens` of trace `index` (started at `started`), laid
     /// out `width` columns wide, markers read as `template`'s family has them.
-    pub fn refresh(
+    pub(crate) fn refresh(
         &mut self,
         tokens: &TokenTrace,
         index: usize,
@@ -172,48 +172,44 @@ impl TokenView {
     }
 
     /// The family the markers were read for (K2 templates, or K3).
-    pub fn template(&self) -> Template {
+    pub(crate) fn template(&self) -> Template {
         self.source
             .as_ref()
             .map_or_else(Template::default, |s| s.template)
     }
 
     /// Forget everything (the view closed, or no trace to show).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         *self = TokenView::default();
     }
 
-    pub fn lines(&self) -> &[Line<'static>] {
+    pub(crate) fn lines(&self) -> &[Line<'static>] {
         &self.lines
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.pos.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.pos.is_empty()
-    }
-
-    pub fn pos(&self, i: usize) -> Option<TokenPos> {
+    pub(crate) fn pos(&self, i: usize) -> Option<TokenPos> {
         self.pos.get(i).copied()
     }
 
     /// The markers found, each with the tokens that made it.
-    pub fn markers(&self) -> &[MarkerTokens] {
+    pub(crate) fn markers(&self) -> &[MarkerTokens] {
         &self.markers
     }
 
-    pub fn split_markers(&self) -> usize {
+    pub(crate) fn split_markers(&self) -> usize {
         self.markers.iter().filter(|m| m.split).count()
     }
 
-    pub fn unlikely(&self) -> usize {
+    pub(crate) fn unlikely(&self) -> usize {
         self.unlikely
     }
 
     /// The token on `line` nearest to column `col` (for ↑ ↓).
-    pub fn token_near(&self, line: usize, col: usize) -> Option<usize> {
+    pub(crate) fn token_near(&self, line: usize, col: usize) -> Option<usize> {
         let start = self.pos.partition_point(|p| p.line < line);
         let end = self.pos.partition_point(|p| p.line <= line);
         if start >= end {
@@ -233,7 +229,7 @@ fn is_unlikely(tokens: &TokenTrace, i: usize) -> bool {
 
 /// A token's text as drawn: invisible characters made visible, a newline as `⏎`, an empty
 /// token (a byte of a character still incomplete) as `∅`.
-pub fn shown_text(text: &str) -> String {
+pub(crate) fn shown_text(text: &str) -> String {
     if text.is_empty() {
         return "∅".to_owned();
     }

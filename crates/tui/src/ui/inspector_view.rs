@@ -43,7 +43,7 @@ impl Source {
 
 /// The inspector's lines (unwrapped), brought up to date by [`refresh`](Self::refresh).
 #[derive(Debug, Default)]
-pub struct InspectorView {
+pub(crate) struct InspectorView {
     source: Option<Source>,
     head: Vec<Line<'static>>,
     request: Vec<Line<'static>>,
@@ -73,7 +73,13 @@ impl InspectorView {
     /// that arrived, lays out again only the chunks a new marker touches (a marker split
     /// across chunks is known once its last byte arrives), and everything when the trace is
     /// another one. `template` is the profile's (it decides the ids shown beside markers).
-    pub fn refresh(&mut self, trace: &Trace, index: usize, total: usize, template: Template) {
+    pub(crate) fn refresh(
+        &mut self,
+        trace: &Trace,
+        index: usize,
+        total: usize,
+        template: Template,
+    ) {
         let stall_us = self
             .stall_ms
             .unwrap_or(DEFAULT_STALL_MS)
@@ -134,18 +140,22 @@ impl InspectorView {
 
     /// Lines after the end of the stream until the next refresh (what MCP servers said while
     /// the request's calls ran).
-    pub fn add_to_foot(&mut self, lines: Vec<Line<'static>>) {
+    pub(crate) fn add_to_foot(&mut self, lines: Vec<Line<'static>>) {
         self.foot.extend(lines);
     }
 
     /// Gaps of `ms` or more are stalls (laid out again on the next refresh if it changed).
-    pub fn set_stall_ms(&mut self, ms: u64) {
+    pub(crate) fn set_stall_ms(&mut self, ms: u64) {
         self.stall_ms = Some(ms);
     }
 
     /// The prompt diff lines for the trace `key` (its index and start): `build` runs once per
     /// trace (comparing prompts reads them whole), not every frame.
-    pub fn prompt_diff(&mut self, key: (usize, u64), build: impl FnOnce() -> Vec<Line<'static>>) {
+    pub(crate) fn prompt_diff(
+        &mut self,
+        key: (usize, u64),
+        build: impl FnOnce() -> Vec<Line<'static>>,
+    ) {
         if self.diff_key != Some(key) {
             self.diff = build();
             self.diff_key = Some(key);
@@ -154,7 +164,7 @@ impl InspectorView {
 
     /// The next stall after line `from` (forward) or the last one before it: which stall
     /// (from 0) and its line.
-    pub fn stall_line(&self, from: usize, forward: bool) -> Option<(usize, usize)> {
+    pub(crate) fn stall_line(&self, from: usize, forward: bool) -> Option<(usize, usize)> {
         let base = self.head.len() + self.diff.len() + self.request.len() + 1;
         let lines: Vec<(usize, usize)> = self
             .stalls
@@ -170,7 +180,7 @@ impl InspectorView {
     }
 
     /// How many stalls the laid-out chunks hold.
-    pub fn stall_count(&self) -> usize {
+    pub(crate) fn stall_count(&self) -> usize {
         self.stalls.len()
     }
 
@@ -189,7 +199,7 @@ impl InspectorView {
     }
 
     /// Forget everything (the inspector closed, or no trace to show).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         *self = InspectorView {
             stall_ms: self.stall_ms,
             ..InspectorView::default()
@@ -197,11 +207,11 @@ impl InspectorView {
     }
 
     /// Whether the lines show a trace.
-    pub fn is_built(&self) -> bool {
+    pub(crate) fn is_built(&self) -> bool {
         self.source.is_some()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.head.len()
             + self.diff.len()
             + self.request.len()
@@ -210,12 +220,8 @@ impl InspectorView {
             + self.foot.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.source.is_none()
-    }
-
     /// Line `n`, counted from the top.
-    pub fn line(&self, n: usize) -> Option<&Line<'static>> {
+    pub(crate) fn line(&self, n: usize) -> Option<&Line<'static>> {
         let mut n = n;
         for part in [&self.head, &self.diff, &self.request] {
             if n < part.len() {
@@ -234,12 +240,12 @@ impl InspectorView {
     }
 
     /// Up to `count` lines from line `from`.
-    pub fn window(&self, from: usize, count: usize) -> impl Iterator<Item = &Line<'static>> {
+    pub(crate) fn window(&self, from: usize, count: usize) -> impl Iterator<Item = &Line<'static>> {
         (from..from.saturating_add(count)).map_while(|n| self.line(n))
     }
 
     /// Every line, in order.
-    pub fn iter(&self) -> impl Iterator<Item = &Line<'static>> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Line<'static>> {
         self.head
             .iter()
             .chain(&self.diff)
@@ -251,7 +257,7 @@ impl InspectorView {
 
     /// The next line from `from` (forward, `from` included) or before `from` (backward) whose
     /// text holds `query`, ignoring case. Only the lines passed over are read.
-    pub fn find(&self, query: &str, from: usize, forward: bool) -> Option<usize> {
+    pub(crate) fn find(&self, query: &str, from: usize, forward: bool) -> Option<usize> {
         let q = query.to_lowercase();
         // One buffer for every line read; an ASCII line is lowercased in place (the same as
         // `to_lowercase` for it), so a step allocates nothing per line in the common case.

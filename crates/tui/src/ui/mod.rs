@@ -2,32 +2,32 @@
 //! rows, the inspector's lines; called by the event loop before each frame); `draw` renders
 //! from `&App` only. Widgets implement [`renderable::Renderable`] where they own their rows.
 
-pub mod approval;
-pub mod approval_rows;
-pub mod elicit;
+pub(crate) mod approval;
+pub(crate) mod approval_rows;
+pub(crate) mod elicit;
 pub(crate) mod help;
-pub mod inspector;
+pub(crate) mod inspector;
 pub(crate) mod inspector_diff;
 pub(crate) mod inspector_k3;
 mod inspector_mcp;
-pub mod inspector_parsed;
+pub(crate) mod inspector_parsed;
 pub(crate) mod inspector_rows;
-pub mod inspector_tokens;
-pub mod inspector_tokens_view;
-pub mod inspector_view;
-pub mod markdown;
-pub mod no_color;
-pub mod picker;
-pub mod reasoning;
+pub(crate) mod inspector_tokens;
+pub(crate) mod inspector_tokens_view;
+pub(crate) mod inspector_view;
+pub(crate) mod markdown;
+pub(crate) mod no_color;
+pub(crate) mod picker;
+pub(crate) mod reasoning;
 pub(crate) mod reasoning_layout;
-pub mod renderable;
-pub mod special;
-pub mod status;
+pub(crate) mod renderable;
+pub(crate) mod special;
+pub(crate) mod status;
 pub(crate) mod style;
-pub mod theme;
-pub mod tool_pane;
-pub mod transcript;
-pub mod width;
+pub(crate) mod theme;
+pub(crate) mod tool_pane;
+pub(crate) mod transcript;
+pub(crate) mod width;
 pub(crate) mod wrap;
 
 use ratatui::Frame;
@@ -38,7 +38,7 @@ use crate::app::state::App;
 use renderable::Renderable;
 
 /// The text of a line: its spans' contents joined (search, saving, tests).
-pub fn line_text(line: &Line<'_>) -> String {
+pub(crate) fn line_text(line: &Line<'_>) -> String {
     line.spans.iter().map(|s| s.content.as_ref()).collect()
 }
 
@@ -65,7 +65,7 @@ pub(crate) fn areas(app: &App, size: Rect) -> Areas {
 }
 
 /// Refresh what the next frame needs at `size`.
-pub fn prepare(app: &mut App, size: Rect, theme: &markdown::Theme) {
+pub(crate) fn prepare(app: &mut App, size: Rect, theme: &markdown::Theme) {
     let a = areas(app, size);
     transcript::prepare(app, a.transcript.width, a.transcript.height, theme);
     if app.layers.inspector.open && app.layers.inspector.tokens.open {
@@ -131,7 +131,7 @@ fn prepare_inspector(app: &mut App, area: Rect) {
         inspector_rows::fitting(lines.window(app.layers.inspector.scroll, rows), width, rows);
 }
 
-pub fn draw(frame: &mut Frame, app: &App) {
+pub(crate) fn draw(frame: &mut Frame, app: &App) {
     let a = areas(app, frame.area());
     if app.layers.inspector.open && app.layers.inspector.tokens.open {
         inspector_tokens::render(frame, a.transcript, app);

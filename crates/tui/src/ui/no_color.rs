@@ -6,12 +6,12 @@ use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 
 /// Whether the environment asks for no colour: `NO_COLOR` set to anything but the empty string.
-pub fn requested() -> bool {
+pub(crate) fn requested() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 
 /// Drop every colour of `buf`; a cell that had a background becomes reverse video.
-pub fn strip(buf: &mut Buffer) {
+pub(crate) fn strip(buf: &mut Buffer) {
     for cell in buf.content.iter_mut() {
         if cell.bg != Color::Reset {
             cell.modifier.insert(Modifier::REVERSED);

@@ -16,7 +16,7 @@ const CHROME: u16 = 3;
 
 /// Where the picker goes in `area` (the transcript's): as wide as it allows up to 110
 /// columns, as tall as its items need.
-pub fn area(picker: &Picker, area: Rect) -> Rect {
+pub(crate) fn area(picker: &Picker, area: Rect) -> Rect {
     let width = area.width.saturating_sub(4).clamp(area.width.min(20), 110);
     let height = picker.desired_height(width).min(
         area.height

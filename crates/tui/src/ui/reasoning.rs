@@ -12,10 +12,11 @@ use super::wrap::wrap;
 use crate::app::reasoning::Reasoning;
 
 /// The key that opens and closes folded cells, as the header names it.
-pub const TOGGLE_KEY: &str = "F2";
+pub(crate) const TOGGLE_KEY: &str = "F2";
 
 /// The cell's lines at `width`; none when the answer had no reasoning.
-pub fn lines(r: &Reasoning, open: bool, width: u16, now: Instant) -> Vec<Line<'static>> {
+#[cfg(test)]
+pub(crate) fn lines(r: &Reasoning, open: bool, width: u16, now: Instant) -> Vec<Line<'static>> {
     let Some(head) = head(r, open, now) else {
         return Vec::new();
     };

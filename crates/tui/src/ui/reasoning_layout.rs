@@ -47,7 +47,7 @@ pub(crate) struct ReasoningLayout {
 impl ReasoningLayout {
     /// Bring the rows up to date with `r`. While it streams, only the last run is laid out
     /// again (the text only grows); anything else lays out the whole.
-    pub fn refresh(&mut self, r: &Reasoning, open: bool, width: u16, now: Instant) {
+    pub(crate) fn refresh(&mut self, r: &Reasoning, open: bool, width: u16, now: Instant) {
         let key = Key {
             width,
             open,
@@ -110,12 +110,13 @@ impl ReasoningLayout {
     }
 
     /// Rows in all (the header and the body).
-    pub fn height(&self) -> usize {
+    pub(crate) fn height(&self) -> usize {
         self.rows
     }
 
     /// Rows laid out and held now.
-    pub fn live_rows(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn live_rows(&self) -> usize {
         usize::from(self.head.is_some())
             + self
                 .runs
@@ -135,7 +136,7 @@ impl ReasoningLayout {
     }
 
     /// Lay out again the evicted runs that rows `range` meet.
-    pub fn materialize(&mut self, r: &Reasoning, range: Range<usize>) {
+    pub(crate) fn materialize(&mut self, r: &Reasoning, range: Range<usize>) {
         let Some(key) = self.key else {
             return;
         };
@@ -156,7 +157,7 @@ impl ReasoningLayout {
     }
 
     /// Append rows `range` (laid out: see [`materialize`](Self::materialize)).
-    pub fn rows_into(&self, range: Range<usize>, out: &mut Vec<Line<'static>>) {
+    pub(crate) fn rows_into(&self, range: Range<usize>, out: &mut Vec<Line<'static>>) {
         if let Some(head) = &self.head
             && range.contains(&0)
         {
@@ -173,7 +174,7 @@ impl ReasoningLayout {
     }
 
     /// Drop the rows of the runs outside `keep` (their heights stay).
-    pub fn retain(&mut self, keep: Range<usize>) {
+    pub(crate) fn retain(&mut self, keep: Range<usize>) {
         let far: Vec<usize> = self
             .runs_at()
             .enumerate()

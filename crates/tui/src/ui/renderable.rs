@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::Widget;
 
-pub trait Renderable {
+pub(crate) trait Renderable {
     /// Draw into `area` of `buf`; reads only `self`.
     fn render(&self, area: Rect, buf: &mut Buffer);
     /// Rows it would fill at `width` (all of them, not only those that fit).

@@ -7,7 +7,7 @@ use super::style;
 use kimi_protocol::special;
 
 /// `  ⚠ 2 special-token strings`, for the heading of a text that holds any.
-pub fn note(text: &str) -> Option<Span<'static>> {
+pub(crate) fn note(text: &str) -> Option<Span<'static>> {
     let n = special::find(text).len();
     (n > 0).then(|| {
         Span::styled(

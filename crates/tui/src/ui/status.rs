@@ -30,7 +30,7 @@ pub(crate) fn activity_label(app: &App, now: Instant) -> String {
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     let line = Line::from(fit(segments(app, app.now), area.width));
     frame.render_widget(Paragraph::new(line), area);
 }

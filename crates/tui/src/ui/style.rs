@@ -15,19 +15,19 @@ pub(crate) fn assistant_header() -> Style {
 pub(crate) fn dim() -> Style {
     Style::default().fg(Color::DarkGray)
 }
-pub fn error() -> Style {
+pub(crate) fn error() -> Style {
     Style::default().fg(Color::Red)
 }
-pub fn warning() -> Style {
+pub(crate) fn warning() -> Style {
     Style::default().fg(Color::Yellow)
 }
-pub fn ok() -> Style {
+pub(crate) fn ok() -> Style {
     Style::default().fg(Color::Green)
 }
 pub(crate) fn accent() -> Style {
     Style::default().fg(Color::Cyan)
 }
-pub fn key() -> Style {
+pub(crate) fn key() -> Style {
     Style::default().fg(Color::Black).bg(Color::Gray)
 }
 pub(crate) fn badge() -> Style {

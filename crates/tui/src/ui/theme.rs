@@ -14,14 +14,14 @@ use ratatui::style::Color;
 
 /// The theme the frame is drawn in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Theme {
+pub(crate) enum Theme {
     #[default]
     Dark,
     Light,
 }
 
 impl Theme {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Theme::Dark => "dark",
             Theme::Light => "light",
@@ -29,7 +29,7 @@ impl Theme {
     }
 
     /// `dark` or `light`.
-    pub fn parse(s: &str) -> Option<Theme> {
+    pub(crate) fn parse(s: &str) -> Option<Theme> {
         match s {
             "dark" => Some(Theme::Dark),
             "light" => Some(Theme::Light),
@@ -39,7 +39,7 @@ impl Theme {
 }
 
 /// Redraw `buf` for `theme` (nothing to do for the dark theme).
-pub fn apply(buf: &mut Buffer, theme: Theme) {
+pub(crate) fn apply(buf: &mut Buffer, theme: Theme) {
     if theme == Theme::Dark {
         return;
     }
@@ -52,7 +52,7 @@ pub fn apply(buf: &mut Buffer, theme: Theme) {
 
 /// The colour to draw text `c` with on a white background: readable (WCAG contrast at least
 /// [`MIN_CONTRAST`] against white), and as close to the dark theme's hue as that allows.
-pub fn on_white(c: Color) -> Color {
+pub(crate) fn on_white(c: Color) -> Color {
     use Color::*;
     match c {
         Reset | Black => c,
@@ -78,7 +78,7 @@ pub fn on_white(c: Color) -> Color {
 }
 
 /// WCAG AA for normal text.
-pub const MIN_CONTRAST: f64 = 4.5;
+pub(crate) const MIN_CONTRAST: f64 = 4.5;
 
 /// `rgb` scaled toward black until it reads on white.
 fn darken((r, g, b): (u8, u8, u8)) -> Color {
@@ -116,7 +116,7 @@ fn named(n: u8) -> Color {
 }
 
 /// The RGB value of an xterm-256 colour from the cube or the grey ramp (`None` for 0..=15).
-pub fn rgb_of_indexed(n: u8) -> Option<(u8, u8, u8)> {
+pub(crate) fn rgb_of_indexed(n: u8) -> Option<(u8, u8, u8)> {
     const LEVELS: [u8; 6] = [0, 95, 135, 175, 215, 255];
     match n {
         0..=15 => None,
@@ -136,7 +136,7 @@ pub fn rgb_of_indexed(n: u8) -> Option<(u8, u8, u8)> {
 }
 
 /// Relative luminance (sRGB, WCAG 2), 0 (black) to 1 (white).
-pub fn luminance((r, g, b): (u8, u8, u8)) -> f64 {
+pub(crate) fn luminance((r, g, b): (u8, u8, u8)) -> f64 {
     let lin = |v: u8| {
         let c = f64::from(v) / 255.0;
         if c <= 0.04045 {
@@ -149,7 +149,7 @@ pub fn luminance((r, g, b): (u8, u8, u8)) -> f64 {
 }
 
 /// WCAG contrast ratio of `rgb` against white (1 to 21).
-pub fn contrast_with_white(rgb: (u8, u8, u8)) -> f64 {
+pub(crate) fn contrast_with_white(rgb: (u8, u8, u8)) -> f64 {
     1.05 / (luminance(rgb) + 0.05)
 }
 

@@ -160,7 +160,12 @@ fn count(v: f64) -> String {
     }
 }
 
-pub fn lines(pane: &ToolPane, width: u16, selected: bool, now: Instant) -> Vec<Line<'static>> {
+pub(crate) fn lines(
+    pane: &ToolPane,
+    width: u16,
+    selected: bool,
+    now: Instant,
+) -> Vec<Line<'static>> {
     let bar = |s: &'static str| Span::styled(s, style::dim());
     let (label, label_style) = state_label(&pane.state, now);
     let mut title_style = Style::default().add_modifier(Modifier::BOLD);

@@ -341,7 +341,7 @@ impl CellCache {
 /// The transcript's rendering: the cells' rows near the viewport, and the rows of the next
 /// frame (chosen by [`prepare`]).
 #[derive(Debug, Default)]
-pub struct TranscriptView {
+pub(crate) struct TranscriptView {
     cells: HashMap<CellId, CellCache>,
     /// Cells that held rows after the last frame (the others hold only their height).
     live: Vec<CellId>,
@@ -370,7 +370,8 @@ impl TranscriptView {
     }
 
     /// Rows of cell text laid out and held now, across all cells (for tests of eviction).
-    pub fn held_rows(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn held_rows(&self) -> usize {
         let mut n = 0;
         for c in self.cells.values() {
             n += match c {
@@ -405,7 +406,7 @@ impl Renderable for TranscriptView {
 /// Bring the view up to date for a transcript area of `width` x `height_rows`: refresh the
 /// visible cells, keep the view still when the user has scrolled up and the last cell grows,
 /// clamp the scroll position, pick the rows to draw, and evict what is far from them.
-pub fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme) {
+pub(crate) fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme) {
     // The instant of the last event, not the clock: a frame shows the state at that time.
     let now = app.now;
     let rows = height_rows as usize;

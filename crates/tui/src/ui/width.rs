@@ -7,7 +7,7 @@ use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::UnicodeWidthStr;
 
 /// The columns `s` takes: the sum of its clusters' widths.
-pub fn str_width(s: &str) -> usize {
+pub(crate) fn str_width(s: &str) -> usize {
     // Printable ASCII, the common case: one column per byte.
     if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
         return s.len();
@@ -16,12 +16,12 @@ pub fn str_width(s: &str) -> usize {
 }
 
 /// The columns one grapheme cluster takes.
-pub fn cluster_width(g: &str) -> usize {
+pub(crate) fn cluster_width(g: &str) -> usize {
     g.width()
 }
 
 /// The clusters of `s` with their widths, in order.
-pub fn clusters(s: &str) -> impl Iterator<Item = (&str, usize)> {
+pub(crate) fn clusters(s: &str) -> impl Iterator<Item = (&str, usize)> {
     s.graphemes(true).map(|g| (g, cluster_width(g)))
 }
 

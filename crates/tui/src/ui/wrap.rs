@@ -6,7 +6,12 @@ use ratatui::text::{Line, Span};
 
 /// `text` in lines of at most `width` columns, each prefixed by `prefix` (counted in the
 /// width). Breaks at spaces when it can, inside words when it must; tabs become spaces.
-pub fn wrap(text: &str, width: u16, prefix: Span<'static>, style: Style) -> Vec<Line<'static>> {
+pub(crate) fn wrap(
+    text: &str,
+    width: u16,
+    prefix: Span<'static>,
+    style: Style,
+) -> Vec<Line<'static>> {
     wrap_hanging(text, width, prefix.clone(), prefix, style)
 }
 

@@ -55,7 +55,7 @@ where
 
 /// Why a paged list could not be read; `what` is the method (`tools/list`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ListError {
+pub(super) enum ListError {
     #[error("{what} failed: {why}")]
     Failed { what: String, why: String },
     #[error("{what}: the server listed more than {MAX_ITEMS} items (in {pages} pages); stopped")]

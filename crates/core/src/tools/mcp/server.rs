@@ -111,7 +111,7 @@ pub(crate) async fn connect(
 
 /// Why an MCP server did not start, in one line for the user (its stderr is kept apart).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum McpStartError {
+pub(super) enum McpStartError {
     #[error("neither command nor url is set")]
     NoTransport,
     #[error("the command is empty")]

@@ -28,7 +28,8 @@ mod tests;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 
-pub use cache::{MarkdownCache, MarkdownLayout};
+pub use cache::MarkdownCache;
+pub(crate) use cache::MarkdownLayout;
 
 /// Colours and styles used by markdown rendering.
 ///
