@@ -8,5 +8,6 @@ pub mod engine;
 pub mod json_out;
 pub mod logging;
 pub mod private_fs;
+pub mod redactor;
 pub mod session;
 pub mod tools;

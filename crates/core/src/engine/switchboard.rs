@@ -201,7 +201,7 @@ impl Switchboard {
 
     /// What must never be written or shown as it is (saved traces, the prompt history): the
     /// key in use first, then every other profile's.
-    pub fn redactions(&self) -> Vec<String> {
+    pub fn redactions(&self) -> crate::redactor::Redactor {
         let mut keys: Vec<String> = self.endpoint.api_key.iter().cloned().collect();
         for p in self.profiles.values() {
             if let Ok(Some(k)) = p
@@ -212,7 +212,7 @@ impl Switchboard {
                 keys.push(k);
             }
         }
-        keys
+        crate::redactor::Redactor::new(keys)
     }
 
     /// Every profile of the config file, for `/profile`.
@@ -420,7 +420,10 @@ mod tests {
             "KIMI_TUI_TEST_SURELY_UNSET_KEY".into(),
             Ok("sk-from-start-123".into()),
         );
-        assert_eq!(b.redactions(), ["sk-from-start-123"], "to be scrubbed");
+        assert!(
+            b.redactions().found_in("sk-from-start-123"),
+            "to be scrubbed"
+        );
         let Ok((Op::SetEndpoint { endpoint, .. }, _)) = b.switch_profile("keyless") else {
             panic!("switches")
         };

@@ -55,11 +55,11 @@ pub(crate) enum SlashCommand {
 /// this form (checked by a test, so the usage cannot drift from the parser).
 #[derive(Debug)]
 pub(crate) struct Form {
-    pub usage: &'static str,
-    pub help: &'static str,
+    pub(crate) usage: &'static str,
+    pub(crate) help: &'static str,
     // Read by the tests only: they are what keeps usage and parser together.
     #[cfg_attr(not(test), allow(dead_code))]
-    pub example: &'static str,
+    pub(crate) example: &'static str,
 }
 
 /// A slash command: the one place its name, aliases, help and argument parser live. Parsing,
@@ -67,12 +67,12 @@ pub(crate) struct Form {
 #[derive(Debug)]
 pub(crate) struct Command {
     /// Without the slash.
-    pub name: &'static str,
-    pub aliases: &'static [&'static str],
+    pub(crate) name: &'static str,
+    pub(crate) aliases: &'static [&'static str],
     /// The first form is the command's own; more forms are sub-commands (`/tools revoke`).
-    pub forms: &'static [Form],
+    pub(crate) forms: &'static [Form],
     /// The arguments (trimmed) to the command, or `Unknown` with the usage message.
-    pub parse: fn(&str) -> SlashCommand,
+    pub(crate) parse: fn(&str) -> SlashCommand,
 }
 
 const fn form(usage: &'static str, help: &'static str, example: &'static str) -> Form {

@@ -5,17 +5,17 @@ use ratatui_textarea::TextArea;
 
 /// What the user is writing and what they wrote before.
 pub(crate) struct Composer {
-    pub input: TextArea<'static>,
+    pub(crate) input: TextArea<'static>,
     /// Earlier prompts, oldest first, and where Up/Down recall is.
-    pub history: Vec<String>,
-    pub history_pos: Option<usize>,
+    pub(crate) history: Vec<String>,
+    pub(crate) history_pos: Option<usize>,
     /// The prompt history file (`history = true` and a data directory): prompts sent are
     /// added to it; `None` keeps the history for this run only.
-    pub history_file: Option<super::history_file::HistoryFile>,
+    pub(crate) history_file: Option<super::history_file::HistoryFile>,
     /// Messages typed while a turn ran, oldest first: sent as turns end (see `queue`).
-    pub queued: Vec<String>,
+    pub(crate) queued: Vec<String>,
     /// Esc was pressed once on an idle, empty input: a second opens the earlier-message picker.
-    pub esc_armed: bool,
+    pub(crate) esc_armed: bool,
 }
 
 impl Default for Composer {

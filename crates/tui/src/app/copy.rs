@@ -25,8 +25,8 @@ pub(crate) enum Target {
 /// and its text, as the Markdown source has it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CodeBlock {
-    pub lang: Option<String>,
-    pub text: String,
+    pub(crate) lang: Option<String>,
+    pub(crate) text: String,
 }
 
 /// The code blocks of `markdown`, top to bottom.

@@ -18,13 +18,13 @@ const NAME_CHARS: usize = 64;
 /// The question on screen: the server's form and what the user typed in each field.
 #[derive(Debug)]
 pub(crate) struct ElicitDialog {
-    pub ask: ElicitAsk,
+    pub(crate) ask: ElicitAsk,
     /// One text per field, in the form's order; prefilled with the defaults.
-    pub inputs: Vec<String>,
+    pub(crate) inputs: Vec<String>,
     /// The field being typed in.
-    pub focus: usize,
+    pub(crate) focus: usize,
     /// Why the last Enter sent nothing, one line per problem.
-    pub problems: Vec<String>,
+    pub(crate) problems: Vec<String>,
 }
 
 impl ElicitDialog {
@@ -65,8 +65,8 @@ impl ElicitDialog {
 /// The questions: the one shown and the ones after it.
 #[derive(Debug, Default)]
 pub(crate) struct Questions {
-    pub open: Option<ElicitDialog>,
-    pub waiting: VecDeque<ElicitAsk>,
+    pub(crate) open: Option<ElicitDialog>,
+    pub(crate) waiting: VecDeque<ElicitAsk>,
 }
 
 /// The default as the user would type it.

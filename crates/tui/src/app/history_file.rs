@@ -5,6 +5,7 @@
 //! it). A prompt equal to the one before is not added, nor one over [`ENTRY_MAX`] bytes; one
 //! that contains the profile's API key is never written. A line that cannot be read (a crash mid-write) is skipped.
 
+use kimi_core::redactor::Redactor;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -23,9 +24,9 @@ pub(crate) struct HistoryFile {
     path: PathBuf,
     tx: Option<mpsc::Sender<String>>,
     thread: Option<JoinHandle<()>>,
-    /// The API keys the core handed over (the profile's in use first): a prompt holding one
-    /// is not written.
-    secrets: Vec<String>,
+    /// The API keys, as the core hands them over (checked, never read): a prompt holding
+    /// one is not written.
+    secrets: Redactor,
 }
 
 impl std::fmt::Debug for HistoryFile {
@@ -125,7 +126,7 @@ fn read_line_capped(
 impl HistoryFile {
     /// Start the writer for `path`; `entries` are what [`load`] read (the writer compares the
     /// next prompt with the last of them).
-    pub(crate) fn start(path: PathBuf, entries: &[String], secrets: Vec<String>) -> HistoryFile {
+    pub(crate) fn start(path: PathBuf, entries: &[String], secrets: Redactor) -> HistoryFile {
         let (tx, rx) = mpsc::channel::<String>();
         let mut writer = Writer {
             path: path.clone(),
@@ -146,14 +147,14 @@ impl HistoryFile {
             path,
             tx: thread.is_some().then_some(tx),
             thread,
-            secrets: secrets.into_iter().filter(|s| !s.is_empty()).collect(),
+            secrets,
         }
     }
 
     /// Open the history at `path`: its entries, and the writer that adds to it.
     pub(crate) fn open(
         path: PathBuf,
-        secrets: Vec<String>,
+        secrets: Redactor,
     ) -> (HistoryFile, Vec<String>, Option<String>) {
         let (entries, problem) = match load(&path) {
             Ok(e) => (e, None),
@@ -174,7 +175,7 @@ impl HistoryFile {
 
     /// Whether `text` may be written: it holds no API key.
     pub(crate) fn allows(&self, text: &str) -> bool {
-        self.secrets.iter().all(|s| !text.contains(s.as_str()))
+        !self.secrets.found_in(text)
     }
 
     /// Add a prompt (written by the thread; a prompt holding the key is dropped here).

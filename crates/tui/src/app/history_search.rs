@@ -14,13 +14,13 @@ use super::state::App;
 /// A search in progress.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HistorySearch {
-    pub query: String,
+    pub(crate) query: String,
     /// The input as it was: Esc restores it.
-    pub draft: String,
+    pub(crate) draft: String,
     /// The match shown: an index into `App::history`.
-    pub found: Option<usize>,
+    pub(crate) found: Option<usize>,
     /// The last step found nothing (bash's `failed reverse-i-search`).
-    pub failed: bool,
+    pub(crate) failed: bool,
 }
 
 /// The newest entry before `before` (exclusive) that contains `query`.

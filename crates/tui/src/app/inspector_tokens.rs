@@ -14,11 +14,11 @@ use kimi_protocol::trace_tokens::probability;
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct TokenCursor {
     /// The view shows tokens instead of chunks.
-    pub open: bool,
+    pub(crate) open: bool,
     /// The selected token, by index in the trace's tokens.
-    pub selected: usize,
+    pub(crate) selected: usize,
     /// First visible line of tokens.
-    pub scroll: usize,
+    pub(crate) scroll: usize,
 }
 
 /// `/logprobs [N]`: show the setting, or ask for N alternatives from the next request.

@@ -42,8 +42,7 @@ pub(crate) fn jump(app: &mut App, forward: bool) {
 /// masked; the inspector's footer says where, or why not.
 pub(crate) fn save_trace(app: &mut App, trace: Trace, dir: &Path) {
     let now = kimi_core::session::time::now_unix_ms();
-    let secrets: Vec<&str> = app.secrets.iter().map(String::as_str).collect();
-    let text = TraceFile::new(trace, now).to_json(&secrets);
+    let text = app.secrets.trace_json(&TraceFile::new(trace, now));
     // The stream can hold anything the user or the model wrote: private (0600). Two saves in
     // the same second get two files: an earlier one is never replaced.
     let result = kimi_core::private_fs::create_numbered(
@@ -79,7 +78,7 @@ mod tests {
             kimi_core::tools::Toolbox::default(),
             None,
         );
-        app.secrets = vec!["sk-live-123456".into()];
+        app.secrets = kimi_core::redactor::Redactor::new(["sk-live-123456".to_owned()]);
         let mut t = Trace {
             error: Some("HTTP 401: key sk-live-123456 is invalid".into()),
             ..Trace::default()

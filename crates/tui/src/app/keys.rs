@@ -136,7 +136,7 @@ pub(crate) enum Action {
 /// One key: its code and the modifiers it needs (more may be held).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Key {
-    pub code: KeyCode,
+    pub(crate) code: KeyCode,
     pub(crate) mods: KeyModifiers,
 }
 
@@ -186,12 +186,12 @@ pub(crate) fn row_works(row: &Row, enhanced: bool) -> bool {
 /// One row of the table: keys and their actions in a context, as the help shows them.
 #[derive(Debug)]
 pub(crate) struct Row {
-    pub context: Context,
+    pub(crate) context: Context,
     /// The keys as the help writes them.
-    pub keys: &'static str,
-    pub help: &'static str,
+    pub(crate) keys: &'static str,
+    pub(crate) help: &'static str,
     /// Shown in the status bar as `KEY TEXT`, in this order.
-    pub hint: Option<(u8, &'static str, &'static str)>,
+    pub(crate) hint: Option<(u8, &'static str, &'static str)>,
     pub(crate) binds: &'static [(Key, Action)],
 }
 

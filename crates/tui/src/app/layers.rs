@@ -23,15 +23,15 @@ pub(crate) enum Layer {
 /// Everything drawn over the transcript, bottom to top as [`Layers::top`] orders them.
 #[derive(Default)]
 pub(crate) struct Layers {
-    pub dialog: Option<ApprovalDialog>,
+    pub(crate) dialog: Option<ApprovalDialog>,
     /// The dialog's argument rows (the widget's cache, not the dialog's state).
-    pub approval_rows: crate::ui::approval_rows::ArgRows,
-    pub inspector: InspectorState,
-    pub help: Help,
-    pub picker: Option<super::picker::Picker>,
-    pub history_search: Option<super::history_search::HistorySearch>,
+    pub(crate) approval_rows: crate::ui::approval_rows::ArgRows,
+    pub(crate) inspector: InspectorState,
+    pub(crate) help: Help,
+    pub(crate) picker: Option<super::picker::Picker>,
+    pub(crate) history_search: Option<super::history_search::HistorySearch>,
     /// MCP servers' questions for the user: the one shown takes the keys.
-    pub questions: super::elicit::Questions,
+    pub(crate) questions: super::elicit::Questions,
 }
 
 impl Layers {
@@ -63,37 +63,37 @@ impl Layers {
 /// The key reference (`?`, F1).
 #[derive(Debug, Default)]
 pub(crate) struct Help {
-    pub open: bool,
+    pub(crate) open: bool,
     /// Lines scrolled off its top.
-    pub scroll: usize,
+    pub(crate) scroll: usize,
 }
 
 /// The raw-stream inspector's view state.
 pub(crate) struct InspectorState {
-    pub open: bool,
+    pub(crate) open: bool,
     /// Index into `App::traces`; `None` = the latest.
-    pub selected: Option<usize>,
+    pub(crate) selected: Option<usize>,
     /// First visible line.
-    pub scroll: usize,
+    pub(crate) scroll: usize,
     /// Typing a search query after `/`.
-    pub searching: Option<String>,
-    pub query: Option<String>,
+    pub(crate) searching: Option<String>,
+    pub(crate) query: Option<String>,
     /// A line to bring into view on the next draw (search hit, a call's first marker).
-    pub jump_to_call: Option<usize>,
-    pub message: Option<String>,
+    pub(crate) jump_to_call: Option<usize>,
+    pub(crate) message: Option<String>,
     /// Whole lines the view held at the last layout: what PgUp/PgDn move by.
-    pub page: usize,
+    pub(crate) page: usize,
     /// The line of the last search match: `n`/`N` go on from it (the view may show it lower
     /// than the top, near the end).
-    pub hit: Option<usize>,
+    pub(crate) hit: Option<usize>,
     /// Gaps between chunks of this many ms or more are stalls.
-    pub stall_ms: u64,
+    pub(crate) stall_ms: u64,
     /// The token view (`t`).
-    pub tokens: super::inspector_tokens::TokenCursor,
+    pub(crate) tokens: super::inspector_tokens::TokenCursor,
     /// The lines of the selected trace, kept up to date as it grows (the widget's cache).
-    pub view: crate::ui::inspector_view::InspectorView,
+    pub(crate) view: crate::ui::inspector_view::InspectorView,
     /// The token view laid out for the trace in view (the widget's cache).
-    pub token_view: crate::ui::inspector_tokens_view::TokenView,
+    pub(crate) token_view: crate::ui::inspector_tokens_view::TokenView,
 }
 
 impl Default for InspectorState {

@@ -11,9 +11,9 @@ use super::state::App;
 /// The ready servers and their prompts, as the hub last reported them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Ready {
-    pub servers: Vec<String>,
+    pub(crate) servers: Vec<String>,
     /// `(server, prompt)` of the ready servers.
-    pub prompts: Vec<(String, PromptInfo)>,
+    pub(crate) prompts: Vec<(String, PromptInfo)>,
 }
 
 impl Ready {

@@ -246,7 +246,7 @@ fn open_sessions(start: &Start) -> Result<OpenedSessions, SessionError> {
 
 /// The prompt history of earlier runs, recalled with Up and Ctrl-R; this run's prompts are
 /// added to the file.
-fn attach_history(app: &mut App, secrets: Vec<String>) {
+fn attach_history(app: &mut App, secrets: kimi_core::redactor::Redactor) {
     let Some(path) = history_file::default_path() else {
         return;
     };

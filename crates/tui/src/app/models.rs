@@ -24,19 +24,19 @@ use super::state::App;
 #[derive(Debug, Default)]
 pub(crate) struct Switch {
     /// Every profile of the config file, as the core lists them (no keys).
-    pub profiles: Vec<ProfileSummary>,
+    pub(crate) profiles: Vec<ProfileSummary>,
     /// The config file, named in the listing.
-    pub config_path: Option<PathBuf>,
+    pub(crate) config_path: Option<PathBuf>,
     /// The model the agent was last told to use (it may not have switched yet); `None`: the
     /// one the status bar shows.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// The server's models at the last listing.
-    pub models: Vec<ModelInfo>,
+    pub(crate) models: Vec<ModelInfo>,
     /// A profile switch the agent has not confirmed yet.
     pending_profile: Option<String>,
     /// The server can be asked for its models (false only in tests that build an `App` by
     /// hand with no core behind it).
-    pub can_list: bool,
+    pub(crate) can_list: bool,
 }
 
 /// `/model [NAME]`.

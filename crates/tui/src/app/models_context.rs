@@ -21,13 +21,13 @@ pub(crate) const WARN_PERCENT: u64 = 80;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct ContextGauge {
     /// The model's context length in tokens, if known.
-    pub window: Option<u64>,
+    pub(crate) window: Option<u64>,
     /// Where `window` came from, for `/model`'s listing: the profile's `context_window` wins.
-    pub window_from_profile: bool,
+    pub(crate) window_from_profile: bool,
     /// Prompt + completion tokens of the last request, from its `usage`.
-    pub measured: Option<u64>,
+    pub(crate) measured: Option<u64>,
     /// The warning notice was shown for this crossing of [`WARN_PERCENT`].
-    pub warned: bool,
+    pub(crate) warned: bool,
 }
 
 /// Tokens in the window now, and whether that is an estimate. `None` before anything was

@@ -34,8 +34,8 @@ pub(crate) fn check_size(pasted: usize, draft: usize) -> Result<(), TooLarge> {
     size(MAX_DRAFT_BYTES)
 )]
 pub(crate) struct TooLarge {
-    pub pasted: usize,
-    pub draft: usize,
+    pub(crate) pasted: usize,
+    pub(crate) draft: usize,
 }
 
 fn draft_note(draft: usize) -> String {

@@ -22,19 +22,19 @@ pub(crate) enum PickTarget {
 /// One row: its text (one line, sanitized when built) and what it picks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PickItem {
-    pub label: String,
-    pub target: PickTarget,
+    pub(crate) label: String,
+    pub(crate) target: PickTarget,
 }
 
 /// An open picker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Picker {
-    pub title: String,
-    pub items: Vec<PickItem>,
+    pub(crate) title: String,
+    pub(crate) items: Vec<PickItem>,
     /// Index into `items`.
-    pub selected: usize,
+    pub(crate) selected: usize,
     /// A line under the list (what Enter does).
-    pub footer: String,
+    pub(crate) footer: String,
 }
 
 impl Picker {

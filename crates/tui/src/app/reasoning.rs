@@ -11,7 +11,7 @@ pub(crate) struct Reasoning {
     text: String,
     sanitizer: StreamSanitizer,
     /// Reasoning deltas received: one token each as servers stream them.
-    pub tokens: usize,
+    pub(crate) tokens: usize,
     started: Option<Instant>,
     /// Set when the answer (or a call, or the end of the round) followed the reasoning.
     took: Option<Duration>,

@@ -14,11 +14,11 @@ use super::state::App;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RetryWait {
     /// The failure, one line, escaped.
-    pub error: String,
+    pub(crate) error: String,
     /// The attempt that goes out when the wait ends, and how many there may be.
-    pub attempt: u32,
-    pub attempts: u32,
-    pub until: Instant,
+    pub(crate) attempt: u32,
+    pub(crate) attempts: u32,
+    pub(crate) until: Instant,
     /// Which of the answer cell's warnings shows it.
     warning: Option<usize>,
     /// The seconds the cell shows now.

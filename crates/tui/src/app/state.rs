@@ -74,22 +74,22 @@ enum TurnText {
 /// The model's answer for one request: its text and the calls it made.
 #[derive(Debug)]
 pub(crate) struct AssistantTurn {
-    pub id: CellId,
+    pub(crate) id: CellId,
     /// The answer as shown (sanitized); only grows, except through `set_text`.
     text: TurnText,
     /// Bumped when the text is replaced rather than extended (the view lays it out again).
     text_gen: u64,
-    pub state: TurnState,
-    pub panes: Vec<ToolPane>,
+    pub(crate) state: TurnState,
+    pub(crate) panes: Vec<ToolPane>,
     /// Index into `App::traces` of this request's trace.
-    pub trace: Option<usize>,
-    pub warnings: Vec<String>,
+    pub(crate) trace: Option<usize>,
+    pub(crate) warnings: Vec<String>,
     /// Bumped on every change outside the text (panes, state, warnings, selection).
-    pub rev: u64,
+    pub(crate) rev: u64,
     /// This answer's text stream: an escape sequence split across tokens is removed whole.
-    pub sanitizer: kimi_protocol::sanitize::StreamSanitizer,
+    pub(crate) sanitizer: kimi_protocol::sanitize::StreamSanitizer,
     /// The reasoning cell (thinking models); drawn with the header.
-    pub reasoning: super::reasoning::Reasoning,
+    pub(crate) reasoning: super::reasoning::Reasoning,
 }
 
 impl AssistantTurn {
@@ -199,22 +199,22 @@ pub(crate) enum PaneState {
 /// One tool call inside an assistant turn.
 #[derive(Debug, Clone)]
 pub(crate) struct ToolPane {
-    pub index: usize,
-    pub id: String,
-    pub name: String,
-    pub arguments: String,
-    pub state: PaneState,
+    pub(crate) index: usize,
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) arguments: String,
+    pub(crate) state: PaneState,
     /// The arguments it actually ran with, when the user edited them.
-    pub edited_arguments: Option<String>,
+    pub(crate) edited_arguments: Option<String>,
     /// The tool message content sent back to the model.
-    pub result: Option<String>,
-    pub expanded: bool,
+    pub(crate) result: Option<String>,
+    pub(crate) expanded: bool,
     /// Why the complete arguments cannot run as they are (shown from the moment the call ends).
-    pub problem: Option<String>,
+    pub(crate) problem: Option<String>,
     /// What the call's MCP server reported while it ran: the latest progress, and the last
     /// log lines (sanitized, one line each).
-    pub progress: Option<ToolNote>,
-    pub log: std::collections::VecDeque<String>,
+    pub(crate) progress: Option<ToolNote>,
+    pub(crate) log: std::collections::VecDeque<String>,
 }
 
 impl ToolPane {
@@ -238,38 +238,38 @@ impl ToolPane {
 /// The approval dialog for one call.
 #[derive(Debug)]
 pub(crate) struct ApprovalDialog {
-    pub request: ApprovalRequest,
+    pub(crate) request: ApprovalRequest,
     /// The agent's id for this request, answered with `Op::Approve` (none in previews).
-    pub id: Option<u64>,
-    pub stage: DialogStage,
+    pub(crate) id: Option<u64>,
+    pub(crate) stage: DialogStage,
     /// First argument row in view; changed only by `update`.
-    pub scroll: usize,
+    pub(crate) scroll: usize,
     /// What the next frame shows of the arguments (set by `update` from the screen size).
-    pub view: DialogView,
+    pub(crate) view: DialogView,
     /// Which argument rows have been on screen, counted at width `seen_width`.
-    pub seen: Vec<bool>,
-    pub seen_width: u16,
+    pub(crate) seen: Vec<bool>,
+    pub(crate) seen_width: u16,
     /// Every argument row has been on screen at some point (a resize does not undo it).
-    pub seen_all: bool,
+    pub(crate) seen_all: bool,
     /// Why the last key did nothing, shown under the arguments.
-    pub hint: Option<String>,
+    pub(crate) hint: Option<String>,
     /// The arguments are the user's edit, brought back to be read before they run.
-    pub edited: bool,
+    pub(crate) edited: bool,
     /// Names these arguments (a new one for each dialog and edit): the view's argument rows
     /// (`App::approval_rows`) are kept for it.
-    pub args_rev: u64,
+    pub(crate) args_rev: u64,
 }
 
 /// The arguments viewport of the dialog for the current screen.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DialogView {
     /// Rows of arguments visible at once.
-    pub rows: usize,
+    pub(crate) rows: usize,
     /// Rows of arguments in all.
-    pub total: usize,
-    pub width: u16,
+    pub(crate) total: usize,
+    pub(crate) width: u16,
     /// The whole dialog on screen (for the mouse).
-    pub area: ratatui::layout::Rect,
+    pub(crate) area: ratatui::layout::Rect,
 }
 
 impl ApprovalDialog {
@@ -321,85 +321,85 @@ pub(crate) enum DialogStage {
 /// Connection facts shown in the status bar.
 #[derive(Debug, Clone)]
 pub(crate) struct Connection {
-    pub profile: String,
-    pub mode: Mode,
-    pub model: String,
-    pub host: String,
+    pub(crate) profile: String,
+    pub(crate) mode: Mode,
+    pub(crate) model: String,
+    pub(crate) host: String,
 }
 
 /// The whole app: a root over its components (transcript, composer, status line and the
 /// layers above them) and the facts they share (the conversation as the agent reported it,
 /// the session, the settings).
 pub(crate) struct App {
-    pub connection: Connection,
+    pub(crate) connection: Connection,
     /// The agent's conversation as it reported it (the agent owns it; `view.rs` follows it).
-    pub conversation: Vec<Message>,
+    pub(crate) conversation: Vec<Message>,
     /// The system prompt as the agent last reported it (shown by `/system`).
-    pub system_prompt: Option<String>,
-    pub toolbox: Toolbox,
+    pub(crate) system_prompt: Option<String>,
+    pub(crate) toolbox: Toolbox,
     /// The agent's traces, shared with it (it adds the chunks of the one streaming now; the
     /// app reads them in place); the list follows the agent's `TraceStarted`/`Cleared`/
     /// `Truncated` reports.
-    pub traces: Vec<SharedTrace>,
-    pub transcript: super::transcript::Transcript,
-    pub composer: super::composer::Composer,
-    pub status: super::status_line::StatusLine,
-    pub layers: super::layers::Layers,
+    pub(crate) traces: Vec<SharedTrace>,
+    pub(crate) transcript: super::transcript::Transcript,
+    pub(crate) composer: super::composer::Composer,
+    pub(crate) status: super::status_line::StatusLine,
+    pub(crate) layers: super::layers::Layers,
     /// The tools the user allowed with `a` for the session, as shown in the status bar and
     /// `/tools`: a view of the engine's policy (it changes only through `Op::Approve` with
     /// `always` and `Op::Revoke`, which the app sends).
-    pub always_allow: Vec<String>,
+    pub(crate) always_allow: Vec<String>,
     /// The terminal accepted the keyboard enhancement protocol: Shift-Enter reaches the app
     /// (and the help lists it).
-    pub keyboard_enhanced: bool,
+    pub(crate) keyboard_enhanced: bool,
     /// `NO_COLOR` is set: frames are drawn without colour (badges in reverse video).
-    pub no_color: bool,
+    pub(crate) no_color: bool,
     /// A turn is in flight.
-    pub busy: bool,
-    pub should_quit: bool,
+    pub(crate) busy: bool,
+    pub(crate) should_quit: bool,
     /// Something changed since the last draw.
-    pub dirty: bool,
+    pub(crate) dirty: bool,
     /// The session the agent records this conversation into, once its journal is written
     /// (the agent says so); `None` before that, and when saving is off.
-    pub session: Option<kimi_core::session::Session>,
+    pub(crate) session: Option<kimi_core::session::Session>,
     /// A saved session's history is being reported: user messages are shown as they come.
-    pub replaying: bool,
+    pub(crate) replaying: bool,
     /// For each trace, the index of the message it produced (see `SessionTrace`).
-    pub trace_messages: Vec<usize>,
+    pub(crate) trace_messages: Vec<usize>,
     /// Esc or Ctrl-C was pressed and the turn has not ended yet: approvals are answered no.
-    pub cancelling: bool,
+    pub(crate) cancelling: bool,
     /// The terminal's size (columns, rows), kept by `update` from resize events.
-    pub screen: (u16, u16),
+    pub(crate) screen: (u16, u16),
     /// Interrupted answers of the resumed session, kept in its journal (never sent).
-    pub partial: Vec<kimi_core::session::PartialAnswer>,
+    pub(crate) partial: Vec<kimi_core::session::PartialAnswer>,
     /// The instant of the event `update` is handling (or last handled), stamped by the event
     /// loop: `update`, what it calls and the frame drawn after it read the time here, never the
     /// clock, so that tests make time pass by stamping events later.
-    pub now: Instant,
+    pub(crate) now: Instant,
     /// Special-token strings in user or tool text were already reported in this turn.
-    pub special_tokens_warned: bool,
+    pub(crate) special_tokens_warned: bool,
     /// The profile breaks special-token strings in tool results before sending them.
-    pub neutralize_tool_markers: bool,
+    pub(crate) neutralize_tool_markers: bool,
     /// The family template in use (the status bar shows it); set from the profile.
-    pub template: kimi_protocol::Template,
+    pub(crate) template: kimi_protocol::Template,
     /// `thinking` as the profile or `/thinking` set it; `None`: the model's default (on).
-    pub thinking: Option<bool>,
+    pub(crate) thinking: Option<bool>,
     // Getting text out and themes (`/mouse`, `/theme`).
     /// Mouse capture is on: the wheel scrolls the app (the terminal's own selection then
     /// needs Shift). Off by default so that selecting text just works.
-    pub mouse: bool,
+    pub(crate) mouse: bool,
     /// The colours the frame is drawn in (`theme` in the config, `/theme`).
-    pub theme: crate::ui::theme::Theme,
+    pub(crate) theme: crate::ui::theme::Theme,
     // Switch and limits.
     /// Profiles, the endpoint in use and the server's models (`/model`, `/profile`).
-    pub switch: super::models::Switch,
+    pub(crate) switch: super::models::Switch,
     /// Secrets a saved trace must never hold (the profile's API key): masked wherever found.
-    pub secrets: Vec<String>,
+    pub(crate) secrets: kimi_core::redactor::Redactor,
     // Token level.
     /// Alternatives per token asked for (`logprobs` of the profile, `/logprobs N`; 0 off).
-    pub logprobs: u8,
+    pub(crate) logprobs: u8,
     /// The ready MCP servers and their prompts (for `/mcp__…` commands and `@server:uri`).
-    pub mcp: super::mcp_view::Ready,
+    pub(crate) mcp: super::mcp_view::Ready,
 }
 
 impl App {
@@ -421,7 +421,7 @@ impl App {
             always_allow: Vec::new(),
             template: kimi_protocol::Template::default(),
             thinking: None,
-            secrets: Vec::new(),
+            secrets: Default::default(),
             logprobs: 0,
             keyboard_enhanced: false,
             no_color: false,

@@ -16,14 +16,14 @@ pub(crate) enum Activity {
 
 /// What the status line shows.
 pub(crate) struct StatusLine {
-    pub activity: Activity,
-    pub usage: Usage,
-    pub tokens_this_round: u64,
-    pub round_started: Option<Instant>,
+    pub(crate) activity: Activity,
+    pub(crate) usage: Usage,
+    pub(crate) tokens_this_round: u64,
+    pub(crate) round_started: Option<Instant>,
     /// How full the context window is (the gauge).
-    pub context: super::models_context::ContextGauge,
+    pub(crate) context: super::models_context::ContextGauge,
     /// The agent waits before retrying a request (the countdown).
-    pub retry_wait: Option<super::retry::RetryWait>,
+    pub(crate) retry_wait: Option<super::retry::RetryWait>,
 }
 
 impl Default for StatusLine {

@@ -22,11 +22,11 @@ pub(crate) type Term = Terminal<CrosstermBackend<Stdout>>;
 
 /// Restores the terminal when dropped.
 pub(crate) struct TerminalGuard {
-    pub terminal: Term,
+    pub(crate) terminal: Term,
     /// The terminal took the keyboard enhancement flags: Shift-Enter reaches the app.
-    pub keyboard_enhanced: bool,
+    pub(crate) keyboard_enhanced: bool,
     /// `theme = "auto"`: the theme the terminal's background asks for (see `background`).
-    pub detected_theme: Option<crate::ui::theme::Theme>,
+    pub(crate) detected_theme: Option<crate::ui::theme::Theme>,
 }
 
 /// How long startup waits for the terminal to answer the keyboard protocol query. Terminals

@@ -5,24 +5,24 @@ use super::state::{AssistantTurn, Entry, ToolPane};
 
 /// The transcript's state, its view cache and the layout feedback it gets from the last frame.
 pub(crate) struct Transcript {
-    pub entries: Vec<Entry>,
+    pub(crate) entries: Vec<Entry>,
     /// The entry of the assistant turn being streamed (or the last one).
-    pub turn_entry: Option<usize>,
+    pub(crate) turn_entry: Option<usize>,
     /// Lines scrolled up from the bottom; 0 = pinned to the bottom, following the stream.
-    pub scroll_from_bottom: usize,
+    pub(crate) scroll_from_bottom: usize,
     /// The selected tool pane (entry index, pane index), cycled with Tab.
-    pub selected_pane: Option<(usize, usize)>,
+    pub(crate) selected_pane: Option<(usize, usize)>,
     /// Tab chose a pane: the next layout scrolls the transcript to show it.
-    pub reveal_selected: bool,
+    pub(crate) reveal_selected: bool,
     /// Last measured viewport height, for page scrolling (layout feedback).
-    pub page_height: usize,
+    pub(crate) page_height: usize,
     /// (entry count, width) at the last layout, to keep a scrolled-up view still.
-    pub last_seen: (usize, u16),
+    pub(crate) last_seen: (usize, u16),
     /// Folded reasoning cells are shown open (the reasoning key toggles it).
-    pub reasoning_open: bool,
+    pub(crate) reasoning_open: bool,
     /// The rendering: rows of the cells near the viewport (view state, never read by
     /// `update`).
-    pub view: crate::ui::transcript::TranscriptView,
+    pub(crate) view: crate::ui::transcript::TranscriptView,
 }
 
 impl Default for Transcript {

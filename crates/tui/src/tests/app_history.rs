@@ -21,7 +21,10 @@ fn the_file_is_private_round_trips_multi_line_prompts_and_never_holds_the_key() 
     let path = dir.path().join("data/kimi-tui/history.jsonl");
     let (file, entries, problem) = HistoryFile::open(
         path.clone(),
-        vec!["sk-history-secret-42".into(), "sk-other-profile-7".into()],
+        kimi_core::redactor::Redactor::new([
+            "sk-history-secret-42".to_owned(),
+            "sk-other-profile-7".to_owned(),
+        ]),
     );
     assert!(entries.is_empty() && problem.is_none());
     file.record("first line\nsecond line\twith a tab \u{1b}[31m");
@@ -52,7 +55,7 @@ fn the_file_is_private_round_trips_multi_line_prompts_and_never_holds_the_key() 
         ]
     );
     // The next run: the previous entry is not added again, a cut-off last line is skipped.
-    let (file, entries, _) = HistoryFile::open(path.clone(), Vec::new());
+    let (file, entries, _) = HistoryFile::open(path.clone(), Default::default());
     assert_eq!(entries.len(), 3);
     file.record("last");
     file.close();
@@ -60,7 +63,7 @@ fn the_file_is_private_round_trips_multi_line_prompts_and_never_holds_the_key() 
     let mut raw = std::fs::read(&path).expect("read");
     raw.extend_from_slice(b"\"cut off by a cra");
     std::fs::write(&path, raw).expect("write");
-    let (file, entries, problem) = HistoryFile::open(path.clone(), Vec::new());
+    let (file, entries, problem) = HistoryFile::open(path.clone(), Default::default());
     assert!(problem.is_none());
     assert_eq!(entries.last().map(String::as_str), Some("last"));
     file.record("after the crash");
@@ -78,7 +81,7 @@ fn the_file_is_private_round_trips_multi_line_prompts_and_never_holds_the_key() 
 fn the_file_is_capped_oldest_first_out_and_compacted() {
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("history.jsonl");
-    let (file, _, _) = HistoryFile::open(path.clone(), Vec::new());
+    let (file, _, _) = HistoryFile::open(path.clone(), Default::default());
     let n = CAP + SLACK + 7;
     for i in 0..n {
         file.record(&format!("prompt {i}"));
@@ -105,7 +108,7 @@ fn up_and_down_walk_an_earlier_runs_history_and_sent_prompts_go_to_the_file() {
         "\"from yesterday\"\n\"two lines\\nof it\"\n\"from this morning\"\n",
     )
     .expect("write");
-    let (file, entries, _) = HistoryFile::open(path.clone(), Vec::new());
+    let (file, entries, _) = HistoryFile::open(path.clone(), Default::default());
     let mut a = app();
     a.composer.history = entries;
     a.composer.history_file = Some(file);
@@ -122,7 +125,7 @@ fn up_and_down_walk_an_earlier_runs_history_and_sent_prompts_go_to_the_file() {
     assert_eq!(draft(&a), "two lines\nof it");
     // A prompt sent now goes to the file (through the writer, as an effect).
     let mut a = app();
-    let (file, entries, _) = HistoryFile::open(path.clone(), Vec::new());
+    let (file, entries, _) = HistoryFile::open(path.clone(), Default::default());
     a.composer.history = entries;
     a.composer.history_file = Some(file);
     typed(&mut a, "a new prompt");
@@ -265,7 +268,7 @@ fn a_history_file_planted_as_a_symbolic_link_is_never_written_through() {
     std::fs::write(&victim, "keep me\n").expect("write");
     let path = dir.path().join("history.jsonl");
     std::os::unix::fs::symlink(&victim, &path).expect("symlink");
-    let (file, _, _) = HistoryFile::open(path.clone(), Vec::new());
+    let (file, _, _) = HistoryFile::open(path.clone(), Default::default());
     file.record("a prompt");
     file.close();
     assert_eq!(std::fs::read_to_string(&victim).expect("read"), "keep me\n");

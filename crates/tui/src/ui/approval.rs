@@ -129,19 +129,19 @@ pub(crate) fn key_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
 
 /// Where everything goes on a screen of size `screen`, with the lines to draw.
 pub(crate) struct DialogLayout<'a> {
-    pub rect: Rect,
-    pub head: Rect,
-    pub head_lines: Vec<Line<'static>>,
+    pub(crate) rect: Rect,
+    pub(crate) head: Rect,
+    pub(crate) head_lines: Vec<Line<'static>>,
     /// The arguments viewport; `arg_rows` holds every row, of which it shows `args.height`.
-    pub args: Rect,
-    pub arg_rows: std::borrow::Cow<'a, [Line<'static>]>,
+    pub(crate) args: Rect,
+    pub(crate) arg_rows: std::borrow::Cow<'a, [Line<'static>]>,
     /// One row: position in the arguments and hints.
-    pub status: Rect,
-    pub problems: Rect,
-    pub problem_lines: Vec<Line<'static>>,
-    pub editor: Rect,
-    pub keys: Rect,
-    pub key_lines: Vec<Line<'static>>,
+    pub(crate) status: Rect,
+    pub(crate) problems: Rect,
+    pub(crate) problem_lines: Vec<Line<'static>>,
+    pub(crate) editor: Rect,
+    pub(crate) keys: Rect,
+    pub(crate) key_lines: Vec<Line<'static>>,
 }
 
 /// The dialog's width on a screen `screen_width` columns wide.

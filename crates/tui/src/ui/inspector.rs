@@ -49,8 +49,8 @@ pub(crate) fn build(
 /// How chunks are laid out: the token ids badges show, and the gap that makes a stall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Look {
-    pub ids: Ids,
-    pub stall_us: u64,
+    pub(crate) ids: Ids,
+    pub(crate) stall_us: u64,
 }
 
 /// Which markers are badged and which token ids the badges show: the trace's family.

@@ -20,11 +20,11 @@ pub(crate) const UNSURE: f32 = 0.5;
 /// Where a token is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TokenPos {
-    pub line: usize,
+    pub(crate) line: usize,
     /// Index of its text span in the line.
-    pub span: usize,
+    pub(crate) span: usize,
     /// Its first column.
-    pub col: usize,
+    pub(crate) col: usize,
 }
 
 /// What identifies the tokens the lines were built from.

@@ -44,9 +44,9 @@ pub(crate) fn line_text(line: &Line<'_>) -> String {
 
 /// The areas of one frame.
 pub(crate) struct Areas {
-    pub transcript: Rect,
-    pub input: Rect,
-    pub status: Rect,
+    pub(crate) transcript: Rect,
+    pub(crate) input: Rect,
+    pub(crate) status: Rect,
 }
 
 pub(crate) fn areas(app: &App, size: Rect) -> Areas {

@@ -37,13 +37,13 @@ const MARGIN_SCREENS: usize = 2;
 
 /// What a cell's rendering needs besides the cell.
 pub(crate) struct Ctx<'a> {
-    pub width: u16,
-    pub theme: &'a Theme,
+    pub(crate) width: u16,
+    pub(crate) theme: &'a Theme,
     /// The selected tool pane of this cell, if any.
-    pub selected: Option<usize>,
-    pub now: Instant,
+    pub(crate) selected: Option<usize>,
+    pub(crate) now: Instant,
     /// Finished reasoning cells are shown open (the reasoning key, F2).
-    pub reasoning_open: bool,
+    pub(crate) reasoning_open: bool,
 }
 
 /// The rendering of one kind of transcript cell: owned by the view, never by the model.

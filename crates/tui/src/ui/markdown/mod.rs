@@ -38,50 +38,50 @@ pub(crate) use cache::MarkdownLayout;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Theme {
     /// Headings (H1 is also underlined).
-    pub heading: Style,
-    pub emphasis: Style,
-    pub strong: Style,
-    pub strikethrough: Style,
+    pub(crate) heading: Style,
+    pub(crate) emphasis: Style,
+    pub(crate) strong: Style,
+    pub(crate) strikethrough: Style,
     /// Inline `code` (the backticks are not shown).
-    pub code_inline: Style,
+    pub(crate) code_inline: Style,
     /// The base of code block text (set a background here for a code background).
-    pub code_block: Style,
+    pub(crate) code_block: Style,
     /// The `▎` bar left of code block lines.
-    pub code_bar: Style,
+    pub(crate) code_bar: Style,
     /// The language badge above a code block.
-    pub code_label: Style,
+    pub(crate) code_label: Style,
     /// The `│` bar left of block quotes.
-    pub quote: Style,
+    pub(crate) quote: Style,
     /// Patched onto the text inside block quotes.
-    pub quote_text: Style,
+    pub(crate) quote_text: Style,
     /// List bullets, numbers and task boxes.
-    pub list_bullet: Style,
+    pub(crate) list_bullet: Style,
     /// Link text.
-    pub link: Style,
+    pub(crate) link: Style,
     /// The ` (url)` after a link whose text is not its URL.
-    pub link_url: Style,
+    pub(crate) link_url: Style,
     /// Horizontal rules.
-    pub rule: Style,
+    pub(crate) rule: Style,
     /// Table column separators and the line under the header.
-    pub table_border: Style,
+    pub(crate) table_border: Style,
     /// Patched onto header cells.
-    pub table_header: Style,
+    pub(crate) table_header: Style,
     /// Raw HTML, shown as text.
-    pub html: Style,
+    pub(crate) html: Style,
     /// Highlighting: keywords.
-    pub keyword: Style,
+    pub(crate) keyword: Style,
     /// Highlighting: string and char literals.
-    pub string: Style,
+    pub(crate) string: Style,
     /// Highlighting: comments.
-    pub comment: Style,
+    pub(crate) comment: Style,
     /// Highlighting: numbers and constants (`true`, `None`, `nil`).
-    pub number: Style,
+    pub(crate) number: Style,
     /// Highlighting: type names (built-in types, capitalised names where that means a type).
-    pub type_name: Style,
+    pub(crate) type_name: Style,
     /// `diff` blocks: added lines.
-    pub diff_added: Style,
+    pub(crate) diff_added: Style,
     /// `diff` blocks: removed lines.
-    pub diff_removed: Style,
+    pub(crate) diff_removed: Style,
 }
 
 impl Default for Theme {

@@ -24,9 +24,9 @@ use super::render::{options, render_block};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Shape {
     /// Where its line ends (the `\n`), if it has ended.
-    pub line_end: Option<usize>,
+    pub(crate) line_end: Option<usize>,
     /// A blank line follows: the paragraph is over, whatever comes next.
-    pub ended: bool,
+    pub(crate) ended: bool,
 }
 
 /// `tail` (a block start) as a one-line paragraph, or `None` when it may be anything else.
