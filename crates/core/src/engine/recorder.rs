@@ -55,13 +55,25 @@ impl Recorder {
     /// Record a new session, `meta` (empty), into `store`.
     pub fn new(store: SessionStore, meta: Session) -> Recorder {
         let seed = vec![Record::Header(Header::of(&meta))];
+        let target = Target::Create {
+            beside_legacy: false,
+        };
+        Recorder::start(store, meta, None, target, seed)
+    }
+
+    /// A recorder that has written nothing yet: `seed` goes first, to `target`.
+    fn start(
+        store: SessionStore,
+        meta: Session,
+        lock: Option<SessionLock>,
+        target: Target,
+        seed: Vec<Record>,
+    ) -> Recorder {
         Recorder {
             store,
             meta,
-            lock: None,
-            target: Target::Create {
-                beside_legacy: false,
-            },
+            lock,
+            target,
             writer: None,
             seed,
             retired: Vec::new(),
@@ -104,22 +116,10 @@ impl Recorder {
         session.partial.clear();
         session.tool_ends.clear();
         Recorder {
-            store,
-            meta: session,
-            lock: Some(lock),
-            target,
-            writer: None,
-            seed,
-            retired: Vec::new(),
             users,
             first,
             traces: traces.to_vec(),
-            live: None,
-            round_trace: None,
-            saved: None,
-            last_partial: None,
-            paused: false,
-            off: false,
+            ..Recorder::start(store, session, Some(lock), target, seed)
         }
     }
 

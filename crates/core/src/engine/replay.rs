@@ -12,7 +12,7 @@ use super::shared_trace::SharedTrace;
 use crate::session::{PartialAnswer, Session, ToolEnd};
 use crate::tools::ToolResult;
 use kimi_client::BackendError;
-use kimi_protocol::{Message, StreamEvent};
+use kimi_protocol::{Message, StreamEvent, ToolCall};
 
 /// `session` as the agent reports it when it is resumed: [`EngineEvent::Resuming`] (with
 /// `notice`), its history, [`EngineEvent::Resumed`]; and its traces, shared with those events,
@@ -189,18 +189,7 @@ impl History {
     fn answer_round(&mut self, i: usize, m: &Message, trace: Option<(usize, &SharedTrace)>) {
         self.round_started(trace);
         self.answer_text(m.reasoning_content.as_deref().unwrap_or(""), &m.text());
-        for (index, call) in m.tool_calls.iter().enumerate() {
-            self.stream(StreamEvent::ToolCallBegin {
-                index,
-                id: call.id.clone(),
-                name: call.function.name.clone(),
-            });
-            self.stream(StreamEvent::ToolCallArgs {
-                index,
-                delta: call.function.arguments.clone(),
-            });
-            self.stream(StreamEvent::ToolCallEnd { index });
-        }
+        self.calls(&m.tool_calls, true);
         self.warnings(trace);
         self.appended(i, m);
         self.trace_finished(trace, i);
@@ -213,6 +202,26 @@ impl History {
             error: None,
             cancelled: false,
         });
+    }
+
+    /// An answer's calls as they streamed: each whole, or (the answer cut short) incomplete.
+    fn calls(&mut self, calls: &[ToolCall], whole: bool) {
+        for (index, call) in calls.iter().enumerate() {
+            self.stream(StreamEvent::ToolCallBegin {
+                index,
+                id: call.id.clone(),
+                name: call.function.name.clone(),
+            });
+            self.stream(StreamEvent::ToolCallArgs {
+                index,
+                delta: call.function.arguments.clone(),
+            });
+            self.stream(if whole {
+                StreamEvent::ToolCallEnd { index }
+            } else {
+                StreamEvent::ToolCallIncomplete { index }
+            });
+        }
     }
 
     /// A request that produced no message: failed (its trace says how), or cancelled.
@@ -235,19 +244,8 @@ impl History {
     fn interrupted_round(&mut self, p: &PartialAnswer, trace: Option<(usize, &SharedTrace)>) {
         self.round_started(trace);
         self.answer_text(&p.reasoning_content, &p.content);
-        for (index, call) in p.tool_calls.iter().enumerate() {
-            self.stream(StreamEvent::ToolCallBegin {
-                index,
-                id: call.id.clone(),
-                name: call.function.name.clone(),
-            });
-            self.stream(StreamEvent::ToolCallArgs {
-                index,
-                delta: call.function.arguments.clone(),
-            });
-            // Cut short: it never runs.
-            self.stream(StreamEvent::ToolCallIncomplete { index });
-        }
+        // Cut short: they never run.
+        self.calls(&p.tool_calls, false);
         self.warnings(trace);
         self.trace_finished(trace, p.after_message);
         self.out.push(EngineEvent::RoundInterrupted);
