@@ -86,6 +86,8 @@ pub async fn start(mode: Option<Mode>, model: Option<String>) -> Result<(MockSer
             tools,
             config_path: None,
             mcp_servers: demo_mcp_servers(),
+            // The demo's tools ask, as they always did: no rules.
+            rules: Vec::new(),
             ui: Default::default(),
             // The demo's prompts are the user's prompts: recalled in the next run too.
             history: true,

@@ -14,6 +14,7 @@ use kimi_protocol::Mode;
 use kimi_protocol::family::Template;
 
 use crate::tools::mcp::McpServerConfig;
+use crate::tools::rules::{CompiledRule, Rule, RuleSource};
 use crate::tools::{ToolSpec, Toolbox, ToolboxError};
 use kimi_client::{Endpoint, ReasoningField};
 
@@ -323,6 +324,13 @@ pub struct Config {
     /// `[[mcp_servers]]`.
     #[serde(default)]
     pub mcp_servers: Vec<McpServerConfig>,
+    /// `[[rules]]`: rules on the arguments of calls (see [`crate::tools::rules`]).
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+    /// `rules` checked and compiled, each with the line it is written at (filled in by
+    /// [`Config::parse`]).
+    #[serde(skip)]
+    pub checked_rules: Vec<(CompiledRule, usize)>,
     /// `history = false`: prompts are not kept across runs.
     #[serde(default)]
     pub history: Option<bool>,
@@ -570,6 +578,10 @@ impl Config {
                 ));
             }
         }
+        // Rules: their own examples, and the arguments of the local tools they name.
+        let checked = crate::tools::rules::check_rules(path, text, &config.rules, &config.tools)?;
+        let mut config = config;
+        config.checked_rules = checked;
         // MCP servers: each entry valid, names unique, no local tool in a server's namespace.
         for (i, server) in config.mcp_servers.iter().enumerate() {
             let loc = |k: &str| {
@@ -663,13 +675,13 @@ fn names<'a>(it: impl Iterator<Item = &'a String>) -> String {
     }
 }
 
-enum Key<'a> {
+pub(crate) enum Key<'a> {
     Name(&'a str),
     Index(usize),
 }
 
 /// The span of the value at `keys` in the parsed document.
-fn span_of(table: &DeTable<'_>, keys: &[Key<'_>]) -> Option<std::ops::Range<usize>> {
+pub(crate) fn span_of(table: &DeTable<'_>, keys: &[Key<'_>]) -> Option<std::ops::Range<usize>> {
     let (first, rest) = keys.split_first()?;
     let Key::Name(name) = first else {
         return None;
@@ -694,7 +706,7 @@ fn span_of(table: &DeTable<'_>, keys: &[Key<'_>]) -> Option<std::ops::Range<usiz
 }
 
 /// 1-based line and column of a byte offset.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
@@ -1095,6 +1107,9 @@ pub struct Resolved {
     pub config_path: Option<PathBuf>,
     /// `[[mcp_servers]]`, not started yet.
     pub mcp_servers: Vec<McpServerConfig>,
+    /// The config's `[[rules]]`, checked, with the line of each (the project's are read
+    /// separately: see [`crate::tools::rules::project`]).
+    pub rules: Vec<(CompiledRule, RuleSource)>,
     /// `theme` and `mouse`.
     pub ui: UiOptions,
     /// Keep the prompt history across runs (`history`, default on).
@@ -1204,7 +1219,22 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
         .as_ref()
         .map(|c| c.profiles.clone())
         .unwrap_or_default();
+    let rules = match (&config, &path) {
+        (Some(c), Some(p)) => c
+            .checked_rules
+            .iter()
+            .map(|(rule, line)| {
+                let source = RuleSource::Config {
+                    path: p.clone(),
+                    line: *line,
+                };
+                (rule.clone(), source)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     Ok(Resolved {
+        rules,
         profile_name,
         profile,
         tools,

@@ -112,6 +112,7 @@ fn problem_kind(p: &CallProblem) -> &'static str {
         CallProblem::Schema { .. } => "arguments break the schema",
         CallProblem::Denied { reason: None } => "denied",
         CallProblem::Denied { reason: Some(_) } => "denied with a reason",
+        CallProblem::DeniedByRule { .. } => "denied by a rule",
     }
 }
 

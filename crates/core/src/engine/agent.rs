@@ -287,6 +287,12 @@ impl State {
             | Op::SwitchProfile { .. }
             | Op::CheckArguments { .. }
             | Op::ToolsReport => {}
+            // Rules are the toolbox's, shared with a supervisor if there is one.
+            op @ (Op::AddRule { .. } | Op::RemoveRule { .. } | Op::ListRules) => {
+                if let Some(answer) = super::rule_ops::answer(&self.toolbox, &op) {
+                    io.emit(answer).await;
+                }
+            }
             #[cfg(test)]
             Op::PanicForTest => {}
         }

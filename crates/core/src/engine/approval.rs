@@ -4,6 +4,7 @@
 
 use std::future::Future;
 
+use crate::tools::rules::RuleDecision;
 use crate::tools::{CallProblem, ToolSpec};
 use kimi_protocol::ToolCall;
 
@@ -27,6 +28,10 @@ pub struct ApprovalRequest {
     pub arguments: String,
     /// Why the arguments cannot run as they are; empty when they can.
     pub problems: Vec<CallProblem>,
+    /// Why the dialog is shown: an `ask` rule (which, from which file and line), or the
+    /// tool's `approval` when no rule matched. An `allow` here means the rules would run
+    /// the arguments as they are but they are invalid.
+    pub rule: RuleDecision,
 }
 
 pub trait Approver: Send {

@@ -6,6 +6,7 @@ use super::shared_trace::SharedTrace;
 use super::switchboard::ProfileChoice;
 use super::tools_report::ToolsReport;
 use crate::session::Session;
+use crate::tools::rules::{Rule, RuleDecision, RuleEntry, RuleId, RuleScope};
 use crate::tools::{CallProblem, ToolResult};
 use kimi_client::{BackendError, Endpoint, ModelList};
 use kimi_protocol::{Message, ToolCall};
@@ -85,6 +86,17 @@ pub enum Op {
     },
     /// `/tools`: answered with [`EngineEvent::Tools`].
     ToolsReport,
+    // Rules on calls (answered by the supervisor, or by an agent without one).
+    /// Put `rule` in force now: for the session, or also appended to the user's config file
+    /// (its comments and layout kept). Answered with [`EngineEvent::Rules`] naming the new
+    /// rule, or with an error notice (a rule whose examples contradict it, a config that
+    /// cannot be written) and nothing added.
+    AddRule { rule: Box<Rule>, scope: RuleScope },
+    /// Take a session rule out of force: answered with [`EngineEvent::Rules`]; a rule from a
+    /// file, or an unknown id, is refused with a notice.
+    RemoveRule { id: RuleId },
+    /// `/rules`: answered with [`EngineEvent::Rules`].
+    ListRules,
     /// Make the agent's task panic, for the supervisor's tests.
     #[cfg(test)]
     PanicForTest,
@@ -168,6 +180,15 @@ pub enum EngineEvent {
         index: usize,
         call: ToolCall,
         problem: CallProblem,
+    },
+    /// What the rules (or, none matching, the tool's `approval`) decided about the call at
+    /// `index` with `arguments`, before any dialog: allow runs it, ask asks, deny refuses it
+    /// (then a `ToolRefused` follows). Reported again for arguments edited in the dialog.
+    CallDecided {
+        index: usize,
+        call_id: String,
+        arguments: String,
+        decision: RuleDecision,
     },
     /// An approved call is starting, with the arguments it gets.
     ToolStarted {
@@ -262,6 +283,13 @@ pub enum EngineEvent {
     },
     /// Answer to [`Op::ToolsReport`].
     Tools { report: Box<ToolsReport> },
+    /// Answer to [`Op::ListRules`], [`Op::AddRule`] (`added`: the new rule's id) and
+    /// [`Op::RemoveRule`]: every rule in force, in order, with where it comes from and how
+    /// often it matched this session.
+    Rules {
+        rules: Vec<RuleEntry>,
+        added: Option<RuleId>,
+    },
     // Sessions.
     /// The conversation is recorded into this session's journal, written from now on (its
     /// messages and traces are empty here).

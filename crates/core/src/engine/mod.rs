@@ -17,6 +17,7 @@ mod recorder;
 pub mod replay;
 mod retry;
 mod rewind;
+mod rule_ops;
 mod session_op;
 mod session_start;
 mod shared_trace;

@@ -107,7 +107,11 @@ impl Supervisor {
             Op::ListModels { show } => self.list(if show { Purpose::Show } else { Purpose::Quiet }),
             Op::SwitchModel { id } => self.list(Purpose::Switch(id)),
             Op::SwitchProfile { name } => return self.switch_profile(&name),
-            op @ (Op::CheckArguments { .. } | Op::ToolsReport) => {
+            op @ (Op::CheckArguments { .. }
+            | Op::ToolsReport
+            | Op::AddRule { .. }
+            | Op::RemoveRule { .. }
+            | Op::ListRules) => {
                 self.own.extend(toolbox_answer(&self.toolbox, op));
             }
             op => return self.forward(op),
@@ -378,8 +382,11 @@ impl Supervisor {
 }
 
 /// The answer to an operation that only needs the toolbox ([`Op::CheckArguments`],
-/// [`Op::ToolsReport`]); `None` for any other.
+/// [`Op::ToolsReport`], the rule operations); `None` for any other.
 pub fn toolbox_answer(toolbox: &Toolbox, op: Op) -> Option<EngineEvent> {
+    if let Some(answer) = super::rule_ops::answer(toolbox, &op) {
+        return Some(answer);
+    }
     match op {
         Op::CheckArguments {
             id,

@@ -11,6 +11,7 @@ use super::approval::{ApprovalRequest, Decision};
 use super::event::{EngineEvent, Op, TurnOutcome};
 use super::inbox::Io;
 use super::shared_trace::SharedTrace;
+use crate::tools::rules::{Decided, DecisionOrigin, RuleDecision, Verdict};
 use crate::tools::{Approval, CallProblem, ToolSpec};
 use kimi_client::{TurnItem, TurnResult};
 use kimi_protocol::{Message, ToolCall};
@@ -160,6 +161,8 @@ async fn handle_call(
         return (refuse(io, index, call, problem).await, None);
     };
     if spec.approval == Approval::Deny {
+        let decision = RuleDecision::by_tool(Verdict::Deny);
+        decided(io, index, call, &call.function.arguments, &decision).await;
         return (
             refuse(io, index, call, CallProblem::denied_by_config(name)).await,
             None,
@@ -168,14 +171,21 @@ async fn handle_call(
     let mut arguments = call.function.arguments.clone();
     // Ask until the arguments are valid and approved, or the call is denied.
     let arguments = loop {
-        let problems: Vec<CallProblem> = toolbox
-            .check_call(name, &arguments)
-            .err()
-            .into_iter()
-            .collect();
-        // `auto` tools, and those the user allowed for the session, run on valid arguments.
+        let checked = toolbox.check_call(name, &arguments);
+        // The rules see the arguments as parsed; ones that do not parse match no pattern.
+        let parsed = checked.as_ref().cloned().unwrap_or(Value::Null);
+        let problems: Vec<CallProblem> = checked.err().into_iter().collect();
+        let rule = decide(toolbox, io, index, call, &spec, &arguments, &parsed).await;
+        if let Some(problem) = rule_denial(&rule) {
+            return (refuse(io, index, call, problem).await, None);
+        }
+        // Allowed by a rule or by an `auto` tool, or by the user for the session (only when
+        // no rule spoke: an `ask` rule asks), runs on valid arguments.
         let always = always_covers(always_allow, &spec);
-        if problems.is_empty() && (spec.approval == Approval::Auto || always == Some(true)) {
+        let by_tool = rule.rule().is_none();
+        if problems.is_empty()
+            && (rule.verdict == Verdict::Allow || (by_tool && always == Some(true)))
+        {
             break arguments;
         }
         if always == Some(false) {
@@ -189,6 +199,7 @@ async fn handle_call(
             spec: spec.clone(),
             arguments: arguments.clone(),
             problems: problems.clone(),
+            rule,
         };
         let (decision, always) = ask(io, request).await;
         if always && matches!(decision, Decision::Approve { .. }) {
@@ -208,7 +219,16 @@ async fn handle_call(
             Decision::Approve {
                 arguments: approved,
             } => match toolbox.check_call(name, &approved) {
-                Ok(_) => break approved,
+                Ok(_) if approved == arguments => break approved,
+                // An edit is checked against the rules again: approving it cannot get round
+                // a deny rule.
+                Ok(parsed) => {
+                    let rule = decide(toolbox, io, index, call, &spec, &approved, &parsed).await;
+                    if let Some(problem) = rule_denial(&rule) {
+                        return (refuse(io, index, call, problem).await, None);
+                    }
+                    break approved;
+                }
                 // An edit that is still invalid: ask again, showing the new problems.
                 Err(_) if approved != arguments => arguments = approved,
                 // Approving arguments known to be invalid is refused, never looped on.
@@ -264,6 +284,50 @@ async fn handle_call(
     })
     .await;
     (content, edited)
+}
+
+/// What the rules decide about `arguments` (parsed) of the call, reported (with any rule
+/// found unusable for this tool) before anything else happens to the call.
+async fn decide(
+    toolbox: &crate::tools::Toolbox,
+    io: &mut Io,
+    index: usize,
+    call: &ToolCall,
+    spec: &ToolSpec,
+    arguments: &str,
+    parsed: &Value,
+) -> RuleDecision {
+    let Decided { decision, notices } = toolbox.rules().decide(spec, parsed);
+    for text in notices {
+        io.emit(EngineEvent::Notice { text, error: true }).await;
+    }
+    decided(io, index, call, arguments, &decision).await;
+    decision
+}
+
+async fn decided(io: &mut Io, index: usize, call: &ToolCall, arguments: &str, d: &RuleDecision) {
+    io.emit(EngineEvent::CallDecided {
+        index,
+        call_id: call.id.clone(),
+        arguments: arguments.to_owned(),
+        decision: d.clone(),
+    })
+    .await;
+}
+
+/// The problem a `deny` decision refuses the call with.
+fn rule_denial(d: &RuleDecision) -> Option<CallProblem> {
+    if d.verdict != Verdict::Deny {
+        return None;
+    }
+    Some(match &d.origin {
+        DecisionOrigin::Rule { label, source, .. } => CallProblem::DeniedByRule {
+            rule: label.clone(),
+            at: source.to_string(),
+        },
+        // Only a tool whose `approval` is `deny` is denied without a rule, caught before.
+        DecisionOrigin::ToolApproval => CallProblem::Denied { reason: None },
+    })
 }
 
 /// Whether "always allow" covers `spec` now: `None` when it was never given, `Some(false)` when

@@ -13,6 +13,7 @@ pub mod env;
 mod local;
 pub mod mcp;
 mod result;
+pub mod rules;
 pub(crate) mod runner;
 mod source;
 pub mod spec;

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::local::LocalTools;
 use super::mcp::{McpHub, ToolNote};
 use super::result::ToolResult;
+use super::rules::Rules;
 use super::source::ToolSource;
 use super::spec::ToolSpec;
 use super::validate::{CallProblem, check_arguments};
@@ -34,6 +35,8 @@ pub struct Toolbox {
     /// In the order tools are offered and looked up: a name a source offers hides the same
     /// name in the sources after it, so the local tools win.
     sources: Vec<Arc<dyn ToolSource>>,
+    /// The rules on calls, shared by every clone (the supervisor's and its agent's).
+    rules: Rules,
 }
 
 impl Default for Toolbox {
@@ -54,6 +57,7 @@ impl Toolbox {
             sources: vec![local.clone() as Arc<dyn ToolSource>],
             local,
             mcp: None,
+            rules: Rules::default(),
         }
     }
 
@@ -78,6 +82,16 @@ impl Toolbox {
     pub fn with_source(mut self, source: Arc<dyn ToolSource>) -> Toolbox {
         self.sources.push(source);
         self
+    }
+
+    /// Decide calls with `rules` (none by default: each tool's `approval` decides).
+    pub fn with_rules(mut self, rules: Rules) -> Toolbox {
+        self.rules = rules;
+        self
+    }
+
+    pub fn rules(&self) -> &Rules {
+        &self.rules
     }
 
     pub fn mcp(&self) -> Option<&McpHub> {

@@ -37,6 +37,10 @@ pub enum CallProblem {
     /// The config denies the tool, or the user declined the call (with the reason they typed).
     #[error("{}", denied(reason.as_deref()))]
     Denied { reason: Option<String> },
+    /// A `deny` rule matches the call: `rule` is how it is named (its reason, or what it
+    /// matches), `at` where it is written.
+    #[error("denied by the rule `{rule}` ({at}); do not retry this call")]
+    DeniedByRule { rule: String, at: String },
 }
 
 impl CallProblem {

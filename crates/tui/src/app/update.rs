@@ -1127,6 +1127,9 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             }
         }
         EngineEvent::Tools { report } => tools_report(app, &report),
+        // What decided a call is also in its approval request; the pane and `/rules` views
+        // of these are the rules UI's.
+        EngineEvent::CallDecided { .. } | EngineEvent::Rules { .. } => {}
         EngineEvent::ToolRefused { call, problem, .. } => {
             if let Some(p) = app.pane_for_call(&call.id) {
                 p.state = PaneState::Refused {

@@ -174,6 +174,9 @@ pub(super) fn ask(app: &mut App, arguments: &str) -> Answer {
                 call,
                 spec: weather(),
                 arguments: arguments.into(),
+                rule: kimi_core::tools::rules::RuleDecision::by_tool(
+                    kimi_core::tools::rules::Verdict::Ask,
+                ),
                 problems,
             }),
         }),
@@ -724,6 +727,9 @@ fn a_key_typed_before_the_dialog_was_drawn_approves_nothing() {
                 call,
                 spec: weather(),
                 arguments: r#"{"city": "Paris"}"#.into(),
+                rule: kimi_core::tools::rules::RuleDecision::by_tool(
+                    kimi_core::tools::rules::Verdict::Ask,
+                ),
                 problems: Vec::new(),
             }),
         }),

@@ -208,6 +208,7 @@ fn hostile_turn(app: &mut App, while_running: &mut dyn FnMut(&mut App)) -> Appro
         call: call.clone(),
         spec: weather(),
         arguments: arguments.clone(),
+        rule: kimi_core::tools::rules::RuleDecision::by_tool(kimi_core::tools::rules::Verdict::Ask),
         problems: app
             .toolbox
             .check_call("get_weather", &arguments)

@@ -154,6 +154,7 @@ fn request(arguments: &str) -> ApprovalRequest {
         call: ToolCall::new("functions.get_weather:0", "get_weather", arguments),
         spec: weather(),
         arguments: arguments.into(),
+        rule: kimi_core::tools::rules::RuleDecision::by_tool(kimi_core::tools::rules::Verdict::Ask),
         problems: toolbox
             .check_call("get_weather", arguments)
             .err()
