@@ -79,6 +79,8 @@ pub enum Command {
     /// variable, GET /models, the model name, special tokens surviving (raw mode) or tool calls
     /// parsed by the server (chat mode), and each tool's program. Exits non-zero on a failure.
     Doctor(DoctorArgs),
+    /// Rules on tool calls: `rules check TOOL ARGS_JSON` says what the rules in force decide.
+    Rules(RulesArgs),
 }
 
 #[derive(Debug, Args)]
@@ -340,9 +342,13 @@ impl ConnectArgs {
 pub struct ExecArgs {
     #[command(flatten)]
     pub connect: ConnectArgs,
-    /// Approve every `ask` tool call with valid arguments.
+    /// Approve every `ask` tool call with valid arguments (a call a rule denies never runs).
     #[arg(long)]
     pub yes: bool,
+    /// Apply the allow rules of the working directory's .kimi-tui/rules.toml for this run even
+    /// if the directory is not trusted (without it, only its deny and ask rules apply).
+    #[arg(long)]
+    pub trust_project: bool,
     /// Print the whole conversation as a JSON array of OpenAI-shape messages at the end
     /// (instead of streaming the answer).
     #[arg(long)]
@@ -384,6 +390,34 @@ pub struct ExportArgs {
     /// Session directory (default: the platform data dir).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RulesArgs {
+    #[command(subcommand)]
+    pub action: RulesAction,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum RulesAction {
+    /// What the config's rules (and the working directory's .kimi-tui/rules.toml) decide about
+    /// a call: prints the decision, the rule and its file and line. A config error exits
+    /// non-zero with the message.
+    Check(RulesCheckArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RulesCheckArgs {
+    /// Config file (default: the platform config dir, see `kimi-tui config path`).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Count the project's allow rules even if the directory is not trusted.
+    #[arg(long)]
+    pub trust_project: bool,
+    /// The tool's name as the model calls it (`run_command`, `mcp__github__create_issue`).
+    pub tool: String,
+    /// The call's arguments: a JSON object.
+    pub args_json: String,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Replay(args)) => commands::replay::run(args),
         Some(Command::Doctor(args)) => commands::doctor::run(args, &cli.connect),
+        Some(Command::Rules(args)) => commands::rules::run(args, cli.connect.config.as_ref()),
         None => chat(&cli),
     };
     match result {

@@ -15,6 +15,7 @@ use kimi_core::engine::{
 };
 use kimi_core::session::{Session, SessionStore};
 use kimi_core::tools::Toolbox;
+use kimi_core::tools::rules::{self, RuleDecision, Rules};
 use kimi_protocol::sanitize;
 use kimi_protocol::special;
 use kimi_protocol::{Mode, StreamEvent, Template};
@@ -48,7 +49,10 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
         .profile
         .endpoint()
         .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
-    let toolbox = Toolbox::new(resolved.tools).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+    let rules = session_rules(&resolved, args.trust_project)?;
+    let toolbox = Toolbox::new(resolved.tools.clone())
+        .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?
+        .with_rules(rules);
     // K2.5/K2.6 answers start inside the reasoning: a server without a reasoning parser sends
     // it as content, recognised only at `</think>`.
     let unopened_reasoning = endpoint.mode == Mode::Chat
@@ -99,8 +103,15 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
         });
         let mut outcome = None;
         let mut conversation = Vec::new();
+        let mut decisions = Decisions::default();
         while let Some(e) = agent.events.recv().await {
             match e {
+                EngineEvent::CallDecided {
+                    call_id, decision, ..
+                } => {
+                    printer.decided(&decision);
+                    decisions.record(call_id, decision);
+                }
                 EngineEvent::ApprovalRequested { id, request } => {
                     let decision = policy.decide(*request).await;
                     agent.send(Op::Approve {
@@ -130,11 +141,12 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
             // An HTTP session is closed (DELETE) before the process ends.
             hub.close(MCP_CLOSE_WAIT).await;
         }
-        (outcome, conversation)
+        (outcome, (conversation, decisions))
     });
+    let (conversation, decisions) = conversation;
     let mut out = std::io::stdout().lock();
     if json {
-        let text = kimi_core::json_out::to_string_pretty(&conversation)?;
+        let text = kimi_core::json_out::to_string_pretty(&decisions.annotate(&conversation)?)?;
         writeln!(out, "{text}").ok();
     } else {
         writeln!(out).ok();
@@ -158,6 +170,54 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
         eprintln!("kimi-tui: warning: the answer was cut off at max_tokens");
     }
     Ok(())
+}
+
+/// The rules in force: the config's, and the working directory's project rules (their allow
+/// rules only in a directory the user trusted in the TUI, or with `--trust-project`). What
+/// was left out of the project's rules is said on stderr.
+fn session_rules(resolved: &config::Resolved, trust_project: bool) -> Result<Rules> {
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    let trusted = trust_project || kimi_core::trust::is_trusted(&cwd);
+    let r = rules::session_rules(
+        resolved.rules.clone(),
+        resolved.config_path.clone(),
+        &cwd,
+        &resolved.tools,
+        trusted,
+    )?;
+    for n in &r.notices {
+        eprintln!("kimi-tui: {}", sanitize::for_terminal(n));
+    }
+    Ok(r.rules)
+}
+
+/// What decided each call, by call id (the last decision: arguments edited and checked again
+/// replace the first).
+#[derive(Default)]
+struct Decisions(std::collections::HashMap<String, RuleDecision>);
+
+impl Decisions {
+    fn record(&mut self, call_id: String, d: RuleDecision) {
+        self.0.insert(call_id, d);
+    }
+
+    /// The conversation as JSON, each tool result carrying `"decision"`: what decided its
+    /// call (`verdict`, `origin`: the rule with its file and line, or the tool's approval)
+    /// and `text`, as the pane says it.
+    fn annotate(&self, conversation: &[kimi_protocol::Message]) -> Result<serde_json::Value> {
+        let mut out = serde_json::to_value(conversation)?;
+        for m in out.as_array_mut().into_iter().flatten() {
+            let Some(id) = m.get("tool_call_id").and_then(|v| v.as_str()) else {
+                continue;
+            };
+            if let Some(d) = self.0.get(id) {
+                let mut v = serde_json::to_value(d)?;
+                v["text"] = serde_json::Value::String(d.to_string());
+                m["decision"] = v;
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Writes the stream as it arrives: text to stdout, the rest to stderr.
@@ -270,8 +330,18 @@ impl Printer {
         eprintln!("{}", sanitize::for_terminal(&note));
     }
 
+    /// A call a rule decided: which rule, on stderr (the tool's own `approval` deciding is the
+    /// usual case and goes unsaid).
+    fn decided(&mut self, d: &RuleDecision) {
+        if d.rule().is_some() {
+            self.close_reasoning();
+            eprintln!("{}", sanitize::for_terminal(&format!("[tool] {d}")));
+        }
+    }
+
     fn event(&mut self, e: EngineEvent) {
         let note = match e {
+            EngineEvent::Notice { text, .. } => format!("kimi-tui: {text}"),
             EngineEvent::RoundStarted { .. } => {
                 self.release();
                 self.close_reasoning();

@@ -661,6 +661,20 @@ impl Config {
             .collect()
     }
 
+    /// The checked `[[rules]]`, each with where it is written (this file, `path`).
+    pub fn rules_in_force(&self, path: &Path) -> Vec<(CompiledRule, RuleSource)> {
+        self.checked_rules
+            .iter()
+            .map(|(rule, line)| {
+                let source = RuleSource::Config {
+                    path: path.to_owned(),
+                    line: *line,
+                };
+                (rule.clone(), source)
+            })
+            .collect()
+    }
+
     pub fn toolbox(&self) -> Result<Toolbox, ToolboxError> {
         Toolbox::new(self.tools.clone())
     }
@@ -1220,17 +1234,7 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
         .map(|c| c.profiles.clone())
         .unwrap_or_default();
     let rules = match (&config, &path) {
-        (Some(c), Some(p)) => c
-            .checked_rules
-            .iter()
-            .map(|(rule, line)| {
-                let source = RuleSource::Config {
-                    path: p.clone(),
-                    line: *line,
-                };
-                (rule.clone(), source)
-            })
-            .collect(),
+        (Some(c), Some(p)) => c.rules_in_force(p),
         _ => Vec::new(),
     };
     Ok(Resolved {

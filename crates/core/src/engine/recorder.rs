@@ -16,7 +16,9 @@ use super::shared_trace::SharedTrace;
 use crate::session::journal::{self, Header, Record, TraceBody};
 use crate::session::time::now_unix_ms;
 use crate::session::writer::{JournalWriter, Target};
-use crate::session::{Resumed, Session, SessionLock, SessionStore, ToolEnd, first_line};
+use crate::session::{
+    CallDecision, Resumed, Session, SessionLock, SessionStore, ToolEnd, first_line,
+};
 use kimi_protocol::Message;
 
 /// Least time between two saves of a streaming answer: each appends what arrived since the
@@ -115,6 +117,7 @@ impl Recorder {
         session.traces.clear();
         session.partial.clear();
         session.tool_ends.clear();
+        session.decisions.clear();
         Recorder {
             users,
             first,
@@ -222,6 +225,19 @@ impl Recorder {
                     });
                 }
             }
+            EngineEvent::CallDecided {
+                call_id,
+                arguments,
+                decision,
+                ..
+            } => out.push(Record::CallDecided {
+                at,
+                call: CallDecision {
+                    call_id: call_id.clone(),
+                    arguments: arguments.clone(),
+                    decision: decision.clone(),
+                },
+            }),
             EngineEvent::ToolFinished { call, outcome, .. } => out.push(Record::ToolEnd {
                 at,
                 end: ToolEnd {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::event::EngineEvent;
 use super::shared_trace::SharedTrace;
-use crate::session::{PartialAnswer, Session, ToolEnd};
+use crate::session::{CallDecision, PartialAnswer, Session, ToolEnd};
 use crate::tools::ToolResult;
 use kimi_client::BackendError;
 use kimi_protocol::{Message, StreamEvent, ToolCall};
@@ -29,6 +29,7 @@ pub fn resume_events(
         messages: Vec::new(),
         traces: Vec::new(),
         tool_ends: Vec::new(),
+        decisions: Vec::new(),
         partial: Vec::new(),
         ..session.clone()
     };
@@ -56,6 +57,10 @@ pub fn history(session: &Session, traces: &[(usize, SharedTrace)]) -> Vec<Engine
     let ends: HashMap<&str, &ToolEnd> = (session.tool_ends.iter())
         .map(|e| (e.call_id.as_str(), e))
         .collect();
+    let mut decided: HashMap<&str, Vec<&CallDecision>> = HashMap::new();
+    for d in &session.decisions {
+        decided.entry(d.call_id.as_str()).or_default().push(d);
+    }
     let mut out = History {
         out: Vec::new(),
         round: 0,
@@ -101,6 +106,7 @@ pub fn history(session: &Session, traces: &[(usize, SharedTrace)]) -> Vec<Engine
         match m.role.as_str() {
             "assistant" => out.answer_round(i, m, own.map(|k| (k, &traces[k].1))),
             "tool" => {
+                out.decided(messages, i, m, &decided);
                 out.tool_end(messages, i, m, &ends);
                 out.appended(i, m);
             }
@@ -251,6 +257,33 @@ impl History {
         self.out.push(EngineEvent::RoundInterrupted);
     }
 
+    /// What decided the call message `i` answers, as it was reported live.
+    fn decided(
+        &mut self,
+        messages: &[Message],
+        i: usize,
+        m: &Message,
+        decided: &HashMap<&str, Vec<&CallDecision>>,
+    ) {
+        let Some(id) = m.tool_call_id.as_deref() else {
+            return;
+        };
+        let Some(list) = decided.get(id) else {
+            return;
+        };
+        let Some((index, _)) = call_answered(messages, i, id) else {
+            return;
+        };
+        for d in list {
+            self.out.push(EngineEvent::CallDecided {
+                index,
+                call_id: d.call_id.clone(),
+                arguments: d.arguments.clone(),
+                decision: d.decision.clone(),
+            });
+        }
+    }
+
     /// The call message `i` answers ran and ended as saved: started and finished.
     fn tool_end(
         &mut self,
@@ -265,11 +298,7 @@ impl History {
         let Some(end) = ends.get(id) else {
             return;
         };
-        let call = messages[..i]
-            .iter()
-            .rev()
-            .find_map(|a| (a.tool_calls.iter().enumerate()).find(|(_, c)| c.id == id));
-        let Some((index, call)) = call else {
+        let Some((index, call)) = call_answered(messages, i, id) else {
             return;
         };
         self.out.push(EngineEvent::ToolStarted {
@@ -304,4 +333,12 @@ fn unfinished(session: &Session, traces: &[(usize, SharedTrace)]) -> Option<&'st
         }
         _ => None,
     }
+}
+
+/// The call `id` that message `i` answers: its position in the assistant message before.
+fn call_answered<'a>(messages: &'a [Message], i: usize, id: &str) -> Option<(usize, &'a ToolCall)> {
+    messages[..i]
+        .iter()
+        .rev()
+        .find_map(|a| (a.tool_calls.iter().enumerate()).find(|(_, c)| c.id == id))
 }

@@ -174,6 +174,11 @@ pub enum Record {
         #[serde(flatten)]
         end: super::ToolEnd,
     },
+    /// What decided a call (a rule, with its file and line, or the tool's approval).
+    CallDecided {
+        at: u64,
+        call: super::CallDecision,
+    },
     /// What a listing shows of the session as it stands after the records before it: appended
     /// after each change worth listing, so that a listing reads the header and the last line
     /// instead of the whole journal. Replaying ignores it but for its time.
@@ -367,6 +372,10 @@ pub fn records_of(session: &Session) -> Vec<Record> {
         at,
         end: end.clone(),
     }));
+    out.extend(session.decisions.iter().map(|d| Record::CallDecided {
+        at,
+        call: d.clone(),
+    }));
     out.push(summary_of(&session.messages, at));
     out
 }
@@ -404,6 +413,7 @@ impl Replay {
                 traces: Vec::new(),
                 partial: Vec::new(),
                 tool_ends: Vec::new(),
+                decisions: Vec::new(),
             },
         }
     }
@@ -484,11 +494,16 @@ impl Replay {
                     .flat_map(|m| m.tool_calls.iter().map(|c| c.id.as_str()))
                     .collect();
                 s.tool_ends.retain(|e| calls.contains(e.call_id.as_str()));
+                s.decisions.retain(|d| calls.contains(d.call_id.as_str()));
                 at
             }
             Record::Summary { at, .. } => at,
             Record::ToolEnd { at, end } => {
                 s.tool_ends.push(end);
+                at
+            }
+            Record::CallDecided { at, call } => {
+                s.decisions.push(call);
                 at
             }
         };

@@ -70,6 +70,19 @@ pub struct Session {
     /// resumed session shows its tool panes as they were shown live.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_ends: Vec<ToolEnd>,
+    /// What decided each call (a rule, or the tool's approval), in order; a call whose edited
+    /// arguments were checked again has two. Empty in files written before rules existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<CallDecision>,
+}
+
+/// What decided a call, as saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallDecision {
+    pub call_id: String,
+    /// The arguments decided about (the model's, or the user's edit).
+    pub arguments: String,
+    pub decision: crate::tools::rules::RuleDecision,
 }
 
 /// How a call that ran ended, as saved.
@@ -266,6 +279,7 @@ impl Session {
             traces: Vec::new(),
             partial: Vec::new(),
             tool_ends: Vec::new(),
+            decisions: Vec::new(),
         }
     }
 

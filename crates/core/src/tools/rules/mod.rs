@@ -7,6 +7,7 @@
 mod arg_path;
 mod book;
 mod glob;
+mod in_force;
 mod load;
 mod matcher;
 pub mod project;
@@ -16,6 +17,7 @@ mod write_back;
 pub use arg_path::{ArgPath, PathError};
 pub use book::{Decided, RuleBook, Rules};
 pub use glob::Glob;
+pub use in_force::{SessionRules, session_rules};
 pub(crate) use load::check_rules;
 pub use matcher::{CompiledRule, RuleError};
 pub use project::{PROJECT_RULES, ProjectRules};

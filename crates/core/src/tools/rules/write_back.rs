@@ -173,6 +173,7 @@ decision = "allow"
 [[tools]]
 name = "run_command"
 command = ["sh", "-c", "$1"]
+parameters = { type = "object", properties = { command = { type = "string" } } }
 "#;
 
     #[test]
@@ -185,12 +186,17 @@ command = ["sh", "-c", "$1"]
         rule.reason = Some("read-only git".into());
         let line = append_rule(&path, &rule).expect("append");
         let text = std::fs::read_to_string(&path).expect("read");
-        // Every line the user wrote is still there, in order.
-        assert!(text.starts_with(CONFIG.trim_end()), "{text}");
-        assert_eq!(text.lines().nth(line - 1), Some("[[rules]]"), "{text}");
-        let tail: Vec<&str> = text.lines().skip(line - 1).collect();
+        // Every line the user wrote is still there, as written and in order; the new table
+        // goes after the last `[[rules]]` one (before `[[tools]]`): the lines around it are
+        // the user's, untouched.
+        let mut written = text.lines();
+        for l in CONFIG.lines() {
+            assert!(written.any(|w| w == l), "lost or moved: {l:?}\n{text}");
+        }
+        assert_eq!(text.lines().count(), CONFIG.lines().count() + 6, "{text}");
+        let added: Vec<&str> = text.lines().skip(line - 1).take(5).collect();
         assert_eq!(
-            tail,
+            added,
             [
                 "[[rules]]",
                 "tool = \"run_command\"",
