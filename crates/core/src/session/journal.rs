@@ -775,6 +775,85 @@ mod tests {
     }
 
     #[test]
+    fn call_decisions_are_recorded_replayed_and_cut_with_their_calls() {
+        use crate::tools::rules::{DecisionOrigin, RuleDecision, RuleId, RuleSource, Verdict};
+        let call = kimi_protocol::ToolCall::new("functions.get_weather:0", "get_weather", "{}");
+        let decision = RuleDecision {
+            verdict: Verdict::Allow,
+            origin: DecisionOrigin::Rule {
+                id: RuleId(1),
+                label: "weather".into(),
+                source: RuleSource::Config {
+                    path: "/c/config.toml".into(),
+                    line: 42,
+                },
+            },
+        };
+        let mut bytes = header();
+        let mut add = |mut r: Record| encode(&mut r, &mut bytes).expect("encode");
+        add(Record::Message {
+            at: 1,
+            index: 0,
+            message: Message::user("weather?"),
+        });
+        add(Record::Message {
+            at: 2,
+            index: 1,
+            message: Message::assistant_with_calls(String::new(), vec![call.clone()]),
+        });
+        add(Record::CallDecided {
+            at: 3,
+            call: super::super::CallDecision {
+                call_id: call.id.clone(),
+                arguments: "{}".into(),
+                decision: decision.clone(),
+            },
+        });
+        add(Record::Message {
+            at: 4,
+            index: 2,
+            message: Message::tool_result(&call.id, "get_weather", "sunny".to_owned()),
+        });
+        let s = read_from(Path::new("j"), &bytes[..])
+            .expect("reads")
+            .session;
+        assert_eq!(s.decisions.len(), 1);
+        assert_eq!(s.decisions[0].decision, decision);
+        // A resumed session reports the decision before the call's result, as live.
+        let (events, _) = crate::engine::replay::resume_events(&s, None);
+        let decided = events.iter().find_map(|e| match e {
+            crate::engine::EngineEvent::CallDecided {
+                index, decision, ..
+            } => Some((*index, decision.clone())),
+            _ => None,
+        });
+        assert_eq!(decided, Some((0, decision)));
+        // Written whole (a fork) and read back, it is kept.
+        let mut again = Vec::new();
+        for mut r in records_of(&s) {
+            encode(&mut r, &mut again).expect("encode");
+        }
+        let back = read_from(Path::new("j"), &again[..])
+            .expect("reads")
+            .session;
+        assert_eq!(back.decisions, s.decisions);
+        // Cutting the call away cuts its decision.
+        encode(
+            &mut Record::Truncate {
+                at: 5,
+                messages: 1,
+                traces: 0,
+            },
+            &mut bytes,
+        )
+        .expect("encode");
+        let cut = read_from(Path::new("j"), &bytes[..])
+            .expect("reads")
+            .session;
+        assert!(cut.decisions.is_empty());
+    }
+
+    #[test]
     fn a_listing_reads_the_summary_at_the_end_and_falls_back_without_it() {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("j.jsonl");

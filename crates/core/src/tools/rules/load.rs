@@ -68,3 +68,75 @@ pub(crate) fn check_rules(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+    use std::path::Path;
+
+    fn parse(text: &str) -> Result<Config, crate::config::ConfigError> {
+        Config::parse(Path::new("/c/config.toml"), text)
+    }
+
+    const TOOL: &str = r#"
+[[tools]]
+name = "run_command"
+command = ["sh", "-c", "$1"]
+parameters = { type = "object", properties = { command = { type = "string" } } }
+"#;
+
+    #[test]
+    fn rules_load_with_the_line_of_their_header() {
+        let text = format!(
+            "{TOOL}\n[[rules]]\ntool = \"run_command\"\nargs = {{ command = \"git status*\" }}\ndecision = \"allow\"\nreason = \"read-only git\"\nmatch = [{{ command = \"git status -s\" }}]\nnot_match = [{{ command = \"git push\" }}]\n\n[[rules]]\ntool = \"mcp__github__*\"\ndecision = \"deny\"\n"
+        );
+        let c = parse(&text).expect("valid");
+        let lines: Vec<usize> = c.checked_rules.iter().map(|(_, l)| *l).collect();
+        assert_eq!(lines, vec![7, 15]);
+        let sources = c.rules_in_force(Path::new("/c/config.toml"));
+        assert_eq!(sources[1].1.short(), "config.toml:15");
+    }
+
+    #[test]
+    fn a_not_match_example_that_matches_names_its_line() {
+        let text = "[[rules]]\ntool = \"run_command\"\nargs = { command = \"git *\" }\ndecision = \"allow\"\nnot_match = [\n  { command = \"ls\" },\n  { command = \"git push\" },\n]\n";
+        let e = parse(text).expect_err("second example matches");
+        assert_eq!(e.line, Some(7), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "/c/config.toml:7:3: rules[0].not_match[1]: the rule matches its `not_match` example {\"command\":\"git push\"}"
+        );
+        let text = "[[rules]]\ntool = \"t\"\nargs = { command = \"git *\" }\ndecision = \"deny\"\nmatch = [{ command = \"ls\" }]\n";
+        let e = parse(text).expect_err("match example does not match");
+        assert_eq!(e.line, Some(5), "{e}");
+        assert!(
+            e.to_string().contains("does not match its `match` example"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_argument_the_local_tool_lacks_and_bad_patterns_are_errors_with_lines() {
+        let text = format!(
+            "{TOOL}\n[[rules]]\ntool = \"run_command\"\nargs = {{ cmd = \"ls\" }}\ndecision = \"allow\"\n"
+        );
+        let e = parse(&text).expect_err("unknown argument");
+        assert_eq!(e.line, Some(9), "{e}");
+        assert!(
+            e.to_string()
+                .ends_with("rules[0].args: args.cmd: the tool `run_command` has no argument `cmd`"),
+            "{e}"
+        );
+        for (body, line) in [
+            ("args = { \"files[\" = \"x\" }\ndecision = \"allow\"", 3),
+            ("args = { files = [\"x\"] }\ndecision = \"allow\"", 3),
+            ("decision = \"maybe\"", 3),
+        ] {
+            let text = format!("[[rules]]\ntool = \"t\"\n{body}\n");
+            let e = parse(&text).expect_err(body);
+            assert_eq!(e.line, Some(line), "{body}: {e}");
+        }
+        let e = parse("[[rules]]\ntool = \"\"\ndecision = \"ask\"\n").expect_err("empty tool");
+        assert_eq!(e.line, Some(2), "{e}");
+    }
+}
