@@ -207,6 +207,12 @@ tool = "mcp__demo__*"
 args = {{ text = "hello*" }}
 decision = "allow"
 reason = "friendly echoes"
+
+# Names an argument echo does not have: known only once the server lists its tools.
+[[rules]]
+tool = "mcp__demo__echo"
+args = {{ message = "*" }}
+decision = "deny"
 "#,
         env!("CARGO_BIN_EXE_kimi-tui")
     );
@@ -221,6 +227,14 @@ reason = "friendly echoes"
     let tool = tool_message(&out);
     assert_eq!(tool["content"], "echo: hello there", "{}", stderr(&out));
     assert_eq!(tool["decision"]["origin"]["label"], "friendly echoes");
+    // The rule on an argument the server's tool lacks was reported and ignored.
+    assert!(
+        stderr(&out).contains(
+            "is ignored: args.message: the tool `mcp__demo__echo` has no argument `message`"
+        ),
+        "{}",
+        stderr(&out)
+    );
     // Other arguments are not covered: the tool's own approval (ask) declines without --yes.
     let (out, _) = exec(
         dir.path(),

@@ -125,6 +125,7 @@ where
         history,
         profiles,
         config_path,
+        rules,
         ..
     } = resolved;
     // The core resolves the profile to an endpoint (its key read from the environment here);
@@ -134,6 +135,16 @@ where
         origin: origin.clone(),
         error,
     })?;
+    // The config's rules and the working directory's (allowing only once it is trusted).
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let in_force = kimi_core::tools::rules::session_rules(
+        rules,
+        config_path.clone(),
+        &cwd,
+        toolbox.specs(),
+        kimi_core::trust::is_trusted(&cwd),
+    )?;
+    let toolbox = toolbox.with_rules(in_force.rules);
     // MCP servers start in the background: the first frame does not wait for them.
     let toolbox = if mcp_servers.is_empty() {
         toolbox
@@ -174,6 +185,9 @@ where
     app.layers.inspector.stall_ms = profile.inspector_stall_ms;
     app.logprobs = view.logprobs;
     if let Some(n) = note {
+        app.notice(n, false);
+    }
+    for n in in_force.notices {
         app.notice(n, false);
     }
     tracing::info!(demo, "starting the TUI");
