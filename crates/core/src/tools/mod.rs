@@ -14,6 +14,7 @@ mod local;
 pub mod mcp;
 mod result;
 pub(crate) mod runner;
+pub mod sandbox;
 mod source;
 pub mod spec;
 pub mod toolbox;
