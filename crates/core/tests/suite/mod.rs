@@ -3,6 +3,7 @@ mod engine;
 mod recorder;
 mod retries;
 mod rewind;
+mod sandbox;
 mod switching;
 mod thinking;
 mod tools_runner;
