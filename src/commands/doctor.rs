@@ -120,7 +120,42 @@ async fn check_all(args: &DoctorArgs, report: &mut Report) {
     };
     check_server(&endpoint, &ctx, report).await;
     check_tools(&resolved.tools, report);
+    check_sandbox(&resolved, report);
     check_mcp_servers(&resolved, report).await;
+}
+
+/// What this kernel's sandbox enforces; each tool or stdio server asking for more fails.
+fn check_sandbox(resolved: &Resolved, report: &mut Report) {
+    use kimi_core::tools::sandbox::{check, support};
+    let support = support();
+    let wanted = resolved
+        .tools
+        .iter()
+        .map(|t| (format!("tool {}", t.name), t.sandbox_policy()))
+        .chain(
+            resolved
+                .mcp_servers
+                .iter()
+                .map(|s| (format!("MCP server {}", s.name), s.sandbox_policy())),
+        );
+    let mut refused = Vec::new();
+    for (what, policy) in wanted {
+        if let Err(why) = check(policy, support) {
+            refused.push((what, why.to_string()));
+        }
+    }
+    if refused.is_empty() {
+        report.pass("sandbox", &support.summary());
+        return;
+    }
+    report.warn("sandbox", &support.summary(), None);
+    for (what, why) in refused {
+        report.fail(
+            &what,
+            &format!("will not run: {why}"),
+            "run kimi-tui on a kernel with Landlock (Linux 6.2+ for sandbox, 6.7+ for network = false), or remove its sandbox or network setting (it then runs with your full rights)",
+        );
+    }
 }
 
 /// Check 7: each MCP server starts (all at once, each within its `startup_timeout_secs`) and

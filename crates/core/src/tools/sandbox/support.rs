@@ -32,6 +32,26 @@ impl Support {
         self.landlock_abi >= NETWORK_ABI
     }
 
+    /// What this kernel enforces, in one line for `doctor`.
+    pub fn summary(&self) -> String {
+        const FS: &str = "the filesystem sandbox (read-only, workspace-write)";
+        const NET: &str = "network = false (TCP connect and bind)";
+        if !cfg!(target_os = "linux") {
+            return "not available: Landlock is Linux's; a tool with sandbox or network = false is refused".to_owned();
+        }
+        match (self.filesystem(), self.network()) {
+            (true, true) => format!("Landlock ABI {} enforces {FS} and {NET}", self.landlock_abi),
+            (true, false) => format!(
+                "Landlock ABI {} enforces {FS}; not {NET}, which needs ABI {NETWORK_ABI} (Linux 6.7+)",
+                self.landlock_abi
+            ),
+            _ => format!(
+                "{} enforces neither {FS}, which needs Landlock ABI {FILESYSTEM_ABI} (Linux 6.2+), nor {NET}, which needs ABI {NETWORK_ABI} (Linux 6.7+): tools asking for them are refused",
+                self.describe()
+            ),
+        }
+    }
+
     /// "no Landlock" or "Landlock ABI 2", for a message.
     pub fn describe(&self) -> String {
         match self.landlock_abi {
@@ -167,6 +187,29 @@ mod tests {
         let e = check(both, abi(1)).expect_err("neither").to_string();
         assert!(e.starts_with("sandbox = \"workspace-write\" needs"), "{e}");
         check(both, abi(6)).expect("enforceable");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_summary_says_what_is_enforced() {
+        let abi = |n| Support { landlock_abi: n }.summary();
+        assert_eq!(
+            abi(6),
+            "Landlock ABI 6 enforces the filesystem sandbox (read-only, workspace-write) and network = false (TCP connect and bind)"
+        );
+        assert!(abi(3).ends_with(
+            "; not network = false (TCP connect and bind), which needs ABI 4 (Linux 6.7+)"
+        ));
+        assert!(
+            abi(0).starts_with("no Landlock enforces neither"),
+            "{}",
+            abi(0)
+        );
+        assert!(
+            abi(2).starts_with("Landlock ABI 2 enforces neither"),
+            "{}",
+            abi(2)
+        );
     }
 
     #[test]
