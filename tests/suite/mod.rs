@@ -24,6 +24,7 @@ mod mock_process;
 mod mock_tool_call_flags;
 mod raw_family;
 mod retry_cli;
+mod sandbox_exec;
 mod sessions;
 mod stream_items;
 mod stream_timeouts;
