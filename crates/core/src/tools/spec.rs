@@ -38,6 +38,8 @@ pub(crate) const MAX_NAME_LEN: usize = 64;
 /// approval = "ask"                          # ask | auto | deny
 /// timeout_secs = 20
 /// parameters = { type = "object", required = ["city"], properties = { city = { type = "string" } } }
+/// sandbox = "read-only"                     # none | read-only | workspace-write (Landlock)
+/// network = false                           # no TCP connect or bind
 /// ```
 ///
 /// Deserializing only checks the shapes; call [`ToolSpec::check`] (or build a

@@ -2,9 +2,9 @@
 //! (`[[mcp_servers]]`), `sandbox = "none" | "read-only" | "workspace-write"` and
 //! `network = true | false`, enforced by the kernel with Landlock on Linux.
 //!
-//! The flow for one process: [`Confinement::prepare`] checks that this kernel can enforce the
+//! The flow for one process: `Confinement::prepare` checks that this kernel can enforce the
 //! policy ([`check`] against [`support`]; if not, the process does not run and the error says
-//! why), creates the private `TMPDIR` and builds the ruleset; [`Confinement::apply`] puts both
+//! why), creates the private `TMPDIR` and builds the ruleset; `Confinement::apply` puts both
 //! on the command, and the child restricts itself just before `exec`, so the rules hold for
 //! the program and everything it starts. Elsewhere than Linux a confined policy is refused.
 
