@@ -201,3 +201,21 @@ async fn a_read_only_mcp_server_cannot_write() {
     assert_eq!(call_write(open).await.as_deref(), Ok("wrote"));
     assert!(home.path().join("x").exists());
 }
+
+#[test]
+fn a_misspelt_sandbox_is_a_config_error_naming_the_line_and_the_choices() {
+    let text = "[profiles.a]\nbase_url = \"http://x/v1\"\n\n[[tools]]\nname = \"t\"\ncommand = [\"date\"]\nsandbox = \"readonly\"\n";
+    let e = kimi_core::config::Config::parse(Path::new("c.toml"), text)
+        .expect_err("unknown mode")
+        .to_string();
+    assert!(e.contains("c.toml:7"), "{e}");
+    assert!(
+        e.contains("none") && e.contains("read-only") && e.contains("workspace-write"),
+        "{e}"
+    );
+    let text = text.replace("\"readonly\"", "\"read-only\"\nnetwork = \"off\"");
+    let e = kimi_core::config::Config::parse(Path::new("c.toml"), &text)
+        .expect_err("not a boolean")
+        .to_string();
+    assert!(e.contains("c.toml:8"), "{e}");
+}

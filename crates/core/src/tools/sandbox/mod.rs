@@ -92,10 +92,10 @@ impl Confinement {
         }
         #[cfg(not(target_os = "linux"))]
         {
-            // `check` refuses every confined policy here; this keeps the types honest.
+            // `check` has already refused every confined policy here: no Landlock to build.
             let _ = (workspace, tmpdir);
             Err(SandboxError::NotLinux {
-                wants: policy.mode.as_str().to_owned(),
+                wants: format!("sandbox = {:?}", policy.mode.as_str()),
             })
         }
     }
