@@ -120,7 +120,44 @@ async fn check_all(args: &DoctorArgs, report: &mut Report) {
     };
     check_server(&endpoint, &ctx, report).await;
     check_tools(&resolved.tools, report);
+    check_sandbox(&resolved, report);
     check_mcp_servers(&resolved, report).await;
+}
+
+/// What this kernel's sandbox enforces. A tool or stdio server asking for more is a warning,
+/// not a failure: the config is right, and the tool refuses to run rather than run loose.
+fn check_sandbox(resolved: &Resolved, report: &mut Report) {
+    use kimi_core::tools::sandbox::{check, support};
+    let support = support();
+    let wanted = resolved
+        .tools
+        .iter()
+        .map(|t| (format!("tool {}", t.name), t.sandbox_policy()))
+        .chain(
+            resolved
+                .mcp_servers
+                .iter()
+                .map(|s| (format!("MCP server {}", s.name), s.sandbox_policy())),
+        );
+    let refused: Vec<(String, String)> = wanted
+        .filter_map(|(what, policy)| {
+            check(policy, support)
+                .err()
+                .map(|why| (what, why.to_string()))
+        })
+        .collect();
+    if refused.is_empty() {
+        report.pass("sandbox", &support.summary());
+        return;
+    }
+    report.line(&format!("! sandbox: {}", support.summary()));
+    for (what, why) in refused {
+        report.warn(
+            &what,
+            &format!("will not run here: {why}"),
+            Some("run kimi-tui on a kernel with Landlock (Linux 6.2+ for sandbox, 6.7+ for network = false), or remove its sandbox and network settings (it then runs with your full rights)"),
+        );
+    }
 }
 
 /// Check 7: each MCP server starts (all at once, each within its `startup_timeout_secs`) and

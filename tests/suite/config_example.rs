@@ -124,6 +124,18 @@ fn the_example_tools_use_the_demo_scripts() {
         assert!(program.starts_with("./assets/tools/"), "{program}");
         assert!(root.join(program).is_file(), "{program} exists");
     }
+    // None of them writes or uses the network: all run confined.
+    for t in &c.tools {
+        assert_eq!(
+            t.sandbox_policy(),
+            kimi_core::tools::sandbox::SandboxPolicy {
+                mode: kimi_core::tools::sandbox::SandboxMode::ReadOnly,
+                network: false
+            },
+            "{}",
+            t.name
+        );
+    }
     let list_dir = &c.tools[2];
     assert_eq!(list_dir.parameters["required"], serde_json::json!(["path"]));
     assert_eq!(list_dir.parameters["properties"]["path"]["type"], "string");

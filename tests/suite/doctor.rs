@@ -649,3 +649,35 @@ async fn a_k3_model_in_chat_mode_says_whether_the_server_runs_the_k3_parsers() {
             .contains("--tool-call-parser kimi_k3")
     );
 }
+
+#[tokio::test]
+async fn the_sandbox_line_says_what_this_kernel_enforces() {
+    use kimi_core::tools::sandbox::{SandboxMode, SandboxPolicy, check, support};
+    let extra = "[[tools]]\nname = \"offline\"\ncommand = [\"true\"]\nsandbox = \"read-only\"\nnetwork = false\n";
+    let (r, _) = against_mock(MockOptions::default(), "raw", extra).await;
+    let support = support();
+    let policy = SandboxPolicy {
+        mode: SandboxMode::ReadOnly,
+        network: false,
+    };
+    match check(policy, support) {
+        Ok(()) => {
+            assert_eq!(r.code, Some(0), "{}\n{}", r.out, r.err);
+            assert_eq!(
+                r.line("✓ sandbox: "),
+                format!("✓ sandbox: {}", support.summary())
+            );
+            assert!(r.line("✓ sandbox: ").contains("Landlock ABI"), "{}", r.out);
+        }
+        Err(why) => {
+            // The config is right; the tool refuses to run here, and doctor says so.
+            assert_eq!(r.code, Some(0), "{}\n{}", r.out, r.err);
+            assert_eq!(
+                r.line("! tool offline: "),
+                format!("! tool offline: will not run here: {why}")
+            );
+            assert!(r.fix("! tool offline: ").contains("Landlock"), "{}", r.out);
+            assert!(r.has("! sandbox: "), "{}", r.out);
+        }
+    }
+}

@@ -7,7 +7,8 @@
 //! or answer [`CallProblem::denied_by_config`]); an approved call goes to
 //! [`Toolbox::run_call`], which hands it to the source that offered the tool. Every source
 //! answers with a [`ToolResult`], whose `content` is the `tool` message. A refused call's
-//! message is the problem's `Display`.
+//! message is the problem's `Display`. A tool or stdio server with `sandbox` or
+//! `network = false` runs confined by the kernel ([`sandbox`]), or not at all.
 
 pub mod env;
 mod local;
@@ -15,6 +16,7 @@ pub mod mcp;
 mod result;
 pub mod rules;
 pub(crate) mod runner;
+pub mod sandbox;
 mod source;
 pub mod spec;
 pub mod toolbox;

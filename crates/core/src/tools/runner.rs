@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::env::child_env;
 use super::result::{Failure, ToolResult, ToolStatus};
+use super::sandbox::Confinement;
 use super::spec::ToolSpec;
 
 /// Bytes of stderr kept (the end of it).
@@ -175,6 +176,10 @@ impl From<ToolOutcome> for ToolResult {
 /// - stdout is kept up to `spec.max_output_bytes` (64 KiB by default); the rest is read, counted
 ///   and discarded, so a flooding child never blocks and memory stays bounded. stderr is read
 ///   the same way, keeping its last 2 KiB.
+/// - A tool with `sandbox` or `network = false` runs confined (see [`super::sandbox`]): with a
+///   private `TMPDIR` that is removed afterwards, and Landlock rules the child puts on itself
+///   before `exec`. When this kernel cannot enforce them the tool does not run: the outcome is
+///   [`ExitKind::FailedToStart`] saying why.
 ///
 /// Never panics; every failure is in the [`ToolOutcome`].
 pub async fn run(
@@ -213,6 +218,16 @@ pub async fn run(
         Some(Err(e)) => return cant_start(format!("no current directory: {}", os_message(&e))),
     };
     let resolved = resolve_program(program, cwd.as_deref());
+    // A workspace-write tool may write under its working directory: `cwd`, else ours.
+    let workspace = cwd
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."));
+    // Kept to the end of the run: it owns the tool's private TMPDIR.
+    let mut confinement = match Confinement::prepare(spec.sandbox_policy(), &workspace) {
+        Ok(confinement) => confinement,
+        Err(e) => return cant_start(e.to_string()),
+    };
 
     let mut cmd = Command::new(&resolved);
     cmd.args(&spec.command[1..])
@@ -225,6 +240,9 @@ pub async fn run(
         .kill_on_drop(true);
     if let Some(dir) = &cwd {
         cmd.current_dir(dir);
+    }
+    if let Some(confinement) = confinement.as_mut() {
+        confinement.apply(&mut cmd);
     }
     let mut child = match cmd.spawn() {
         Ok(child) => child,
@@ -664,6 +682,63 @@ mod tests {
         );
         assert_eq!(resolve_program("date", Some(cwd)), PathBuf::from("date"));
         assert_eq!(resolve_program("./w.sh", None), PathBuf::from("./w.sh"));
+    }
+
+    #[tokio::test]
+    async fn a_sandbox_this_kernel_cannot_enforce_refuses_the_call() {
+        use crate::tools::sandbox::{SandboxMode, Support, pretend};
+        let dir = tempfile::tempdir().expect("tmp");
+        let marker = dir.path().join("ran");
+        let touch = vec![
+            "sh".to_owned(),
+            "-c".to_owned(),
+            format!("touch '{}'", marker.display()),
+        ];
+        let read_only = ToolSpec {
+            sandbox: SandboxMode::ReadOnly,
+            ..ToolSpec::new("t", touch.clone())
+        };
+        let offline = ToolSpec {
+            network: false,
+            ..ToolSpec::new("t", touch)
+        };
+        for (spec, abi, why) in [
+            (
+                &read_only,
+                0,
+                "sandbox = \"read-only\" needs Landlock ABI 3 or later (Linux 6.2+) and this kernel has no Landlock",
+            ),
+            (&read_only, 2, "this kernel has Landlock ABI 2"),
+            (
+                &offline,
+                3,
+                "network = false needs Landlock ABI 4 or later (Linux 6.7+)",
+            ),
+        ] {
+            let _fake = pretend(Support { landlock_abi: abi });
+            let out = run(spec, "c", "{}", CancellationToken::new()).await;
+            let ExitKind::FailedToStart(message) = &out.exit else {
+                panic!("not refused: {out:?}");
+            };
+            assert!(message.starts_with("could not start `sh`: "), "{message}");
+            assert!(message.contains(why), "{message:?} should say {why:?}");
+            assert!(
+                message.ends_with("not run without its sandbox"),
+                "{message}"
+            );
+            assert!(!marker.exists(), "the tool ran unsandboxed");
+            let result = ToolResult::from(out);
+            assert!(matches!(result.status, ToolStatus::CouldNotStart(_)));
+        }
+        // The same tool unconfined runs as always.
+        let plain = ToolSpec {
+            sandbox: SandboxMode::None,
+            ..read_only
+        };
+        let _fake = pretend(Support { landlock_abi: 0 });
+        let out = run(&plain, "c", "{}", CancellationToken::new()).await;
+        assert!(out.success(), "{out:?}");
+        assert!(marker.exists());
     }
 
     #[test]

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::env::check_inherit_env;
+use super::sandbox::{SandboxMode, SandboxPolicy};
 
 /// Whether a call runs without asking the user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -37,6 +38,8 @@ pub(crate) const MAX_NAME_LEN: usize = 64;
 /// approval = "ask"                          # ask | auto | deny
 /// timeout_secs = 20
 /// parameters = { type = "object", required = ["city"], properties = { city = { type = "string" } } }
+/// sandbox = "read-only"                     # none | read-only | workspace-write (Landlock)
+/// network = false                           # no TCP connect or bind
 /// ```
 ///
 /// Deserializing only checks the shapes; call [`ToolSpec::check`] (or build a
@@ -76,6 +79,18 @@ pub struct ToolSpec {
     /// Bytes of stdout kept for the model; the rest is counted and discarded. Default 64 KiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_bytes: Option<usize>,
+    /// Where the tool's process may write: `none` (the default: anywhere the user may),
+    /// `read-only` (only a private `TMPDIR` of its own) or `workspace-write` (also under
+    /// `cwd`). Enforced by the kernel (Landlock on Linux); a tool whose sandbox cannot be
+    /// enforced here does not run. See [`super::sandbox`].
+    #[serde(default, skip_serializing_if = "SandboxMode::is_none")]
+    pub sandbox: SandboxMode,
+    /// `false`: the tool's process may not open TCP connections nor listen. Default `true`.
+    #[serde(
+        default = "crate::tools::sandbox::default_network",
+        skip_serializing_if = "crate::tools::sandbox::is_true"
+    )]
+    pub network: bool,
     /// Variables removed from the tool's environment: every profile's API key variable, so a
     /// tool (and through its output, the model) never sees a key. Set by the program, not
     /// the config file.
@@ -110,8 +125,18 @@ impl ToolSpec {
             env: BTreeMap::new(),
             inherit_env: None,
             max_output_bytes: None,
+            sandbox: SandboxMode::None,
+            network: true,
             hidden_env: Vec::new(),
             mcp: None,
+        }
+    }
+
+    /// What the tool's process is confined to: its `sandbox` and `network` settings.
+    pub fn sandbox_policy(&self) -> SandboxPolicy {
+        SandboxPolicy {
+            mode: self.sandbox,
+            network: self.network,
         }
     }
 
@@ -466,6 +491,33 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
         };
         let e = spec.check().expect_err("no network resolution").to_string();
         assert!(e.starts_with("parameters: not a valid JSON Schema"), "{e}");
+    }
+
+    #[test]
+    fn sandbox_settings_parse_and_default_to_unconfined() {
+        let spec = spec_from_toml(
+            "[[tools]]\nname = \"t\"\ncommand = [\"date\"]\nsandbox = \"workspace-write\"\nnetwork = false\n",
+        );
+        assert_eq!(
+            spec.sandbox_policy(),
+            SandboxPolicy {
+                mode: SandboxMode::WorkspaceWrite,
+                network: false
+            }
+        );
+        let text = toml::to_string(&spec).expect("serializable");
+        assert!(text.contains("sandbox = \"workspace-write\""), "{text}");
+        assert_eq!(
+            toml::from_str::<ToolSpec>(&text).expect("parses back"),
+            spec
+        );
+        let plain = ToolSpec::new("t", vec!["date".to_owned()]);
+        assert!(plain.sandbox_policy().is_unconfined());
+        let text = toml::to_string(&plain).expect("serializable");
+        assert!(
+            !text.contains("sandbox") && !text.contains("network"),
+            "{text}"
+        );
     }
 
     #[test]

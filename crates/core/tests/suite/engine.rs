@@ -33,6 +33,8 @@ fn tool(name: &str, script_name: &str, approval: Approval, timeout_secs: u64) ->
         env: Default::default(),
         max_output_bytes: None,
         inherit_env: None,
+        sandbox: Default::default(),
+        network: true,
         hidden_env: Vec::new(),
         mcp: None,
     }

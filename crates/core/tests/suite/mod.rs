@@ -4,6 +4,7 @@ mod recorder;
 mod retries;
 mod rewind;
 mod rules;
+mod sandbox;
 mod switching;
 mod thinking;
 mod tools_runner;

@@ -28,6 +28,8 @@ fn weather() -> Toolbox {
         env: Default::default(),
         max_output_bytes: None,
         inherit_env: None,
+        sandbox: Default::default(),
+        network: true,
         hidden_env: Vec::new(),
         mcp: None,
     }])

@@ -27,6 +27,8 @@ fn toolbox() -> Toolbox {
         env: Default::default(),
         max_output_bytes: None,
         inherit_env: None,
+        sandbox: Default::default(),
+        network: true,
         hidden_env: Vec::new(),
         mcp: None,
     }])

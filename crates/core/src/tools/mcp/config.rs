@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::tools::sandbox::{SandboxMode, SandboxPolicy};
 use crate::tools::spec::Approval;
 
 /// One `[[mcp_servers]]` entry: a stdio server (`command`, optional `env`) or a Streamable HTTP
@@ -62,6 +63,17 @@ pub struct McpServerConfig {
     /// server's words, shown in `/mcp`, and reach the model only when the user says so.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub instructions: bool,
+    /// Where a stdio server's process may write, as for a local tool (`none`, `read-only`,
+    /// `workspace-write`); its workspace is this program's current directory. A server whose
+    /// sandbox this kernel cannot enforce does not start. See [`crate::tools::sandbox`].
+    #[serde(default, skip_serializing_if = "SandboxMode::is_none")]
+    pub sandbox: SandboxMode,
+    /// `false`: a stdio server's process may not open TCP connections nor listen.
+    #[serde(
+        default = "crate::tools::sandbox::default_network",
+        skip_serializing_if = "crate::tools::sandbox::is_true"
+    )]
+    pub network: bool,
     /// Variables removed from a stdio server's environment: every profile's API key variable.
     /// Set by the program, not the config file.
     #[serde(skip)]
@@ -107,7 +119,17 @@ impl McpServerConfig {
             max_output_bytes: None,
             roots: Vec::new(),
             instructions: false,
+            sandbox: SandboxMode::None,
+            network: true,
             hidden_env: Vec::new(),
+        }
+    }
+
+    /// What a stdio server's process is confined to: its `sandbox` and `network` settings.
+    pub fn sandbox_policy(&self) -> SandboxPolicy {
+        SandboxPolicy {
+            mode: self.sandbox,
+            network: self.network,
         }
     }
 
@@ -176,6 +198,12 @@ impl McpServerConfig {
         }
         if self.command.is_none() && !self.env.is_empty() {
             problems.push("env: only for a server with command".to_owned());
+        }
+        if self.command.is_none() && !self.sandbox_policy().is_unconfined() {
+            problems.push(
+                "sandbox and network: only for a server with command (an HTTP server is not a process of ours)"
+                    .to_owned(),
+            );
         }
         for (key, value) in &self.env {
             if key.is_empty() || key.contains('=') || key.contains('\0') {
@@ -255,6 +283,25 @@ mod tests {
     }
 
     #[test]
+    fn a_stdio_server_takes_a_sandbox() {
+        let s =
+            parse("name = \"f\"\ncommand = [\"x\"]\nsandbox = \"read-only\"\nnetwork = false\n");
+        assert_eq!(
+            s.sandbox_policy(),
+            SandboxPolicy {
+                mode: SandboxMode::ReadOnly,
+                network: false
+            }
+        );
+        s.check().expect("valid");
+        assert!(
+            McpServerConfig::stdio("f", vec!["x".into()])
+                .sandbox_policy()
+                .is_unconfined()
+        );
+    }
+
+    #[test]
     fn enabled_and_disabled_tools_filter() {
         let mut s = McpServerConfig::stdio("s", vec!["x".into()]);
         assert!(s.offers("a"));
@@ -288,6 +335,14 @@ mod tests {
             (
                 "name = \"a\"\ncommand = [\"x\"]\nenv = { \"A=B\" = \"1\" }\n",
                 "env: \"A=B\"",
+            ),
+            (
+                "name = \"a\"\nurl = \"http://h/mcp\"\nsandbox = \"read-only\"\n",
+                "sandbox and network: only for a server with command",
+            ),
+            (
+                "name = \"a\"\nurl = \"http://h/mcp\"\nnetwork = false\n",
+                "sandbox and network: only",
             ),
         ];
         for (text, expected) in cases {

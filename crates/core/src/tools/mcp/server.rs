@@ -18,6 +18,7 @@ use super::client::Handler;
 use super::config::{McpServerConfig, Transport};
 use crate::tools::env::child_env;
 use crate::tools::runner::{STDERR_TAIL_BYTES, Tail};
+use crate::tools::sandbox::{Confinement, SandboxError};
 use crate::tools::spec::ToolSpec;
 
 /// The last 2 KiB of a server's stderr, shared with the task that reads it.
@@ -41,6 +42,8 @@ pub(crate) struct Connected {
     pub pgid: Option<i32>,
     /// The stdio server's process, killed when dropped.
     pub child: Option<tokio::process::Child>,
+    /// A sandboxed stdio server's private TMPDIR, removed when the server is done with.
+    pub _sandbox: Option<Confinement>,
 }
 
 /// Kill a server's whole process group (what `npx` started too). Never with 0 or a negative id.
@@ -64,7 +67,7 @@ pub(crate) async fn connect(
     let timeout = Duration::from_secs(config.startup_timeout_secs);
     match config.transport() {
         Some(Transport::Stdio(argv)) => {
-            let (child, stdout, first_line) = spawn(config, argv, stderr, need_tasks)?;
+            let (child, stdout, first_line, sandbox) = spawn(config, argv, stderr, need_tasks)?;
             let pgid = child
                 .id()
                 .and_then(|id| i32::try_from(id).ok())
@@ -84,6 +87,7 @@ pub(crate) async fn connect(
                     service,
                     pgid,
                     child: Some(child),
+                    _sandbox: sandbox,
                 }),
                 Ok(Err(e)) => failed(McpStartError::Initialize(init_error(&e, config))),
                 Err(_) => failed(McpStartError::NotStarted {
@@ -98,6 +102,7 @@ pub(crate) async fn connect(
                     service,
                     pgid: None,
                     child: None,
+                    _sandbox: None,
                 }),
                 Ok(Err(e)) => Err(McpStartError::Initialize(init_error(&e, config))),
                 Err(_) => Err(McpStartError::NoAnswer {
@@ -123,6 +128,9 @@ pub(super) enum McpStartError {
     NoStdin,
     #[error("could not open the server's stdout")]
     NoStdout,
+    /// Its sandbox cannot be enforced here (or set up): it was not started without it.
+    #[error("{0}")]
+    Sandbox(String),
     #[error("the environment variable {var} (bearer_token_env) is not set")]
     TokenNotSet { var: String },
     /// The HTTP client could not be built.
@@ -294,6 +302,7 @@ fn spawn(
         tokio::process::Child,
         StdoutTee<tokio::process::ChildStdout>,
         FirstLine,
+        Option<Confinement>,
     ),
     McpStartError,
 > {
@@ -314,6 +323,13 @@ fn spawn(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    // A workspace-write server may write under the directory it starts in: ours.
+    let workspace = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
+    let mut sandbox = Confinement::prepare(config.sandbox_policy(), &workspace)
+        .map_err(|e: SandboxError| McpStartError::Sandbox(e.to_string()))?;
+    if let Some(sandbox) = sandbox.as_mut() {
+        sandbox.apply(&mut cmd);
+    }
     let mut child = cmd.spawn().map_err(|e| McpStartError::Spawn {
         program: program.clone(),
         why: os_message(&e),
@@ -337,7 +353,7 @@ fn spawn(
     }
     let first: FirstLine = Arc::default();
     let tee = StdoutTee::new(stdout, first.clone(), need_tasks.clone());
-    Ok((child, tee, first))
+    Ok((child, tee, first, sandbox))
 }
 
 fn http_transport(
@@ -401,6 +417,32 @@ mod tests {
         let json: FirstLine = Arc::new(Mutex::new(b"{\"jsonrpc\":\"2.0\"}".to_vec()));
         let x = McpStartError::Initialize("x".into());
         assert_eq!(with_first_line(x.clone(), &json), x);
+    }
+
+    #[tokio::test]
+    async fn a_server_whose_sandbox_cannot_be_enforced_is_not_started() {
+        use crate::tools::sandbox::{SandboxMode, Support, pretend};
+        let dir = tempfile::tempdir().expect("tmp");
+        let marker = dir.path().join("ran");
+        let argv = vec![
+            "sh".to_owned(),
+            "-c".to_owned(),
+            format!("touch '{}'", marker.display()),
+        ];
+        let config = McpServerConfig {
+            sandbox: SandboxMode::ReadOnly,
+            ..McpServerConfig::stdio("s", argv.clone())
+        };
+        let _fake = pretend(Support { landlock_abi: 0 });
+        let Err(e) = spawn(&config, &argv, &new_tail(), &NeedTasks::default()) else {
+            panic!("started without its sandbox");
+        };
+        assert_eq!(
+            e.to_string(),
+            "sandbox = \"read-only\" needs Landlock ABI 3 or later (Linux 6.2+) and this kernel has no Landlock; not run without its sandbox"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(!marker.exists());
     }
 
     #[tokio::test]
