@@ -1,0 +1,125 @@
+//! The trust prompt: the working directory has project rules (`.kimi-tui/rules.toml`) and the
+//! user has not trusted it. Asked once at start; until trusted only the file's `deny` and `ask`
+//! rules apply, so a repository can never allow a call on its own. Trusting is written by the
+//! core (an effect the event loop runs off `update`), which then reloads the project's rules.
+
+use std::path::{Path, PathBuf};
+
+use crossterm::event::KeyEvent;
+use kimi_core::config::ConfigError;
+use kimi_core::tools::Toolbox;
+use kimi_core::tools::rules::{self, CompiledRule, RuleSource, Rules, Verdict, project};
+use kimi_core::trust::TrustError;
+
+use super::event::Effect;
+use super::keys::{Action, Context, lookup};
+use super::state::App;
+use kimi_protocol::sanitize;
+
+/// The prompt on screen: the directory whose rules are asked about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TrustPrompt {
+    pub(crate) dir: PathBuf,
+    /// The trust is being written: keys wait for the answer.
+    pub(crate) pending: bool,
+}
+
+/// What the user is told when the prompt is declined.
+pub(crate) const NOT_TRUSTED: &str = "This directory's .kimi-tui/rules.toml is not trusted: its allow rules are ignored (its deny and ask rules apply). Start kimi-tui here again to be asked again.";
+
+/// Open the prompt for `dir` (at start, when the core says its rules are untrusted).
+pub(crate) fn ask(app: &mut App, dir: PathBuf) {
+    app.layers.trust = Some(TrustPrompt {
+        dir,
+        pending: false,
+    });
+    app.dirty = true;
+}
+
+/// A key while the prompt is on top.
+pub(crate) fn key(app: &mut App, k: &KeyEvent, fx: &mut Vec<Effect>) {
+    let Some(prompt) = app.layers.trust.as_mut() else {
+        return;
+    };
+    if prompt.pending {
+        return;
+    }
+    match lookup(Context::Trust, k) {
+        Some(Action::TrustProject) => {
+            prompt.pending = true;
+            fx.push(Effect::TrustProject {
+                dir: prompt.dir.clone(),
+            });
+        }
+        Some(Action::DistrustProject) => {
+            app.layers.trust = None;
+            app.notice(NOT_TRUSTED, true);
+        }
+        _ => {}
+    }
+}
+
+/// Why trusting a directory did not take effect.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TrustFailed {
+    #[error(transparent)]
+    Trust(#[from] TrustError),
+    #[error("{0}")]
+    Rules(#[from] ConfigError),
+}
+
+/// The rules a session starts with: the config's (`config`, checked by the core) and those of
+/// the project in `dir` (its allow rules only if the user trusts `dir`); `config_path`: where
+/// rules added for the user config go. Also the directory to ask about: one with project rules
+/// the user has not trusted.
+pub(crate) fn start_rules(
+    config: Vec<(CompiledRule, RuleSource)>,
+    config_path: Option<PathBuf>,
+    dir: Option<&Path>,
+    tools: &[kimi_core::tools::ToolSpec],
+) -> Result<(Rules, Option<PathBuf>), ConfigError> {
+    let Some(dir) = dir else {
+        return Ok((Rules::new(config, config_path), None));
+    };
+    let trusted = kimi_core::trust::is_trusted(dir);
+    let started = rules::session_rules(config, config_path, dir, tools, trusted)?;
+    let ask = (!trusted && dir.join(rules::PROJECT_RULES).is_file()).then(|| dir.to_owned());
+    Ok((started.rules, ask))
+}
+
+/// Trust `dir` (remembered in the user's state) and put its project's allow rules in force in
+/// `toolbox`'s rules, beside its deny and ask rules already there. File I/O: run by the event
+/// loop off `update`.
+pub(crate) fn trust_and_reload(dir: &Path, toolbox: &Toolbox) -> Result<PathBuf, TrustFailed> {
+    kimi_core::trust::trust(dir)?;
+    let loaded = project::load(dir, toolbox.specs(), true)?;
+    let mut book = toolbox.rules().lock();
+    for (compiled, source) in loaded.rules {
+        if compiled.rule.decision == Verdict::Allow {
+            book.push(compiled, source);
+        }
+    }
+    Ok(dir.to_owned())
+}
+
+/// The answer to [`Effect::TrustProject`]: trusted (the core reloaded the project's rules), or
+/// why not.
+pub(crate) fn answered(app: &mut App, result: Result<PathBuf, TrustFailed>) {
+    app.layers.trust = None;
+    match result {
+        Ok(dir) => app.notice(
+            format!(
+                "Trusted {}: its project rules apply, allow rules included (/rules lists them).",
+                sanitize::one_line(&dir.display().to_string(), 200)
+            ),
+            false,
+        ),
+        Err(e) => app.notice(
+            format!(
+                "Could not trust this directory: {}. {NOT_TRUSTED}",
+                sanitize::one_line(&e.to_string(), 300)
+            ),
+            true,
+        ),
+    }
+}
