@@ -137,7 +137,8 @@ pub(crate) fn refused(app: &mut App, text: &str) -> bool {
     let DialogStage::Rule(form) = &mut d.stage else {
         return false;
     };
-    if !form.pending {
+    // The core's refusals of a rule say so; other notices are not about the form.
+    if !form.pending || !text.starts_with("the rule was not added") {
         return false;
     }
     form.pending = false;

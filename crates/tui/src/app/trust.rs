@@ -91,7 +91,13 @@ pub(crate) fn start_rules(
 /// `toolbox`'s rules, beside its deny and ask rules already there. File I/O: run by the event
 /// loop off `update`.
 pub(crate) fn trust_and_reload(dir: &Path, toolbox: &Toolbox) -> Result<PathBuf, TrustFailed> {
-    kimi_core::trust::trust(dir)?;
+    let file = kimi_core::trust::default_path().ok_or(TrustError::NoStateDir)?;
+    trust_in_and_reload(&file, dir, toolbox)
+}
+
+/// [`trust_and_reload`] with the trusted directories kept in `file`.
+fn trust_in_and_reload(file: &Path, dir: &Path, toolbox: &Toolbox) -> Result<PathBuf, TrustFailed> {
+    kimi_core::trust::trust_in(file, dir)?;
     let loaded = project::load(dir, toolbox.specs(), true)?;
     let mut book = toolbox.rules().lock();
     for (compiled, source) in loaded.rules {
@@ -121,5 +127,73 @@ pub(crate) fn answered(app: &mut App, result: Result<PathBuf, TrustFailed>) {
             ),
             true,
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kimi_core::tools::rules::{DecisionOrigin, RuleSource};
+    use serde_json::json;
+
+    /// A real project directory with an allow and a deny rule: untrusted, only the deny applies
+    /// and the prompt is asked for; trusted (written to a real trust file), the allow applies too.
+    #[test]
+    fn trusting_a_project_puts_its_allow_rules_in_force() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let project = tmp.path().join("repo");
+        std::fs::create_dir_all(project.join(".kimi-tui")).expect("dir");
+        std::fs::write(
+            project.join(rules::PROJECT_RULES),
+            "[[rules]]\ntool = \"run\"\nargs = { command = \"ls*\" }\ndecision = \"allow\"\n\n\
+             [[rules]]\ntool = \"run\"\nargs = { command = \"rm *\" }\ndecision = \"deny\"\n",
+        )
+        .expect("rules");
+        let spec = kimi_core::tools::ToolSpec {
+            parameters: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+            ..kimi_core::tools::ToolSpec::new("run", vec!["/bin/true".into()])
+        };
+        let (rules, ask) = start_rules(
+            Vec::new(),
+            None,
+            Some(&project),
+            std::slice::from_ref(&spec),
+        )
+        .expect("valid rules");
+        assert_eq!(ask.as_deref(), Some(project.as_path()));
+        let toolbox = Toolbox::new(vec![spec.clone()])
+            .expect("tools")
+            .with_rules(rules);
+        let verdict = |args| toolbox.rules().preview(&spec, &args).decision;
+        assert_eq!(verdict(json!({"command": "ls -l"})).verdict, Verdict::Ask);
+        assert_eq!(verdict(json!({"command": "rm x"})).verdict, Verdict::Deny);
+
+        let file = tmp.path().join("state/trusted-dirs.toml");
+        let trusted = trust_in_and_reload(&file, &project, &toolbox).expect("trusted");
+        assert_eq!(trusted, project);
+        assert!(kimi_core::trust::is_trusted_in(&file, &project));
+        let allowed = verdict(json!({"command": "ls -l"}));
+        assert_eq!(allowed.verdict, Verdict::Allow);
+        assert!(
+            matches!(
+                allowed.origin,
+                DecisionOrigin::Rule {
+                    source: RuleSource::Project { line: 1, .. },
+                    ..
+                }
+            ),
+            "{allowed:?}"
+        );
+        assert_eq!(verdict(json!({"command": "rm x"})).verdict, Verdict::Deny);
+        // Nothing was doubled: the deny rule is there once.
+        assert_eq!(toolbox.rules().entries().len(), 2);
+    }
+
+    #[test]
+    fn a_directory_without_project_rules_is_not_asked_about() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (rules, ask) = start_rules(Vec::new(), None, Some(tmp.path()), &[]).expect("none");
+        assert!(ask.is_none());
+        assert!(rules.entries().is_empty());
     }
 }
