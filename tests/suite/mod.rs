@@ -24,6 +24,7 @@ mod mock_process;
 mod mock_tool_call_flags;
 mod raw_family;
 mod retry_cli;
+mod rules_cli;
 mod rules_tmux;
 mod sessions;
 mod stream_items;

@@ -20,6 +20,9 @@ pub enum AppError {
     Tools { origin: String, error: ToolboxError },
     #[error(transparent)]
     Session(#[from] SessionError),
+    /// The project's rules file (`.kimi-tui/rules.toml`) is not valid: file, line, why.
+    #[error(transparent)]
+    Rules(#[from] kimi_core::config::ConfigError),
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
     #[error("cannot take over the terminal")]

@@ -142,8 +142,7 @@ where
     // once trusted: asked below), shared by the app, the supervisor and its agent.
     let cwd = std::env::current_dir().ok();
     let (rules, ask_trust) =
-        trust::start_rules(rules, config_path.clone(), cwd.as_deref(), toolbox.specs())
-            .map_err(|e| AppError::Setup(Box::new(e)))?;
+        trust::start_rules(rules, config_path.clone(), cwd.as_deref(), toolbox.specs())?;
     let toolbox = toolbox.with_rules(rules);
     // MCP servers start in the background: the first frame does not wait for them.
     let toolbox = if mcp_servers.is_empty() {
