@@ -190,6 +190,18 @@ impl Rules {
     pub fn entries(&self) -> Vec<RuleEntry> {
         self.lock().entries()
     }
+
+    /// Put `project` (the project's rules read again, see [`super::project::load`]) in force
+    /// in place of the project rules there were: the user trusted the directory during the
+    /// session, so its allow rules now apply. The other rules stay, with their counts.
+    pub fn replace_project_rules(&self, project: Vec<(CompiledRule, RuleSource)>) {
+        let mut book = self.lock();
+        book.entries
+            .retain(|e| !matches!(e.source, RuleSource::Project { .. }));
+        for (compiled, source) in project {
+            book.push(compiled, source);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -297,6 +309,32 @@ mod tests {
         assert!(!rules.lock().remove_session_rule(RuleId(1)));
         assert!(rules.lock().remove_session_rule(id));
         assert_eq!(rules.entries().len(), 1);
+    }
+
+    #[test]
+    fn trusting_the_project_replaces_its_rules_and_keeps_the_others() {
+        let project = |n| RuleSource::Project {
+            path: "/p/.kimi-tui/rules.toml".into(),
+            line: n,
+        };
+        let rules = Rules::new(
+            vec![
+                (rule("ls*", Verdict::Allow), line(1)),
+                (rule("rm*", Verdict::Deny), project(2)),
+            ],
+            None,
+        );
+        rules.decide(&spec(Approval::Ask), &json!({"command": "ls"}));
+        rules.replace_project_rules(vec![
+            (rule("rm*", Verdict::Deny), project(2)),
+            (rule("make*", Verdict::Allow), project(6)),
+        ]);
+        let listed = rules.entries();
+        let sources: Vec<&RuleSource> = listed.iter().map(|e| &e.source).collect();
+        assert_eq!(sources, vec![&line(1), &project(2), &project(6)]);
+        assert_eq!(listed[0].matches, 1);
+        let make = rules.decide(&spec(Approval::Ask), &json!({"command": "make test"}));
+        assert_eq!(make.decision.verdict, Verdict::Allow);
     }
 
     fn verdict() -> impl Strategy<Value = Verdict> {
