@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crossterm::event::KeyEvent;
 use kimi_core::config::ConfigError;
 use kimi_core::tools::Toolbox;
-use kimi_core::tools::rules::{self, CompiledRule, RuleSource, Rules, Verdict, project};
+use kimi_core::tools::rules::{self, CompiledRule, RuleSource, Rules, project};
 use kimi_core::trust::TrustError;
 
 use super::event::Effect;
@@ -87,9 +87,9 @@ pub(crate) fn start_rules(
     Ok((started.rules, ask))
 }
 
-/// Trust `dir` (remembered in the user's state) and put its project's allow rules in force in
-/// `toolbox`'s rules, beside its deny and ask rules already there. File I/O: run by the event
-/// loop off `update`.
+/// Trust `dir` (remembered in the user's state) and read its project rules again, allow rules
+/// included, in place of those in force in `toolbox`'s rules. File I/O: run by the event loop
+/// off `update`.
 pub(crate) fn trust_and_reload(dir: &Path, toolbox: &Toolbox) -> Result<PathBuf, TrustFailed> {
     let file = kimi_core::trust::default_path().ok_or(TrustError::NoStateDir)?;
     trust_in_and_reload(&file, dir, toolbox)
@@ -99,12 +99,7 @@ pub(crate) fn trust_and_reload(dir: &Path, toolbox: &Toolbox) -> Result<PathBuf,
 fn trust_in_and_reload(file: &Path, dir: &Path, toolbox: &Toolbox) -> Result<PathBuf, TrustFailed> {
     kimi_core::trust::trust_in(file, dir)?;
     let loaded = project::load(dir, toolbox.specs(), true)?;
-    let mut book = toolbox.rules().lock();
-    for (compiled, source) in loaded.rules {
-        if compiled.rule.decision == Verdict::Allow {
-            book.push(compiled, source);
-        }
-    }
+    toolbox.rules().replace_project_rules(loaded.rules);
     Ok(dir.to_owned())
 }
 
@@ -133,7 +128,7 @@ pub(crate) fn answered(app: &mut App, result: Result<PathBuf, TrustFailed>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kimi_core::tools::rules::{DecisionOrigin, RuleSource};
+    use kimi_core::tools::rules::{DecisionOrigin, RuleSource, Verdict};
     use serde_json::json;
 
     /// A real project directory with an allow and a deny rule: untrusted, only the deny applies
