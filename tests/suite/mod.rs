@@ -25,6 +25,7 @@ mod mock_tool_call_flags;
 mod raw_family;
 mod retry_cli;
 mod rules_cli;
+mod rules_tmux;
 mod sandbox_exec;
 mod sessions;
 mod stream_items;

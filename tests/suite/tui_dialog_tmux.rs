@@ -210,13 +210,13 @@ fn sixty_keys_must_be_scrolled_through_before_y_runs_the_tool() {
     s.assert_not_ran("Ctrl-T and back");
     // Page through from the top (each page drawn before the next key): now y runs it.
     s.tmux.keys(&["Home"]);
-    s.tmux.wait_for(&["lines 1-31 of 63"], "the top");
+    s.tmux.wait_for(&["lines 1-30 of 63"], "the top");
     s.tmux.keys(&["PageDown"]);
-    s.tmux.wait_for(&["lines 31-61 of 63"], "the second page");
+    s.tmux.wait_for(&["lines 30-59 of 63"], "the second page");
     s.tmux.keys(&["PageDown"]);
     let end = s
         .tmux
-        .wait_for(&["zz_command", "lines 33-63 of 63"], "the end again");
+        .wait_for(&["zz_command", "lines 34-63 of 63"], "the end again");
     println!("the dialog with 60 keys, scrolled to the end:\n{end}");
     s.tmux.keys(&["y"]);
     let ran: Value = serde_json::from_str(&s.wait_ran()).expect("json on stdin");

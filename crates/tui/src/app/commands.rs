@@ -13,6 +13,10 @@ pub(crate) enum SlashCommand {
     Tools,
     /// `/tools revoke [NAME]`: take back "always allow" from one tool, or from all.
     Revoke(Option<String>),
+    /// `/rules`: every argument rule in force, where it comes from, how often it matched.
+    Rules,
+    /// `/rules remove N`: drop session rule N of the listing.
+    RemoveRule(usize),
     Inspector,
     Retry,
     /// `/export [md|json] [PATH]`: Markdown unless `json`; no path: the default file.
@@ -153,6 +157,30 @@ pub(crate) static COMMANDS: &[Command] = &[
             ("", _) => SlashCommand::Tools,
             ("revoke", name) => SlashCommand::Revoke(optional(name.trim())),
             _ => SlashCommand::Unknown("usage: /tools, or /tools revoke [NAME]".into()),
+        },
+    },
+    Command {
+        name: "rules",
+        aliases: &[],
+        forms: &[
+            form(
+                "/rules",
+                "list the argument rules in force, where each comes from and its matches",
+                "/rules",
+            ),
+            form(
+                "/rules remove N",
+                "remove session rule N of the listing",
+                "/rules remove 1",
+            ),
+        ],
+        parse: |arg| match arg.split_once(char::is_whitespace).unwrap_or((arg, "")) {
+            ("", _) => SlashCommand::Rules,
+            ("remove", n) => match n.trim().parse::<usize>() {
+                Ok(n) if n > 0 => SlashCommand::RemoveRule(n),
+                _ => SlashCommand::Unknown("usage: /rules remove N (N from /rules)".into()),
+            },
+            _ => SlashCommand::Unknown("usage: /rules, or /rules remove N".into()),
         },
     },
     Command {
@@ -498,6 +526,19 @@ mod tests {
             Some(SlashCommand::Revoke(Some("get_weather".into())))
         );
         assert_eq!(parse("/tools revoke"), Some(SlashCommand::Revoke(None)));
+        assert_eq!(parse("/rules"), Some(SlashCommand::Rules));
+        assert_eq!(parse("/rules remove 2"), Some(SlashCommand::RemoveRule(2)));
+        for bad in [
+            "/rules remove",
+            "/rules remove 0",
+            "/rules remove x",
+            "/rules drop 1",
+        ] {
+            assert!(
+                matches!(parse(bad), Some(SlashCommand::Unknown(m)) if m.starts_with("usage: /rules")),
+                "{bad}"
+            );
+        }
         assert!(matches!(parse("/nope"), Some(SlashCommand::Unknown(m)) if m.contains("/nope")));
         assert_eq!(parse("hello /mode chat"), None);
         assert_eq!(
@@ -547,6 +588,7 @@ mod tests {
             SlashCommand::Clear => "clear",
             SlashCommand::System(_) => "system",
             SlashCommand::Tools | SlashCommand::Revoke(_) => "tools",
+            SlashCommand::Rules | SlashCommand::RemoveRule(_) => "rules",
             SlashCommand::Inspector => "inspector",
             SlashCommand::Retry => "retry",
             SlashCommand::Export { .. } => "export",
@@ -615,6 +657,8 @@ mod tests {
             SlashCommand::System(None),
             SlashCommand::Tools,
             SlashCommand::Revoke(None),
+            SlashCommand::Rules,
+            SlashCommand::RemoveRule(1),
             SlashCommand::Inspector,
             SlashCommand::Retry,
             SlashCommand::Export {

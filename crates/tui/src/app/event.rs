@@ -31,6 +31,9 @@ pub(crate) enum AppEvent {
     SessionsListed(Box<kimi_core::session::SessionList>),
     /// The answer to [`Effect::Export`]: the file written, or why not.
     Exported(Result<std::path::PathBuf, super::export::ExportError>),
+    /// The answer to [`Effect::TrustProject`]: the directory trusted (its rules reloaded),
+    /// or why not.
+    Trusted(Result<std::path::PathBuf, super::trust::TrustFailed>),
 }
 
 /// What `update` asks the event loop to do: the things that need the runtime.
@@ -47,6 +50,11 @@ pub(crate) enum Effect {
         path: Option<String>,
     },
     Quit,
+    /// Trust `dir`'s project rules (remembered in the user's state) and reload them; answered
+    /// with [`AppEvent::Trusted`].
+    TrustProject {
+        dir: std::path::PathBuf,
+    },
     // Getting text out, compose.
     /// Put `text` on the clipboard (OSC 52); `what` names it in the confirmation
     /// ("answer 3").

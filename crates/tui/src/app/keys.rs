@@ -23,6 +23,10 @@ pub(crate) enum Context {
     DialogReason,
     /// The approval dialog, editing the arguments.
     DialogEdit,
+    /// The approval dialog, editing the rule "always allow calls like this" would add.
+    DialogRule,
+    /// Asked once at start: trust this directory's project rules or not.
+    Trust,
     // Going back, history and sessions.
     /// A picker (earlier messages for `Esc Esc`, saved sessions for `/sessions`).
     Picker,
@@ -82,6 +86,15 @@ pub(crate) enum Action {
     InspectCall,
     SubmitReason,
     SaveEdit,
+    /// Open the rule that would allow calls like this one, to edit and save.
+    AddRule,
+    /// Save the edited rule (and approve the call if it matches it).
+    SaveRule,
+    /// Where the rule goes: this session or the user config.
+    ToggleRuleScope,
+    /// The trust prompt's answers.
+    TrustProject,
+    DistrustProject,
     /// Back from the reason or the editor to the question.
     BackToDialog,
     // Readline editing in the input: as in every shell.
@@ -392,6 +405,13 @@ pub(crate) const TABLE: &[Row] = &[
     },
     Row {
         context: Dialog,
+        keys: "r",
+        help: "always allow calls like this: edit the rule it adds, then save",
+        hint: None,
+        binds: &[(c('r'), AddRule)],
+    },
+    Row {
+        context: Dialog,
         keys: "n / Esc",
         help: "deny with a reason for the model / deny",
         hint: None,
@@ -431,6 +451,28 @@ pub(crate) const TABLE: &[Row] = &[
         help: "editing: check the arguments and run / back",
         hint: None,
         binds: &[(ctrl('s'), SaveEdit), (k(Esc), BackToDialog)],
+    },
+    Row {
+        context: DialogRule,
+        keys: "Ctrl-S / Tab / Esc",
+        help: "a rule: save & run the call / this session or user config / back",
+        hint: None,
+        binds: &[
+            (ctrl('s'), SaveRule),
+            (k(Tab), ToggleRuleScope),
+            (k(Esc), BackToDialog),
+        ],
+    },
+    Row {
+        context: Trust,
+        keys: "t / n, Esc",
+        help: "trust this directory's project rules / not now",
+        hint: None,
+        binds: &[
+            (c('t'), TrustProject),
+            (c('n'), DistrustProject),
+            (k(Esc), DistrustProject),
+        ],
     },
     Row {
         context: Elicit,
@@ -678,7 +720,11 @@ pub(crate) fn hints() -> Vec<(&'static str, &'static str)> {
 /// The help's sections: a title and the contexts whose rows it lists.
 pub(crate) const SECTIONS: &[(&str, &[Context])] = &[
     ("Keys", &[Global, Input]),
-    ("Approval dialog", &[Dialog, DialogReason, DialogEdit]),
+    (
+        "Approval dialog",
+        &[Dialog, DialogReason, DialogEdit, DialogRule],
+    ),
+    ("A project's rules", &[Trust]),
     ("An MCP server's question", &[Elicit]),
     ("Inspector", &[Inspector, Tokens, Search]),
     ("Pickers and history search", &[Picker, HistorySearch]),
@@ -698,6 +744,8 @@ mod tests {
         Dialog,
         DialogReason,
         DialogEdit,
+        DialogRule,
+        Trust,
         Picker,
         HistorySearch,
         Tokens,

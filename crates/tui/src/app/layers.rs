@@ -1,5 +1,5 @@
 //! The layers drawn over the transcript and the composer: the approval dialog, the inspector,
-//! the help, the pickers, the history search and a server's question. The one on top takes
+//! the help, the pickers, the history search, the trust prompt and a server's question. The one on top takes
 //! the keys ([`Layers::top`]); the others keep their state underneath.
 
 use super::state::ApprovalDialog;
@@ -9,6 +9,8 @@ use super::state::ApprovalDialog;
 pub(crate) enum Layer {
     /// An MCP server's question: over everything else.
     Question,
+    /// Trust this directory's project rules? Asked once at start.
+    Trust,
     /// The approval dialog, waiting for the user.
     Dialog,
     /// The inspector, opened over the transcript or over the dialog (Ctrl-T).
@@ -32,6 +34,8 @@ pub(crate) struct Layers {
     pub(crate) history_search: Option<super::history_search::HistorySearch>,
     /// MCP servers' questions for the user: the one shown takes the keys.
     pub(crate) questions: super::elicit::Questions,
+    /// The trust prompt for the project's rules, while it waits for an answer.
+    pub(crate) trust: Option<super::trust::TrustPrompt>,
 }
 
 impl Layers {
@@ -40,6 +44,8 @@ impl Layers {
     pub(crate) fn top(&self) -> Option<Layer> {
         if self.questions.open.is_some() {
             Some(Layer::Question)
+        } else if self.trust.is_some() {
+            Some(Layer::Trust)
         } else if self.dialog.is_some() {
             Some(if self.inspector.open {
                 Layer::Inspector

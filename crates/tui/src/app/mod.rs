@@ -37,11 +37,14 @@ pub(crate) mod reasoning;
 mod reasoning_update;
 mod resumed;
 pub(crate) mod retry;
+pub(crate) mod rule_form;
+pub(crate) mod rules_view;
 pub(crate) mod state;
 pub(crate) mod status_line;
 pub(crate) mod terminal;
 mod toggles;
 pub(crate) mod transcript;
+pub(crate) mod trust;
 pub(crate) mod update;
 mod view;
 
@@ -135,16 +138,12 @@ where
         origin: origin.clone(),
         error,
     })?;
-    // The config's rules and the working directory's (allowing only once it is trusted).
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let in_force = kimi_core::tools::rules::session_rules(
-        rules,
-        config_path.clone(),
-        &cwd,
-        toolbox.specs(),
-        kimi_core::trust::is_trusted(&cwd),
-    )?;
-    let toolbox = toolbox.with_rules(in_force.rules);
+    // The config's rules and the working directory's project rules (its allow rules only
+    // once trusted: asked below), shared by the app, the supervisor and its agent.
+    let cwd = std::env::current_dir().ok();
+    let (rules, ask_trust) =
+        trust::start_rules(rules, config_path.clone(), cwd.as_deref(), toolbox.specs())?;
+    let toolbox = toolbox.with_rules(rules);
     // MCP servers start in the background: the first frame does not wait for them.
     let toolbox = if mcp_servers.is_empty() {
         toolbox
@@ -187,8 +186,8 @@ where
     if let Some(n) = note {
         app.notice(n, false);
     }
-    for n in in_force.notices {
-        app.notice(n, false);
+    if let Some(dir) = ask_trust {
+        trust::ask(&mut app, dir);
     }
     tracing::info!(demo, "starting the TUI");
     // Mouse capture only when asked for (it takes the terminal's own selection away); the
@@ -441,6 +440,14 @@ fn run_effects(
                 });
             }
             Effect::Quit => app.should_quit = true,
+            // The trust is written and the project's rules read off the loop.
+            Effect::TrustProject { dir } => {
+                let (toolbox, events) = (app.toolbox.clone(), background.clone());
+                tokio::task::spawn_blocking(move || {
+                    let result = trust::trust_and_reload(&dir, &toolbox);
+                    let _ = events.send(AppEvent::Trusted(result));
+                });
+            }
             // Getting text out, compose.
             Effect::Copy { text, what } => copied(app, &text, &what),
             Effect::Mouse(on) => {

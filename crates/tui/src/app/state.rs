@@ -8,6 +8,7 @@ use ratatui_textarea::TextArea;
 use kimi_core::engine::{ApprovalRequest, SharedTrace};
 use kimi_core::tools::Toolbox;
 use kimi_core::tools::mcp::ToolNote;
+use kimi_core::tools::rules::RuleDecision;
 use kimi_protocol::Message;
 use kimi_protocol::{Mode, Trace};
 
@@ -215,6 +216,9 @@ pub(crate) struct ToolPane {
     /// log lines (sanitized, one line each).
     pub(crate) progress: Option<ToolNote>,
     pub(crate) log: std::collections::VecDeque<String>,
+    /// What decided the call, as the core reported it: a rule (and where it is written) or
+    /// the tool's approval setting.
+    pub(crate) decided: Option<RuleDecision>,
 }
 
 impl ToolPane {
@@ -231,6 +235,7 @@ impl ToolPane {
             problem: None,
             progress: None,
             log: std::collections::VecDeque::new(),
+            decided: None,
         }
     }
 }
@@ -316,6 +321,8 @@ pub(crate) enum DialogStage {
         editor: Box<TextArea<'static>>,
         problems: Vec<String>,
     },
+    /// `r` pressed: editing the rule that would allow calls like this one.
+    Rule(Box<super::rule_form::RuleForm>),
 }
 
 /// Connection facts shown in the status bar.
@@ -400,6 +407,8 @@ pub(crate) struct App {
     pub(crate) logprobs: u8,
     /// The ready MCP servers and their prompts (for `/mcp__…` commands and `@server:uri`).
     pub(crate) mcp: super::mcp_view::Ready,
+    /// The numbering of the last `/rules` listing (the core holds the rules).
+    pub(crate) rules: super::rules_view::RulesView,
 }
 
 impl App {
@@ -441,6 +450,7 @@ impl App {
             theme: Default::default(),
             switch: Default::default(),
             mcp: Default::default(),
+            rules: Default::default(),
         }
     }
 

@@ -53,6 +53,7 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
         }
         AppEvent::SessionsListed(list) => super::picker_sessions::open(app, *list),
         AppEvent::Exported(result) => super::export::exported(app, result),
+        AppEvent::Trusted(result) => super::trust::answered(app, result),
         AppEvent::Tick => {
             super::elicit::drop_abandoned(app);
             super::reasoning_update::tick(app, app.now);
@@ -105,6 +106,7 @@ fn paste(app: &mut App, text: &str) {
     let target = match app.layers.dialog.as_mut().map(|d| &mut d.stage) {
         Some(DialogStage::Editing { editor, .. }) => Some((&mut **editor, false)),
         Some(DialogStage::Reason(t)) => Some((&mut **t, true)),
+        Some(DialogStage::Rule(form)) => Some((&mut *form.editor, false)),
         Some(DialogStage::Asking) => None,
         None => Some((&mut app.composer.input, false)),
     };
@@ -147,6 +149,7 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     let top = app.layers.top();
     match top {
         Some(Layer::Question) => return super::elicit::key(app, &k),
+        Some(Layer::Trust) => return super::trust::key(app, &k, fx),
         Some(Layer::Dialog) => return dialog_key(app, k, fx),
         // Over the dialog (Ctrl-T shows the call's raw markers); closing it returns to the
         // dialog, still pending.
@@ -589,13 +592,16 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
             // Arguments too long for the dialog scroll first.
             Some(a) if super::dialog::scroll(dialog, a) => {}
             // Invalid arguments cannot be approved as they are: only fixed (e) or denied.
-            Some(Action::Approve | Action::AlwaysAllow) if !dialog.request.problems.is_empty() => {
+            Some(Action::Approve | Action::AlwaysAllow | Action::AddRule)
+                if !dialog.request.problems.is_empty() =>
+            {
                 dialog.hint = Some("invalid arguments: fix them with e, or deny with n/Esc".into());
             }
             // Nothing runs on arguments the user has not had on screen.
-            Some(Action::Approve | Action::AlwaysAllow) if !dialog.seen_all => {
+            Some(Action::Approve | Action::AlwaysAllow | Action::AddRule) if !dialog.seen_all => {
                 dialog.hint = Some(super::dialog::unseen_hint(dialog));
             }
+            Some(Action::AddRule) => super::rule_form::open(dialog),
             // The arguments fit: page keys scroll the transcript behind the dialog.
             Some(a @ (Action::PageUp | Action::PageDown)) => {
                 let page = app.transcript.page_height.saturating_sub(2).max(1);
@@ -656,6 +662,16 @@ fn dialog_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
                 editor.input(k);
             }
         }
+        DialogStage::Rule(form) => match lookup(Context::DialogRule, &k) {
+            Some(Action::SaveRule) => super::rule_form::save(dialog, fx),
+            Some(Action::ToggleRuleScope) if !form.pending => super::rule_form::toggle_scope(form),
+            Some(Action::BackToDialog) => dialog.stage = DialogStage::Asking,
+            // Sent: the text stays as the core is checking it.
+            _ if form.pending => {}
+            _ => {
+                form.editor.input(k);
+            }
+        },
     }
     if let Some(d) = decision {
         decide(app, d, always, fx);
@@ -672,6 +688,11 @@ fn arguments_checked(
     fx: &mut Vec<Effect>,
 ) {
     let screen = app.screen;
+    // The rules see the edit too: one they deny stays in the editor, saying which rule.
+    let refused = match &result {
+        Ok(value) => super::rules_view::edit_refused(app, value),
+        Err(_) => None,
+    };
     let Some(dialog) = app.layers.dialog.as_mut() else {
         return;
     };
@@ -692,6 +713,11 @@ fn arguments_checked(
             return;
         }
     };
+    if let Some(refused) = refused {
+        *problems = vec![refused];
+        app.dirty = true;
+        return;
+    }
     // Saved without a change: the model's own text, not a re-serialization.
     let original = serde_json::from_str::<serde_json::Value>(&dialog.request.arguments);
     let unchanged = original.ok().as_ref() == Some(&value);
@@ -713,7 +739,7 @@ fn arguments_checked(
 }
 
 /// The user decided about the dialog's call: the agent is told, the dialog closes.
-fn decide(app: &mut App, d: Decision, always: bool, fx: &mut Vec<Effect>) {
+pub(super) fn decide(app: &mut App, d: Decision, always: bool, fx: &mut Vec<Effect>) {
     let Some(dialog) = app.layers.dialog.as_mut() else {
         return;
     };
@@ -908,6 +934,8 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
         // The core reports its tools (`EngineEvent::Tools`).
         SlashCommand::Tools => fx.push(Effect::Agent(Op::ToolsReport)),
         SlashCommand::Revoke(name) => revoke(app, name, fx),
+        SlashCommand::Rules => super::rules_view::command(fx),
+        SlashCommand::RemoveRule(n) => super::rules_view::remove(app, n, fx),
         SlashCommand::Mcp => {
             let reports = app.toolbox.mcp().map(|h| h.reports()).unwrap_or_default();
             let toolbox = &app.toolbox;
@@ -1079,7 +1107,16 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
                 false,
             );
         }
-        EngineEvent::Notice { text, error } => app.notice(text, error),
+        // An error while the dialog's rule form waits: the rule was not added, said there.
+        EngineEvent::Notice { text, error } => {
+            if !(error && super::rules_view::refused(app, &text)) {
+                app.notice(text, error)
+            }
+        }
+        EngineEvent::CallDecided {
+            call_id, decision, ..
+        } => super::rules_view::call_decided(app, &call_id, decision),
+        EngineEvent::Rules { rules, added } => super::rules_view::rules(app, rules, added, fx),
         EngineEvent::AllowanceDropped { tool } => {
             app.always_allow.retain(|t| *t != tool);
             app.notice(
@@ -1129,7 +1166,6 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         EngineEvent::Tools { report } => tools_report(app, &report),
         // What decided a call is also in its approval request; the pane and `/rules` views
         // of these are the rules UI's.
-        EngineEvent::CallDecided { .. } | EngineEvent::Rules { .. } => {}
         EngineEvent::ToolRefused { call, problem, .. } => {
             if let Some(p) = app.pane_for_call(&call.id) {
                 p.state = PaneState::Refused {

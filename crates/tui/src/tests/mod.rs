@@ -4,6 +4,7 @@ mod app_go_back;
 mod app_history;
 mod app_mcp;
 mod app_resume_replay;
+mod app_rules;
 mod app_sessions;
 mod app_sessions_picker;
 mod app_switch_limits;

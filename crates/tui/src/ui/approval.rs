@@ -62,6 +62,11 @@ pub(crate) fn head_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
             style::dim(),
         ));
     }
+    // Why the dialog asks: the rule (or the tool's approval) that decided, as the core said.
+    if let Some(decided) = crate::app::rules_view::request_decision(&d.request) {
+        let (text, st) = super::rule_line::decision_line(decided);
+        out.extend(wrap(&format!("why: {text}"), width, Span::raw(""), st));
+    }
     let label = if d.edited {
         "arguments (your edit):"
     } else {
@@ -103,6 +108,7 @@ pub(crate) fn key_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
     if d.request.problems.is_empty() {
         keys.push(key("y", "approve".into()));
         keys.push(key("a", format!("always allow {name}")));
+        keys.push(key("r", "always allow calls like this".into()));
         keys.push(key("e", "edit".into()));
     } else {
         keys.push(key("e", "fix the arguments".into()));
@@ -178,6 +184,10 @@ pub(crate) fn layout<'a>(
         DialogStage::Reason(_) => 3,
         DialogStage::Editing { editor, problems } => {
             (editor.lines().len() as u16 + 2).clamp(5, 14) + problems.len() as u16 + 1
+        }
+        // The scope row and the problems under the editor.
+        DialogStage::Rule(form) => {
+            (form.editor.lines().len() as u16 + 2).clamp(5, 14) + form.problems.len() as u16 + 2
         }
     };
     let n = |v: &[Line<'static>]| v.len().min(u16::MAX as usize) as u16;
@@ -317,5 +327,43 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, d: &ApprovalDialog, rows: &A
                 .collect();
             frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), probs);
         }
+        DialogStage::Rule(form) => render_rule_form(frame, l.editor, form),
     }
+}
+
+/// The rule form: the TOML of the rule, where it goes, and why the last save did not add it.
+fn render_rule_form(frame: &mut Frame, area: Rect, form: &crate::app::rule_form::RuleForm) {
+    let [ed, scope, probs] = Layout::vertical([
+        Constraint::Min(3),
+        Constraint::Length(1),
+        Constraint::Length(form.problems.len() as u16 + 1),
+    ])
+    .areas(area);
+    let mut e = (*form.editor).clone();
+    e.set_block(
+        Block::default()
+            .borders(Borders::ALL)
+            .title(" Rule for calls like this (TOML) · Ctrl-S save & run · Tab where · Esc back "),
+    );
+    frame.render_widget(&e, ed);
+    let mut spans = vec![
+        Span::styled("save to: ", style::dim()),
+        Span::styled(
+            crate::app::rule_form::scope_label(form.scope),
+            style::accent(),
+        ),
+    ];
+    if form.pending {
+        spans.push(Span::styled("  · adding…", style::dim()));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), scope);
+    let lines: Vec<Line> = (form.problems.iter())
+        .map(|p| {
+            Line::from(Span::styled(
+                format!("✗ {}", sanitize::one_line(p, PROBLEM_CHARS)),
+                style::error(),
+            ))
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), probs);
 }

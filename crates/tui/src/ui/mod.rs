@@ -21,12 +21,14 @@ pub(crate) mod picker;
 pub(crate) mod reasoning;
 pub(crate) mod reasoning_layout;
 pub(crate) mod renderable;
+pub(crate) mod rule_line;
 pub(crate) mod special;
 pub(crate) mod status;
 pub(crate) mod style;
 pub(crate) mod theme;
 pub(crate) mod tool_pane;
 pub(crate) mod transcript;
+pub(crate) mod trust;
 pub(crate) mod width;
 pub(crate) mod wrap;
 
@@ -161,6 +163,9 @@ pub(crate) fn draw(frame: &mut Frame, app: &App) {
             app.keyboard_enhanced,
             &app.mcp,
         );
+    }
+    if let Some(p) = &app.layers.trust {
+        trust::render(frame, frame.area(), p);
     }
     // A server's question takes the keys, so it is drawn over everything.
     if let Some(d) = &app.layers.questions.open {

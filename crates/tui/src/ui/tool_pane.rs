@@ -190,6 +190,10 @@ pub(crate) fn lines(
             style::warning(),
         ));
     }
+    if let Some(d) = &pane.decided {
+        let (text, st) = super::rule_line::decision_line(d);
+        out.extend(wrap(&text, width, bar("│ "), st));
+    }
     let complete = !matches!(pane.state, PaneState::Streaming | PaneState::Incomplete);
     if let Some(problem) = &pane.problem
         && matches!(
