@@ -150,6 +150,8 @@ struct Renderer<'a, 'o> {
     inline: Vec<Span<'a>>,
     inline_active: bool,
     need_blank: bool,
+    /// Where the last separator line went (`out`'s length before and after it).
+    last_blank: Option<(usize, usize)>,
     lists: Vec<ListState>,
     infos: Vec<ListInfo>,
     next_info: usize,
@@ -179,11 +181,19 @@ pub(crate) fn render_block(text: &str, width: usize, theme: &Theme, out: &mut Ve
         code: None,
         html: None,
         table: None,
+        last_blank: None,
     };
     for ev in events {
         r.event(ev);
     }
     r.flush_inline();
+    // A separator that nothing followed (an empty quote or list at the end): the block ends
+    // where its text did, as it does when the same text is rendered in pieces.
+    if let Some((before, after)) = r.last_blank
+        && r.out.len() == after
+    {
+        r.out.truncate(before);
+    }
 }
 
 /// The word of a fence's info string that names the language.
@@ -319,6 +329,7 @@ impl<'a> Renderer<'a, '_> {
     }
 
     fn emit_blank(&mut self) {
+        let before = self.out.len();
         let mut prefix = Vec::new();
         for f in &self.frames {
             match f {
@@ -327,6 +338,7 @@ impl<'a> Renderer<'a, '_> {
             }
         }
         wrap_into(&prefix, &prefix, &[], Kind::Prose, self.width, self.out);
+        self.last_blank = Some((before, self.out.len()));
     }
 
     /// Before a block element: the blank line that separates it from the previous one.

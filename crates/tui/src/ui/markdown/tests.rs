@@ -910,3 +910,24 @@ fn an_open_emphasis_keeps_a_paragraph_uncommitted_until_it_closes() {
     text.push_str("closed* end");
     assert_eq!(cache.lines(40, &theme), &render(&text, 40, &theme)[..]);
 }
+
+/// A case the cache once got wrong: a quote marker streamed last, one column wide.
+#[test]
+fn cache_matches_render_for_a_trailing_quote_marker_at_width_one() {
+    let theme = Theme::default();
+    let parts = ["北京今天晴", "\n\n", " ", "> "];
+    let mut cache = MarkdownCache::new();
+    let mut text = String::new();
+    for (i, p) in parts.iter().enumerate() {
+        cache.push_str(p);
+        text.push_str(p);
+        if i % 3 == 0 {
+            assert_eq!(
+                cache.lines(1, &theme),
+                &render(&text, 1, &theme)[..],
+                "after {i}"
+            );
+        }
+    }
+    assert_eq!(cache.lines(1, &theme), &render(&text, 1, &theme)[..]);
+}
