@@ -5,6 +5,7 @@ mod defects_cli;
 mod doctor;
 mod doctor_thinking;
 mod exec_cli;
+mod exec_input_cli;
 mod family_cli;
 mod files_tmux;
 mod go_back_tmux;
