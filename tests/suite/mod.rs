@@ -23,6 +23,7 @@ mod mcp_tmux;
 mod mock_cli;
 mod mock_process;
 mod mock_tool_call_flags;
+mod newcomer_tmux;
 mod raw_family;
 mod retry_cli;
 mod sessions;
