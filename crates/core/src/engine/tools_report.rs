@@ -119,7 +119,10 @@ fn mcp_section(toolbox: &Toolbox) -> Vec<McpLine> {
 pub fn status_text(r: &ServerReport) -> String {
     match &r.status {
         ServerStatus::Starting => "starting".to_owned(),
-        ServerStatus::Ready => format!("ready, {} tools", r.tools.len()),
+        ServerStatus::Ready => match r.tools.len() {
+            1 => "ready, 1 tool".to_owned(),
+            n => format!("ready, {n} tools"),
+        },
         ServerStatus::Failed(why) => {
             format!("failed: {}; its tools are withdrawn", one_line(why, 300))
         }
@@ -163,6 +166,51 @@ mod tests {
         assert_eq!(line.lines().count(), 2, "{line:?}");
         assert!(!line.contains('\u{1b}'), "{line:?}");
         assert!(line.contains("mcp__x__t [ask] reads files"), "{line:?}");
+    }
+
+    #[test]
+    fn a_ready_server_counts_its_tools_in_words() {
+        let mut r = ServerReport {
+            name: "srv".into(),
+            status: ServerStatus::Ready,
+            tools: vec!["mcp__srv__a".into()],
+            skipped: Vec::new(),
+            stderr_tail: String::new(),
+            version: None,
+            instructions: None,
+            instructions_in_prompt: false,
+            resources: Vec::new(),
+            prompts: Vec::new(),
+            log: Vec::new(),
+            endpoint: String::new(),
+        };
+        assert_eq!(status_text(&r), "ready, 1 tool");
+        r.tools.push("mcp__srv__b".into());
+        assert_eq!(status_text(&r), "ready, 2 tools");
+    }
+
+    #[test]
+    fn the_mcp_section_marks_only_the_tools_said_to_be_always_allowed() {
+        let report = ToolsReport {
+            tools: Vec::new(),
+            mcp: vec![
+                McpLine::Text("MCP servers:\n  srv · ready, 2 tools".into()),
+                McpLine::Tool {
+                    name: "mcp__srv__a".into(),
+                    approval: "ask".into(),
+                    description: "first".into(),
+                },
+                McpLine::Tool {
+                    name: "mcp__srv__b".into(),
+                    approval: "ask".into(),
+                    description: "second".into(),
+                },
+            ],
+        };
+        assert_eq!(
+            report.mcp_text(|n| n == "mcp__srv__b"),
+            "MCP servers:\n  srv · ready, 2 tools\n    mcp__srv__a [ask] first\n    mcp__srv__b [ask, always allowed this session] second"
+        );
     }
 
     #[test]
