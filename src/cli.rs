@@ -356,7 +356,7 @@ pub struct ExecArgs {
     /// Print the model's reasoning (thinking models) to stderr as it streams.
     #[arg(long)]
     pub reasoning: bool,
-    /// The user's message.
+    /// The user's message; `-` reads it from stdin.
     pub prompt: String,
 }
 

@@ -14,8 +14,8 @@ use kimi_core::engine::{
     Agent, AgentInit, Approver, EVENT_QUEUE, EngineEvent, FixedPolicy, Op, SessionHandoff,
 };
 use kimi_core::session::{Session, SessionStore};
-use kimi_core::tools::Toolbox;
 use kimi_core::tools::rules::{self, RuleDecision, Rules};
+use kimi_core::tools::{CallProblem, Toolbox};
 use kimi_protocol::sanitize;
 use kimi_protocol::special;
 use kimi_protocol::{Mode, StreamEvent, Template};
@@ -43,6 +43,7 @@ fn panic_net<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
 }
 
 fn run_logged(args: &ExecArgs) -> Result<()> {
+    let prompt = super::exec_prompt::read(&args.prompt, std::io::stdin().lock())?;
     let resolved = config::resolve(&args.connect.overrides())?;
     let origin = resolved.origin();
     let endpoint = resolved
@@ -72,7 +73,7 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
         .context("cannot start the async runtime")?;
     let json = args.json;
     let mcp_servers = resolved.mcp_servers.clone();
-    let (outcome, conversation) = runtime.block_on(async {
+    let outcome = runtime.block_on(async {
         // MCP servers: started before the prompt goes out, so their tools are offered to it.
         let (toolbox, mcp) = start_mcp(toolbox, mcp_servers).await;
         let init = AgentInit {
@@ -96,10 +97,11 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
         let mut printer = Printer::new(json, resolved.profile.neutralize_markers_in_tool_results);
         printer.show_reasoning = args.reasoning;
         printer.hold_unclassified = unopened_reasoning;
-        printer.special_tokens("your message", &args.prompt);
+        printer.yes = args.yes;
+        printer.special_tokens("your message", &prompt);
         let mut policy = FixedPolicy { yes: args.yes };
         agent.send(Op::UserTurn {
-            text: args.prompt.clone(),
+            text: prompt.clone(),
         });
         let mut outcome = None;
         let mut conversation = Vec::new();
@@ -141,14 +143,15 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
             // An HTTP session is closed (DELETE) before the process ends.
             hub.close(MCP_CLOSE_WAIT).await;
         }
-        (outcome, (conversation, decisions))
+        (outcome, conversation, decisions, printer.line_open)
     });
-    let (conversation, decisions) = conversation;
+    let (outcome, conversation, decisions, line_open) = outcome;
     let mut out = std::io::stdout().lock();
     if json {
         let text = kimi_core::json_out::to_string_pretty(&decisions.annotate(&conversation)?)?;
         writeln!(out, "{text}").ok();
-    } else {
+    } else if line_open {
+        // The answer's last line is ended; nothing printed (a failure) prints nothing.
         writeln!(out).ok();
     }
     out.flush().ok();
@@ -243,6 +246,10 @@ struct Printer {
     /// This round's reasoning as received: a K3 model may turn out to have written its answer
     /// there, which then goes to stdout.
     round_reasoning: String,
+    /// `--yes` was given: a declined call was not declined for the want of it.
+    yes: bool,
+    /// The answer printed so far ends inside a line.
+    line_open: bool,
 }
 
 /// Most content held back while it may still be reasoning; past it, it is printed as the
@@ -263,6 +270,8 @@ impl Printer {
             hold_unclassified: false,
             held: None,
             round_reasoning: String::new(),
+            yes: false,
+            line_open: false,
         }
     }
 
@@ -283,6 +292,9 @@ impl Printer {
     fn print_text(&mut self, t: &str) {
         self.close_reasoning();
         let clean = self.text.push(t);
+        if let Some(last) = clean.chars().last() {
+            self.line_open = last != '\n';
+        }
         let mut out = self.stdout.lock();
         let _ = out.write_all(clean.as_bytes());
         let _ = out.flush();
@@ -401,11 +413,20 @@ impl Printer {
                 sanitize::one_line(&error.to_string(), 1000),
                 wait.as_secs_f64()
             ),
-            EngineEvent::ToolRefused { call, problem, .. } => format!(
-                "[tool] {} not run: {}",
-                call_label(&call),
-                sanitize::one_line(&problem.to_string(), 1000)
-            ),
+            EngineEvent::ToolRefused { call, problem, .. } => {
+                // Without --yes nobody is there to approve: say which flag does.
+                let hint = match &problem {
+                    CallProblem::Denied { reason: None } if !self.yes => {
+                        " (exec approves `ask` tools only with --yes)"
+                    }
+                    _ => "",
+                };
+                format!(
+                    "[tool] {} not run: {}{hint}",
+                    call_label(&call),
+                    sanitize::one_line(&problem.to_string(), 1000)
+                )
+            }
             EngineEvent::ToolStarted {
                 call, arguments, ..
             } => format!(

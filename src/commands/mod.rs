@@ -4,6 +4,7 @@ pub mod config_file;
 pub mod doctor;
 pub mod example_tools;
 pub mod exec;
+mod exec_prompt;
 mod input;
 pub mod parse;
 pub mod render;

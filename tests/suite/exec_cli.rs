@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// The binary, logging into a state directory of the test run's own (exec logs), never the
 /// user's; a test that sets `XDG_STATE_HOME` itself overrides it.
-fn bin() -> Command {
+pub(super) fn bin() -> Command {
     let state = std::env::temp_dir().join(format!("kimi-tui-test-state-{}", std::process::id()));
     let mut c = Command::new(env!("CARGO_BIN_EXE_kimi-tui"));
     // The sessions exec saves go beside it, never to the user's data directory.

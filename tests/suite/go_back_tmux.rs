@@ -162,7 +162,7 @@ fn sessions_resumes_a_saved_session_in_place() {
     t.send_line("/sessions");
     let screen = t.wait_for(&["Saved sessions", "(this one)"], "the picker");
     assert!(screen.contains("from the old session"), "{screen}");
-    assert!(screen.contains("1 turns"), "{screen}");
+    assert!(screen.contains("1 turn "), "{screen}");
     t.keys(&["Down"]);
     t.wait_for(&["› "], "a row selected");
     t.keys(&["Enter"]);

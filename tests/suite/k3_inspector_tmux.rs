@@ -54,6 +54,6 @@ fn k3_demo_inspector_shows_k3_ids_elements_and_split_markers() {
         "{view}"
     );
     t.keys(&["Escape"]);
-    t.keys(&["C-c"]);
+    t.keys(&["C-c", "C-c"]);
     t.wait_gone();
 }

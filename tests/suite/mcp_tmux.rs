@@ -44,7 +44,7 @@ fn demo_mcp_tool_call_is_approved_and_its_result_shown() {
         "the MCP result and the final answer",
     );
     assert!(answer.contains("MCP 1/1"), "{answer}");
-    t.keys(&["C-c"]);
+    t.keys(&["C-c", "C-c"]);
     t.wait_gone();
 }
 
@@ -207,7 +207,7 @@ fn an_mcp_servers_question_is_answered_in_the_dialog() {
         "the tool's result with the answer",
     );
     assert!(!screen.contains("MCP server `demo` asks"), "{screen}");
-    t.keys(&["C-c"]);
+    t.keys(&["C-c", "C-c"]);
     t.wait_gone();
 }
 
@@ -235,6 +235,6 @@ fn esc_cancels_an_mcp_servers_question() {
         ],
         "the /mcp report",
     );
-    t.keys(&["C-c"]);
+    t.keys(&["C-c", "C-c"]);
     t.wait_gone();
 }

@@ -42,7 +42,7 @@ fn thinking_demo_shows_folded_reasoning_that_f2_opens() {
         "the reasoning opened with F2",
     );
     assert!(!open.contains("<think>"), "{open}");
-    t.keys(&["C-c"]);
+    t.keys(&["C-c", "C-c"]);
     t.wait_gone();
 }
 
@@ -89,6 +89,6 @@ fn k3_demo_runs_the_whole_flow_in_raw_mode() {
         "the raw stream and the prompt diff",
     );
     t.keys(&["Escape"]);
-    t.keys(&["C-c"]);
+    t.keys(&["C-c", "C-c"]);
     t.wait_gone();
 }

@@ -48,6 +48,6 @@ fn demo_token_view_shows_ids_alternatives_and_split_markers() {
     t.keys(&["t"]);
     t.wait_for(&["Inspector · [ ] request"], "the chunks again");
     t.keys(&["Escape"]);
-    t.keys(&["C-c"]);
+    t.keys(&["C-c", "C-c"]);
     t.wait_gone();
 }

@@ -75,7 +75,7 @@ fn a_pasted_text_keeps_its_line_breaks_and_ctrl_c_clears_the_draft_first() {
     t.wait_until("the draft cleared again", Duration::from_secs(5), |s| {
         !s.contains("third line")
     });
-    t.keys(&["C-c"]);
+    t.keys(&["C-c", "C-c"]);
     t.wait_gone();
 }
 
@@ -114,7 +114,7 @@ fn on_exit_the_resume_command_is_printed_and_resume_alone_continues_a_demo_sessi
     // Nothing sent: nothing saved, nothing to resume, nothing printed.
     let t = Tmux::start_shell("exit-hint", &shell("--demo"), (100, 30));
     t.wait_for(&["kimi-tui", "demo"], "the welcome screen");
-    t.keys(&["C-c"]);
+    t.keys(&["C-c", "C-c"]);
     let screen = t.wait_for(&["EXITED"], "the shell after the app");
     assert!(!screen.contains("Continue it with"), "{screen}");
     drop(t);
@@ -123,7 +123,7 @@ fn on_exit_the_resume_command_is_printed_and_resume_alone_continues_a_demo_sessi
     t.wait_for(&["kimi-tui", "demo"], "the welcome screen");
     t.send_line("Hello there");
     t.wait_for(&["◆ Kimi", "│ idle │"], "the answer");
-    t.keys(&["C-c"]);
+    t.keys(&["C-c", "C-c"]);
     let screen = t.wait_for(&["EXITED", "Continue it with"], "the resume hint");
     let id = screen
         .lines()
@@ -142,7 +142,7 @@ fn on_exit_the_resume_command_is_printed_and_resume_alone_continues_a_demo_sessi
     t.wait_until("a second answer", Duration::from_secs(20), |s| {
         s.contains("You asked: \"And again\"") && s.contains("│ idle │")
     });
-    t.keys(&["C-c"]);
+    t.keys(&["C-c", "C-c"]);
     t.wait_for(
         &["EXITED", &format!("kimi-tui --session {id}")],
         "the same session",

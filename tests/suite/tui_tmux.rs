@@ -51,7 +51,7 @@ fn demo_weather_call_is_approved_and_inspected() {
     // Esc closes it; Ctrl-C quits and gives the terminal back.
     t.keys(&["Escape"]);
     t.wait_for(&["◆ Kimi"], "the transcript again");
-    t.keys(&["C-c"]);
+    t.keys(&["C-c", "C-c"]);
     t.wait_gone();
     drop(t);
 
@@ -67,6 +67,6 @@ fn demo_weather_call_is_approved_and_inspected() {
     );
     assert!(resumed.contains("get_weather"), "{resumed}");
     assert!(resumed.contains("returned"), "{resumed}");
-    t.keys(&["C-c"]);
+    t.keys(&["C-c", "C-c"]);
     t.wait_gone();
 }

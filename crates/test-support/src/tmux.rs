@@ -171,9 +171,10 @@ impl Tmux {
         }
     }
 
-    /// Ctrl-C, then wait until the program has exited.
+    /// Ctrl-C twice (one on an empty input only asks for the second), then wait until the
+    /// program has exited.
     pub fn quit(&self) {
-        self.keys(&["C-c"]);
+        self.keys(&["C-c", "C-c"]);
         self.wait_gone();
     }
 }

@@ -37,4 +37,4 @@ pub use supervisor::{Supervisor, SupervisorInit, toolbox_answer};
 pub use switchboard::{
     ConnectionView, ProfileChoice, ProfileSummary, StartError, SwitchRefused, Switchboard,
 };
-pub use tools_report::{ToolLine, ToolsReport, status_text, stderr_lines};
+pub use tools_report::{McpLine, ToolLine, ToolsReport, status_text, stderr_lines};

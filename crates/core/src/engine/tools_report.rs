@@ -18,12 +18,24 @@ pub struct ToolLine {
     pub description: String,
 }
 
+/// A line of the MCP section: rendered text, or one of a server's tools, kept apart so that
+/// the screen can mark it allowed for the session as it does a configured tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpLine {
+    Text(String),
+    Tool {
+        name: String,
+        approval: String,
+        description: String,
+    },
+}
+
 /// What `/tools` shows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolsReport {
     pub tools: Vec<ToolLine>,
     /// The MCP section; empty without servers.
-    pub mcp: String,
+    pub mcp: Vec<McpLine>,
 }
 
 impl ToolsReport {
@@ -40,6 +52,32 @@ impl ToolsReport {
             mcp: mcp_section(toolbox),
         }
     }
+
+    /// The MCP section as text (empty without servers); `always(name)` says which tools are
+    /// allowed for the session.
+    pub fn mcp_text(&self, always: impl Fn(&str) -> bool) -> String {
+        let mut s = String::new();
+        for line in &self.mcp {
+            match line {
+                McpLine::Text(t) => s.push_str(t),
+                McpLine::Tool {
+                    name,
+                    approval,
+                    description,
+                } if always(name) => s.push_str(&tool_line(
+                    name,
+                    &format!("{approval}, always allowed this session"),
+                    description,
+                )),
+                McpLine::Tool {
+                    name,
+                    approval,
+                    description,
+                } => s.push_str(&tool_line(name, approval, description)),
+            }
+        }
+        s
+    }
 }
 
 fn approval_text(a: &impl std::fmt::Debug) -> String {
@@ -47,19 +85,24 @@ fn approval_text(a: &impl std::fmt::Debug) -> String {
 }
 
 /// The MCP section of `/tools`. Empty without servers.
-fn mcp_section(toolbox: &Toolbox) -> String {
+fn mcp_section(toolbox: &Toolbox) -> Vec<McpLine> {
     let Some(hub) = toolbox.mcp() else {
-        return String::new();
+        return Vec::new();
     };
-    let mut s = String::from("MCP servers:");
+    let mut lines = vec![McpLine::Text("MCP servers:".to_owned())];
     for r in hub.reports() {
-        s.push_str(&format!("\n  {} · {}", r.name, status_text(&r)));
+        let mut s = format!("\n  {} · {}", r.name, status_text(&r));
         for name in &r.tools {
             let (approval, description) = toolbox
                 .find(name)
                 .map(|t| (approval_text(&t.approval), t.description))
                 .unwrap_or_default();
-            s.push_str(&tool_line(name, &approval, &description));
+            lines.push(McpLine::Text(std::mem::take(&mut s)));
+            lines.push(McpLine::Tool {
+                name: name.clone(),
+                approval,
+                description,
+            });
         }
         for skipped in &r.skipped {
             s.push_str(&format!("\n    not offered: {}", one_line(skipped, 200)));
@@ -67,15 +110,19 @@ fn mcp_section(toolbox: &Toolbox) -> String {
         if matches!(r.status, ServerStatus::Failed(_)) {
             s.push_str(&stderr_lines(&r));
         }
+        lines.push(McpLine::Text(s));
     }
-    s
+    lines
 }
 
 /// A server's state in a line: `ready, 3 tools`, `failed: why; ...`.
 pub fn status_text(r: &ServerReport) -> String {
     match &r.status {
         ServerStatus::Starting => "starting".to_owned(),
-        ServerStatus::Ready => format!("ready, {} tools", r.tools.len()),
+        ServerStatus::Ready => match r.tools.len() {
+            1 => "ready, 1 tool".to_owned(),
+            n => format!("ready, {n} tools"),
+        },
         ServerStatus::Failed(why) => {
             format!("failed: {}; its tools are withdrawn", one_line(why, 300))
         }
@@ -122,6 +169,51 @@ mod tests {
     }
 
     #[test]
+    fn a_ready_server_counts_its_tools_in_words() {
+        let mut r = ServerReport {
+            name: "srv".into(),
+            status: ServerStatus::Ready,
+            tools: vec!["mcp__srv__a".into()],
+            skipped: Vec::new(),
+            stderr_tail: String::new(),
+            version: None,
+            instructions: None,
+            instructions_in_prompt: false,
+            resources: Vec::new(),
+            prompts: Vec::new(),
+            log: Vec::new(),
+            endpoint: String::new(),
+        };
+        assert_eq!(status_text(&r), "ready, 1 tool");
+        r.tools.push("mcp__srv__b".into());
+        assert_eq!(status_text(&r), "ready, 2 tools");
+    }
+
+    #[test]
+    fn the_mcp_section_marks_only_the_tools_said_to_be_always_allowed() {
+        let report = ToolsReport {
+            tools: Vec::new(),
+            mcp: vec![
+                McpLine::Text("MCP servers:\n  srv · ready, 2 tools".into()),
+                McpLine::Tool {
+                    name: "mcp__srv__a".into(),
+                    approval: "ask".into(),
+                    description: "first".into(),
+                },
+                McpLine::Tool {
+                    name: "mcp__srv__b".into(),
+                    approval: "ask".into(),
+                    description: "second".into(),
+                },
+            ],
+        };
+        assert_eq!(
+            report.mcp_text(|n| n == "mcp__srv__b"),
+            "MCP servers:\n  srv · ready, 2 tools\n    mcp__srv__a [ask] first\n    mcp__srv__b [ask, always allowed this session] second"
+        );
+    }
+
+    #[test]
     fn configured_tools_are_reported_with_approval_and_command() {
         let spec = ToolSpec {
             description: "Get weather".into(),
@@ -137,6 +229,6 @@ mod tests {
                 description: "Get weather".into(),
             }]
         );
-        assert_eq!(report.mcp, "");
+        assert!(report.mcp.is_empty());
     }
 }

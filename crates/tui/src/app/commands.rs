@@ -289,7 +289,11 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "quit",
         aliases: &["exit"],
-        forms: &[form("/quit", "leave (Ctrl-D on an empty input)", "/quit")],
+        forms: &[form(
+            "/quit",
+            "leave (Ctrl-D twice on an empty input)",
+            "/quit",
+        )],
         parse: |_| SlashCommand::Quit,
     },
     // Getting text out, themes.

@@ -94,7 +94,10 @@ pub(crate) fn unseen_hint(d: &ApprovalDialog) -> String {
     } else {
         d.view.total
     };
-    format!("scroll to the end first: j/PgDn ({unseen} lines not shown yet)")
+    format!(
+        "scroll to the end first: j/PgDn ({} not shown yet)",
+        crate::ui::count::count(unseen as u64, "line")
+    )
 }
 
 /// Whether the editor shows every character of its text: no line cut off at the bottom or the

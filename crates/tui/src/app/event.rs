@@ -47,7 +47,9 @@ pub(crate) enum Effect {
     /// directory. Written off the event loop; answered with [`AppEvent::Exported`].
     Export {
         markdown: bool,
-        path: Option<String>,
+        path: Option<std::path::PathBuf>,
+        /// The user said an existing file there may be replaced.
+        replace: bool,
     },
     Quit,
     /// Trust `dir`'s project rules (remembered in the user's state) and reload them; answered

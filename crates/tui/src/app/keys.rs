@@ -235,7 +235,7 @@ pub(crate) const TABLE: &[Row] = &[
     Row {
         context: Global,
         keys: "Ctrl-C",
-        help: "cancel what runs; else clear the draft (Up brings it back); else quit",
+        help: "cancel a run; else clear the draft (Up brings it back); twice: quit",
         hint: None,
         binds: &[(ctrl('c'), CancelOrQuit)],
     },
@@ -323,7 +323,7 @@ pub(crate) const TABLE: &[Row] = &[
     Row {
         context: Input,
         keys: "Ctrl-D",
-        help: "quit on an empty input",
+        help: "quit on an empty input (pressed twice)",
         hint: None,
         binds: &[(ctrl('d'), QuitIfEmpty)],
     },

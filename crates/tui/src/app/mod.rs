@@ -33,6 +33,7 @@ pub(crate) mod picker;
 mod picker_rewind;
 pub(crate) mod picker_sessions;
 pub(crate) mod queue;
+pub(crate) mod quit_confirm;
 pub(crate) mod reasoning;
 mod reasoning_update;
 mod resumed;
@@ -428,12 +429,16 @@ fn run_effects(
                 }
             }
             Effect::SaveTrace(trace) => inspector_trace::save_trace(app, *trace, &state_dir()),
-            Effect::Export { markdown, path } => {
+            Effect::Export {
+                markdown,
+                path,
+                replace,
+            } => {
                 let session = export::snapshot(app);
                 let events = background.clone();
                 tokio::task::spawn_blocking(move || {
                     let result = match session {
-                        Some(s) => export::write(&s, markdown, path),
+                        Some(s) => export::write(&s, markdown, path, replace),
                         None => Err(export::ExportError::NoSession),
                     };
                     let _ = events.send(AppEvent::Exported(result));

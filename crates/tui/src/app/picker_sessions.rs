@@ -59,9 +59,9 @@ pub(crate) fn open(app: &mut App, list: SessionList) {
                 format!("{} · {}", one_line(&s.profile, 30), one_line(&s.model, 40))
             };
             let label = format!(
-                "{}  {this}{who}  {} turns  {}  {}",
+                "{}  {this}{who}  {}  {}  {}",
                 format_utc_minute(s.updated_unix_ms),
-                s.turns,
+                crate::ui::count::count(s.turns as u64, "turn"),
                 size_text(s.bytes),
                 one_line(&s.first_line, 80),
             );

@@ -27,8 +27,9 @@ pub(super) fn resumed(app: &mut App, meta: Session, turns: usize) {
     // Interrupted answers stay in the journal (and in an export), never sent.
     app.partial = meta.partial.clone();
     let note = format!(
-        "Resumed session {} ({turns} turns, saved {}).",
+        "Resumed session {} ({}, saved {}).",
         meta.id,
+        crate::ui::count::count(turns as u64, "turn"),
         format_utc_minute(meta.updated_unix_ms)
     );
     app.session = Some(meta);

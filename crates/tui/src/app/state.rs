@@ -26,6 +26,8 @@ pub(crate) enum Entry {
         id: CellId,
         text: String,
         error: bool,
+        /// How many times it was given back to back (shown as "×N" when more than once).
+        repeats: u32,
     },
 }
 
@@ -383,6 +385,10 @@ pub(crate) struct App {
     /// loop: `update`, what it calls and the frame drawn after it read the time here, never the
     /// clock, so that tests make time pass by stamping events later.
     pub(crate) now: Instant,
+    /// When a first Ctrl-C or Ctrl-D on an empty, idle input asked for a second one to quit.
+    pub(crate) quit_armed: Option<Instant>,
+    /// `/export` found a file where it was to write, and asks whether to replace it.
+    pub(crate) export_confirm: Option<super::export::PendingExport>,
     /// Special-token strings in user or tool text were already reported in this turn.
     pub(crate) special_tokens_warned: bool,
     /// The profile breaks special-token strings in tool results before sending them.
@@ -444,6 +450,8 @@ impl App {
             screen: (80, 24),
             partial: Vec::new(),
             now: Instant::now(),
+            quit_armed: None,
+            export_confirm: None,
             special_tokens_warned: false,
             neutralize_tool_markers: false,
             mouse: false,
@@ -454,13 +462,31 @@ impl App {
         }
     }
 
+    /// Say something in the transcript. The same notice given again right after itself is
+    /// counted on the one shown instead of piling up ("Draft cleared ×5").
     pub(crate) fn notice(&mut self, text: impl Into<String>, error: bool) {
+        let text = text.into();
+        self.dirty = true;
+        if let Some(Entry::Notice {
+            id,
+            text: last,
+            error: was_error,
+            repeats,
+        }) = self.transcript.entries.last_mut()
+            && *last == text
+            && *was_error == error
+        {
+            *repeats += 1;
+            // A new id: the cell is laid out again with its count.
+            *id = CellId::default();
+            return;
+        }
         self.transcript.entries.push(Entry::Notice {
             id: CellId::default(),
-            text: text.into(),
+            text,
             error,
+            repeats: 1,
         });
-        self.dirty = true;
     }
 
     /// The assistant turn being streamed, if there is one.

@@ -140,6 +140,8 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
             cancel(app, fx);
         } else if app.layers.dialog.is_none() && !app.composer.input.is_empty() {
             clear_draft(app);
+        } else if app.layers.dialog.is_none() {
+            super::quit_confirm::press(app, "Ctrl-C", fx);
         } else {
             fx.push(Effect::Quit);
         }
@@ -147,6 +149,9 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     }
     // The layer on top takes the keys; any key but a second Esc disarms going back.
     let top = app.layers.top();
+    if top.is_none() && super::export::confirm_key(app, &k, fx) {
+        return;
+    }
     match top {
         Some(Layer::Question) => return super::elicit::key(app, &k),
         Some(Layer::Trust) => return super::trust::key(app, &k, fx),
@@ -181,6 +186,9 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         }
         Some(Action::StartHistorySearch) => super::history_search::start(app),
         Some(Action::OpenHelp) if k.code != KeyCode::Char('?') || empty => open_help(app),
+        Some(Action::QuitIfEmpty) if empty && !app.busy => {
+            super::quit_confirm::press(app, "Ctrl-D", fx)
+        }
         Some(Action::QuitIfEmpty) if empty => fx.push(Effect::Quit),
         Some(Action::PageUp) => scroll(app, page, true),
         Some(Action::PageDown) => scroll(app, page, false),
@@ -977,7 +985,11 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
             app.transcript.scroll_from_bottom = 0;
             start_turn(app, fx, Op::Retry);
         }
-        SlashCommand::Export { markdown, path } => fx.push(Effect::Export { markdown, path }),
+        SlashCommand::Export { markdown, path } => fx.push(Effect::Export {
+            markdown,
+            path: path.map(std::path::PathBuf::from),
+            replace: false,
+        }),
         // Getting text out, themes.
         SlashCommand::Copy(target) => super::copy::copy(app, target, fx),
         SlashCommand::Mouse(on) => super::toggles::mouse(app, on, fx),
@@ -1309,7 +1321,7 @@ fn stream(app: &mut App, s: StreamEvent) {
 
 /// `/tools`: the core's report, with what only the view knows (tools allowed for the session).
 fn tools_report(app: &mut App, report: &ToolsReport) {
-    let mcp = &report.mcp;
+    let mcp = &report.mcp_text(|name| app.always_allow.iter().any(|a| a == name));
     let text = if report.tools.is_empty() && !mcp.is_empty() {
         mcp.clone()
     } else if report.tools.is_empty() {

@@ -126,8 +126,8 @@ pub(super) fn turn_done(app: &mut App, outcome: &TurnOutcome) {
     if outcome.hit_max_rounds {
         app.notice(
             format!(
-                "Stopped after {} rounds with the model still calling tools (max_rounds).",
-                outcome.rounds
+                "Stopped after {} with the model still calling tools (max_rounds).",
+                crate::ui::count::count(outcome.rounds as u64, "round")
             ),
             true,
         );

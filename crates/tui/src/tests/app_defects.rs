@@ -38,9 +38,10 @@ fn ctrl_c_clears_a_draft_up_brings_it_back_and_a_second_ctrl_c_quits() {
     );
     key(&mut a, KeyCode::Up);
     assert_eq!(draft(&a), "a long draft I do not want to lose");
-    // Cleared again, then Ctrl-C on the empty input quits.
+    // Cleared again, then Ctrl-C twice on the empty input quits.
     ctrl(&mut a, 'c');
     assert_eq!(draft(&a), "");
+    assert!(!ctrl(&mut a, 'c').contains(&Effect::Quit));
     assert!(ctrl(&mut a, 'c').contains(&Effect::Quit));
 }
 
@@ -208,7 +209,8 @@ fn export_without_a_path_writes_beside_the_user_and_says_where() {
         fx,
         vec![Effect::Export {
             markdown: true,
-            path: None
+            path: None,
+            replace: false,
         }]
     );
     typed(&mut a, "/export json");
@@ -217,7 +219,8 @@ fn export_without_a_path_writes_beside_the_user_and_says_where() {
         fx,
         vec![Effect::Export {
             markdown: false,
-            path: None
+            path: None,
+            replace: false,
         }]
     );
     let p = crate::app::export::default_export_path(

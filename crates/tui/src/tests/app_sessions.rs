@@ -85,8 +85,7 @@ fn trace(text: &str) -> Box<Trace> {
 
 fn export_to(app: &App, markdown: bool, path: &std::path::Path) {
     let session = export::snapshot(app).expect("a session");
-    let p = path.to_str().expect("utf-8").to_owned();
-    export::write(&session, markdown, Some(p)).expect("exported");
+    export::write(&session, markdown, Some(path.to_path_buf()), true).expect("exported");
 }
 
 #[test]
@@ -608,7 +607,7 @@ fn a_resumed_session_is_told_with_its_turns_and_time() {
     let Some(Entry::Notice { text, error, .. }) = b.transcript.entries.last() else {
         panic!("{:?}", kinds(&b))
     };
-    assert!(!error && text.starts_with(&format!("Resumed session {} (1 turns", s.id)));
+    assert!(!error && text.starts_with(&format!("Resumed session {} (1 turn,", s.id)));
     assert_eq!(
         b.session.as_ref().map(|m| m.id.as_str()),
         Some(s.id.as_str())

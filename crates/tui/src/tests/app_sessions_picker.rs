@@ -87,7 +87,7 @@ fn sessions_lists_the_store_newest_first_and_is_refused_mid_turn() {
         "{}",
         newest.label
     );
-    for part in ["moonshot · kimi-k2-0905", "1 turns", " B ", "the newer one"] {
+    for part in ["moonshot · kimi-k2-0905", "1 turn ", " B ", "the newer one"] {
         assert!(newest.label.contains(part), "{part}: {}", newest.label);
     }
     assert!(

@@ -3,6 +3,7 @@ mod app_elicit;
 mod app_go_back;
 mod app_history;
 mod app_mcp;
+mod app_newcomer;
 mod app_resume_replay;
 mod app_rules;
 mod app_sessions;

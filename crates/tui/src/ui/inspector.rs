@@ -7,6 +7,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
+use super::count::count;
 use super::inspector_parsed::{self, GAP_WIDTH};
 use super::{inspector_k3, inspector_rows, style};
 use crate::app::state::App;
@@ -132,15 +133,15 @@ pub(crate) fn head_lines(trace: &Trace, index: usize, total: usize, out: &mut Ve
         .unwrap_or_default();
     out.push(Line::from(Span::styled(
         format!(
-            "first chunk {} · total {} · {} chunks · {} markers{speed}",
+            "first chunk {} · total {} · {} · {}{speed}",
             trace
                 .first_chunk_us
                 .map_or("-".into(), |u| ms(u).trim().to_owned()),
             trace
                 .total_us
                 .map_or("-".into(), |u| ms(u).trim().to_owned()),
-            trace.chunks.len(),
-            trace.markers.len()
+            count(trace.chunks.len() as u64, "chunk"),
+            count(trace.markers.len() as u64, "marker")
         ),
         style::dim(),
     )));

@@ -92,10 +92,10 @@ pub(crate) fn head_lines(
         ),
         Span::styled(
             format!(
-                " · {} tokens · {} unlikely · {} markers{}",
-                tokens.len(),
+                " · {} · {} unlikely · {}{}",
+                super::count::count(tokens.len() as u64, "token"),
                 view.unlikely(),
-                view.markers().len(),
+                super::count::count(view.markers().len() as u64, "marker"),
                 if tokens.dropped > 0 {
                     format!(" · {} later tokens not kept", tokens.dropped)
                 } else {

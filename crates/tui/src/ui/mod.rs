@@ -4,6 +4,7 @@
 
 pub(crate) mod approval;
 pub(crate) mod approval_rows;
+pub(crate) mod count;
 pub(crate) mod elicit;
 pub(crate) mod help;
 pub(crate) mod inspector;

@@ -85,9 +85,18 @@ impl StaticCell {
                 lines.push(Line::default());
                 lines
             }
-            Entry::Notice { text, error, .. } => {
+            Entry::Notice {
+                text,
+                error,
+                repeats,
+                ..
+            } => {
                 let s = if *error { style::error() } else { style::dim() };
                 let text = sanitize::for_terminal(text);
+                let text = match repeats {
+                    0 | 1 => text,
+                    n => format!("{text} ×{n}").into(),
+                };
                 let mut lines =
                     wrap_hanging(&text, width, Span::styled("• ", s), Span::raw("  "), s);
                 lines.push(Line::default());
@@ -579,10 +588,10 @@ fn welcome(app: &App) -> Vec<Line<'static>> {
         Line::from(Span::styled("kimi-tui", style::assistant_header())),
         Line::from(Span::styled(
             format!(
-                "{} · {} mode · {} tools configured",
+                "{} · {} mode · {} configured",
                 app.connection.model,
                 app.connection.mode.as_str(),
-                app.toolbox.specs().len()
+                super::count::count(app.toolbox.specs().len() as u64, "tool")
             ),
             style::dim(),
         )),
