@@ -316,16 +316,7 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, d: &ApprovalDialog, rows: &A
                     .title(" Edit arguments (JSON) · Ctrl-S validate & run · Esc back "),
             );
             frame.render_widget(&e, ed);
-            let lines: Vec<Line> = problems
-                .iter()
-                .map(|p| {
-                    Line::from(Span::styled(
-                        format!("✗ {}", sanitize::one_line(p, PROBLEM_CHARS)),
-                        style::error(),
-                    ))
-                })
-                .collect();
-            frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), probs);
+            render_problems(frame, probs, problems);
         }
         DialogStage::Rule(form) => render_rule_form(frame, l.editor, form),
     }
@@ -357,7 +348,12 @@ fn render_rule_form(frame: &mut Frame, area: Rect, form: &crate::app::rule_form:
         spans.push(Span::styled("  · adding…", style::dim()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), scope);
-    let lines: Vec<Line> = (form.problems.iter())
+    render_problems(frame, probs, &form.problems);
+}
+
+/// Why a save was refused, one line each, escaped.
+fn render_problems(frame: &mut Frame, area: Rect, problems: &[String]) {
+    let lines: Vec<Line> = (problems.iter())
         .map(|p| {
             Line::from(Span::styled(
                 format!("✗ {}", sanitize::one_line(p, PROBLEM_CHARS)),
@@ -365,5 +361,5 @@ fn render_rule_form(frame: &mut Frame, area: Rect, form: &crate::app::rule_form:
             ))
         })
         .collect();
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), probs);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
 }
