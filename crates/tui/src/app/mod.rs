@@ -16,6 +16,7 @@ pub(crate) mod elicit;
 mod error;
 pub(crate) mod event;
 pub(crate) mod export;
+pub(crate) mod frame;
 pub(crate) mod history_file;
 pub(crate) mod history_search;
 pub(crate) mod inspector_tokens;
@@ -65,6 +66,9 @@ use kimi_core::session::{Resumed, SessionError, SessionStore};
 use kimi_core::tools::Toolbox;
 use state::{App, Connection};
 
+/// The shortest gap between frames: about 60 a second, the refresh rate of most displays, so
+/// a streamed answer looks smooth while a burst of tokens costs one frame per refresh rather
+/// than one per token (more would be drawn but never seen).
 const FRAME: Duration = Duration::from_millis(16);
 /// How long quitting waits for the session writer to write and fsync what it was sent.
 const FINAL_SAVE_WAIT: Duration = Duration::from_secs(10);
@@ -323,9 +327,7 @@ async fn event_loop(
             }
             let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
             ui::prepare(app, area, &theme);
-            terminal
-                .draw(|f| ui::draw(f, app))
-                .map_err(AppError::Draw)?;
+            frame::draw(terminal, app).map_err(AppError::Draw)?;
             app.frame_drawn();
             app.dirty = false;
             last_draw = Instant::now();

@@ -1,7 +1,13 @@
 //! Owning the terminal: raw mode, alternate screen, bracketed paste and mouse capture on the
 //! way in; all of it undone on every way out, panics included.
+//!
+//! Without mouse capture, alternate scroll mode (DECSET 1007) is switched off too: with it on
+//! (GNOME Terminal, iTerm2, Alacritty) the wheel over the alternate screen is sent as Up/Down
+//! keys, which would walk the input's history instead of scrolling. The wheel then scrolls
+//! nothing; PgUp/PgDn scroll the transcript.
 
-use std::io::{self, Stdout};
+use std::fmt;
+use std::io::{self, Stdout, Write};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -71,18 +77,59 @@ fn enable_keyboard_enhancement() -> bool {
     pushed
 }
 
+/// Alternate scroll mode (DECSET 1007): on, a terminal turns the wheel over the alternate
+/// screen into Up/Down keys. Crossterm has no command for it.
+#[derive(Debug, Clone, Copy)]
+struct AlternateScroll(bool);
+
+impl crossterm::Command for AlternateScroll {
+    fn write_ansi(&self, f: &mut impl fmt::Write) -> fmt::Result {
+        f.write_str(if self.0 { "\x1b[?1007h" } else { "\x1b[?1007l" })
+    }
+
+    #[cfg(windows)]
+    fn execute_winapi(&self) -> io::Result<()> {
+        // The Windows console has no such mode: nothing to switch.
+        Ok(())
+    }
+}
+
+/// The sequences that take the screen: the alternate screen, bracketed paste, and the mouse
+/// as `mouse` asks.
+pub(crate) fn write_enter(w: &mut impl Write, mouse: bool) -> io::Result<()> {
+    execute!(w, EnterAlternateScreen, EnableBracketedPaste)?;
+    write_mouse(w, mouse)
+}
+
+/// Mouse capture on (the wheel scrolls the app), or off with alternate scroll off too (the
+/// terminal selects text, and the wheel sends no arrow keys into the input).
+pub(crate) fn write_mouse(w: &mut impl Write, on: bool) -> io::Result<()> {
+    if on {
+        execute!(w, EnableMouseCapture)
+    } else {
+        execute!(w, DisableMouseCapture, AlternateScroll(false))
+    }
+}
+
+/// The sequences that give the screen back as the shell had it. Alternate scroll goes back on:
+/// it is the terminals' default where they have the mode (a terminal without it ignores it).
+pub(crate) fn write_leave(w: &mut impl Write) -> io::Result<()> {
+    execute!(
+        w,
+        DisableMouseCapture,
+        AlternateScroll(true),
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    )
+}
+
 fn restore() {
     if KEYBOARD_PUSHED.swap(false, Ordering::SeqCst) {
         let _ = execute!(io::stdout(), PopKeyboardEnhancementFlags);
     }
     let _ = disable_raw_mode();
-    let _ = execute!(
-        io::stdout(),
-        DisableMouseCapture,
-        DisableBracketedPaste,
-        LeaveAlternateScreen,
-        crossterm::cursor::Show
-    );
+    let _ = write_leave(&mut io::stdout());
 }
 
 impl TerminalGuard {
@@ -109,11 +156,7 @@ impl TerminalGuard {
         // Before anything reads the terminal: the replies must not reach crossterm as keys.
         let detected_theme = detect_theme.then(super::background::detect);
         let mut stdout = io::stdout();
-        if let Err(e) = execute!(stdout, EnterAlternateScreen, EnableBracketedPaste) {
-            restore();
-            return Err(e);
-        }
-        if mouse && let Err(e) = set_mouse(true) {
+        if let Err(e) = write_enter(&mut stdout, mouse) {
             restore();
             return Err(e);
         }
@@ -136,11 +179,7 @@ impl TerminalGuard {
 
 /// Mouse capture on (the wheel scrolls the app) or off (the terminal selects text).
 pub(crate) fn set_mouse(on: bool) -> io::Result<()> {
-    if on {
-        execute!(io::stdout(), EnableMouseCapture)
-    } else {
-        execute!(io::stdout(), DisableMouseCapture)
-    }
+    write_mouse(&mut io::stdout(), on)
 }
 
 /// Hand the terminal to another program (the editor): the main screen, cooked mode, no mouse,
@@ -149,13 +188,7 @@ pub(crate) fn suspend() -> io::Result<()> {
     if KEYBOARD_PUSHED.load(Ordering::SeqCst) {
         execute!(io::stdout(), PopKeyboardEnhancementFlags)?;
     }
-    execute!(
-        io::stdout(),
-        DisableMouseCapture,
-        DisableBracketedPaste,
-        LeaveAlternateScreen,
-        crossterm::cursor::Show
-    )?;
+    write_leave(&mut io::stdout())?;
     disable_raw_mode()
 }
 
@@ -163,10 +196,7 @@ pub(crate) fn suspend() -> io::Result<()> {
 /// next frame drawn whole.
 pub(crate) fn resume(terminal: &mut Term, mouse: bool) -> io::Result<()> {
     enable_raw_mode()?;
-    execute!(io::stdout(), EnterAlternateScreen, EnableBracketedPaste)?;
-    if mouse {
-        set_mouse(true)?;
-    }
+    write_enter(&mut io::stdout(), mouse)?;
     if KEYBOARD_PUSHED.load(Ordering::SeqCst) {
         execute!(
             io::stdout(),

@@ -14,6 +14,7 @@ mod app_update;
 mod inspector_k3;
 mod reasoning_cell;
 mod recorded;
+mod screen_bytes;
 mod session_journal;
 mod sessions_listing;
 mod terminal_bytes;
