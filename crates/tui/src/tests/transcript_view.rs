@@ -21,10 +21,25 @@ fn app() -> App {
     App::new(connection, Toolbox::default(), None)
 }
 
-/// The transcript rows of the screen, as text.
+/// The transcript rows of the frame, as text: drawn as the event loop draws them, and read
+/// from the view itself, since while scrolled up the "more below" marker covers the last row
+/// (which is checked here; its look is in the UI snapshots).
 fn shown(app: &mut App) -> Vec<String> {
+    use ui::renderable::Renderable;
     let frame = super::drawn(app, W, H);
-    let buf = &frame;
+    let last = rows_of(&frame).pop().unwrap_or_default();
+    assert_eq!(
+        last.starts_with("↓ more below"),
+        app.transcript.scroll_from_bottom > 0,
+        "{last:?}"
+    );
+    let area = ratatui::layout::Rect::new(0, 0, W, ROWS as u16);
+    let mut view = ratatui::buffer::Buffer::empty(area);
+    app.transcript.view.render(area, &mut view);
+    rows_of(&view)
+}
+
+fn rows_of(buf: &ratatui::buffer::Buffer) -> Vec<String> {
     (0..ROWS as u16)
         .map(|y| {
             (0..W)

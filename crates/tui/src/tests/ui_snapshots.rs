@@ -394,6 +394,42 @@ fn a_scrolled_up_view_stays_put_while_text_arrives_below() {
     assert!(a.transcript.scroll_from_bottom > 10);
 }
 
+/// A transcript taller than the screen, its last answer still streaming.
+fn streaming_below(a: &mut App) {
+    for i in 0..12 {
+        user(a, &format!("question {i}"));
+    }
+    assistant(a, "the answer so far\n\nstill coming", TurnState::Streaming);
+}
+
+#[test]
+fn scrolled_up_while_streaming_says_more_below() {
+    let mut a = app(Mode::Raw);
+    streaming_below(&mut a);
+    screen(&mut a, 60, 14);
+    a.transcript.scroll_from_bottom = 6;
+    let shown = screen(&mut a, 60, 14);
+    assert!(shown.contains("↓ more below · End to jump back"), "{shown}");
+    insta::assert_snapshot!(shown);
+    // With a draft in the input, End moves its cursor: the marker names Ctrl-End.
+    a.composer.input.insert_str("draft");
+    let shown = screen(&mut a, 60, 14);
+    assert!(
+        shown.contains("↓ more below · Ctrl-End to jump back"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn pinned_to_the_bottom_there_is_no_more_below_marker() {
+    let mut a = app(Mode::Raw);
+    streaming_below(&mut a);
+    let shown = screen(&mut a, 60, 14);
+    assert!(!shown.contains("more below"), "{shown}");
+    assert!(shown.contains("still coming"), "{shown}");
+    insta::assert_snapshot!(shown);
+}
+
 #[test]
 fn special_tokens_in_a_user_message_are_counted_on_screen() {
     let mut a = app(Mode::Raw);

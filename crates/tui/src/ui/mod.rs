@@ -17,6 +17,7 @@ pub(crate) mod inspector_tokens;
 pub(crate) mod inspector_tokens_view;
 pub(crate) mod inspector_view;
 pub(crate) mod markdown;
+mod more_below;
 pub(crate) mod no_color;
 pub(crate) mod picker;
 pub(crate) mod reasoning;
@@ -142,6 +143,7 @@ pub(crate) fn draw(frame: &mut Frame, app: &App) {
         inspector::render(frame, a.transcript, app);
     } else {
         app.transcript.view.render(a.transcript, frame.buffer_mut());
+        more_below::render(app, a.transcript, frame.buffer_mut());
     }
     frame.render_widget(&app.composer.input, a.input);
     status::render(frame, a.status, app);
