@@ -74,9 +74,34 @@ pub(crate) fn prefill(tool: &str, arguments: &str) -> String {
     out
 }
 
-/// A TOML basic string.
+/// A TOML basic string in which every character that does not print visibly (controls, C1,
+/// bidi and zero-width characters: the model wrote these values) is a `\u` escape, so the form
+/// shows exactly the bytes the rule will hold and cannot be reordered or hidden on screen.
 fn string(s: &str) -> String {
-    toml::Value::String(s.to_owned()).to_string()
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    let mut buf = [0u8; 4];
+    for c in s.chars() {
+        let _ = match c {
+            '"' => write!(out, "\\\""),
+            '\\' => write!(out, "\\\\"),
+            '\n' => write!(out, "\\n"),
+            '\t' => write!(out, "\\t"),
+            c if c.is_control()
+                || kimi_protocol::invisible::any_hidden(c.encode_utf8(&mut buf)) =>
+            {
+                if (c as u32) > 0xffff {
+                    write!(out, "\\U{:08X}", c as u32)
+                } else {
+                    write!(out, "\\u{:04X}", c as u32)
+                }
+            }
+            c => write!(out, "{c}"),
+        };
+    }
+    out.push('"');
+    out
 }
 
 /// A TOML key: bare when it may be, quoted otherwise.
@@ -203,6 +228,25 @@ mod tests {
         );
         let rule = parse(&text, "t", args).expect("parses");
         assert_eq!(rule.args["a b"], "x\"y\u{7f}");
+    }
+
+    /// The model writes these values: what would reorder, hide or control the screen is shown
+    /// as an escape, and the rule still holds the exact value.
+    #[test]
+    fn hidden_characters_in_arguments_show_as_escapes_and_parse_back_exactly() {
+        let value = "rm -rf /\u{202e}txt.exe\u{200b}\u{9b}31m\u{1b}]0;x\u{7}\r\n\u{e0041}";
+        let args = serde_json::json!({ "command": value }).to_string();
+        let text = prefill("run_command", &args);
+        assert!(
+            !kimi_protocol::invisible::any_hidden(&text.replace('\n', "")),
+            "{text:?}"
+        );
+        assert!(
+            text.contains(r"\u202E") && text.contains(r"\u009B") && text.contains(r"\U000E0041")
+        );
+        assert_eq!(text.lines().count(), 5, "one line per key: {text}");
+        let rule = parse(&text, "run_command", &args).expect("parses");
+        assert_eq!(rule.args["command"], value);
     }
 
     #[test]
