@@ -206,7 +206,7 @@ impl Decisions {
 
     /// The conversation as JSON, each tool result carrying `"decision"`: what decided its
     /// call (`verdict`, `origin`: the rule with its file and line, or the tool's approval)
-    /// and `text`, as the pane says it.
+    /// and `text`, the decision in words (`RuleDecision`'s `Display`).
     fn annotate(&self, conversation: &[kimi_protocol::Message]) -> Result<serde_json::Value> {
         let mut out = serde_json::to_value(conversation)?;
         for m in out.as_array_mut().into_iter().flatten() {

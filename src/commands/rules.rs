@@ -53,7 +53,9 @@ fn run_check(args: &RulesCheckArgs, global_config: Option<&PathBuf>) -> Result<(
     let mut out = format!("decision: {}\n", d.verdict);
     match &d.origin {
         DecisionOrigin::Rule { label, source, .. } => {
-            out.push_str(&format!("rule: {label}\nat: {source}\n"));
+            // The label is one line already; a path could hold a line break.
+            let at = sanitize::one_line(&source.to_string(), 1000);
+            out.push_str(&format!("rule: {label}\nat: {at}\n"));
         }
         DecisionOrigin::ToolApproval => {
             out.push_str(&format!(

@@ -202,7 +202,8 @@ pub enum EngineEvent {
         call_id: String,
         note: crate::tools::mcp::ToolNote,
     },
-    /// An approved call ended; `outcome.content` is the `tool` message sent back.
+    /// An approved call ended: how (its status, output for the pane, log tail, duration). The
+    /// `tool` message sent back follows as `MessageAppended`; `outcome.content` is empty.
     ToolFinished {
         index: usize,
         call: ToolCall,

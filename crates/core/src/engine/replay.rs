@@ -311,7 +311,7 @@ impl History {
             call: call.clone(),
             outcome: Box::new(ToolResult::without_output(
                 (&end.exit).into(),
-                m.text(),
+                String::new(),
                 Duration::from_nanos(end.duration_ns),
             )),
         });

@@ -276,7 +276,8 @@ async fn handle_call(
             result.content
         );
     }
-    let content = result.content.clone();
+    // The text goes into the `tool` message; the event says how the call ended.
+    let content = std::mem::take(&mut result.content);
     io.emit(EngineEvent::ToolFinished {
         index,
         call: call.clone(),

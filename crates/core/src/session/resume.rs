@@ -61,7 +61,8 @@ fn open_path(store: &SessionStore, path: &Path) -> Result<Resumed, SessionError>
         let old = fork(&mut session);
         let lock = store.lock(&session.id)?;
         let note = format!(
-            "{shown} has the id `{old}`, which cannot name a file: continuing as new session {}.",
+            "{shown} has the id `{}`, which cannot name a file: continuing as new session {}.",
+            kimi_protocol::sanitize::one_line(&old, 80),
             session.id
         );
         return Ok(resumed(session, lock, true, journal, Some(join(cut, note))));

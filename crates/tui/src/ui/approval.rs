@@ -183,11 +183,11 @@ pub(crate) fn layout<'a>(
         DialogStage::Asking => 0,
         DialogStage::Reason(_) => 3,
         DialogStage::Editing { editor, problems } => {
-            (editor.lines().len() as u16 + 2).clamp(5, 14) + problems.len() as u16 + 1
+            editor_rows(editor.lines().len()) + row_count(problems.len()) + 1
         }
         // The scope row and the problems under the editor.
         DialogStage::Rule(form) => {
-            (form.editor.lines().len() as u16 + 2).clamp(5, 14) + form.problems.len() as u16 + 2
+            editor_rows(form.editor.lines().len()) + row_count(form.problems.len()) + 2
         }
     };
     let n = |v: &[Line<'static>]| v.len().min(u16::MAX as usize) as u16;
@@ -320,6 +320,17 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, d: &ApprovalDialog, rows: &A
         }
         DialogStage::Rule(form) => render_rule_form(frame, l.editor, form),
     }
+}
+
+/// Rows for an editor of `lines` lines: its border, at least 5 and at most 14 (a paste of any
+/// size cannot overflow the sum).
+fn editor_rows(lines: usize) -> u16 {
+    row_count(lines.saturating_add(2)).clamp(5, 14)
+}
+
+/// `n` rows, capped where a frame ends anyway.
+fn row_count(n: usize) -> u16 {
+    n.min(u16::MAX as usize / 4) as u16
 }
 
 /// The rule form: the TOML of the rule, where it goes, and why the last save did not add it.
