@@ -27,6 +27,14 @@ pub struct Cli {
     /// Continue the saved conversation with this id (see `kimi-tui sessions`), or a session file.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// Draw in a few rows at the bottom of the terminal: the conversation goes into the
+    /// terminal's own scrollback (its search, selection and copy mode work on it). Overrides
+    /// `ui.screen` in the config.
+    #[arg(long, conflicts_with = "fullscreen")]
+    pub inline: bool,
+    /// Draw on the whole (alternate) screen, the default. Overrides `ui.screen`.
+    #[arg(long)]
+    pub fullscreen: bool,
     #[command(flatten)]
     pub connect: ConnectArgs,
 }

@@ -43,6 +43,13 @@ fn chat(cli: &Cli) -> anyhow::Result<()> {
         demo: cli.demo,
         resume: cli.resume,
         session: cli.session.clone(),
+        screen: if cli.inline {
+            Some(kimi_core::config::ScreenChoice::Inline)
+        } else if cli.fullscreen {
+            Some(kimi_core::config::ScreenChoice::Fullscreen)
+        } else {
+            None
+        },
     };
     if cli.demo || resumes_demo(cli) {
         return demo(

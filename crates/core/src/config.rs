@@ -341,6 +341,30 @@ pub struct Config {
     /// `mouse = true`: wheel scrolling (mouse capture) from the start.
     #[serde(default)]
     pub mouse: bool,
+    /// `[ui]` (or `ui.screen = ...`): the screen the TUI draws on.
+    #[serde(default)]
+    pub ui: UiSection,
+}
+
+/// The `[ui]` table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiSection {
+    /// `screen = "fullscreen" | "inline"`.
+    #[serde(default)]
+    pub screen: ScreenChoice,
+}
+
+/// The `ui.screen` option: where the conversation is drawn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScreenChoice {
+    /// The alternate screen, all of it the app's: the transcript scrolls inside the app.
+    #[default]
+    Fullscreen,
+    /// A few rows at the bottom of the normal screen; what is final goes into the terminal's
+    /// own scrollback.
+    Inline,
 }
 
 /// The `theme` option.
@@ -359,6 +383,7 @@ pub enum ThemeChoice {
 pub struct UiOptions {
     pub theme: ThemeChoice,
     pub mouse: bool,
+    pub screen: ScreenChoice,
 }
 
 /// A config problem: where it is and what was expected.
@@ -1228,6 +1253,7 @@ pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
         .map_or_else(UiOptions::default, |c| UiOptions {
             theme: c.theme,
             mouse: c.mouse,
+            screen: c.ui.screen,
         });
     let profiles = config
         .as_ref()
@@ -1367,9 +1393,33 @@ mod ui_option_tests {
             r.ui,
             UiOptions {
                 theme: ThemeChoice::Dark,
-                mouse: true
+                mouse: true,
+                screen: ScreenChoice::Fullscreen,
             }
         );
+    }
+
+    #[test]
+    fn the_screen_is_full_unless_the_ui_table_says_inline() {
+        let c = Config::parse(Path::new("c.toml"), HEAD).expect("valid");
+        assert_eq!(c.ui.screen, ScreenChoice::Fullscreen);
+        for text in ["[ui]\nscreen = \"inline\"\n", "ui.screen = \"inline\"\n"] {
+            let c = Config::parse(Path::new("c.toml"), &format!("{text}{HEAD}")).expect(text);
+            assert_eq!(c.ui.screen, ScreenChoice::Inline, "{text}");
+        }
+        let e = Config::parse(
+            Path::new("c.toml"),
+            &format!("ui.screen = \"tiny\"\n{HEAD}"),
+        )
+        .expect_err("no such screen");
+        assert_eq!(e.line, Some(1), "{e}");
+        assert!(e.message.contains("inline"), "{e}");
+        let e = Config::parse(
+            Path::new("c.toml"),
+            &format!("ui.scren = \"inline\"\n{HEAD}"),
+        )
+        .expect_err("misspelled key");
+        assert_eq!(e.line, Some(1), "{e}");
     }
 }
 

@@ -44,6 +44,9 @@ pub enum Shape {
     Code,
     /// Paragraphs of 60 tokens separated by blank lines.
     Prose,
+    /// One-line paragraphs of 7 tokens, each starting with its number (`Line 00042`), so that
+    /// a reader of the screen can tell every line from the others.
+    Lines,
 }
 
 /// Tokens of one line of [`Shape::Code`].
@@ -69,6 +72,14 @@ pub(crate) fn shaped_token(shape: Shape, i: u64, total: u64) -> std::borrow::Cow
         Shape::Code if i == 0 => Cow::Borrowed("```rust\n"),
         Shape::Code if i + 1 == total => Cow::Borrowed("```\n"),
         Shape::Code => Cow::Borrowed(CODE_LINE[((i - 1) % CODE_LINE.len() as u64) as usize]),
+        Shape::Lines => {
+            let word = LOREM[(i % LOREM.len() as u64) as usize];
+            match i % 7 {
+                0 => Cow::Owned(format!("Line {:05}", i / 7)),
+                6 if i + 1 < total => Cow::Owned(format!("{word}.\n\n")),
+                _ => Cow::Borrowed(word),
+            }
+        }
         Shape::Prose => {
             let word = LOREM[(i % LOREM.len() as u64) as usize];
             // A paragraph starts in column 0 (after its blank line) and ends with a full stop.
@@ -388,6 +399,8 @@ fn stream_tokens(lower: &str) -> Option<(u64, Option<Shape>)> {
                 Some(Shape::Code)
             } else if after.starts_with(" of prose") {
                 Some(Shape::Prose)
+            } else if after.starts_with(" of lines") {
+                Some(Shape::Lines)
             } else {
                 None
             };
@@ -581,6 +594,13 @@ mod tests {
         assert_eq!(paragraphs.len(), 3, "{prose}");
         assert!(paragraphs.iter().all(|p| p.starts_with("lorem")), "{prose}");
         assert!(paragraphs[0].ends_with("tempor."), "{prose}");
+        let lines = ask("stream 21 tokens of lines", &[]).content.to_text();
+        assert_eq!(
+            lines,
+            "Line 00000 ipsum dolor sit amet consectetur adipiscing.\n\n\
+             Line 00001 sed do eiusmod tempor lorem ipsum.\n\n\
+             Line 00002 sit amet consectetur adipiscing elit sed"
+        );
         assert_eq!(
             ask("stream 5 tokens", &[]).content,
             Text::Lorem { tokens: 5 }

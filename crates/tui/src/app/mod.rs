@@ -19,6 +19,8 @@ pub(crate) mod export;
 pub(crate) mod frame;
 pub(crate) mod history_file;
 pub(crate) mod history_search;
+pub(crate) mod inline_screen;
+pub(crate) mod input;
 pub(crate) mod inspector_tokens;
 pub(crate) mod inspector_trace;
 #[cfg(test)]
@@ -41,6 +43,7 @@ mod resumed;
 pub(crate) mod retry;
 pub(crate) mod rule_form;
 pub(crate) mod rules_view;
+pub(crate) mod screen;
 pub(crate) mod state;
 pub(crate) mod status_line;
 pub(crate) mod terminal;
@@ -53,13 +56,12 @@ mod view;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
 use crate::ui;
 pub use error::AppError;
 use event::{AppEvent, Effect};
-use kimi_core::config::{Resolved, ThemeChoice};
+use kimi_core::config::{Resolved, ScreenChoice, ThemeChoice};
 use kimi_core::engine::StartError;
 use kimi_core::engine::{EVENT_QUEUE, Op, SessionHandoff, Supervisor, SupervisorInit, Switchboard};
 use kimi_core::session::{Resumed, SessionError, SessionStore};
@@ -95,6 +97,8 @@ pub struct Start {
     pub resume: bool,
     /// Continue this saved session (an id or a file path).
     pub session: Option<String>,
+    /// `--inline` / `--fullscreen`: the screen, whatever the config says.
+    pub screen: Option<ScreenChoice>,
 }
 
 /// Run the TUI until the user quits. `setup` resolves the profile before the terminal is taken
@@ -197,9 +201,14 @@ where
     tracing::info!(demo, "starting the TUI");
     // Mouse capture only when asked for (it takes the terminal's own selection away); the
     // theme, asked of the terminal for auto.
-    app.mouse = ui_options.mouse;
+    let inline = start.screen.unwrap_or(ui_options.screen) == ScreenChoice::Inline;
+    // Inline, the terminal scrolls and selects: mouse capture would take both away.
+    app.mouse = ui_options.mouse && !inline;
     let auto = ui_options.theme == ThemeChoice::Auto;
-    let mut guard = terminal::TerminalGuard::enter(app.mouse, auto).map_err(AppError::Terminal)?;
+    let mut guard =
+        terminal::TerminalGuard::enter(app.mouse, !inline, auto).map_err(AppError::Terminal)?;
+    let size = guard.terminal.size().map_err(AppError::Terminal)?;
+    let mut screen = screen::Screen::new(inline, size);
     app.theme = match ui_options.theme {
         ThemeChoice::Dark => ui::theme::Theme::Dark,
         ThemeChoice::Light => ui::theme::Theme::Light,
@@ -222,6 +231,7 @@ where
     }
     let result = event_loop(
         &mut guard.terminal,
+        &mut screen,
         &mut app,
         &mut agent,
         toolbox,
@@ -238,6 +248,10 @@ where
     // What the agent reported while it stopped (its journal being started, or failing).
     for e in agent.stopped(FINAL_SAVE_WAIT).await {
         update::update(&mut app, AppEvent::Engine(e), Instant::now());
+    }
+    let theme = ui::markdown::Theme::default();
+    if let Err(e) = screen.close(&mut guard.terminal, &mut app, &theme) {
+        tracing::error!(error = %e, "cannot write the conversation to the screen on the way out");
     }
     drop(guard);
     drop(keep_alive);
@@ -288,12 +302,13 @@ pub(crate) fn resume_hint(app: &App) -> Option<String> {
 
 async fn event_loop(
     terminal: &mut terminal::Term,
+    screen: &mut screen::Screen,
     app: &mut App,
     agent: &mut Supervisor,
     toolbox: Toolbox,
     store: Option<&SessionStore>,
 ) -> Result<(), AppError> {
-    let mut term_events = crossterm::event::EventStream::new();
+    let mut term_events = input::Input::default();
     let mut stop = stop_signals().map_err(AppError::Signals)?;
     let mut ticker = tokio::time::interval(Duration::from_millis(100));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -325,9 +340,9 @@ async fn event_loop(
                 let resize = crossterm::event::Event::Resize(size.width, size.height);
                 update::update(app, AppEvent::Terminal(resize), Instant::now());
             }
-            let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
-            ui::prepare(app, area, &theme);
-            frame::draw(terminal, app).map_err(AppError::Draw)?;
+            screen
+                .draw(terminal, app, &theme, &mut term_events)
+                .map_err(AppError::Draw)?;
             app.frame_drawn();
             app.dirty = false;
             last_draw = Instant::now();
@@ -385,6 +400,7 @@ async fn event_loop(
         let effects = update::update(app, event, Instant::now());
         let mut io = TermIo {
             terminal: &mut *terminal,
+            screen: &mut *screen,
             events: &mut term_events,
         };
         run_effects(app, effects, agent, store, &mut io, &bg_tx);
@@ -412,7 +428,8 @@ async fn event_loop(
 /// What the effects that use the terminal itself need: `/copy`, `/mouse`, `Ctrl-G`.
 struct TermIo<'a> {
     terminal: &'a mut terminal::Term,
-    events: &'a mut crossterm::event::EventStream,
+    screen: &'a mut screen::Screen,
+    events: &'a mut input::Input,
 }
 
 fn run_effects(
@@ -457,6 +474,14 @@ fn run_effects(
             }
             // Getting text out, compose.
             Effect::Copy { text, what } => copied(app, &text, &what),
+            Effect::Mouse(on) if on && io.screen.is_inline() => {
+                app.mouse = false;
+                app.notice(
+                    "Mouse capture stays off on the inline screen: the terminal's own scrolling \
+                     and selection work on the whole conversation.",
+                    false,
+                );
+            }
             Effect::Mouse(on) => {
                 if let Err(e) = terminal::set_mouse(on) {
                     // The status bar must not claim what the terminal did not take.
@@ -572,18 +597,17 @@ fn edit_in_editor(
     mouse: bool,
     draft: &str,
 ) -> Result<String, editor::EditorError> {
-    // Dropping the stream stops its reader thread; polling once waits until that thread has
+    // Stopping the stream stops its reader thread; polling once waits until that thread has
     // let go of the terminal (it holds crossterm's reader lock while it waits).
-    drop(std::mem::replace(
-        io.events,
-        crossterm::event::EventStream::new(),
-    ));
+    io.events.stop();
     let _ = crossterm::event::poll(Duration::ZERO);
     let result = match terminal::suspend() {
         Ok(()) => editor::run(draft),
         Err(e) => Err(editor::EditorError::Suspend(e.to_string())),
     };
-    if let Err(e) = terminal::resume(io.terminal, mouse) {
+    let taken = terminal::resume(mouse, !io.screen.is_inline())
+        .and_then(|()| io.screen.taken_back(io.terminal));
+    if let Err(e) = taken {
         tracing::error!(error = %e, "cannot take the terminal back from the editor");
     }
     result

@@ -1,5 +1,6 @@
-//! Owning the terminal: raw mode, alternate screen, bracketed paste and mouse capture on the
-//! way in; all of it undone on every way out, panics included.
+//! Owning the terminal: raw mode, alternate screen (the full screen; the inline screen only
+//! while an overlay is open), bracketed paste and mouse capture on the way in; all of it
+//! undone on every way out, panics included.
 //!
 //! Without mouse capture, alternate scroll mode (DECSET 1007) is switched off too: with it on
 //! (GNOME Terminal, iTerm2, Alacritty) the wheel over the alternate screen is sent as Up/Down
@@ -43,6 +44,11 @@ const KEYBOARD_QUERY_WAIT: Duration = Duration::from_millis(300);
 /// The flags were pushed: `restore` pops them (only then: a pop the terminal never had a push
 /// for would undo whatever the shell set).
 static KEYBOARD_PUSHED: AtomicBool = AtomicBool::new(false);
+
+/// The alternate screen is on: leaving it is only written then (on the normal screen, the
+/// sequence would move the cursor back to where it was saved, over the inline screen's
+/// conversation).
+static ALTERNATE: AtomicBool = AtomicBool::new(false);
 
 /// Whether the terminal speaks the keyboard enhancement protocol (kitty's `CSI u`), asked on a
 /// helper thread so that a silent terminal cannot stall startup past [`KEYBOARD_QUERY_WAIT`].
@@ -94,11 +100,29 @@ impl crossterm::Command for AlternateScroll {
     }
 }
 
-/// The sequences that take the screen: the alternate screen, bracketed paste, and the mouse
-/// as `mouse` asks.
-pub(crate) fn write_enter(w: &mut impl Write, mouse: bool) -> io::Result<()> {
-    execute!(w, EnterAlternateScreen, EnableBracketedPaste)?;
+/// The sequences that take the screen: the alternate screen (when `alternate`), bracketed
+/// paste, and the mouse as `mouse` asks.
+pub(crate) fn write_enter(w: &mut impl Write, mouse: bool, alternate: bool) -> io::Result<()> {
+    if alternate {
+        enter_alternate(w)?;
+    }
+    execute!(w, EnableBracketedPaste)?;
     write_mouse(w, mouse)
+}
+
+/// Switch to the alternate screen (the normal one, and its cursor, are kept as they are).
+pub(crate) fn enter_alternate(w: &mut impl Write) -> io::Result<()> {
+    execute!(w, EnterAlternateScreen)?;
+    ALTERNATE.store(true, Ordering::SeqCst);
+    Ok(())
+}
+
+/// Back to the normal screen, if the alternate one is on.
+pub(crate) fn leave_alternate(w: &mut impl Write) -> io::Result<()> {
+    if ALTERNATE.swap(false, Ordering::SeqCst) {
+        execute!(w, LeaveAlternateScreen)?;
+    }
+    Ok(())
 }
 
 /// Mouse capture on (the wheel scrolls the app), or off with alternate scroll off too (the
@@ -118,10 +142,10 @@ pub(crate) fn write_leave(w: &mut impl Write) -> io::Result<()> {
         w,
         DisableMouseCapture,
         AlternateScroll(true),
-        DisableBracketedPaste,
-        LeaveAlternateScreen,
-        crossterm::cursor::Show
-    )
+        DisableBracketedPaste
+    )?;
+    leave_alternate(w)?;
+    execute!(w, crossterm::cursor::Show)
 }
 
 fn restore() {
@@ -134,8 +158,13 @@ fn restore() {
 
 impl TerminalGuard {
     /// Take the terminal: mouse capture only when `mouse` (off, the terminal's own selection
-    /// works); `detect_theme` asks the terminal for its background first.
-    pub(crate) fn enter(mouse: bool, detect_theme: bool) -> io::Result<TerminalGuard> {
+    /// works); the alternate screen when `alternate` (the full screen); `detect_theme` asks
+    /// the terminal for its background first.
+    pub(crate) fn enter(
+        mouse: bool,
+        alternate: bool,
+        detect_theme: bool,
+    ) -> io::Result<TerminalGuard> {
         // A panic on this thread ends the app: it must leave a usable shell behind, so restore
         // first, then report. A panic on another thread (a task's: the turn's is caught and
         // reported as a failed turn) leaves the app running: the screen stays as it is, and
@@ -156,7 +185,7 @@ impl TerminalGuard {
         // Before anything reads the terminal: the replies must not reach crossterm as keys.
         let detected_theme = detect_theme.then(super::background::detect);
         let mut stdout = io::stdout();
-        if let Err(e) = write_enter(&mut stdout, mouse) {
+        if let Err(e) = write_enter(&mut stdout, mouse, alternate) {
             restore();
             return Err(e);
         }
@@ -192,18 +221,18 @@ pub(crate) fn suspend() -> io::Result<()> {
     disable_raw_mode()
 }
 
-/// Take the terminal back after [`suspend`], as [`TerminalGuard::enter`] had it, and have the
-/// next frame drawn whole.
-pub(crate) fn resume(terminal: &mut Term, mouse: bool) -> io::Result<()> {
+/// Take the terminal back after [`suspend`], as [`TerminalGuard::enter`] had it (the screen
+/// then draws its next frame whole).
+pub(crate) fn resume(mouse: bool, alternate: bool) -> io::Result<()> {
     enable_raw_mode()?;
-    write_enter(&mut io::stdout(), mouse)?;
+    write_enter(&mut io::stdout(), mouse, alternate)?;
     if KEYBOARD_PUSHED.load(Ordering::SeqCst) {
         execute!(
             io::stdout(),
             PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
         )?;
     }
-    terminal.clear()
+    Ok(())
 }
 
 impl Drop for TerminalGuard {

@@ -23,6 +23,8 @@ pub(crate) struct Transcript {
     /// The rendering: rows of the cells near the viewport (view state, never read by
     /// `update`).
     pub(crate) view: crate::ui::transcript::TranscriptView,
+    /// The inline screen's rendering: what is in the scrollback, and the rows still live.
+    pub(crate) inline: crate::ui::inline::InlineLog,
 }
 
 impl Default for Transcript {
@@ -37,6 +39,7 @@ impl Default for Transcript {
             last_seen: (0, 0),
             reasoning_open: false,
             view: Default::default(),
+            inline: Default::default(),
         }
     }
 }

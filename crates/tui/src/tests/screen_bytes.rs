@@ -90,7 +90,7 @@ fn each_frame_is_one_synchronized_update() {
 #[test]
 fn without_mouse_capture_alternate_scroll_is_off_until_the_terminal_is_left() {
     let mut entered = Vec::new();
-    terminal::write_enter(&mut entered, false).expect("enter");
+    terminal::write_enter(&mut entered, false, true).expect("enter");
     assert!(contains(&entered, ALT_SCROLL_OFF));
     assert!(!contains(&entered, ALT_SCROLL_ON));
     let mut left = Vec::new();
@@ -110,7 +110,7 @@ fn toggling_the_mouse_off_turns_alternate_scroll_off() {
     assert!(!contains(&on, ALT_SCROLL_OFF));
     assert!(contains(&on, b"\x1b[?1000h"));
     let mut entered = Vec::new();
-    terminal::write_enter(&mut entered, true).expect("enter");
+    terminal::write_enter(&mut entered, true, true).expect("enter");
     assert!(contains(&entered, b"\x1b[?1000h"));
     assert!(!contains(&entered, ALT_SCROLL_OFF));
 }

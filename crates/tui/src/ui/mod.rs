@@ -7,6 +7,7 @@ pub(crate) mod approval_rows;
 pub(crate) mod count;
 pub(crate) mod elicit;
 pub(crate) mod help;
+pub(crate) mod inline;
 pub(crate) mod inspector;
 pub(crate) mod inspector_diff;
 pub(crate) mod inspector_k3;
@@ -53,8 +54,13 @@ pub(crate) struct Areas {
     pub(crate) status: Rect,
 }
 
+/// Rows of the composer: its lines (1 to 8) and its border.
+pub(crate) fn input_rows(app: &App) -> u16 {
+    (app.composer.input.lines().len().min(8) as u16).max(1) + 2
+}
+
 pub(crate) fn areas(app: &App, size: Rect) -> Areas {
-    let input_rows = (app.composer.input.lines().len() as u16).clamp(1, 8) + 2;
+    let input_rows = input_rows(app);
     let [transcript, input, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(input_rows),

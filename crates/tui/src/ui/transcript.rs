@@ -70,7 +70,7 @@ pub(crate) struct StaticCell {
 }
 
 impl StaticCell {
-    fn layout(entry: &Entry, width: u16) -> Vec<Line<'static>> {
+    pub(crate) fn layout(entry: &Entry, width: u16) -> Vec<Line<'static>> {
         match entry {
             Entry::User { text, .. } => {
                 let mut head = Line::from(Span::styled("▌ You", style::user_header()));
@@ -160,8 +160,13 @@ pub(crate) struct TurnCell {
 }
 
 impl TurnCell {
-    fn header(t: &AssistantTurn) -> Vec<Line<'static>> {
+    /// The turn's header; `state`: with what the turn is doing (the inline screen writes a
+    /// streaming turn's header into the scrollback without it, once).
+    pub(crate) fn header(t: &AssistantTurn, state: bool) -> Vec<Line<'static>> {
         let mut spans = vec![Span::styled("◆ Kimi", style::assistant_header())];
+        if !state {
+            return vec![Line::from(spans)];
+        }
         match &t.state {
             TurnState::Streaming => spans.push(Span::styled("  streaming…", style::dim())),
             TurnState::Cancelled => spans.push(Span::styled("  cancelled", style::warning())),
@@ -173,7 +178,10 @@ impl TurnCell {
     }
 
     /// Lines after the markdown: panes, warnings, the error; and the rows of each pane.
-    fn extra(t: &AssistantTurn, ctx: &Ctx<'_>) -> (Vec<Line<'static>>, Vec<Range<usize>>) {
+    pub(crate) fn extra(
+        t: &AssistantTurn,
+        ctx: &Ctx<'_>,
+    ) -> (Vec<Line<'static>>, Vec<Range<usize>>) {
         let width = ctx.width;
         let mut lines = Vec::new();
         let mut panes = Vec::with_capacity(t.panes.len());
@@ -263,7 +271,7 @@ impl CellView for TurnCell {
             return;
         };
         if self.width != ctx.width || self.rev != t.rev || self.header.is_empty() {
-            self.header = Self::header(t);
+            self.header = Self::header(t, true);
             (self.extra, self.panes) = Self::extra(t, ctx);
             self.width = ctx.width;
             self.rev = t.rev;
@@ -583,7 +591,7 @@ fn pick_window(view: &mut TranscriptView, entries: &[Entry], skip: usize, rows: 
     }
 }
 
-fn welcome(app: &App) -> Vec<Line<'static>> {
+pub(crate) fn welcome(app: &App) -> Vec<Line<'static>> {
     vec![
         Line::from(Span::styled("kimi-tui", style::assistant_header())),
         Line::from(Span::styled(
