@@ -29,6 +29,7 @@ mod retry_cli;
 mod rules_cli;
 mod rules_tmux;
 mod sandbox_exec;
+mod screen_tmux;
 mod sessions;
 mod stream_items;
 mod stream_timeouts;

@@ -132,7 +132,7 @@ impl<W: Write + Clone> InlineScreen<W> {
         let mut top = self.area.y.min(screen - 1);
         let mut clear = self.term.is_none();
         if !rows.is_empty() {
-            queue!(w, MoveTo(0, top), Clear(ClearType::FromCursorDown))?;
+            clear_below(&mut w, top, screen)?;
             top = write_rows(&mut w, rows, size.width, screen, top, paint)?;
             clear = true;
         }
@@ -147,7 +147,7 @@ impl<W: Write + Clone> InlineScreen<W> {
         }
         let area = Rect::new(0, top, size.width, height);
         if clear || area != self.area {
-            queue!(w, MoveTo(0, top), Clear(ClearType::FromCursorDown))?;
+            clear_below(&mut w, top, screen)?;
             let backend = CrosstermBackend::new(self.out.clone());
             let options = TerminalOptions {
                 viewport: Viewport::Fixed(area),
@@ -175,17 +175,23 @@ impl<W: Write + Clone> InlineScreen<W> {
         let mut w = self.out.clone();
         let screen = size.height.max(1);
         let top = self.area.y.min(screen - 1);
-        queue!(
-            w,
-            BeginSynchronizedUpdate,
-            MoveTo(0, top),
-            Clear(ClearType::FromCursorDown)
-        )?;
+        queue!(w, BeginSynchronizedUpdate)?;
+        clear_below(&mut w, top, screen)?;
         let top = write_rows(&mut w, rows, size.width, screen, top, paint)?;
         queue!(w, MoveTo(0, top), EndSynchronizedUpdate)?;
         self.term = None;
         w.flush()
     }
+}
+
+/// Clear the rows from `top` to the bottom of the screen (`screen` rows), leaving the cursor
+/// at the start of `top`. Row by row: tmux takes "clear to the end" from the top-left corner
+/// for a clear screen and scrolls what was on it into the scrollback.
+fn clear_below<W: Write>(w: &mut W, top: u16, screen: u16) -> io::Result<()> {
+    for y in top..screen {
+        queue!(w, MoveTo(0, y), Clear(ClearType::CurrentLine))?;
+    }
+    queue!(w, MoveTo(0, top))
 }
 
 /// Write `rows` from row `top` down (the cursor is there, at column 0), scrolling the screen

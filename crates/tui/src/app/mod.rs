@@ -597,10 +597,8 @@ fn edit_in_editor(
     mouse: bool,
     draft: &str,
 ) -> Result<String, editor::EditorError> {
-    // Stopping the stream stops its reader thread; polling once waits until that thread has
-    // let go of the terminal (it holds crossterm's reader lock while it waits).
+    // The input reader lets go of the terminal: the editor reads it.
     io.events.stop();
-    let _ = crossterm::event::poll(Duration::ZERO);
     let result = match terminal::suspend() {
         Ok(()) => editor::run(draft),
         Err(e) => Err(editor::EditorError::Suspend(e.to_string())),

@@ -34,7 +34,7 @@ impl Screen {
     /// Another program had the terminal (the editor, a stop): the next frame draws all.
     pub(crate) fn taken_back(&mut self, terminal: &mut Term) -> io::Result<()> {
         match self {
-            Screen::Full => terminal.clear(),
+            Screen::Full => redraw_all(terminal),
             Screen::Inline(s) => {
                 s.lost = true;
                 s.alt = false;
@@ -64,7 +64,7 @@ impl Screen {
             if !s.alt {
                 terminal::enter_alternate(&mut io::stdout())?;
                 s.alt = true;
-                terminal.clear()?;
+                redraw_all(terminal)?;
             }
             ui::prepare(app, area, theme);
             return frame::draw(terminal, app);
@@ -109,6 +109,13 @@ impl Screen {
         let rows = ui::inline::prepare(app, size.width, size.height, theme, true);
         s.close(size, &rows, paint(app))
     }
+}
+
+/// Clear the (alternate) screen and have the next frame drawn whole. Not `Terminal::clear`:
+/// it asks the terminal where the cursor is, which the input reader would answer.
+fn redraw_all(terminal: &mut Term) -> io::Result<()> {
+    let size = terminal.size()?;
+    terminal.resize(Rect::new(0, 0, size.width, size.height))
 }
 
 fn paint(app: &App) -> Paint {
