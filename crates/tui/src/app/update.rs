@@ -789,9 +789,14 @@ fn submit(app: &mut App, fx: &mut Vec<Effect>) {
     let message = match commands::unescape(&text) {
         Some(message) => message,
         None => {
-            if let Some(cmd) = commands::parse(trimmed) {
-                app.composer.input = new_input();
-                return slash(app, cmd, fx);
+            match commands::parse(trimmed) {
+                // A mistyped command (or bad arguments) stays in the input to be put right.
+                Some(SlashCommand::Unknown(msg)) => return app.notice(msg, true),
+                Some(cmd) => {
+                    app.composer.input = new_input();
+                    return slash(app, cmd, fx);
+                }
+                None => {}
             }
             text.clone()
         }
