@@ -41,6 +41,7 @@ mod resumed;
 pub(crate) mod retry;
 pub(crate) mod rule_form;
 pub(crate) mod rules_view;
+pub(crate) mod slash;
 pub(crate) mod state;
 pub(crate) mod status_line;
 pub(crate) mod terminal;
