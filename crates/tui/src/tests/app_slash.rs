@@ -4,7 +4,7 @@
 
 use crossterm::event::KeyCode;
 
-use super::app_update::{app, key, notices, screen, typed};
+use super::app_update::{app, ctrl, key, notices, screen, typed};
 use crate::app::commands::COMMANDS;
 use crate::app::state::{App, Entry};
 
@@ -57,15 +57,7 @@ fn no_popup_for_a_message_or_a_second_line() {
     assert_eq!(offered(&b), None, "a slash later in a message");
     let mut c = app();
     typed(&mut c, "/ex");
-    crate::tests::update(
-        &mut c,
-        crate::app::event::AppEvent::Terminal(crossterm::event::Event::Key(
-            crossterm::event::KeyEvent::new(
-                KeyCode::Char('j'),
-                crossterm::event::KeyModifiers::CONTROL,
-            ),
-        )),
-    );
+    ctrl(&mut c, 'j');
     assert_eq!(offered(&c), None, "two lines are a message");
 }
 
@@ -88,39 +80,37 @@ fn up_and_down_move_the_selection_and_wrap_around() {
     assert_eq!(selected(&a), "/thinking");
 }
 
+/// A fresh app after typing `text` and pressing `keys`.
+fn after(text: &str, keys: &[KeyCode]) -> App {
+    let mut a = app();
+    typed(&mut a, text);
+    for k in keys {
+        key(&mut a, *k);
+    }
+    a
+}
+
 #[test]
 fn tab_completes_the_selected_the_only_or_the_shared_prefix() {
+    use KeyCode::{Down, Tab};
     // Several matches, no longer shared prefix: the selected (first) one, and a space.
-    let mut a = app();
-    typed(&mut a, "/ex");
-    key(&mut a, KeyCode::Tab);
+    let a = after("/ex", &[Tab]);
     assert_eq!(input(&a), "/export ");
     assert_eq!(offered(&a), None, "complete: the list goes");
     // The row chosen with Down.
-    let mut b = app();
-    typed(&mut b, "/ex");
-    key(&mut b, KeyCode::Down);
-    key(&mut b, KeyCode::Tab);
-    assert_eq!(input(&b), "/exit ");
+    assert_eq!(input(&after("/ex", &[Down, Tab])), "/exit ");
     // The only match.
-    let mut c = app();
-    typed(&mut c, "/lo");
-    key(&mut c, KeyCode::Tab);
-    assert_eq!(input(&c), "/logprobs ");
+    assert_eq!(input(&after("/lo", &[Tab])), "/logprobs ");
     // /mod: /mode and /model share `/mode`, which Tab fills in without a space, leaving both
     // offered; a second Tab takes the selected one.
-    let mut d = app();
-    typed(&mut d, "/mod");
-    key(&mut d, KeyCode::Tab);
+    let mut d = after("/mod", &[Tab]);
     assert_eq!(input(&d), "/mode");
     assert_eq!(offered(&d), Some(vec!["/mode".into(), "/model".into()]));
-    key(&mut d, KeyCode::Tab);
+    key(&mut d, Tab);
     assert_eq!(input(&d), "/mode ");
     // Nothing typed after the slash: Tab takes the first command.
-    let mut e = app();
-    typed(&mut e, "/");
-    key(&mut e, KeyCode::Tab);
-    assert_eq!(input(&e), format!("/{} ", COMMANDS[0].name));
+    let first = format!("/{} ", COMMANDS[0].name);
+    assert_eq!(input(&after("/", &[Tab])), first);
 }
 
 #[test]
@@ -200,19 +190,8 @@ fn a_typo_in_the_name_offers_the_nearest_command_to_tab_to() {
 
 #[test]
 fn the_ready_mcp_servers_prompts_are_offered_too() {
-    use kimi_core::tools::mcp::PromptInfo;
-    let mut a = app();
-    a.mcp = crate::app::mcp_view::Ready {
-        servers: vec!["docs".into()],
-        prompts: vec![(
-            "docs".into(),
-            PromptInfo {
-                name: "review".into(),
-                description: Some("Review\x1b[31m a file".into()),
-                arguments: vec![],
-            },
-        )],
-    };
+    let mut a = super::app_mcp::app_with_docs();
+    a.mcp.prompts[0].1.description = Some("Review\x1b[31m a file".into());
     typed(&mut a, "/mcp");
     assert_eq!(
         offered(&a),
