@@ -1,6 +1,6 @@
 //! A new user's first minutes in a real terminal (tmux): one Ctrl-C on the empty input does
 //! not quit, two do; `/export json ~/x.json` writes under `$HOME`, says the absolute path, and
-//! asks before replacing the file.
+//! asks before replacing the file; `/ex` lists the matching commands and Tab completes one.
 
 use std::path::Path;
 use std::time::Duration;
@@ -74,5 +74,42 @@ fn export_to_a_tilde_path_writes_under_home_and_asks_before_replacing() {
     });
     let replaced = std::fs::read_to_string(&target).expect("read");
     assert!(replaced.contains("hello"), "{replaced}");
+    t.quit();
+}
+
+#[test]
+fn typing_a_slash_lists_the_commands_and_tab_completes_one() {
+    let home = tempfile::tempdir().expect("tmp");
+    let t = start("slash-popup", home.path(), home.path());
+    t.wait_for(&["kimi-tui", "demo"], "the welcome screen");
+    t.literal("/ex");
+    let shown = t.wait_for(
+        &["/export", "write the conversation as Markdown", "/exit"],
+        "the popup with /export and its help",
+    );
+    // The popup sits right above the input, whose line holds what was typed.
+    let lines: Vec<&str> = shown.lines().collect();
+    let input = lines
+        .iter()
+        .rposition(|l| l.trim_end() == "/ex")
+        .unwrap_or_else(|| panic!("no input line `/ex`:\n{shown}"));
+    assert!(
+        lines[input - 2].contains("Tab complete"),
+        "the popup is not above the input:\n{shown}"
+    );
+    t.keys(&["Tab"]);
+    let shown = t.wait_until("the command completed", Duration::from_secs(10), |s| {
+        !s.contains("Tab complete")
+    });
+    assert!(shown.lines().any(|l| l.trim_end() == "/export"), "{shown}");
+    // The space is there: what is typed next is the argument.
+    t.literal("json");
+    t.wait_until(
+        "the argument after the space",
+        Duration::from_secs(10),
+        |s| s.lines().any(|l| l.trim_end() == "/export json"),
+    );
+    // The first Ctrl-C clears the draft.
+    t.keys(&["C-c"]);
     t.quit();
 }

@@ -390,44 +390,30 @@ fn find(name: &str) -> Option<&'static Command> {
         .find(|c| c.name == name || c.aliases.contains(&name))
 }
 
+/// Every name a command answers to, with its command: the name, then its aliases.
+pub(crate) fn names() -> impl Iterator<Item = (&'static str, &'static Command)> {
+    COMMANDS.iter().flat_map(|c| {
+        std::iter::once(c.name)
+            .chain(c.aliases.iter().copied())
+            .map(move |n| (n, c))
+    })
+}
+
 /// The command that `name` was probably meant to be: one that starts with it, or one a typo
-/// or two away. `None` when nothing is close (a path like `/etc/hosts`).
-fn suggestion(name: &str) -> Option<&'static str> {
+/// or two away (Levenshtein distance). `None` when nothing is close (a path like `/etc/hosts`).
+pub(crate) fn suggestion(name: &str) -> Option<&'static str> {
     if name.chars().count() < 2 {
         return None;
     }
-    let names = || {
-        COMMANDS
-            .iter()
-            .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied()))
-    };
-    if let Some(n) = names().find(|n| n.starts_with(name)) {
+    if let Some((n, _)) = names().find(|(n, _)| n.starts_with(name)) {
         return Some(n);
     }
     let limit = if name.chars().count() <= 4 { 1 } else { 2 };
     names()
-        .map(|n| (edit_distance(name, n), n))
+        .map(|(n, _)| (strsim::levenshtein(name, n), n))
         .filter(|&(d, _)| d <= limit)
         .min_by_key(|&(d, _)| d)
         .map(|(_, n)| n)
-}
-
-/// Levenshtein distance, by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let next = (diagonal + usize::from(ca != cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 /// `Some(message)` when `input` is `//text`: the message `/text`, one slash taken off, so a
@@ -727,7 +713,10 @@ mod tests {
             unknown("/xyzzy"),
             "unknown command /xyzzy; /help lists them"
         );
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(
+            unknown("/exprt foo"),
+            "unknown command /exprt; did you mean /export? /help lists them"
+        );
     }
 
     #[test]

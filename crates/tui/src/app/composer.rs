@@ -1,11 +1,13 @@
-//! The composer component: the input box, the prompt history it recalls, and the messages
-//! queued while a turn runs.
+//! The composer component: the input box, the slash-command popup over it, the prompt history
+//! it recalls, and the messages queued while a turn runs.
 
 use ratatui_textarea::TextArea;
 
 /// What the user is writing and what they wrote before.
 pub(crate) struct Composer {
     pub(crate) input: TextArea<'static>,
+    /// The commands matching a `/name` being typed (see `slash`).
+    pub(crate) slash: super::slash::SlashPopup,
     /// Earlier prompts, oldest first, and where Up/Down recall is.
     pub(crate) history: Vec<String>,
     pub(crate) history_pos: Option<usize>,
@@ -22,6 +24,7 @@ impl Default for Composer {
     fn default() -> Self {
         Composer {
             input: new_input(),
+            slash: Default::default(),
             history: Vec::new(),
             history_pos: None,
             history_file: None,

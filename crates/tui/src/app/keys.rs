@@ -36,6 +36,8 @@ pub(crate) enum Context {
     Tokens,
     /// An MCP server's question (elicitation): before everything but Ctrl-C.
     Elicit,
+    /// The slash-command popup over the input (`/` typed first): before the input's keys.
+    Slash,
 }
 
 /// What a key does. Several contexts share the scroll actions; each scrolls its own view.
@@ -144,6 +146,11 @@ pub(crate) enum Action {
     ElicitCancel,
     ElicitDeleteChar,
     ElicitClearField,
+    // The slash-command popup.
+    /// Tab: the selected command (or the matches' common prefix) into the input.
+    CompleteCommand,
+    /// Esc: the popup closes, the input stays.
+    ClosePopup,
 }
 
 /// One key: its code and the modifiers it needs (more may be held).
@@ -633,6 +640,28 @@ pub(crate) const TABLE: &[Row] = &[
         hint: None,
         binds: &[(ctrl('r'), StartHistorySearch)],
     },
+    // The slash-command popup: Enter is the input's (it runs what is typed).
+    Row {
+        context: Slash,
+        keys: "↑ ↓",
+        help: "move the selection in the list of commands",
+        hint: None,
+        binds: &[(k(Up), LineUp), (k(Down), LineDown)],
+    },
+    Row {
+        context: Slash,
+        keys: "Tab",
+        help: "complete the selected command (or the shared prefix), then a space",
+        hint: None,
+        binds: &[(k(Tab), CompleteCommand)],
+    },
+    Row {
+        context: Slash,
+        keys: "Esc",
+        help: "close the list (the input stays; Enter runs what is typed)",
+        hint: None,
+        binds: &[(k(Esc), ClosePopup)],
+    },
     Row {
         context: Picker,
         keys: "↑↓ j k PgUp PgDn g G",
@@ -727,6 +756,7 @@ pub(crate) const SECTIONS: &[(&str, &[Context])] = &[
     ("A project's rules", &[Trust]),
     ("An MCP server's question", &[Elicit]),
     ("Inspector", &[Inspector, Tokens, Search]),
+    ("Typing / first: the list of commands", &[Slash]),
     ("Pickers and history search", &[Picker, HistorySearch]),
     ("In this help", &[Help]),
 ];
@@ -750,6 +780,7 @@ mod tests {
         HistorySearch,
         Tokens,
         Elicit,
+        Slash,
     ];
 
     fn event(code: KeyCode, mods: KeyModifiers) -> KeyEvent {

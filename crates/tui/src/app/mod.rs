@@ -44,6 +44,7 @@ pub(crate) mod retry;
 pub(crate) mod rule_form;
 pub(crate) mod rules_view;
 pub(crate) mod screen;
+pub(crate) mod slash;
 pub(crate) mod state;
 pub(crate) mod status_line;
 pub(crate) mod terminal;

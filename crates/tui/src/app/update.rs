@@ -32,8 +32,10 @@ pub(crate) fn update(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect
     app.now = now;
     let mut fx = Vec::new();
     apply(app, event, &mut fx);
-    // Any event may change what the dialog shows (a key, a resize, a new stage).
+    // Any event may change what the dialog shows (a key, a resize, a new stage), and what the
+    // input holds (a key, a paste, a message put back).
     super::dialog::refresh(app);
+    super::slash::refresh(app);
     fx
 }
 
@@ -172,6 +174,9 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
     }
     if top == Some(Layer::Inspector) {
         return inspector_key(app, k, fx);
+    }
+    if super::slash::key(app, &k) {
+        return;
     }
     let empty = app.composer.input.is_empty();
     let page = app.transcript.page_height.saturating_sub(2).max(1);
@@ -331,7 +336,7 @@ fn recall(app: &mut App, older: bool) {
     set_input(&mut app.composer.input, &text);
 }
 
-fn set_input(input: &mut TextArea<'static>, text: &str) {
+pub(super) fn set_input(input: &mut TextArea<'static>, text: &str) {
     *input = new_input();
     input.insert_str(text);
     input.move_cursor(CursorMove::Bottom);
@@ -789,9 +794,14 @@ fn submit(app: &mut App, fx: &mut Vec<Effect>) {
     let message = match commands::unescape(&text) {
         Some(message) => message,
         None => {
-            if let Some(cmd) = commands::parse(trimmed) {
-                app.composer.input = new_input();
-                return slash(app, cmd, fx);
+            match commands::parse(trimmed) {
+                // A mistyped command (or bad arguments) stays in the input to be put right.
+                Some(SlashCommand::Unknown(msg)) => return app.notice(msg, true),
+                Some(cmd) => {
+                    app.composer.input = new_input();
+                    return slash(app, cmd, fx);
+                }
+                None => {}
             }
             text.clone()
         }

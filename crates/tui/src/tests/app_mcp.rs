@@ -13,7 +13,7 @@ use kimi_core::tools::mcp::{
 };
 use serde_json::json;
 
-fn app_with_docs() -> App {
+pub(super) fn app_with_docs() -> App {
     let mut app = super::app_update::app();
     app.mcp = Ready {
         servers: vec!["docs".into()],

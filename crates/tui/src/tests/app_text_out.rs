@@ -244,6 +244,9 @@ fn theme_switches_at_runtime_and_says_which_is_in_use() {
     command(&mut a, "/theme blue");
     assert_eq!(a.theme, Theme::Light);
     assert!(last_notice(&a).0.starts_with("usage: /theme"));
+    // The bad command stays in the input to be put right.
+    assert_eq!(a.composer.input.lines(), ["/theme blue"]);
+    super::app_update::ctrl(&mut a, 'u');
     command(&mut a, "/theme dark");
     assert_eq!(a.theme, Theme::Dark);
 }

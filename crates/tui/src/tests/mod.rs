@@ -8,6 +8,7 @@ mod app_resume_replay;
 mod app_rules;
 mod app_sessions;
 mod app_sessions_picker;
+mod app_slash;
 mod app_switch_limits;
 mod app_text_out;
 mod app_update;

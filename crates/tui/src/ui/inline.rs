@@ -21,6 +21,7 @@ use ratatui::widgets::Widget;
 
 use super::markdown::{self, MarkdownLayout, Theme};
 use super::reasoning_layout::ReasoningLayout;
+use super::renderable::Renderable;
 use super::transcript::{Ctx, StaticCell, TurnCell, welcome};
 use super::{approval, no_color, status, theme};
 use crate::app::layers::Layer;
@@ -299,27 +300,32 @@ fn dialog_rows(app: &App, width: u16, max: u16) -> u16 {
 }
 
 /// The viewport's height on a screen `width` x `max`: the live rows, the dialog, the
-/// composer and the status line, at most the screen.
+/// commands popup, the composer and the status line, at most the screen.
 pub(crate) fn viewport_height(app: &App, width: u16, max: u16) -> u16 {
-    let fixed = super::input_rows(app) + 1;
+    let fixed = super::input_rows(app) + 1 + app.composer.slash.desired_height(width);
     let dialog = dialog_rows(app, width, max.saturating_sub(fixed));
     let live = u16::try_from(app.transcript.inline.live.len()).unwrap_or(u16::MAX);
     fixed.saturating_add(dialog).saturating_add(live).min(max)
 }
 
 /// Draw the viewport in `area`: the live rows (their last ones, if they do not all fit),
-/// the dialog, the composer and the status line.
+/// the dialog, the commands popup, the composer and the status line.
 pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let input = super::input_rows(app).min(area.height);
     let status_rows = u16::from(area.height > input);
+    let popup = &app.composer.slash;
+    let popup_rows = popup
+        .desired_height(area.width)
+        .min(area.height.saturating_sub(input + status_rows));
     let dialog = dialog_rows(
         app,
         area.width,
-        area.height.saturating_sub(input + status_rows),
+        area.height.saturating_sub(input + status_rows + popup_rows),
     );
-    let [live_area, dialog_area, input_area, status_area] = Layout::vertical([
+    let [live_area, dialog_area, popup_area, input_area, status_area] = Layout::vertical([
         Constraint::Fill(1),
         Constraint::Length(dialog),
+        Constraint::Length(popup_rows),
         Constraint::Length(input),
         Constraint::Length(status_rows),
     ])
@@ -337,6 +343,7 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     if let Some(d) = &app.layers.dialog {
         approval::render(frame, dialog_area, d, &app.layers.approval_rows);
     }
+    popup.render(popup_area, frame.buffer_mut());
     frame.render_widget(&app.composer.input, input_area);
     status::render(frame, status_area, app);
     theme::apply(frame.buffer_mut(), app.theme);

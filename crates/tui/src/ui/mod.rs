@@ -25,6 +25,7 @@ pub(crate) mod reasoning;
 pub(crate) mod reasoning_layout;
 pub(crate) mod renderable;
 pub(crate) mod rule_line;
+pub(crate) mod slash;
 pub(crate) mod special;
 pub(crate) mod status;
 pub(crate) mod style;
@@ -153,6 +154,12 @@ pub(crate) fn draw(frame: &mut Frame, app: &App) {
     }
     frame.render_widget(&app.composer.input, a.input);
     status::render(frame, a.status, app);
+    // The commands matching a `/name` being typed, over the transcript's last rows.
+    let popup = &app.composer.slash;
+    popup.render(
+        slash::area(popup, a.input, frame.area()),
+        frame.buffer_mut(),
+    );
     // The inspector opened from the dialog (Ctrl-T) covers it until closed.
     if let Some(d) = &app.layers.dialog
         && !app.layers.inspector.open
