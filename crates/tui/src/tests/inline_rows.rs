@@ -1,0 +1,186 @@
+//! The inline screen's rows: what a conversation writes into the scrollback, when, and
+//! what stays live in the viewport meanwhile.
+
+use super::update;
+use crate::app::event::AppEvent;
+use crate::app::state::{App, Connection};
+use crate::ui::inline;
+use crate::ui::line_text;
+use crate::ui::markdown::Theme;
+use kimi_core::engine::EngineEvent;
+use kimi_core::tools::Toolbox;
+use kimi_protocol::{Mode, StreamEvent};
+use ratatui::text::Line;
+
+fn app() -> App {
+    let connection = Connection {
+        profile: "test".into(),
+        mode: Mode::Raw,
+        model: "kimi".into(),
+        host: "127.0.0.1:1".into(),
+    };
+    App::new(connection, Toolbox::new(vec![]).expect("tools"), None)
+}
+
+fn engine(app: &mut App, e: EngineEvent) {
+    update(app, AppEvent::Engine(e));
+}
+
+fn text(app: &mut App, t: &str) {
+    engine(app, EngineEvent::Stream(StreamEvent::Text(t.into())));
+}
+
+fn finished(app: &mut App) {
+    engine(
+        app,
+        EngineEvent::RoundFinished {
+            round: 1,
+            finish: "stop".into(),
+            error: None,
+            cancelled: false,
+        },
+    );
+}
+
+/// One frame's rows for the scrollback, as text, at `width`.
+fn written(app: &mut App, width: u16) -> Vec<String> {
+    let rows = inline::prepare(app, width, 20, &Theme::default(), false);
+    texts(&rows)
+}
+
+fn texts(rows: &[Line<'_>]) -> Vec<String> {
+    rows.iter()
+        .map(|l| line_text(l).trim_end().to_owned())
+        .collect()
+}
+
+fn live(app: &App) -> Vec<String> {
+    texts(&app.transcript.inline.live)
+}
+
+#[test]
+fn a_streamed_answer_is_written_a_block_at_a_time_and_never_again() {
+    let mut a = app();
+    assert!(
+        written(&mut a, 40).is_empty(),
+        "nothing before the conversation"
+    );
+    assert!(
+        live(&a).iter().any(|l| l.contains("Type a message")),
+        "the welcome is live"
+    );
+    a.notice("hello", false);
+    engine(&mut a, EngineEvent::RoundStarted { round: 1 });
+    text(&mut a, "First paragraph");
+    // The notice is final (something follows it), the header is written at once, without
+    // the streaming state; the paragraph is still open.
+    assert_eq!(written(&mut a, 40), ["• hello", "", "◆ Kimi"]);
+    assert_eq!(live(&a), ["First paragraph", ""]);
+    text(&mut a, " goes on.\n\nSecond");
+    // The next block started: the first is final, with nothing after it yet.
+    assert_eq!(written(&mut a, 40), ["First paragraph goes on."]);
+    assert_eq!(live(&a), ["", "Second", ""]);
+    assert!(
+        written(&mut a, 40).is_empty(),
+        "a frame with nothing new writes nothing"
+    );
+    text(&mut a, " one.\n\n```rust\nfn main() {}\n");
+    let rows = written(&mut a, 40);
+    assert_eq!(rows, ["", "Second one."], "the code block is open");
+    assert!(
+        live(&a).iter().any(|l| l.contains("fn main() {}")),
+        "{:?}",
+        live(&a)
+    );
+    text(&mut a, "```\n");
+    let rows = written(&mut a, 40);
+    assert!(
+        rows.iter().any(|l| l.contains("fn main() {}")),
+        "closed: {rows:?}"
+    );
+    finished(&mut a);
+    let rows = written(&mut a, 40);
+    assert!(
+        rows.iter().all(|r| !r.contains("fn main")),
+        "not twice: {rows:?}"
+    );
+    assert!(written(&mut a, 40).is_empty());
+    assert!(live(&a).is_empty(), "{:?}", live(&a));
+}
+
+#[test]
+fn the_last_notice_stays_live_while_it_may_still_count_its_repeats() {
+    let mut a = app();
+    a.notice("draft cleared", false);
+    assert!(written(&mut a, 40).is_empty());
+    a.notice("draft cleared", false);
+    assert!(written(&mut a, 40).is_empty());
+    assert_eq!(live(&a), ["• draft cleared ×2", ""]);
+    a.notice("other", false);
+    assert_eq!(written(&mut a, 40), ["• draft cleared ×2", ""]);
+    assert_eq!(live(&a), ["• other", ""]);
+}
+
+#[test]
+fn cells_behind_a_streaming_turn_wait_for_it_and_go_in_order() {
+    let mut a = app();
+    engine(&mut a, EngineEvent::RoundStarted { round: 1 });
+    text(&mut a, "Working");
+    // A notice pushed while the turn streams comes after it, in the scrollback too.
+    a.notice("queued", false);
+    let rows = written(&mut a, 40);
+    assert_eq!(rows, ["◆ Kimi"]);
+    let l = live(&a);
+    let working = l.iter().position(|r| r == "Working").expect("live answer");
+    let queued = l.iter().position(|r| r == "• queued").expect("live notice");
+    assert!(working < queued, "{l:?}");
+    finished(&mut a);
+    let rows = written(&mut a, 40);
+    assert_eq!(rows, ["Working", ""], "the notice is the last cell: live");
+    a.notice("more", false);
+    assert_eq!(written(&mut a, 40), ["• queued", ""]);
+}
+
+#[test]
+fn a_width_change_goes_on_from_the_same_text_at_the_new_width() {
+    let mut a = app();
+    engine(&mut a, EngineEvent::RoundStarted { round: 1 });
+    text(
+        &mut a,
+        "alpha beta gamma delta\n\nepsilon zeta eta theta\n\niota",
+    );
+    let wide = written(&mut a, 40);
+    assert_eq!(
+        wide[1..],
+        ["alpha beta gamma delta", "", "epsilon zeta eta theta"]
+    );
+    text(&mut a, " kappa\n\nlambda");
+    // Narrower: what was written stays; the rest is wrapped to the new width.
+    let narrow = written(&mut a, 12);
+    assert_eq!(narrow, ["", "iota kappa"]);
+    finished(&mut a);
+    assert_eq!(written(&mut a, 12)[..2], ["", "lambda"]);
+}
+
+#[test]
+fn leaving_writes_everything_including_a_streaming_turn() {
+    let mut a = app();
+    engine(&mut a, EngineEvent::RoundStarted { round: 1 });
+    text(&mut a, "half an ans");
+    let _ = written(&mut a, 40);
+    let rows = texts(&inline::prepare(&mut a, 40, 20, &Theme::default(), true));
+    assert_eq!(rows[0], "half an ans", "{rows:?}");
+    assert!(live(&a).is_empty());
+}
+
+#[test]
+fn a_cleared_conversation_writes_only_what_comes_after() {
+    let mut a = app();
+    a.notice("one", false);
+    a.notice("two", false);
+    assert_eq!(written(&mut a, 40), ["• one", ""]);
+    a.transcript.entries.clear();
+    a.notice("three", false);
+    a.notice("four", false);
+    assert_eq!(written(&mut a, 40), ["• three", ""]);
+}
