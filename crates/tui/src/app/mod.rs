@@ -205,6 +205,7 @@ where
     let inline = start.screen.unwrap_or(ui_options.screen) == ScreenChoice::Inline;
     // Inline, the terminal scrolls and selects: mouse capture would take both away.
     app.mouse = ui_options.mouse && !inline;
+    app.inline = inline;
     let auto = ui_options.theme == ThemeChoice::Auto;
     let mut guard =
         terminal::TerminalGuard::enter(app.mouse, !inline, auto).map_err(AppError::Terminal)?;

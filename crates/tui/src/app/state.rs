@@ -401,6 +401,9 @@ pub(crate) struct App {
     /// Mouse capture is on: the wheel scrolls the app (the terminal's own selection then
     /// needs Shift). Off by default so that selecting text just works.
     pub(crate) mouse: bool,
+    /// The inline screen: the conversation is in the terminal's scrollback, which the
+    /// terminal scrolls (the app's page keys only say so).
+    pub(crate) inline: bool,
     /// The colours the frame is drawn in (`theme` in the config, `/theme`).
     pub(crate) theme: crate::ui::theme::Theme,
     // Switch and limits.
@@ -455,6 +458,7 @@ impl App {
             special_tokens_warned: false,
             neutralize_tool_markers: false,
             mouse: false,
+            inline: false,
             theme: Default::default(),
             switch: Default::default(),
             mcp: Default::default(),

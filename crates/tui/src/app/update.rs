@@ -311,8 +311,16 @@ fn cancel(app: &mut App, fx: &mut Vec<Effect>) {
     fx.push(Effect::Agent(Op::Cancel));
 }
 
+/// What the page keys say on the inline screen.
+pub(crate) const INLINE_SCROLL: &str = "The inline screen does not scroll: the conversation is in \
+     the terminal's own scrollback (Shift-PgUp in most terminals; Ctrl-B [ in tmux).";
+
 /// Lines scrolled; `up` moves toward older text.
 fn scroll(app: &mut App, lines: usize, up: bool) {
+    if app.inline {
+        app.notice(INLINE_SCROLL, false);
+        return;
+    }
     app.transcript.scroll_from_bottom = if up {
         app.transcript.scroll_from_bottom.saturating_add(lines)
     } else {

@@ -184,3 +184,19 @@ fn a_cleared_conversation_writes_only_what_comes_after() {
     a.notice("four", false);
     assert_eq!(written(&mut a, 40), ["• three", ""]);
 }
+
+#[test]
+fn the_page_keys_say_where_the_conversation_is_instead_of_scrolling() {
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    let mut a = app();
+    a.inline = true;
+    let page_up = Event::Key(KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE));
+    update(&mut a, AppEvent::Terminal(page_up));
+    assert_eq!(a.transcript.scroll_from_bottom, 0);
+    let _ = written(&mut a, 80);
+    assert!(
+        live(&a).iter().any(|l| l.contains("does not scroll")),
+        "{:?}",
+        live(&a)
+    );
+}
