@@ -290,6 +290,20 @@ mod tests {
         }
     }
 
+    /// A terminal of `cols` x `rows` and a screen on it whose viewport starts at the top.
+    fn started(cols: u16, rows: u16) -> (Tape, vt100::Parser, InlineScreen<Tape>, Size) {
+        let tape = Tape::default();
+        let size = Size::new(cols, rows);
+        let mut s = InlineScreen::new(tape.clone(), size);
+        s.found(Some((0, 0)), size);
+        (tape, term(rows, cols, 100), s, size)
+    }
+
+    /// How many rows of the terminal start with `prefix`.
+    fn count(rows: &[String], prefix: &str) -> usize {
+        rows.iter().filter(|r| r.starts_with(prefix)).count()
+    }
+
     fn lines(from: usize, to: usize) -> Vec<Line<'static>> {
         (from..to)
             .map(|n| Line::from(format!("answer line {n}")))
@@ -325,39 +339,27 @@ mod tests {
         assert_eq!(rows[0], "$ kimi-tui --inline");
         // The viewport is the screen's last three rows, once.
         assert_eq!(&rows[rows.len() - 3..], ["vp 0", "vp 1", "vp 2"]);
-        assert_eq!(rows.iter().filter(|r| r.starts_with("vp")).count(), 3);
+        assert_eq!(count(&rows, "vp"), 3);
         // No trailing spaces were written after the text.
         assert!(!String::from_utf8_lossy(&tape.take()).contains("  \r\n"));
     }
 
     #[test]
     fn a_growing_then_shrinking_viewport_leaves_nothing_behind() {
-        let tape = Tape::default();
-        let size = Size::new(20, 10);
-        let mut vt = term(10, 20, 100);
-        let mut s = InlineScreen::new(tape.clone(), size);
-        s.found(Some((0, 0)), size);
+        let (tape, mut vt, mut s, size) = started(20, 10);
         for h in [2, 6, 3, 1] {
             s.frame(size, &lines(0, 1), PAINT, h, viewport("vp"))
                 .unwrap();
         }
         vt.process(&tape.take());
         let rows = all_rows(&mut vt);
-        assert_eq!(
-            rows.iter().filter(|r| r.starts_with("vp")).count(),
-            1,
-            "{rows:#?}"
-        );
-        assert_eq!(rows.iter().filter(|r| r.starts_with("answer")).count(), 4);
+        assert_eq!(count(&rows, "vp"), 1, "{rows:#?}");
+        assert_eq!(count(&rows, "answer"), 4);
     }
 
     #[test]
     fn closing_writes_the_rest_and_leaves_the_cursor_below_it() {
-        let tape = Tape::default();
-        let size = Size::new(20, 6);
-        let mut vt = term(6, 20, 100);
-        let mut s = InlineScreen::new(tape.clone(), size);
-        s.found(Some((0, 0)), size);
+        let (tape, mut vt, mut s, size) = started(20, 6);
         s.frame(size, &lines(0, 2), PAINT, 3, viewport("vp"))
             .unwrap();
         s.close(size, &lines(2, 3), PAINT).unwrap();
@@ -373,11 +375,7 @@ mod tests {
 
     #[test]
     fn a_viewport_found_again_after_a_rewrap_is_redrawn_without_copies() {
-        let tape = Tape::default();
-        let size = Size::new(20, 8);
-        let mut vt = term(8, 20, 100);
-        let mut s = InlineScreen::new(tape.clone(), size);
-        s.found(Some((0, 0)), size);
+        let (tape, mut vt, mut s, size) = started(20, 8);
         s.frame(size, &lines(0, 3), PAINT, 3, viewport("vp"))
             .unwrap();
         vt.process(&tape.take());
@@ -390,12 +388,7 @@ mod tests {
             .unwrap();
         vt.process(&tape.take());
         let rows = all_rows(&mut vt);
-        let answer = rows.iter().filter(|r| r.starts_with("answer")).count();
-        assert_eq!(answer, 4, "{rows:#?}");
-        assert_eq!(
-            rows.iter().filter(|r| r.starts_with("vp")).count(),
-            3,
-            "{rows:#?}"
-        );
+        assert_eq!(count(&rows, "answer"), 4, "{rows:#?}");
+        assert_eq!(count(&rows, "vp"), 3, "{rows:#?}");
     }
 }
