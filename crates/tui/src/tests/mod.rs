@@ -11,6 +11,7 @@ mod app_sessions_picker;
 mod app_switch_limits;
 mod app_text_out;
 mod app_update;
+mod app_wake;
 mod inspector_k3;
 mod reasoning_cell;
 mod recorded;
