@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
+use super::app_switch_limits::retry_scheduled;
 use super::app_update::{app, ask, ctrl, key};
 use super::{update, update_after};
 use crate::app::event::AppEvent;
 use crate::app::state::{App, Entry, PaneState};
 use crossterm::event::KeyCode;
-use kimi_core::backend::BackendError;
 use kimi_core::engine::EngineEvent;
 use kimi_core::tools::{ToolResult, ToolStatus};
 use kimi_protocol::{StreamEvent, ToolCall};
@@ -125,20 +125,7 @@ fn a_retry_countdown_wakes_when_its_shown_second_changes_and_not_after() {
     engine(&mut a, EngineEvent::RoundStarted { round: 1 });
     round_finished(&mut a);
     let at = a.now;
-    engine(
-        &mut a,
-        EngineEvent::RetryScheduled {
-            error: Box::new(BackendError::Http {
-                status: 503,
-                url: "http://127.0.0.1:1/v1/completions".into(),
-                message: "busy".into(),
-                retry_after_secs: None,
-            }),
-            attempt: 2,
-            attempts: 4,
-            wait: Duration::from_secs(3),
-        },
-    );
+    retry_scheduled(&mut a, Duration::from_secs(3));
     let secs = Duration::from_secs;
     // `3 s` is shown until 2 s are left, and so on; `0 s` never changes.
     assert_eq!(a.next_wake(at), Some(at + secs(1)));
