@@ -177,11 +177,12 @@ impl JournalFile {
         unwritten: &AtomicUsize,
     ) {
         loop {
-            let wait = match self.unsynced_since {
-                Some(t) => PARTIAL_SYNC_EVERY.saturating_sub(t.elapsed()),
-                None => Duration::from_secs(3600),
+            // Nothing waiting to be synced: asleep until the next command, not woken by a timer.
+            let next = match self.unsynced_since {
+                Some(t) => rx.recv_timeout(PARTIAL_SYNC_EVERY.saturating_sub(t.elapsed())),
+                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
             };
-            let result = match rx.recv_timeout(wait) {
+            let result = match next {
                 Ok(Cmd::Records(records, partial)) => {
                     let r = self.write(records);
                     if partial {

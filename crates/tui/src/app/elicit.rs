@@ -195,7 +195,8 @@ fn next(app: &mut App) {
 }
 
 /// Questions whose server gave up (the call ended, the server went away) leave the screen with
-/// a notice; checked on each tick.
+/// a notice; checked when the MCP hub reports a change (a question's request ended) and on
+/// each tick.
 pub(crate) fn drop_abandoned(app: &mut App) {
     let waiting = std::mem::take(&mut app.layers.questions.waiting);
     for ask in waiting {

@@ -1,4 +1,4 @@
-//! What the app reacts to: every source (terminal reader, the agent, the ticker) becomes an
+//! What the app reacts to: every source (terminal reader, the agent, the deadlines of `wake`) becomes an
 //! [`AppEvent`]; `update` is the only consumer.
 
 use kimi_core::engine::{EngineEvent, Op};
@@ -9,7 +9,7 @@ pub(crate) enum AppEvent {
     Terminal(crossterm::event::Event),
     /// What the agent reports: progress of a turn, approvals, changes to the conversation.
     Engine(EngineEvent),
-    /// Time passes (spinners, elapsed times); only redraws when something is animated.
+    /// The deadline `App::next_wake` asked for came: spinners, timers and countdowns move.
     Tick,
     /// The editor `Ctrl-G` opened has exited: the edited draft, or why the draft stays.
     Edited(Result<String, super::editor::EditorError>),

@@ -1,6 +1,6 @@
 //! The interactive app: state, the `update` function, and the event loop that owns the
-//! terminal. The terminal reader, the agent (its bounded event channel) and the ticker become
-//! `AppEvent`s; `update` changes the state and returns effects (operations for the agent among
+//! terminal. The terminal reader, the agent (its bounded event channel) and the deadlines the
+//! app asks for (`wake`: none while nothing on screen moves with the clock) become `AppEvent`s; `update` changes the state and returns effects (operations for the agent among
 //! them); a frame is drawn only when something changed, at most ~60 times
 //! a second, so a burst of tokens costs one redraw.
 
@@ -53,6 +53,7 @@ pub(crate) mod transcript;
 pub(crate) mod trust;
 pub(crate) mod update;
 mod view;
+pub(crate) mod wake;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -312,8 +313,6 @@ async fn event_loop(
 ) -> Result<(), AppError> {
     let mut term_events = input::Input::default();
     let mut stop = stop_signals().map_err(AppError::Signals)?;
-    let mut ticker = tokio::time::interval(Duration::from_millis(100));
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let theme = ui::markdown::Theme::default();
     let mut last_draw = Instant::now() - FRAME;
     // At most ~60 frames a second, and fewer when a frame is expensive (a huge message being
@@ -350,11 +349,11 @@ async fn event_loop(
             last_draw = Instant::now();
             frame_gap = FRAME.max(started.elapsed() * 5);
         }
-        let wait = if app.dirty {
-            frame_gap.saturating_sub(last_draw.elapsed())
-        } else {
-            Duration::from_secs(3600)
-        };
+        // Sleep until the next frame is due (something changed) or time alone changes the
+        // screen; with neither, only an event wakes the loop.
+        let frame_due = app.dirty.then(|| last_draw + frame_gap);
+        let wake = app.next_wake(Instant::now());
+        let deadline = frame_due.into_iter().chain(wake).min();
         let event = tokio::select! {
             e = term_events.next() => match e {
                 Some(Ok(e)) => AppEvent::Terminal(e),
@@ -366,7 +365,6 @@ async fn event_loop(
                 Some(e) => AppEvent::Engine(e),
                 None => break,
             },
-            _ = ticker.tick() => AppEvent::Tick,
             Some(e) = bg_rx.recv() => e,
             changed = async {
                 match mcp_changes.as_mut() {
@@ -377,6 +375,8 @@ async fn event_loop(
                 if changed.is_err() {
                     mcp_changes = None;
                 }
+                // A question the server gave up goes away (the hub reports it as a change).
+                elicit::drop_abandoned(app);
                 mcp_view::announce_changes(app, &mut mcp_seen);
                 mcp_view::drain_notices(app);
                 continue;
@@ -395,7 +395,13 @@ async fn event_loop(
             },
             // A closed terminal window (SIGHUP) or a plain `kill`: leave through the final save.
             _ = stop.recv() => break,
-            _ = tokio::time::sleep(wait) => continue,
+            _ = sleep_until(deadline) => {
+                if wake.is_some_and(|w| w <= Instant::now()) {
+                    AppEvent::Tick
+                } else {
+                    continue;
+                }
+            }
         };
         // Each event is stamped as it comes out of the queue: the loop is the only reader of
         // the clock for `update`.
@@ -611,6 +617,14 @@ fn edit_in_editor(
         tracing::error!(error = %e, "cannot take the terminal back from the editor");
     }
     result
+}
+
+/// Sleeps until `deadline`; without one, forever (another arm of the loop's `select!` wins).
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// SIGHUP and SIGTERM as one stream of "stop now".

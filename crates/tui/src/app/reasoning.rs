@@ -51,7 +51,7 @@ impl Reasoning {
     }
 
     /// Time passed: true when the live cell's timer has moved to another whole second since
-    /// the last true, so the cell is laid out again about once a second (not at every tick);
+    /// the last true, so the cell is laid out again once a second;
     /// never once the cell has folded.
     pub(crate) fn tick(&mut self, now: Instant) -> bool {
         if !self.live() {
@@ -61,6 +61,17 @@ impl Reasoning {
         let moved = secs != self.ticked_secs;
         self.ticked_secs = secs;
         moved
+    }
+
+    /// When the live timer reaches its next whole second (what [`Reasoning::tick`] waits for);
+    /// none once folded.
+    pub(crate) fn next_tick(&self, now: Instant) -> Option<Instant> {
+        let started = self.started.filter(|_| self.live())?;
+        Some(crate::app::wake::next_step(
+            started,
+            now,
+            Duration::from_secs(1),
+        ))
     }
 
     /// How long the model thought: until now while live.

@@ -46,7 +46,7 @@ pub(super) fn answer_started(app: &mut App) {
 }
 
 /// Time passed: a live cell is laid out again when its timer reaches another second, so the
-/// elapsed time counts up between deltas (the frame is coalesced with the tick's others).
+/// elapsed time counts up between deltas (the loop wakes for it: `Reasoning::next_tick`).
 pub(super) fn tick(app: &mut App, now: Instant) {
     if let Some(turn) = app.current_turn()
         && turn.reasoning.tick(now)

@@ -1,7 +1,7 @@
 //! The retry countdown: the agent waits before sending a request again after a
 //! transient failure ([`EngineEvent::RetryScheduled`](kimi_core::engine::EngineEvent)); the
-//! app shows it as a line of the answer's cell and in the status bar, ticking with the event
-//! loop's timer (a redraw only when the shown second changes). `Esc` cancels the turn as
+//! app shows it as a line of the answer's cell and in the status bar, the event loop woken
+//! when the shown second changes (and a redraw only then). `Esc` cancels the turn as
 //! always, which ends the wait: the turn stops with the error shown.
 
 use std::time::{Duration, Instant};
@@ -30,6 +30,14 @@ impl RetryWait {
     pub(crate) fn seconds_left(&self, now: Instant) -> u64 {
         let left = self.until.saturating_duration_since(now);
         left.as_secs() + u64::from(left.subsec_nanos() > 0)
+    }
+
+    /// When the whole seconds left next change (they are rounded up: `k` s is shown while
+    /// between `k - 1` and `k` s are left); none once the wait is over.
+    pub(crate) fn next_change(&self, now: Instant) -> Option<Instant> {
+        let left = self.seconds_left(now);
+        let shown_until = Duration::from_secs(left.checked_sub(1)?);
+        self.until.checked_sub(shown_until)
     }
 
     /// The line of the answer's cell while it counts down.
@@ -85,7 +93,7 @@ pub(super) fn scheduled(
     app.dirty = true;
 }
 
-/// The event loop's tick: the countdown moves when its second changes.
+/// Time passed: the countdown moves when its second changes.
 pub(crate) fn tick(app: &mut App, now: Instant) {
     let Some(w) = app.status.retry_wait.as_mut() else {
         return;

@@ -54,6 +54,14 @@ impl Transcript {
         }
     }
 
+    /// The assistant turn being streamed, read only.
+    pub(crate) fn turn(&self) -> Option<&AssistantTurn> {
+        match self.turn_entry.and_then(|i| self.entries.get(i)) {
+            Some(Entry::Assistant(t)) => Some(t),
+            _ => None,
+        }
+    }
+
     /// The pane of the call `id` in the current turn: the engine numbers calls by position
     /// among complete calls, the stream by order of appearance, so engine events match by id.
     pub(crate) fn pane_for_call(&mut self, id: &str) -> Option<&mut ToolPane> {

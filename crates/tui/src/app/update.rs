@@ -56,22 +56,7 @@ fn apply(app: &mut App, event: AppEvent, fx: &mut Vec<Effect>) {
         AppEvent::SessionsListed(list) => super::picker_sessions::open(app, *list),
         AppEvent::Exported(result) => super::export::exported(app, result),
         AppEvent::Trusted(result) => super::trust::answered(app, result),
-        AppEvent::Tick => {
-            super::elicit::drop_abandoned(app);
-            super::reasoning_update::tick(app, app.now);
-            super::retry::tick(app, app.now);
-            // Spinners and elapsed times move only while something runs.
-            if app.busy {
-                app.dirty = true;
-                if let Some(t) = app.current_turn()
-                    && t.panes
-                        .iter()
-                        .any(|p| matches!(p.state, PaneState::Running { .. }))
-                {
-                    t.rev += 1;
-                }
-            }
-        }
+        AppEvent::Tick => super::wake::tick(app),
     }
 }
 

@@ -390,7 +390,7 @@ fn the_status_bar_drops_hints_before_the_model_and_the_gauge_when_narrow() {
     assert!(narrow.contains("│ idle"), "{narrow}");
 }
 
-fn retry_scheduled(app: &mut App, wait: Duration) {
+pub(super) fn retry_scheduled(app: &mut App, wait: Duration) {
     update(
         app,
         AppEvent::Engine(EngineEvent::RetryScheduled {

@@ -12,6 +12,7 @@ mod app_slash;
 mod app_switch_limits;
 mod app_text_out;
 mod app_update;
+mod app_wake;
 mod inline_rows;
 mod inspector_k3;
 mod reasoning_cell;

@@ -14,6 +14,9 @@ use kimi_protocol::sanitize;
 /// Result lines shown while collapsed.
 const COLLAPSED_RESULT_LINES: usize = 4;
 const SPINNER: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
+/// A running call's spinner moves a frame, and its elapsed time a tenth of a second, this
+/// often: the event loop wakes at this rate while one runs, and not at all otherwise.
+pub(crate) const SPINNER_STEP: Duration = Duration::from_millis(100);
 
 fn secs(d: Duration) -> String {
     if d.as_millis() < 1000 {
@@ -32,7 +35,8 @@ pub(crate) fn state_label(state: &PaneState, now: Instant) -> (String, Style) {
         PaneState::WaitingApproval => ("? waiting for approval".into(), style::warning()),
         PaneState::Running { since } => {
             let elapsed = now.saturating_duration_since(*since);
-            let frame = SPINNER[(elapsed.as_millis() / 100) as usize % SPINNER.len()];
+            let frame =
+                SPINNER[(elapsed.as_millis() / SPINNER_STEP.as_millis()) as usize % SPINNER.len()];
             (
                 format!("{frame} running {}", secs(elapsed)),
                 style::accent(),

@@ -32,6 +32,17 @@ pub(crate) struct Handler {
     pub hub: Weak<Inner>,
 }
 
+/// Tells the hub, when dropped, that a question's request is over however it ended.
+struct QuestionEnded(Weak<Inner>);
+
+impl Drop for QuestionEnded {
+    fn drop(&mut self) {
+        if let Some(hub) = self.0.upgrade() {
+            hub.question_ended();
+        }
+    }
+}
+
 /// How kimi-tui introduces itself.
 pub(crate) fn implementation() -> Implementation {
     Implementation::new("kimi-tui", env!("CARGO_PKG_VERSION")).with_title("kimi-tui")
@@ -69,6 +80,9 @@ impl ClientHandler for Handler {
             tracing::warn!(server = %self.server, "URL elicitation refused: not supported");
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
+        // Declared before the reply's receiver, so dropped after it: whoever shows the question
+        // hears that it ended once it no longer waits.
+        let _ended = QuestionEnded(self.hub.clone());
         let order = requested_schema.property_order.clone();
         let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
         let (ask, reply) = ElicitAsk::new(

@@ -187,6 +187,13 @@ impl Inner {
         }
     }
 
+    /// A question's request ended (answered, given up by its server, or its connection gone):
+    /// subscribers look again, so a front end drops a question nobody waits for without
+    /// polling it.
+    pub(crate) fn question_ended(&self) {
+        self.changed.send_modify(|v| *v += 1);
+    }
+
     pub(crate) fn notice(&self, notice: HubNotice) {
         let mut q = Self::lock(&self.notices);
         if q.len() >= MAX_NOTICES {
@@ -683,7 +690,7 @@ impl McpHub {
         }
     }
 
-    /// Ticks whenever a server's state changes.
+    /// Ticks whenever a server's state changes, a notice is queued or a question ends.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.inner.changed.subscribe()
     }
