@@ -5,7 +5,8 @@
 #     SECONDS  how long to sample (default 10)
 #     KEYS     tmux send-keys arguments sent before sampling (e.g. C-t to open the inspector,
 #              or `hello Enter` to send a message and sample once its answer is over)
-#   IDLE_SETTLE=N  seconds waited before sampling (default 3); IDLE_SHOW=1 prints the screen
+#   IDLE_SETTLE=N  seconds waited before sampling (default 3); IDLE_SHOW=1 prints the screen;
+#   IDLE_FLAGS="--inline"  more arguments for the binary
 #
 # Runs `BINARY --demo` (the in-process mock server and the demo's stdio MCP server) in tmux at
 # 120x40 on its own tmux server, with HOME and the XDG directories in a temporary directory it
@@ -32,7 +33,7 @@ mkdir -p "$tmp/home"
 tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 40 \
   "exec env HOME=$tmp/home XDG_CONFIG_HOME=$tmp/home/.config XDG_STATE_HOME=$tmp/home/.state \
    XDG_DATA_HOME=$tmp/home/.data XDG_CACHE_HOME=$tmp/home/.cache TERM=xterm-256color \
-   $bin --demo"
+   $bin --demo ${IDLE_FLAGS:-}"
 pid=$(tmux -L "$sock" display -p '#{pane_pid}')
 
 screen() { tmux -L "$sock" capture-pane -p 2>/dev/null || true; }
