@@ -264,3 +264,73 @@ async fn stopping_mid_answer_keeps_it_as_the_interrupted_answer_it_was() {
     assert!(streamed.starts_with(&got), "{streamed:?} after {got:?}");
     server.shutdown().await;
 }
+
+/// The last `RoundFinished` of `events`: how its answer ended.
+fn last_round_end(events: &[EngineEvent]) -> (bool, bool) {
+    events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            EngineEvent::RoundFinished {
+                cancelled, error, ..
+            } => Some((*cancelled, error.is_some())),
+            _ => None,
+        })
+        .expect("a round finished")
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_cancelled_answer_comes_back_cancelled_when_resumed() {
+    let opts = MockOptions {
+        delay_ms: 100,
+        ..MockOptions::default()
+    };
+    let server = MockServer::start(opts, 0).await.expect("mock starts");
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut agent = agent(&server);
+    let (meta, handoff) = new_session(&store);
+    assert!(agent.send(Op::Record(handoff)));
+    assert!(agent.send(Op::UserTurn {
+        text: "Tell me a story.".into()
+    }));
+    let mut texts = 0;
+    while texts < 2 {
+        if let EngineEvent::Stream(kimi_protocol::StreamEvent::Text(_)) = next(&mut agent).await {
+            texts += 1;
+        }
+    }
+    // Esc: the answer so far is kept as a message, the round ends cancelled.
+    assert!(agent.send(Op::Cancel));
+    let mut live = Vec::new();
+    loop {
+        match next(&mut agent).await {
+            EngineEvent::TurnDone { outcome } => {
+                assert!(outcome.cancelled);
+                break;
+            }
+            e => live.push(e),
+        }
+    }
+    assert_eq!(last_round_end(&live), (true, false), "live: cancelled");
+    assert!(agent.send(Op::Shutdown));
+    while agent.events.recv().await.is_some() {}
+    (&mut agent.task).await.expect("the agent ends");
+    let saved = store.load(&meta.id).expect("loads");
+    let answer = saved.messages.last().expect("the answer");
+    assert_eq!(answer.role, "assistant");
+    assert!(!answer.text().is_empty(), "the partial answer is kept");
+    assert!(saved.traces.last().expect("its trace").trace.cancelled);
+    let (events, _) = kimi_core::engine::replay::resume_events(&saved, None);
+    assert_eq!(last_round_end(&events), (true, false), "resumed: cancelled");
+    // An answer that ended well still comes back done, not cancelled.
+    let mut done = saved.clone();
+    if let Some(t) = done.traces.last_mut() {
+        t.trace.cancelled = false;
+        t.trace.finish_reason = Some("stop".into());
+        t.trace.done = true;
+    }
+    let (events, _) = kimi_core::engine::replay::resume_events(&done, None);
+    assert_eq!(last_round_end(&events), (false, false), "resumed: done");
+    server.shutdown().await;
+}
