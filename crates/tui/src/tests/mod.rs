@@ -5,6 +5,7 @@ mod app_history;
 mod app_mcp;
 mod app_newcomer;
 mod app_resume_replay;
+mod app_resume_switch;
 mod app_rules;
 mod app_sessions;
 mod app_sessions_picker;
