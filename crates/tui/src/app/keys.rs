@@ -72,6 +72,8 @@ pub(crate) enum Action {
     PrevRequest,
     NextRequest,
     SaveTrace,
+    /// Chat mode: the inspector shows each SSE event as its raw JSON, or as one compact line.
+    ToggleRawJson,
     /// The inspector's next / previous stall (a gap over the threshold).
     NextStall,
     PrevStall,
@@ -581,6 +583,13 @@ pub(crate) const TABLE: &[Row] = &[
         help: "token view: back to the chunks",
         hint: None,
         binds: &[(c('t'), ToggleTokens)],
+    },
+    Row {
+        context: Inspector,
+        keys: "r",
+        help: "chat mode: SSE events as raw JSON, or as compact lines",
+        hint: None,
+        binds: &[(c('r'), ToggleRawJson)],
     },
     Row {
         context: Inspector,

@@ -12,6 +12,7 @@ mod app_sessions_picker;
 mod app_switch_limits;
 mod app_text_out;
 mod app_update;
+mod inspector_chat_events;
 mod inspector_k3;
 mod narrow_screens;
 mod reasoning_cell;
