@@ -1,7 +1,9 @@
 //! A resumed session recorded with another profile or model than the one in use: the user is
-//! told so, and offered the switch (a picker over the transcript: Enter switches, Esc keeps
-//! the current one). The switch is the one `/profile` and `/model` make (`Op::SwitchProfile`,
-//! `Op::SwitchModel`): the core checks and applies it, and the status bar follows.
+//! told so and, when it was picked in `/sessions`, offered the switch (a picker over the
+//! transcript: Enter switches, Esc keeps the current one; a resume at start, while the user
+//! may be typing already, only names the command). The switch is the one `/profile` and
+//! `/model` make (`Op::SwitchProfile`, `Op::SwitchModel`): the core checks and applies it, and
+//! the status bar follows.
 
 use kimi_core::engine::Op;
 use kimi_core::session::Session;
@@ -31,6 +33,11 @@ fn named(profile: &str, model: &str) -> String {
 /// `meta` was just resumed: say what it was recorded with when that is not what is in use,
 /// and offer to switch to it.
 pub(super) fn offer(app: &mut App, meta: &Session) {
+    let picked = app
+        .switch
+        .picked_session
+        .take()
+        .is_some_and(|id| id == meta.id);
     let now = &app.connection;
     let profile_differs = !meta.profile.is_empty() && meta.profile != now.profile;
     let model_differs = !meta.model.is_empty() && meta.model != now.model;
@@ -57,6 +64,16 @@ pub(super) fn offer(app: &mut App, meta: &Session) {
             model: Some(meta.model.clone()),
         },
     };
+    if !picked {
+        let command = match (&switch.profile, &switch.model) {
+            (Some(p), Some(m)) => format!("/profile {p} then /model {m}"),
+            (Some(p), None) => format!("/profile {p}"),
+            (None, Some(m)) => format!("/model {m}"),
+            (None, None) => return app.notice(text, false),
+        };
+        text.push_str(&format!(" {} switches to it.", one_line(&command, 160)));
+        return app.notice(text, false);
+    }
     app.notice(text, false);
     let to = match (&switch.profile, &switch.model) {
         (Some(p), Some(m)) => named(p, m),

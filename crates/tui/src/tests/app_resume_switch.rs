@@ -36,9 +36,21 @@ fn app() -> App {
     a
 }
 
-/// The agent reports a session recorded with `profile` and `model` (no turns).
+/// The agent reports a session recorded with `profile` and `model` (no turns), picked in
+/// `/sessions`.
 fn resume(a: &mut App, profile: &str, model: &str) {
     let meta = Session::new(profile, Mode::Chat, model, "http://127.0.0.1:8000/v1");
+    let mut fx = Vec::new();
+    crate::app::picker_sessions::pick(a, meta.id.clone(), &mut fx);
+    assert!(
+        matches!(fx.as_slice(), [Effect::ResumeSession { id }] if *id == meta.id),
+        "{fx:?}"
+    );
+    reported(a, meta);
+}
+
+/// The agent reports `meta` resumed.
+fn reported(a: &mut App, meta: Session) {
     update(
         a,
         AppEvent::Engine(EngineEvent::Resuming {
@@ -162,5 +174,33 @@ fn the_same_profile_and_model_say_nothing_more() {
     let said = notices(&a).join("\n");
     assert!(said.contains("Resumed session"), "{said}");
     assert!(!said.contains("recorded with"), "{said}");
+    assert!(a.layers.picker.is_none());
+}
+
+#[test]
+fn a_resume_not_picked_in_sessions_names_the_command_and_takes_no_keys() {
+    // `--resume` at start: the user may be typing already.
+    let mut a = app();
+    reported(
+        &mut a,
+        Session::new("work", Mode::Chat, THINKING, "http://127.0.0.1:8000/v1"),
+    );
+    let said = notices(&a).join("\n");
+    assert!(
+        said.contains("recorded with profile work")
+            && said.contains("/profile work switches to it."),
+        "{said}"
+    );
+    assert!(a.layers.picker.is_none());
+    let mut a = app();
+    reported(
+        &mut a,
+        Session::new("local", Mode::Chat, THINKING, "http://127.0.0.1:8000/v1"),
+    );
+    let said = notices(&a).join("\n");
+    assert!(
+        said.contains(&format!("/model {THINKING} switches to it.")),
+        "{said}"
+    );
     assert!(a.layers.picker.is_none());
 }
