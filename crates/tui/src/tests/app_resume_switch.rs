@@ -180,27 +180,22 @@ fn the_same_profile_and_model_say_nothing_more() {
 #[test]
 fn a_resume_not_picked_in_sessions_names_the_command_and_takes_no_keys() {
     // `--resume` at start: the user may be typing already.
-    let mut a = app();
-    reported(
-        &mut a,
-        Session::new("work", Mode::Chat, THINKING, "http://127.0.0.1:8000/v1"),
-    );
-    let said = notices(&a).join("\n");
-    assert!(
-        said.contains("recorded with profile work")
-            && said.contains("/profile work switches to it."),
-        "{said}"
-    );
-    assert!(a.layers.picker.is_none());
-    let mut a = app();
-    reported(
-        &mut a,
-        Session::new("local", Mode::Chat, THINKING, "http://127.0.0.1:8000/v1"),
-    );
-    let said = notices(&a).join("\n");
-    assert!(
-        said.contains(&format!("/model {THINKING} switches to it.")),
-        "{said}"
-    );
-    assert!(a.layers.picker.is_none());
+    for (profile, command) in [
+        ("work", "/profile work".to_owned()),
+        ("local", format!("/model {THINKING}")),
+    ] {
+        let mut a = app();
+        let meta = Session::new(profile, Mode::Chat, THINKING, "http://127.0.0.1:8000/v1");
+        reported(&mut a, meta);
+        let said = notices(&a).join("\n");
+        assert!(
+            said.contains(&format!("recorded with profile {profile}")),
+            "{said}"
+        );
+        assert!(
+            said.contains(&format!("{command} switches to it.")),
+            "{said}"
+        );
+        assert!(a.layers.picker.is_none());
+    }
 }

@@ -202,40 +202,42 @@ mod tests {
         assert_eq!(line_count(200, true, &Default::default()), text.len());
     }
 
-    #[test]
-    fn at_80_columns_nothing_is_cut_off() {
-        // Every word of every row is on screen: the description wraps under itself.
-        let text: Vec<String> = lines(80, false).iter().map(crate::ui::line_text).collect();
+    /// Every line fits the overlay at `cols` columns, and every word of every row (its keys
+    /// and what they do) is on screen: the description wraps under itself.
+    fn nothing_is_cut_off_at(cols: u16) {
+        let text: Vec<String> = lines(cols, false)
+            .iter()
+            .map(crate::ui::line_text)
+            .collect();
         for l in &text {
             assert!(
-                unicode_width::UnicodeWidthStr::width(l.as_str()) <= inner_width(80),
-                "{l:?} is wider than the overlay"
-            );
-        }
-        let all = text.join(" ");
-        let words = |s: &str| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
-        for r in TABLE.iter().filter(|r| row_works(r, false)) {
-            for w in words(r.help) {
-                assert!(all.contains(&w), "{w} of {r:?} is missing at 80 columns");
-            }
-        }
-    }
-
-    #[test]
-    fn at_40_columns_nothing_is_cut_off_either() {
-        let text: Vec<String> = lines(40, false).iter().map(crate::ui::line_text).collect();
-        for l in &text {
-            assert!(
-                unicode_width::UnicodeWidthStr::width(l.as_str()) <= inner_width(40),
-                "{l:?} is wider than the overlay"
+                unicode_width::UnicodeWidthStr::width(l.as_str()) <= inner_width(cols),
+                "{l:?} is wider than the overlay at {cols} columns"
             );
         }
         let all = text.join(" ");
         for r in TABLE.iter().filter(|r| row_works(r, false)) {
             for w in r.help.split_whitespace().chain(r.keys.split_whitespace()) {
-                assert!(all.contains(w), "{w} of {r:?} is missing at 40 columns");
+                assert!(all.contains(w), "{w} of {r:?} is missing at {cols} columns");
             }
         }
+    }
+
+    #[test]
+    fn at_80_columns_nothing_is_cut_off() {
+        nothing_is_cut_off_at(80);
+    }
+
+    #[test]
+    fn at_40_columns_nothing_is_cut_off_either() {
+        // Narrow: each row's keys above what they do.
+        nothing_is_cut_off_at(40);
+        let text: Vec<String> = lines(40, false).iter().map(crate::ui::line_text).collect();
+        let at = text
+            .iter()
+            .position(|l| l == "  Enter")
+            .expect("Enter on its own line");
+        assert_eq!(text[at + 1], "    send the message");
     }
 
     #[test]
