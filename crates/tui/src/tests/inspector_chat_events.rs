@@ -4,11 +4,9 @@
 
 use super::token_view::agent_trace;
 use crate::app::event::AppEvent;
-use crate::app::state::{App, Connection};
 use crate::ui::inspector_chat::{Shown, fields, line};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use kimi_core::config::Profile;
-use kimi_core::tools::Toolbox;
 use kimi_mock::{MockOptions, MockServer};
 use kimi_protocol::{Mode, Trace};
 
@@ -136,16 +134,6 @@ fn the_formatter_names_other_choices_and_escapes_what_it_quotes() {
     assert_eq!(fields("not json"), None);
 }
 
-fn app() -> App {
-    let connection = Connection {
-        profile: "local".into(),
-        mode: Mode::Chat,
-        model: "moonshotai/Kimi-K2-Instruct".into(),
-        host: "127.0.0.1:8000".into(),
-    };
-    App::new(connection, Toolbox::new(Vec::new()).expect("tools"), None)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_inspector_in_chat_mode_is_compact_and_r_shows_the_raw_json() {
     let mut t = chat_trace(
@@ -158,7 +146,7 @@ async fn the_inspector_in_chat_mode_is_compact_and_r_shows_the_raw_json() {
     t.first_chunk_us = Some(1_000);
     t.total_us = Some(40_000);
     t.response_headers.clear();
-    let mut a = app();
+    let mut a = super::ui_snapshots::app(Mode::Chat);
     a.traces.push(t.into());
     a.layers.inspector.open = true;
     super::update(&mut a, AppEvent::Terminal(Event::Resize(110, 32)));
