@@ -412,6 +412,9 @@ pub(super) fn outcome(
         Ok(_) => (None, false),
         Err(e) => (Some(e), false),
     };
+    if cancelled {
+        out.push(StreamEvent::Meta(StreamMeta::Cancelled));
+    }
     out.push(StreamEvent::Finished {
         total_us: started.elapsed().as_micros() as u64,
         error: error.as_ref().map(ToString::to_string),

@@ -102,6 +102,8 @@ pub enum StreamMeta {
     FinishReason(String),
     /// `data: [DONE]` arrived.
     Done,
+    /// The user cancelled; reading stopped (a resumed session shows the answer cancelled).
+    Cancelled,
 }
 
 /// One request as it goes out, the key redacted: what its trace starts with.

@@ -71,6 +71,9 @@ pub struct Trace {
     /// Whether `data: [DONE]` arrived.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub done: bool,
+    /// Whether the user cancelled the answer while it streamed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancelled: bool,
     /// What the client made of each kept chunk, in order: kinds and sizes, not the text.
     #[serde(default, skip_serializing_if = "ProducedLog::is_empty")]
     pub produced: ProducedLog,
@@ -207,6 +210,7 @@ impl Trace {
             StreamEvent::Meta(StreamMeta::Headers(h)) => self.response_headers.clone_from(h),
             StreamEvent::Meta(StreamMeta::FinishReason(r)) => self.finish_reason = Some(r.clone()),
             StreamEvent::Meta(StreamMeta::Done) => self.done = true,
+            StreamEvent::Meta(StreamMeta::Cancelled) => self.cancelled = true,
             StreamEvent::Text(t) => self.made(Made::Text(len32(t))),
             StreamEvent::Reasoning(t) => self.made(Made::Reasoning(len32(t))),
             // The warning the parser gives with it says so in the chunk's column.

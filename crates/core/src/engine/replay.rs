@@ -199,14 +199,15 @@ impl History {
         self.warnings(trace);
         self.appended(i, m);
         self.trace_finished(trace, i);
-        let finish = trace
-            .and_then(|(_, t)| t.read().finish_reason.clone())
-            .unwrap_or_else(|| "stop".to_owned());
+        let (finish, error, cancelled) = match trace {
+            Some((_, t)) => ended(&t.read()),
+            None => ("stop".to_owned(), None, false),
+        };
         self.out.push(EngineEvent::RoundFinished {
             round: self.round,
             finish,
-            error: None,
-            cancelled: false,
+            error: error.map(|e| Box::new(BackendError::Setup(e))),
+            cancelled,
         });
     }
 
@@ -316,6 +317,15 @@ impl History {
             )),
         });
     }
+}
+
+/// How the request of an answer that was kept ended, as its trace says: its finish reason, its
+/// error, and whether the user cancelled it. A trace saved before cancels were recorded says
+/// so by what it lacks: no error, no finish reason, no `[DONE]`.
+fn ended(t: &kimi_protocol::Trace) -> (String, Option<String>, bool) {
+    let cut_short = t.error.is_none() && t.finish_reason.is_none() && !t.done;
+    let finish = t.finish_reason.clone().unwrap_or_else(|| "stop".to_owned());
+    (finish, t.error.clone(), t.cancelled || cut_short)
 }
 
 /// Why the last turn did not end, if it did not: a request that failed (its trace says how)

@@ -91,6 +91,33 @@ fn new_session(store: &SessionStore) -> (Session, SessionHandoff) {
     (meta, handoff)
 }
 
+/// A recording agent asked for a story by a mock sending an event every `delay_ms`: the
+/// server, the store's folder and the store, the agent and its session.
+async fn story_asked(
+    delay_ms: u64,
+) -> (
+    MockServer,
+    tempfile::TempDir,
+    SessionStore,
+    AgentHandle,
+    Session,
+) {
+    let opts = MockOptions {
+        delay_ms,
+        ..MockOptions::default()
+    };
+    let server = MockServer::start(opts, 0).await.expect("mock starts");
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let agent = agent(&server);
+    let (meta, handoff) = new_session(&store);
+    assert!(agent.send(Op::Record(handoff)));
+    assert!(agent.send(Op::UserTurn {
+        text: "Tell me a story.".into()
+    }));
+    (server, dir, store, agent, meta)
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn a_turn_with_a_call_is_recorded_as_the_agent_holds_it_and_listed_from_its_ends() {
     let server = MockServer::start(MockOptions::default(), 0)
@@ -137,19 +164,7 @@ async fn a_turn_with_a_call_is_recorded_as_the_agent_holds_it_and_listed_from_it
 
 #[tokio::test(flavor = "current_thread")]
 async fn an_answer_cut_by_a_crash_is_kept_and_comes_back_as_an_interrupted_round() {
-    let opts = MockOptions {
-        delay_ms: 150,
-        ..MockOptions::default()
-    };
-    let server = MockServer::start(opts, 0).await.expect("mock starts");
-    let dir = tempfile::tempdir().expect("tmp");
-    let store = SessionStore::new(dir.path());
-    let mut agent = agent(&server);
-    let (meta, handoff) = new_session(&store);
-    assert!(agent.send(Op::Record(handoff)));
-    assert!(agent.send(Op::UserTurn {
-        text: "Tell me a story.".into()
-    }));
+    let (server, _dir, store, mut agent, meta) = story_asked(150).await;
     // Some of the answer arrives and is saved as it streams: the first piece at once.
     let path = store.journal_path(&meta.id);
     let deadline = std::time::Instant::now() + Duration::from_secs(15);
@@ -262,5 +277,76 @@ async fn stopping_mid_answer_keeps_it_as_the_interrupted_answer_it_was() {
     assert_eq!(saved.partial.len(), 1);
     let streamed = &saved.partial[0].content;
     assert!(streamed.starts_with(&got), "{streamed:?} after {got:?}");
+    server.shutdown().await;
+}
+
+/// The last `RoundFinished` of `events`: how its answer ended.
+fn last_round_end(events: &[EngineEvent]) -> (bool, bool) {
+    events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            EngineEvent::RoundFinished {
+                cancelled, error, ..
+            } => Some((*cancelled, error.is_some())),
+            _ => None,
+        })
+        .expect("a round finished")
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_cancelled_answer_comes_back_cancelled_when_resumed() {
+    let (server, _dir, store, mut agent, meta) = story_asked(100).await;
+    let mut texts = 0;
+    while texts < 2 {
+        if let EngineEvent::Stream(kimi_protocol::StreamEvent::Text(_)) = next(&mut agent).await {
+            texts += 1;
+        }
+    }
+    // Esc: the answer so far is kept as a message, the round ends cancelled.
+    assert!(agent.send(Op::Cancel));
+    let mut live = Vec::new();
+    loop {
+        match next(&mut agent).await {
+            EngineEvent::TurnDone { outcome } => {
+                assert!(outcome.cancelled);
+                break;
+            }
+            e => live.push(e),
+        }
+    }
+    assert_eq!(last_round_end(&live), (true, false), "live: cancelled");
+    assert!(agent.send(Op::Shutdown));
+    while agent.events.recv().await.is_some() {}
+    (&mut agent.task).await.expect("the agent ends");
+    let saved = store.load(&meta.id).expect("loads");
+    let answer = saved.messages.last().expect("the answer");
+    assert_eq!(answer.role, "assistant");
+    assert!(!answer.text().is_empty(), "the partial answer is kept");
+    // The trace says so (older traces say it by what they lack).
+    let last = &saved.traces.last().expect("its trace").trace;
+    assert!(last.cancelled && last.error.is_none(), "{last:?}");
+    let (events, _) = kimi_core::engine::replay::resume_events(&saved, None);
+    assert_eq!(last_round_end(&events), (true, false), "resumed: cancelled");
+    // Saved before cancels were recorded: no finish reason, no [DONE], no error says it.
+    let mut older = saved.clone();
+    if let Some(t) = older.traces.last_mut() {
+        t.trace.cancelled = false;
+    }
+    let (events, _) = kimi_core::engine::replay::resume_events(&older, None);
+    assert_eq!(
+        last_round_end(&events),
+        (true, false),
+        "an older trace: cancelled"
+    );
+    // An answer that ended well still comes back done, not cancelled.
+    let mut done = saved.clone();
+    if let Some(t) = done.traces.last_mut() {
+        t.trace.cancelled = false;
+        t.trace.finish_reason = Some("stop".into());
+        t.trace.done = true;
+    }
+    let (events, _) = kimi_core::engine::replay::resume_events(&done, None);
+    assert_eq!(last_round_end(&events), (false, false), "resumed: done");
     server.shutdown().await;
 }

@@ -74,6 +74,8 @@ pub(crate) enum Action {
     PrevRequest,
     NextRequest,
     SaveTrace,
+    /// Chat mode: the inspector shows each SSE event as its raw JSON, or as one compact line.
+    ToggleRawJson,
     /// The inspector's next / previous stall (a gap over the threshold).
     NextStall,
     PrevStall,
@@ -591,6 +593,13 @@ pub(crate) const TABLE: &[Row] = &[
     },
     Row {
         context: Inspector,
+        keys: "r",
+        help: "chat mode: SSE events as raw JSON, or as compact lines",
+        hint: None,
+        binds: &[(c('r'), ToggleRawJson)],
+    },
+    Row {
+        context: Inspector,
         keys: "s",
         help: "save the request as a replayable trace file (kimi-tui replay FILE)",
         hint: None,
@@ -756,7 +765,7 @@ pub(crate) const SECTIONS: &[(&str, &[Context])] = &[
     ("A project's rules", &[Trust]),
     ("An MCP server's question", &[Elicit]),
     ("Inspector", &[Inspector, Tokens, Search]),
-    ("Typing / first: the list of commands", &[Slash]),
+    ("The commands list (typing /)", &[Slash]),
     ("Pickers and history search", &[Picker, HistorySearch]),
     ("In this help", &[Help]),
 ];

@@ -94,6 +94,8 @@ pub(crate) struct InspectorState {
     pub(crate) hit: Option<usize>,
     /// Gaps between chunks of this many ms or more are stalls.
     pub(crate) stall_ms: u64,
+    /// Chat mode: each SSE event as its raw JSON (`r`), not as one compact line.
+    pub(crate) raw_json: bool,
     /// The token view (`t`).
     pub(crate) tokens: super::inspector_tokens::TokenCursor,
     /// The lines of the selected trace, kept up to date as it grows (the widget's cache).
@@ -115,6 +117,7 @@ impl Default for InspectorState {
             page: 0,
             hit: None,
             stall_ms: crate::ui::inspector_parsed::DEFAULT_STALL_MS,
+            raw_json: false,
             tokens: Default::default(),
             view: Default::default(),
             token_view: Default::default(),

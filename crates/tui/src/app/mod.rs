@@ -39,6 +39,7 @@ pub(crate) mod queue;
 pub(crate) mod quit_confirm;
 pub(crate) mod reasoning;
 mod reasoning_update;
+mod resume_switch;
 mod resumed;
 pub(crate) mod retry;
 pub(crate) mod rule_form;

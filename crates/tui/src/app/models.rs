@@ -34,6 +34,9 @@ pub(crate) struct Switch {
     pub(crate) models: Vec<ModelInfo>,
     /// A profile switch the agent has not confirmed yet.
     pending_profile: Option<String>,
+    /// The session picked in `/sessions`, being resumed: the switch to what it was recorded
+    /// with is offered in a picker (a resume at start only names the command).
+    pub(crate) picked_session: Option<String>,
     /// The server can be asked for its models (false only in tests that build an `App` by
     /// hand with no core behind it).
     pub(crate) can_list: bool,

@@ -17,6 +17,10 @@ pub(crate) enum PickTarget {
     Message { user_index: usize, text: String },
     /// Resume the saved session `id` in place.
     Session { id: String },
+    /// Switch to the profile or model a resumed session was recorded with.
+    Switch(super::resume_switch::Switch),
+    /// Keep what is in use (closes the picker).
+    Keep,
 }
 
 /// One row: its text (one line, sanitized when built) and what it picks.
@@ -89,7 +93,8 @@ pub(super) fn key(app: &mut App, k: &KeyEvent, fx: &mut Vec<Effect>) {
                     super::picker_rewind::pick(app, user_index, &text, fx)
                 }
                 Some(PickTarget::Session { id }) => super::picker_sessions::pick(app, id, fx),
-                None => {}
+                Some(PickTarget::Switch(switch)) => super::resume_switch::pick(switch, fx),
+                Some(PickTarget::Keep) | None => {}
             }
         }
         _ => {}

@@ -82,7 +82,7 @@ pub(crate) fn open(app: &mut App, list: SessionList) {
 }
 
 /// A session chosen in the picker.
-pub(super) fn pick(app: &mut App, id: String, fx: &mut Vec<Effect>) {
+pub(crate) fn pick(app: &mut App, id: String, fx: &mut Vec<Effect>) {
     if app.busy {
         return app.notice(
             "A turn is running: switch sessions once it has ended.",
@@ -92,5 +92,6 @@ pub(super) fn pick(app: &mut App, id: String, fx: &mut Vec<Effect>) {
     if app.session.as_ref().is_some_and(|s| s.id == id) {
         return app.notice("That is the session open now.", false);
     }
+    app.switch.picked_session = Some(id.clone());
     fx.push(Effect::ResumeSession { id });
 }

@@ -32,6 +32,7 @@ pub(super) fn resumed(app: &mut App, meta: Session, turns: usize) {
         crate::ui::count::count(turns as u64, "turn"),
         format_utc_minute(meta.updated_unix_ms)
     );
-    app.session = Some(meta);
     app.notice(note, false);
+    super::resume_switch::offer(app, &meta);
+    app.session = Some(meta);
 }

@@ -533,6 +533,15 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
                 fx.push(Effect::SaveTrace(Box::new(trace.clone())));
             }
         }
+        Some(Action::ToggleRawJson) => {
+            ins.raw_json = !ins.raw_json;
+            ins.view.set_raw_json(ins.raw_json);
+            ins.message = Some(if ins.raw_json {
+                "chat events as raw JSON (r: compact)".into()
+            } else {
+                "chat events compact (r: raw JSON)".into()
+            });
+        }
         Some(Action::NextStall) => super::inspector_trace::jump(app, true),
         Some(Action::PrevStall) => super::inspector_trace::jump(app, false),
         _ => {}

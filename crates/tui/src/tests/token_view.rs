@@ -32,6 +32,12 @@ async fn mock_trace(opts: MockOptions, prompt: &str) -> Trace {
     let mut profile = Profile::new(Mode::Raw, &server.base_url());
     profile.model = "moonshotai/Kimi-K2-Instruct".into();
     profile.logprobs = 3;
+    agent_trace(profile, prompt).await
+}
+
+/// The trace of the first request the core's agent makes for `prompt` with `profile` (a
+/// weather tool offered), its arrival times fixed.
+pub(super) async fn agent_trace(profile: Profile, prompt: &str) -> Trace {
     let board =
         Switchboard::new("local".into(), profile, Default::default(), None).expect("no key needed");
     let tool = ToolSpec {

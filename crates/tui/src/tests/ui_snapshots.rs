@@ -23,7 +23,7 @@ fn weather() -> ToolSpec {
     }
 }
 
-fn app(mode: Mode) -> App {
+pub(super) fn app(mode: Mode) -> App {
     let connection = Connection {
         profile: "local".into(),
         mode,
@@ -37,14 +37,18 @@ fn app(mode: Mode) -> App {
     )
 }
 
-fn user(app: &mut App, text: &str) {
+pub(super) fn user(app: &mut App, text: &str) {
     app.transcript.entries.push(Entry::User {
         text: text.into(),
         id: Default::default(),
     });
 }
 
-fn assistant<'a>(app: &'a mut App, text: &str, state: TurnState) -> &'a mut AssistantTurn {
+pub(super) fn assistant<'a>(
+    app: &'a mut App,
+    text: &str,
+    state: TurnState,
+) -> &'a mut AssistantTurn {
     let mut t = AssistantTurn::new(None);
     t.push_text(text);
     t.state = state;

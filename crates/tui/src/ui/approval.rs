@@ -103,7 +103,12 @@ fn problem_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
 
 /// The key hints, laid out in as many rows of `width` columns as they need.
 pub(crate) fn key_lines(d: &ApprovalDialog, width: u16) -> Vec<Line<'static>> {
-    let name = sanitize::one_line(&d.request.call.function.name, 40);
+    // The name is cut to the dialog's width, so the key's row is never cut at the edge.
+    let room = usize::from(width).saturating_sub(" a   always allow   ".len());
+    let name = super::width::ellipsize(
+        &sanitize::one_line(&d.request.call.function.name, 40),
+        room.max(8),
+    );
     let mut keys = Vec::new();
     if d.request.problems.is_empty() {
         keys.push(key("y", "approve".into()));

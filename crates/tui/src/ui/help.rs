@@ -17,7 +17,10 @@ const KEYS_COLUMN: usize = 24;
 /// One row: the keys, then what they do, wrapped under itself to fit `width` columns (the
 /// help is as narrow as the screen: nothing is cut off at 80 columns).
 fn row(keys: &str, what: &str, width: usize, out: &mut Vec<Line<'static>>) {
-    let avail = width.saturating_sub(KEYS_COLUMN).max(12);
+    if width < KEYS_COLUMN + MIN_HELP_COLUMNS {
+        return narrow_row(keys, what, width, out);
+    }
+    let avail = width.saturating_sub(KEYS_COLUMN);
     // Keys too long for their column get a line of their own.
     let own_line = keys.chars().count() > KEYS_COLUMN - 3;
     if own_line {
@@ -34,6 +37,29 @@ fn row(keys: &str, what: &str, width: usize, out: &mut Vec<Line<'static>>) {
         };
         out.push(Line::from(vec![
             Span::styled(head, style::user_header()),
+            Span::raw(piece),
+        ]));
+    }
+}
+
+/// Fewer columns than this beside the key column, and the rows are laid out narrow.
+const MIN_HELP_COLUMNS: usize = 16;
+/// The indent of what the keys do in a narrow row.
+const NARROW_INDENT: usize = 4;
+
+/// One row on a narrow screen: the keys on a line of their own, what they do under them,
+/// indented, both wrapped to `width` columns.
+fn narrow_row(keys: &str, what: &str, width: usize, out: &mut Vec<Line<'static>>) {
+    for piece in wrap_line(keys, width.saturating_sub(2).max(1)) {
+        out.push(Line::from(Span::styled(
+            format!("  {piece}"),
+            style::user_header(),
+        )));
+    }
+    let avail = width.saturating_sub(NARROW_INDENT).max(1);
+    for piece in wrap_line(what, avail) {
+        out.push(Line::from(vec![
+            Span::raw(" ".repeat(NARROW_INDENT)),
             Span::raw(piece),
         ]));
     }
@@ -123,11 +149,14 @@ pub(crate) fn render(
     let shown = usize::from(h.saturating_sub(2));
     let scroll = scroll.min(total.saturating_sub(shown));
     let title = if shown < total {
-        format!(
-            " Help · lines {}-{} of {total} · ↑↓ PgUp PgDn ",
-            scroll + 1,
-            (scroll + shown).min(total)
-        )
+        let (from, to) = (scroll + 1, (scroll + shown).min(total));
+        let long = format!(" Help · lines {from}-{to} of {total} · ↑↓ PgUp PgDn ");
+        // A narrow overlay keeps where it is and how to move.
+        if super::width::str_width(&long) + 2 <= usize::from(w) {
+            long
+        } else {
+            format!(" Help {from}-{to}/{total} ↑↓ ")
+        }
     } else {
         " Help ".to_owned()
     };
@@ -173,23 +202,42 @@ mod tests {
         assert_eq!(line_count(200, true, &Default::default()), text.len());
     }
 
-    #[test]
-    fn at_80_columns_nothing_is_cut_off() {
-        // Every word of every row is on screen: the description wraps under itself.
-        let text: Vec<String> = lines(80, false).iter().map(crate::ui::line_text).collect();
+    /// Every line fits the overlay at `cols` columns, and every word of every row (its keys
+    /// and what they do) is on screen: the description wraps under itself.
+    fn nothing_is_cut_off_at(cols: u16) {
+        let text: Vec<String> = lines(cols, false)
+            .iter()
+            .map(crate::ui::line_text)
+            .collect();
         for l in &text {
             assert!(
-                unicode_width::UnicodeWidthStr::width(l.as_str()) <= inner_width(80),
-                "{l:?} is wider than the overlay"
+                unicode_width::UnicodeWidthStr::width(l.as_str()) <= inner_width(cols),
+                "{l:?} is wider than the overlay at {cols} columns"
             );
         }
         let all = text.join(" ");
-        let words = |s: &str| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
         for r in TABLE.iter().filter(|r| row_works(r, false)) {
-            for w in words(r.help) {
-                assert!(all.contains(&w), "{w} of {r:?} is missing at 80 columns");
+            for w in r.help.split_whitespace().chain(r.keys.split_whitespace()) {
+                assert!(all.contains(w), "{w} of {r:?} is missing at {cols} columns");
             }
         }
+    }
+
+    #[test]
+    fn at_80_columns_nothing_is_cut_off() {
+        nothing_is_cut_off_at(80);
+    }
+
+    #[test]
+    fn at_40_columns_nothing_is_cut_off_either() {
+        // Narrow: each row's keys above what they do.
+        nothing_is_cut_off_at(40);
+        let text: Vec<String> = lines(40, false).iter().map(crate::ui::line_text).collect();
+        let at = text
+            .iter()
+            .position(|l| l == "  Enter")
+            .expect("Enter on its own line");
+        assert_eq!(text[at + 1], "    send the message");
     }
 
     #[test]

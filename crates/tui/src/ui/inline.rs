@@ -162,7 +162,7 @@ pub(crate) fn prepare(
     }
     log.live = live;
     if count == 0 && !flush {
-        let w = welcome(app);
+        let w = welcome(app, width);
         app.transcript.inline.live = w;
     }
     out

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::count::count;
 use super::inspector_parsed::{self, GAP_WIDTH};
-use super::{inspector_k3, inspector_rows, style};
+use super::{inspector_chat, inspector_k3, inspector_rows, style};
 use crate::app::state::App;
 use kimi_protocol::sanitize;
 use kimi_protocol::{Marker, special};
@@ -31,11 +31,12 @@ pub(crate) fn build(
     let look = Look {
         ids: Ids::of(trace, template),
         stall_us: inspector_parsed::DEFAULT_STALL_MS * 1000,
+        raw_json: false,
     };
     let mut out = Vec::new();
     head_lines(trace, index, total, &mut out);
     request_lines(trace, look.ids, &mut out);
-    out.push(chunks_title(trace));
+    out.push(chunks_title(trace, look.raw_json));
     let mut start = 0usize;
     for n in 0..trace.chunks.len() {
         start = chunk_lines(trace, look, n, start, &mut out);
@@ -52,6 +53,8 @@ pub(crate) fn build(
 pub(crate) struct Look {
     pub(crate) ids: Ids,
     pub(crate) stall_us: u64,
+    /// Chat mode: each event as its raw JSON, not as one compact line (`r`).
+    pub(crate) raw_json: bool,
 }
 
 /// Which markers are badged and which token ids the badges show: the trace's family.
@@ -215,15 +218,21 @@ pub(crate) fn request_lines(trace: &Trace, ids: Ids, out: &mut Vec<Line<'static>
 }
 
 /// The title of the answer's section (it counts the chunks).
-pub(crate) fn chunks_title(trace: &Trace) -> Line<'static> {
+pub(crate) fn chunks_title(trace: &Trace, raw_json: bool) -> Line<'static> {
     match trace.mode {
         Mode::Raw => section(format!(
             "completion as received: {} chunks, each ⟨between bars⟩ with its arrival time, the gap since the one before, and → what the parser made of it",
             trace.chunks.len()
         )),
         Mode::Chat => section(format!(
-            "SSE events as received: {}, each with its arrival time, the gap since the one before, and → what the client made of it",
-            trace.chunks.len()
+            "SSE events as received: {}, each with its arrival time, the gap since the one before, {} (r: {}), and → what the client made of it",
+            trace.chunks.len(),
+            if raw_json {
+                "its raw JSON"
+            } else {
+                "what it carries, text \"quoted\""
+            },
+            if raw_json { "compact" } else { "raw JSON" },
         )),
     }
 }
@@ -247,47 +256,13 @@ pub(crate) fn chunk_lines(
         inspector_parsed::gap_span(trace, n, look.stall_us),
         Span::styled(format!(" #{n:<5}│"), style::dim()),
     ];
-    // K3 elements are paired before the chunk's marks are picked: an element's three tokens
-    // often arrive in three chunks (raw mode pairs over the whole completion, chat mode within
-    // the payload), and it is named in the chunk its `<|sep|>` ends in.
-    let markers: Vec<(usize, usize, Mark)> = match trace.mode {
-        // Raw mode: the parser's markers, by offset in the completion text.
-        Mode::Raw => {
-            let hits = if ids.is_k3() {
-                k3_hits_near(trace, start, mark.end)
-            } else {
-                &trace.markers[..]
-            };
-            let all = hits
-                .iter()
-                .map(|m| {
-                    let at = usize::try_from(m.offset).unwrap_or(usize::MAX);
-                    (
-                        at,
-                        at.saturating_add(m.marker.text().len()),
-                        Mark::Token(m.marker),
-                    )
-                })
-                .collect();
-            let all = if ids.is_k3() {
-                with_elements(&trace.data, 0, all)
-            } else {
-                all
-            };
-            all.into_iter()
-                .filter(|(s, e, _)| *s < mark.end && *e > start)
-                .collect()
-        }
-        Mode::Chat => with_elements(
-            chunk,
-            start,
-            find_markers(chunk, ids.template())
-                .into_iter()
-                .map(|(s, e, m)| (s + start, e + start, Mark::Token(m)))
-                .collect(),
-        ),
+    let compact = (trace.mode == Mode::Chat && !look.raw_json)
+        .then(|| inspector_chat::fields(chunk))
+        .flatten();
+    let mut lines = match compact {
+        Some(fields) => vec![compact_line(&fields, ids)],
+        None => chunk_marked(trace, ids, chunk, start, mark.end),
     };
-    let mut lines = marked_lines(chunk, start, &markers, Some(start..mark.end), ids);
     if let Some(first) = lines.first_mut() {
         // A chat chunk carrying reasoning (thinking models) is told apart from the answer's.
         if trace.mode == Mode::Chat && carries_reasoning(chunk) {
@@ -319,6 +294,92 @@ pub(crate) fn chunk_lines(
     out.extend(lines);
     mark.end
 }
+
+/// Chunk `chunk` (bytes `start..end` of the trace's data) as received, its markers badged.
+fn chunk_marked(
+    trace: &Trace,
+    ids: Ids,
+    chunk: &str,
+    start: usize,
+    end: usize,
+) -> Vec<Line<'static>> {
+    // K3 elements are paired before the chunk's marks are picked: an element's three tokens
+    // often arrive in three chunks (raw mode pairs over the whole completion, chat mode within
+    // the payload), and it is named in the chunk its `<|sep|>` ends in.
+    let markers: Vec<(usize, usize, Mark)> = match trace.mode {
+        // Raw mode: the parser's markers, by offset in the completion text.
+        Mode::Raw => {
+            let hits = if ids.is_k3() {
+                k3_hits_near(trace, start, end)
+            } else {
+                &trace.markers[..]
+            };
+            let all = hits
+                .iter()
+                .map(|m| {
+                    let at = usize::try_from(m.offset).unwrap_or(usize::MAX);
+                    (
+                        at,
+                        at.saturating_add(m.marker.text().len()),
+                        Mark::Token(m.marker),
+                    )
+                })
+                .collect();
+            let all = if ids.is_k3() {
+                with_elements(&trace.data, 0, all)
+            } else {
+                all
+            };
+            all.into_iter()
+                .filter(|(s, e, _)| *s < end && *e > start)
+                .collect()
+        }
+        Mode::Chat => with_elements(
+            chunk,
+            start,
+            find_markers(chunk, ids.template())
+                .into_iter()
+                .map(|(s, e, m)| (s + start, e + start, Mark::Token(m)))
+                .collect(),
+        ),
+    };
+    marked_lines(chunk, start, &markers, Some(start..end), ids)
+}
+
+/// A chat event's fields on one line (see [`inspector_chat`]): keys dimmed, text quoted with
+/// its markers badged and invisible characters shown.
+fn compact_line(fields: &[inspector_chat::Field], ids: Ids) -> Line<'static> {
+    if fields.is_empty() {
+        return Line::from(Span::styled(inspector_chat::EMPTY, style::dim()));
+    }
+    let mut spans = Vec::new();
+    for (k, f) in fields.iter().enumerate() {
+        if k > 0 {
+            spans.push(Span::raw("  "));
+        }
+        // Keys are the server's too (an unknown field): one line, escaped.
+        spans.push(Span::styled(
+            format!("{} ", sanitize::one_line(&f.key, 120)),
+            style::dim(),
+        ));
+        let value = match &f.value {
+            inspector_chat::Shown::Plain(v) => sanitize::one_line(v, PLAIN_CHARS),
+            inspector_chat::Shown::Text(q) => q.clone(),
+        };
+        let marks: Vec<(usize, usize, Mark)> = find_markers(&value, ids.template())
+            .into_iter()
+            .map(|(s, e, m)| (s, e, Mark::Token(m)))
+            .collect();
+        // Quoted (or on one line), the value has no line break: one line.
+        let lines = marked_lines(&value, 0, &marks, None, ids);
+        spans.extend(lines.into_iter().flat_map(|l| l.spans));
+    }
+    Line::from(spans)
+}
+
+/// A compact field's value that is not text (an error object, say) is cut after this many
+/// characters; the raw JSON (`r`) has it whole.
+const PLAIN_CHARS: usize = 2000;
 
 /// The parser's K3 hits that touch `start..end` of the completion, with one more on each side:
 /// the other tokens of an element whose name text is in the range. Hits come in offset order,
@@ -522,6 +583,7 @@ pub(crate) fn line_of_call<'a>(
     trace: &Trace,
     lines: impl IntoIterator<Item = &'a Line<'static>>,
     call: usize,
+    raw_json: bool,
 ) -> Option<usize> {
     let needle = match trace.mode {
         Mode::Raw => {
@@ -532,11 +594,24 @@ pub(crate) fn line_of_call<'a>(
                 .position(|c| c.end > hit.offset as usize)?;
             format!("#{chunk:<5}│")
         }
-        Mode::Chat => format!("\"index\":{call}"),
+        Mode::Chat if raw_json => format!("\"index\":{call}"),
+        Mode::Chat => format!("tool_calls[{call}]"),
     };
     lines
         .into_iter()
         .position(|l| super::line_text(l).contains(&needle))
+}
+
+/// The inspector's keys; `r` only for a chat request, the one with JSON events.
+fn title(app: &App) -> &'static str {
+    let chat = (app.inspected_index())
+        .and_then(|i| app.traces.get(i))
+        .is_some_and(|t| t.read().mode == Mode::Chat);
+    if chat {
+        " Inspector · [ ] request · / search · n N next · } { stall · r JSON · s save · Esc close "
+    } else {
+        " Inspector · [ ] request · / search · n N next · } { stall · s save · Esc close "
+    }
 }
 
 pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
@@ -544,7 +619,7 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(style::accent())
-        .title(" Inspector · [ ] request · / search · n N next · } { stall · s save · Esc close ");
+        .title(title(app));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
@@ -647,7 +722,7 @@ mod tests {
         });
         let text = plain_lines(&t, 0, K2I).join("\n");
         assert!(text.contains("#2"), "{text}");
-        let _ = line_of_call(&t, &build(&t, 0, 1, K2I), 0);
+        let _ = line_of_call(&t, &build(&t, 0, 1, K2I), 0, false);
         assert_eq!(t.chunks().count(), 3);
     }
 

@@ -25,11 +25,12 @@ struct Source {
 }
 
 impl Source {
-    fn of(trace: &Trace, index: usize, template: Template, stall_us: u64) -> Self {
+    fn of(trace: &Trace, index: usize, template: Template, stall_us: u64, raw_json: bool) -> Self {
         Source {
             look: Look {
                 ids: Ids::of(trace, template),
                 stall_us,
+                raw_json,
             },
             index,
             mode: trace.mode,
@@ -66,6 +67,8 @@ pub(crate) struct InspectorView {
     stalls: Vec<usize>,
     /// The stall threshold in ms; `None`: [`DEFAULT_STALL_MS`].
     stall_ms: Option<u64>,
+    /// Chat mode: each event as its raw JSON (`r`), not as one compact line.
+    raw_json: bool,
 }
 
 impl InspectorView {
@@ -84,7 +87,7 @@ impl InspectorView {
             .stall_ms
             .unwrap_or(DEFAULT_STALL_MS)
             .saturating_mul(1000);
-        let source = Source::of(trace, index, template, stall_us);
+        let source = Source::of(trace, index, template, stall_us, self.raw_json);
         let look = source.look;
         let ids = look.ids;
         let done = self.chunk_starts.len();
@@ -99,6 +102,7 @@ impl InspectorView {
         if !same {
             *self = InspectorView {
                 stall_ms: self.stall_ms,
+                raw_json: self.raw_json,
                 ..InspectorView::default()
             };
             request_lines(trace, ids, &mut self.request);
@@ -133,7 +137,7 @@ impl InspectorView {
         self.data_end = start;
         self.head.clear();
         head_lines(trace, index, total, &mut self.head);
-        self.title = chunks_title(trace);
+        self.title = chunks_title(trace, self.raw_json);
         self.foot.clear();
         inspector_parsed::foot_lines(trace, stall_us, self.stalls.len(), &mut self.foot);
     }
@@ -147,6 +151,12 @@ impl InspectorView {
     /// Gaps of `ms` or more are stalls (laid out again on the next refresh if it changed).
     pub(crate) fn set_stall_ms(&mut self, ms: u64) {
         self.stall_ms = Some(ms);
+    }
+
+    /// Chat events as their raw JSON or as compact lines (laid out again on the next refresh
+    /// if it changed).
+    pub(crate) fn set_raw_json(&mut self, raw: bool) {
+        self.raw_json = raw;
     }
 
     /// The prompt diff lines for the trace `key` (its index and start): `build` runs once per

@@ -9,6 +9,7 @@ pub(crate) mod elicit;
 pub(crate) mod help;
 pub(crate) mod inline;
 pub(crate) mod inspector;
+pub(crate) mod inspector_chat;
 pub(crate) mod inspector_diff;
 pub(crate) mod inspector_k3;
 mod inspector_mcp;
@@ -105,6 +106,10 @@ fn prepare_inspector(app: &mut App, area: Rect) {
     app.layers
         .inspector
         .view
+        .set_raw_json(app.layers.inspector.raw_json);
+    app.layers
+        .inspector
+        .view
         .refresh(&app.traces[i].read(), i, total, app.template);
     let notes = inspector_mcp::notes_lines(app, &app.traces[i].read());
     app.layers.inspector.view.add_to_foot(notes);
@@ -121,7 +126,12 @@ fn prepare_inspector(app: &mut App, area: Rect) {
     });
     let lines = &app.layers.inspector.view;
     if let Some(call) = app.layers.inspector.jump_to_call.take() {
-        match inspector::line_of_call(&app.traces[i].read(), lines.iter(), call) {
+        match inspector::line_of_call(
+            &app.traces[i].read(),
+            lines.iter(),
+            call,
+            app.layers.inspector.raw_json,
+        ) {
             Some(n) => app.layers.inspector.scroll = n,
             None => {
                 app.layers.inspector.message =

@@ -164,6 +164,53 @@ fn count(v: f64) -> String {
     }
 }
 
+/// A cut tool name keeps at least this many columns on the title row.
+const MIN_NAME_COLUMNS: usize = 8;
+
+/// The title row: `┌ ⚙ NAME  ID  STATE`. On a narrow screen the id goes first, then the
+/// name is cut with `…`, so that the state stays in view; when even a cut name leaves no room,
+/// the state gets a row of its own.
+fn title_rows(
+    pane: &ToolPane,
+    width: u16,
+    title_style: Style,
+    (label, label_style): (String, Style),
+) -> Vec<Line<'static>> {
+    use super::width::{ellipsize, str_width};
+    let bar = |s: &'static str| Span::styled(s, style::dim());
+    let name = sanitize::one_line(&pane.name, NAME_CHARS);
+    let id = format!("  {}  ", short_id(&pane.id));
+    let width = usize::from(width);
+    // `┌ ` and `⚙ ` before the name.
+    let head = 4;
+    let (name_w, label_w) = (str_width(&name), str_width(&label));
+    let row = |name: String, id: String, label: Option<(String, Style)>| {
+        let mut spans = vec![
+            bar("┌ "),
+            Span::styled(format!("⚙ {name}"), title_style),
+            Span::styled(id, style::dim()),
+        ];
+        spans.extend(label.map(|(l, st)| Span::styled(l, st)));
+        Line::from(spans)
+    };
+    if head + name_w + str_width(&id) + label_w <= width {
+        return vec![row(name, id, Some((label, label_style)))];
+    }
+    let room = width.saturating_sub(head + 2 + label_w);
+    if room >= name_w.min(MIN_NAME_COLUMNS) {
+        let name = ellipsize(&name, room);
+        return vec![row(name, "  ".into(), Some((label, label_style)))];
+    }
+    vec![
+        row(
+            ellipsize(&name, width.saturating_sub(head)),
+            String::new(),
+            None,
+        ),
+        Line::from(vec![bar("│ "), Span::styled(label, label_style)]),
+    ]
+}
+
 pub(crate) fn lines(
     pane: &ToolPane,
     width: u16,
@@ -176,15 +223,7 @@ pub(crate) fn lines(
     if selected {
         title_style = title_style.add_modifier(Modifier::REVERSED);
     }
-    let mut out = vec![Line::from(vec![
-        bar("┌ "),
-        Span::styled(
-            format!("⚙ {}", sanitize::one_line(&pane.name, NAME_CHARS)),
-            title_style,
-        ),
-        Span::styled(format!("  {}  ", short_id(&pane.id)), style::dim()),
-        Span::styled(label, label_style),
-    ])];
+    let mut out = title_rows(pane, width, title_style, (label, label_style));
     // An unusual id gets a row of its own, so the state stays in view on the title row.
     if !sanitize::is_plain_id(&pane.id) {
         out.extend(wrap(
@@ -288,6 +327,42 @@ mod tests {
             now,
         );
         assert!(l.contains("timed out after 20.0 s"));
+    }
+
+    #[test]
+    fn a_long_name_is_cut_so_that_the_state_stays_on_the_title_row() {
+        let mut p = ToolPane::new(
+            0,
+            "functions.mcp__filesystem__read_multiple_files_with_long_name:0".into(),
+            "mcp__filesystem__read_multiple_files_with_long_name".into(),
+        );
+        p.state = PaneState::WaitingApproval;
+        let title = |p: &ToolPane, w: u16| {
+            lines(p, w, false, Instant::now())
+                .iter()
+                .take(2)
+                .map(|l| l.to_string())
+                .collect::<Vec<_>>()
+        };
+        let wide = title(&p, 200);
+        assert!(
+            wide[0].contains("mcp__filesystem__read_multiple_files_with_long_name")
+                && wide[0].contains("functions.mcp__")
+                && wide[0].ends_with("? waiting for approval"),
+            "{wide:?}"
+        );
+        let narrow = title(&p, 40);
+        assert_eq!(
+            narrow[0], "┌ ⚙ mcp__filesy…  ? waiting for approval",
+            "{narrow:?}"
+        );
+        assert!(super::super::width::str_width(&narrow[0]) <= 40);
+        // Too narrow for the state beside even a cut name: it gets its own row.
+        let tiny = title(&p, 24);
+        assert_eq!(
+            tiny,
+            ["┌ ⚙ mcp__filesystem__re…", "│ ? waiting for approval"]
+        );
     }
 
     #[test]

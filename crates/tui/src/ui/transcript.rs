@@ -486,7 +486,7 @@ pub(crate) fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme
     view.width = width;
     pick_window(view, entries, *scroll_from_bottom, rows);
     if count == 0 {
-        let w = welcome(app);
+        let w = welcome(app, width);
         app.transcript.view.window = w;
     }
 }
@@ -591,23 +591,31 @@ fn pick_window(view: &mut TranscriptView, entries: &[Entry], skip: usize, rows: 
     }
 }
 
-pub(crate) fn welcome(app: &App) -> Vec<Line<'static>> {
-    vec![
-        Line::from(Span::styled("kimi-tui", style::assistant_header())),
-        Line::from(Span::styled(
-            format!(
-                "{} · {} mode · {} configured",
-                app.connection.model,
-                app.connection.mode.as_str(),
-                super::count::count(app.toolbox.specs().len() as u64, "tool")
-            ),
-            style::dim(),
-        )),
-        Line::default(),
-        Line::from("Type a message and press Enter. Try: What's the weather like in Paris?"),
-        Line::from(Span::styled(
-            "F1 help · Ctrl-T inspector · /mode chat · Ctrl-C quit",
-            style::dim(),
-        )),
-    ]
+/// The empty transcript's greeting, wrapped to `width` columns (a narrow screen cuts none of it).
+pub(crate) fn welcome(app: &App, width: u16) -> Vec<Line<'static>> {
+    let mut out = vec![Line::from(Span::styled(
+        "kimi-tui",
+        style::assistant_header(),
+    ))];
+    let about = format!(
+        "{} · {} mode · {} configured",
+        app.connection.model,
+        app.connection.mode.as_str(),
+        super::count::count(app.toolbox.specs().len() as u64, "tool")
+    );
+    out.extend(wrap(&about, width, Span::raw(""), style::dim()));
+    out.push(Line::default());
+    out.extend(wrap(
+        "Type a message and press Enter. Try: What's the weather like in Paris?",
+        width,
+        Span::raw(""),
+        Style::default(),
+    ));
+    out.extend(wrap(
+        "F1 help · Ctrl-T inspector · /mode chat · Ctrl-C quit",
+        width,
+        Span::raw(""),
+        style::dim(),
+    ));
+    out
 }

@@ -15,6 +15,28 @@ pub(crate) fn str_width(s: &str) -> usize {
     s.graphemes(true).map(cluster_width).sum()
 }
 
+/// `s` in at most `cols` columns: whole when it fits, else cut at a cluster boundary and
+/// ended with `…` (which takes one of the columns).
+pub(crate) fn ellipsize(s: &str, cols: usize) -> String {
+    if str_width(s) <= cols {
+        return s.to_owned();
+    }
+    if cols == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for (g, w) in clusters(s) {
+        if used + w + 1 > cols {
+            break;
+        }
+        out.push_str(g);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
 /// The columns one grapheme cluster takes.
 pub(crate) fn cluster_width(g: &str) -> usize {
     g.width()
@@ -38,6 +60,18 @@ mod tests {
         assert_eq!(str_width("e\u{301}"), 1);
         assert_eq!(str_width("北京"), 4);
         assert_eq!(clusters("a👩‍💻").map(|(_, w)| w).collect::<Vec<_>>(), [1, 2]);
+    }
+
+    #[test]
+    fn ellipsize_cuts_whole_clusters_and_marks_the_cut() {
+        assert_eq!(ellipsize("get_weather", 20), "get_weather");
+        assert_eq!(ellipsize("get_weather", 11), "get_weather");
+        assert_eq!(ellipsize("get_weather", 6), "get_w…");
+        // A wide cluster that would cross the edge is left out whole.
+        assert_eq!(ellipsize("北京abc", 4), "北…");
+        assert_eq!(str_width(&ellipsize("北京abc", 4)), 3);
+        assert_eq!(ellipsize("abc", 1), "…");
+        assert_eq!(ellipsize("abc", 0), "");
     }
 }
 
