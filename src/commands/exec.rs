@@ -410,7 +410,7 @@ impl Printer {
                 wait,
             } => format!(
                 "kimi-tui: {}; retrying in {:.1} s (attempt {attempt}/{attempts})",
-                sanitize::one_line(&error.to_string(), 1000),
+                sanitize::one_line(&error.what_failed(), 1000),
                 wait.as_secs_f64()
             ),
             EngineEvent::ToolRefused { call, problem, .. } => {

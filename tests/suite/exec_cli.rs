@@ -96,6 +96,11 @@ async fn ask_tools_are_declined_without_yes_and_run_with_it() {
         .await;
         assert!(o.status.success(), "{}", text(&o.stderr));
         assert!(text(&o.stderr).contains("not run"), "{}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("only with --yes"),
+            "the flag that approves is named: {}",
+            text(&o.stderr)
+        );
         assert!(text(&o.stdout).contains("declined"), "{}", text(&o.stdout));
 
         let o = exec(
@@ -154,6 +159,66 @@ async fn a_failure_exits_non_zero_with_one_clear_line() {
         "{err}"
     );
     assert!(!err.contains("panicked"));
+    assert_eq!(text(&o.stdout), "", "no stray newline on stdout");
+}
+
+/// A connection that fails before any answer: one line on stderr saying what failed and
+/// what to try, never the HTTP library's chain.
+#[tokio::test]
+async fn connection_failures_are_one_line_saying_what_to_try() {
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let server = MockServer::start(MockOptions::default(), 0)
+        .await
+        .expect("mock");
+    let https = server.base_url().replacen("http://", "https://", 1);
+    let cases = [
+        (
+            format!("http://127.0.0.1:{closed}/v1"),
+            format!(
+                "kimi-tui: error: Cannot connect to 127.0.0.1:{closed} (connection refused). Is the server running? Check with `kimi-tui doctor`."
+            ),
+        ),
+        (
+            https.clone(),
+            "(TLS handshake failed: the server answered in plain HTTP). Use http:// instead of https:// in base_url.".to_owned(),
+        ),
+    ];
+    for (url, said) in cases {
+        let dir = tempfile::tempdir().expect("tmp");
+        let cfg = dir.path().join("config.toml");
+        std::fs::write(
+            &cfg,
+            format!("[profiles.t]\nmode = \"chat\"\nbase_url = \"{url}\"\nretries = 0\n"),
+        )
+        .expect("config");
+        let mut cmd = bin();
+        cmd.arg("exec").arg("--config").arg(&cfg).arg("hi");
+        let o = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
+            .await
+            .expect("join");
+        let err = text(&o.stderr);
+        assert!(!o.status.success(), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&said), "{url}: {err}");
+        assert!(!err.contains("error sending request"), "{err}");
+        assert_eq!(text(&o.stdout), "");
+    }
+    server.shutdown().await;
+
+    // A base_url without its scheme is refused before anything is sent.
+    let o = bin()
+        .args(["exec", "--base-url", "localhost:8000/v1", "hi"])
+        .output()
+        .expect("runs");
+    let err = text(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("--base-url") && err.contains("write \"http://localhost:8000/v1\""),
+        "{err}"
+    );
 }
 
 #[tokio::test]
