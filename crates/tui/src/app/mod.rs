@@ -21,6 +21,7 @@ pub(crate) mod history_file;
 pub(crate) mod history_search;
 pub(crate) mod inspector_tokens;
 pub(crate) mod inspector_trace;
+mod job_control;
 #[cfg(test)]
 pub(crate) mod key_reference;
 pub(crate) mod keys;
@@ -295,6 +296,7 @@ async fn event_loop(
 ) -> Result<(), AppError> {
     let mut term_events = crossterm::event::EventStream::new();
     let mut stop = stop_signals().map_err(AppError::Signals)?;
+    let mut job = job_control::signals().map_err(AppError::Signals)?;
     let mut ticker = tokio::time::interval(Duration::from_millis(100));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let theme = ui::markdown::Theme::default();
@@ -378,6 +380,11 @@ async fn event_loop(
             },
             // A closed terminal window (SIGHUP) or a plain `kill`: leave through the final save.
             _ = stop.recv() => break,
+            // `kill -TSTP`, then `fg`: the shell gets the terminal while the app is stopped.
+            Some(sig) = job.recv() => {
+                job_control::handle(sig, terminal, app);
+                continue;
+            }
             _ = tokio::time::sleep(wait) => continue,
         };
         // Each event is stamped as it comes out of the queue: the loop is the only reader of

@@ -19,7 +19,7 @@ use crossterm::event::{
 };
 use crossterm::execute;
 use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
@@ -204,6 +204,27 @@ pub(crate) fn resume(terminal: &mut Term, mouse: bool) -> io::Result<()> {
         )?;
     }
     terminal.clear()
+}
+
+/// Take the terminal again after the process was continued (the shell may have set its own
+/// modes meanwhile): raw mode, the alternate screen, paste and mouse as they were, the keyboard
+/// flags pushed again when `repush` (after [`suspend`] popped them), and the next frame drawn
+/// whole. Unlike [`resume`] it never reads from the terminal (ratatui's `clear` asks where
+/// the cursor is): the input reader may still hold the terminal from before the stop.
+pub(crate) fn retake(terminal: &mut Term, mouse: bool, repush: bool) -> io::Result<()> {
+    enable_raw_mode()?;
+    write_enter(&mut io::stdout(), mouse)?;
+    if repush && KEYBOARD_PUSHED.load(Ordering::SeqCst) {
+        execute!(
+            io::stdout(),
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+    }
+    execute!(io::stdout(), Clear(ClearType::All))?;
+    // Both buffers emptied: the next frame is compared with a blank screen, drawn whole.
+    terminal.swap_buffers();
+    terminal.swap_buffers();
+    Ok(())
 }
 
 impl Drop for TerminalGuard {
