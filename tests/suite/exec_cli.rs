@@ -579,3 +579,177 @@ async fn a_failed_stream_leaves_its_cause_in_the_log() {
     );
     assert!(failed.contains("kind=\"http\""), "{failed}");
 }
+
+/// `--json-stream`'s lines, each parsed as JSON.
+fn stream_lines(o: &Output) -> Vec<Value> {
+    text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The event types in order, a run of one type counted once.
+fn sequence(lines: &[Value]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in lines {
+        let t = l["type"].as_str().unwrap_or("?").to_owned();
+        if out.last() != Some(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn json_stream_prints_one_event_per_line_in_order() {
+    let o = exec(
+        MockOptions::default(),
+        "chat",
+        "ask",
+        &["--yes", "--json-stream", "What's the weather in Paris?"],
+    )
+    .await;
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let lines = stream_lines(&o);
+    assert_eq!(
+        sequence(&lines),
+        [
+            "round",
+            "text",
+            "tool_call",
+            "approval",
+            "tool_result",
+            "round",
+            "text",
+            "turn_end"
+        ],
+        "{}",
+        text(&o.stdout)
+    );
+    let call = lines
+        .iter()
+        .find(|l| l["type"] == "tool_call")
+        .expect("call");
+    assert_eq!(call["name"], "get_weather");
+    assert_eq!(call["id"], "functions.get_weather:0");
+    let args: Value = serde_json::from_str(call["arguments"].as_str().expect("arguments text"))
+        .expect("whole arguments");
+    assert_eq!(args["city"], "Paris");
+    let approval = lines
+        .iter()
+        .find(|l| l["type"] == "approval")
+        .expect("approval");
+    assert_eq!(
+        (&approval["approved"], &approval["by"]),
+        (&Value::Bool(true), &Value::from("--yes"))
+    );
+    let result = lines
+        .iter()
+        .find(|l| l["type"] == "tool_result")
+        .expect("result");
+    assert_eq!(
+        (&result["ok"], &result["status"]),
+        (&Value::Bool(true), &Value::from("ok"))
+    );
+    assert!(
+        result["output"].as_str().unwrap_or("").contains("Paris"),
+        "{result}"
+    );
+    let answer: String = lines
+        .iter()
+        .skip_while(|l| l["type"] != "tool_result")
+        .filter(|l| l["type"] == "text")
+        .filter_map(|l| l["text"].as_str())
+        .collect();
+    assert!(answer.contains("Sunny"), "{answer}");
+    let end = lines.last().expect("an end");
+    assert_eq!(end["stop_reason"], "stop");
+    assert_eq!(end["rounds"], 2);
+    assert!(
+        end["usage"]["total_tokens"].as_u64().unwrap_or(0) > 0,
+        "{end}"
+    );
+
+    // Without --yes: the call is declined, saying why.
+    let o = exec(
+        MockOptions::default(),
+        "raw",
+        "ask",
+        &["--json-stream", "What's the weather in Paris?"],
+    )
+    .await;
+    let lines = stream_lines(&o);
+    let approval = lines
+        .iter()
+        .find(|l| l["type"] == "approval")
+        .expect("approval");
+    assert_eq!(approval["approved"], false);
+    assert_eq!(approval["by"], "exec without --yes");
+    let result = lines
+        .iter()
+        .find(|l| l["type"] == "tool_result")
+        .expect("result");
+    assert_eq!(
+        (&result["ran"], &result["ok"]),
+        (&Value::Bool(false), &Value::Bool(false))
+    );
+}
+
+#[tokio::test]
+async fn json_stream_ends_a_failed_turn_with_its_error() {
+    let opts = MockOptions {
+        fail_status: Some(400),
+        ..MockOptions::default()
+    };
+    let o = exec(opts, "chat", "ask", &["--json-stream", "hello"]).await;
+    assert!(!o.status.success());
+    let lines = stream_lines(&o);
+    assert_eq!(
+        sequence(&lines),
+        ["round", "error", "turn_end"],
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(
+        lines[1]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("HTTP 400"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(lines[2]["stop_reason"], "error");
+
+    // Reasoning deltas of a thinking model come as their own events, before the answer.
+    let thinking = MockOptions {
+        model: "kimi-k2-thinking".into(),
+        ..MockOptions::default()
+    };
+    let server = MockServer::start(thinking, 0).await.expect("mock");
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[profiles.t]\nmode = \"chat\"\nmodel = \"kimi-k2-thinking\"\nbase_url = \"{}\"\n",
+            server.base_url()
+        ),
+    )
+    .expect("config");
+    let mut cmd = bin();
+    cmd.args(["exec", "--json-stream", "--config"])
+        .arg(&cfg)
+        .arg("Tell me about Rust.");
+    let o = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
+        .await
+        .expect("join");
+    server.shutdown().await;
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let seq = sequence(&stream_lines(&o));
+    assert_eq!(
+        seq,
+        ["round", "reasoning", "text", "turn_end"],
+        "{}",
+        text(&o.stdout)
+    );
+}
