@@ -414,8 +414,10 @@ impl AppState {
             }
             Box::new(all.into_iter())
         };
-        // The events that carry the reasoning lead the stream (after chat's role chunk).
+        // The events that carry the reasoning lead the stream (after chat's role chunk); counted
+        // only when they are paced.
         let reasoning_events = match &plan {
+            _ if self.opts.reasoning_ms == 0 => 0,
             Some(plan) => {
                 1 + thinking::reasoning_events(&header, &self.opts.reasoning_key, plan).len()
             }

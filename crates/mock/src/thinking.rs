@@ -159,13 +159,20 @@ pub fn reasoning_events(header: &Header, key: &str, plan: &Plan) -> Vec<Bytes> {
 /// How many of `deltas` carry reasoning written as text (raw mode, or chat without a
 /// reasoning parser): those up to the one that closes it with `</think>`; 0 without one.
 pub(crate) fn deltas_in_reasoning(deltas: impl Iterator<Item = Delta>) -> usize {
-    let mut text = String::new();
+    const CLOSE: &str = "</think>";
+    // The text since the last delta's tail: the tag may be split across deltas.
+    let mut tail = String::new();
     for (k, d) in deltas.enumerate() {
         if let Delta::Text(t) = d {
-            text.push_str(&t);
-            if text.contains("</think>") {
+            tail.push_str(&t);
+            if tail.contains(CLOSE) {
                 return k + 1;
             }
+            let keep = tail.len().saturating_sub(CLOSE.len());
+            let cut = (keep..=tail.len())
+                .find(|&i| tail.is_char_boundary(i))
+                .unwrap_or(0);
+            tail.drain(..cut);
         }
     }
     0
