@@ -60,6 +60,18 @@ pub(super) async fn exec(opts: MockOptions, mode: &str, approval: &str, args: &[
     out
 }
 
+/// `exec ARGS` with a config of one profile, `[profiles.t]` then `profile` (its keys).
+async fn exec_profile(profile: &str, args: &[&str]) -> Output {
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, format!("[profiles.t]\n{profile}")).expect("config");
+    let mut cmd = bin();
+    cmd.arg("exec").arg("--config").arg(&cfg).args(args);
+    tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
+        .await
+        .expect("join")
+}
+
 pub(super) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -187,18 +199,8 @@ async fn connection_failures_are_one_line_saying_what_to_try() {
         ),
     ];
     for (url, said) in cases {
-        let dir = tempfile::tempdir().expect("tmp");
-        let cfg = dir.path().join("config.toml");
-        std::fs::write(
-            &cfg,
-            format!("[profiles.t]\nmode = \"chat\"\nbase_url = \"{url}\"\nretries = 0\n"),
-        )
-        .expect("config");
-        let mut cmd = bin();
-        cmd.arg("exec").arg("--config").arg(&cfg).arg("hi");
-        let o = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
-            .await
-            .expect("join");
+        let profile = format!("mode = \"chat\"\nbase_url = \"{url}\"\nretries = 0\n");
+        let o = exec_profile(&profile, &["hi"]).await;
         let err = text(&o.stderr);
         assert!(!o.status.success(), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
@@ -726,23 +728,11 @@ async fn json_stream_ends_a_failed_turn_with_its_error() {
         ..MockOptions::default()
     };
     let server = MockServer::start(thinking, 0).await.expect("mock");
-    let dir = tempfile::tempdir().expect("tmp");
-    let cfg = dir.path().join("config.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[profiles.t]\nmode = \"chat\"\nmodel = \"kimi-k2-thinking\"\nbase_url = \"{}\"\n",
-            server.base_url()
-        ),
-    )
-    .expect("config");
-    let mut cmd = bin();
-    cmd.args(["exec", "--json-stream", "--config"])
-        .arg(&cfg)
-        .arg("Tell me about Rust.");
-    let o = tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
-        .await
-        .expect("join");
+    let profile = format!(
+        "mode = \"chat\"\nmodel = \"kimi-k2-thinking\"\nbase_url = \"{}\"\n",
+        server.base_url()
+    );
+    let o = exec_profile(&profile, &["--json-stream", "Tell me about Rust."]).await;
     server.shutdown().await;
     assert!(o.status.success(), "{}", text(&o.stderr));
     let seq = sequence(&stream_lines(&o));
