@@ -361,6 +361,10 @@ pub struct ExecArgs {
     /// (instead of streaming the answer).
     #[arg(long)]
     pub json: bool,
+    /// Print the run as it happens, one JSON object per line (text and reasoning deltas, tool
+    /// calls, approvals, tool results, retries, errors, the turn's end), instead of the answer.
+    #[arg(long, conflicts_with = "json")]
+    pub json_stream: bool,
     /// Print the model's reasoning (thinking models) to stderr as it streams.
     #[arg(long)]
     pub reasoning: bool,

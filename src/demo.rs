@@ -62,6 +62,8 @@ pub async fn start(mode: Option<Mode>, model: Option<String>) -> Result<(MockSer
     let server = MockServer::start(
         MockOptions {
             delay_ms: 12,
+            // A thinking model's reasoning, a sentence or two, would stream by in a blink.
+            reasoning_ms: 900,
             model: model.clone(),
             ..defaults
         },

@@ -102,6 +102,8 @@ pub fn options(a: &MockArgs) -> MockOptions {
         },
         chunk_bytes: a.chunk_bytes,
         delay_ms: a.delay_ms,
+        // The reasoning's pacing is the demo's alone.
+        reasoning_ms: 0,
         drop_after_bytes: a.drop_after_bytes,
         fail_status: a.fail_status,
         malformed_sse: a.malformed_sse,

@@ -294,6 +294,7 @@ fn check_config(args: &DoctorArgs, report: &mut Report) -> Option<Resolved> {
                 ResolveError::Profile { .. } => {
                     "choose a profile with --profile NAME, or set default_profile in the config"
                 }
+                ResolveError::BaseUrl(_) => "pass --base-url as http://HOST:PORT/v1",
             };
             report.fail("config", &one_line(&text), fix);
             report.warn("other checks", "not run (they need a working config)", None);
@@ -364,7 +365,11 @@ async fn check_server(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
             (ids, total)
         }
         Err(e) => {
-            report.fail("server", &one_line(&e.to_string()), &fix_for(&e, ctx, None));
+            report.fail(
+                "server",
+                &one_line(&e.what_failed()),
+                &fix_for(&e, ctx, None),
+            );
             report.warn("model", "not checked (the server did not answer)", None);
             report.warn(mode_check, "not checked (the server did not answer)", None);
             return;
@@ -560,7 +565,7 @@ async fn check_raw(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
         Err(e) => {
             report.fail(
                 WHAT,
-                &one_line(&e.to_string()),
+                &one_line(&e.what_failed()),
                 &fix_for(&e, ctx, Some(Mode::Raw)),
             );
             return;
@@ -611,7 +616,7 @@ async fn check_chat(ep: &Endpoint, ctx: &Ctx<'_>, report: &mut Report) {
         Err(e) => {
             report.fail(
                 WHAT,
-                &one_line(&e.to_string()),
+                &one_line(&e.what_failed()),
                 &fix_for(&e, ctx, Some(Mode::Chat)),
             );
             return;

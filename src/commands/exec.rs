@@ -8,10 +8,11 @@ use anyhow::{Context, Result};
 
 use kimi_client::Backend;
 
+use super::exec_stream::JsonStream;
 use crate::cli::ExecArgs;
 use kimi_core::config;
 use kimi_core::engine::{
-    Agent, AgentInit, Approver, EVENT_QUEUE, EngineEvent, FixedPolicy, Op, SessionHandoff,
+    Agent, AgentInit, Approver, Decision, EVENT_QUEUE, EngineEvent, FixedPolicy, Op, SessionHandoff,
 };
 use kimi_core::session::{Session, SessionStore};
 use kimi_core::tools::rules::{self, RuleDecision, Rules};
@@ -94,7 +95,12 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
                 let _ = ctrl_c.send(Op::Cancel);
             }
         });
-        let mut printer = Printer::new(json, resolved.profile.neutralize_markers_in_tool_results);
+        // With --json-stream stdout holds the events alone: the printer keeps the answer off it.
+        let mut printer = Printer::new(
+            json || args.json_stream,
+            resolved.profile.neutralize_markers_in_tool_results,
+        );
+        let mut stream = args.json_stream.then(JsonStream::default);
         printer.show_reasoning = args.reasoning;
         printer.hold_unclassified = unopened_reasoning;
         printer.yes = args.yes;
@@ -107,6 +113,9 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
         let mut conversation = Vec::new();
         let mut decisions = Decisions::default();
         while let Some(e) = agent.events.recv().await {
+            if let Some(s) = &mut stream {
+                s.event(&e);
+            }
             match e {
                 EngineEvent::CallDecided {
                     call_id, decision, ..
@@ -115,7 +124,12 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
                     decisions.record(call_id, decision);
                 }
                 EngineEvent::ApprovalRequested { id, request } => {
+                    let call_id = request.call.id.clone();
                     let decision = policy.decide(*request).await;
+                    if let Some(s) = &mut stream {
+                        let approved = matches!(decision, Decision::Approve { .. });
+                        s.approval(&call_id, approved, args.yes);
+                    }
                     agent.send(Op::Approve {
                         id,
                         decision,
@@ -139,6 +153,9 @@ fn run_logged(args: &ExecArgs) -> Result<()> {
         }
         printer.release();
         let outcome = outcome.unwrap_or_else(|| Err("the agent stopped".to_owned()));
+        if let Some(s) = &mut stream {
+            s.turn_end(&outcome);
+        }
         if let Some(hub) = mcp {
             // An HTTP session is closed (DELETE) before the process ends.
             hub.close(MCP_CLOSE_WAIT).await;
@@ -410,7 +427,7 @@ impl Printer {
                 wait,
             } => format!(
                 "kimi-tui: {}; retrying in {:.1} s (attempt {attempt}/{attempts})",
-                sanitize::one_line(&error.to_string(), 1000),
+                sanitize::one_line(&error.what_failed(), 1000),
                 wait.as_secs_f64()
             ),
             EngineEvent::ToolRefused { call, problem, .. } => {

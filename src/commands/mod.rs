@@ -5,6 +5,7 @@ pub mod doctor;
 pub mod example_tools;
 pub mod exec;
 mod exec_prompt;
+mod exec_stream;
 mod input;
 pub mod parse;
 pub mod render;

@@ -60,6 +60,18 @@ pub(super) async fn exec(opts: MockOptions, mode: &str, approval: &str, args: &[
     out
 }
 
+/// `exec ARGS` with a config of one profile, `[profiles.t]` then `profile` (its keys).
+async fn exec_profile(profile: &str, args: &[&str]) -> Output {
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, format!("[profiles.t]\n{profile}")).expect("config");
+    let mut cmd = bin();
+    cmd.arg("exec").arg("--config").arg(&cfg).args(args);
+    tokio::task::spawn_blocking(move || cmd.output().expect("runs"))
+        .await
+        .expect("join")
+}
+
 pub(super) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -96,6 +108,11 @@ async fn ask_tools_are_declined_without_yes_and_run_with_it() {
         .await;
         assert!(o.status.success(), "{}", text(&o.stderr));
         assert!(text(&o.stderr).contains("not run"), "{}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("only with --yes"),
+            "the flag that approves is named: {}",
+            text(&o.stderr)
+        );
         assert!(text(&o.stdout).contains("declined"), "{}", text(&o.stdout));
 
         let o = exec(
@@ -154,6 +171,56 @@ async fn a_failure_exits_non_zero_with_one_clear_line() {
         "{err}"
     );
     assert!(!err.contains("panicked"));
+    assert_eq!(text(&o.stdout), "", "no stray newline on stdout");
+}
+
+/// A connection that fails before any answer: one line on stderr saying what failed and
+/// what to try, never the HTTP library's chain.
+#[tokio::test]
+async fn connection_failures_are_one_line_saying_what_to_try() {
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let server = MockServer::start(MockOptions::default(), 0)
+        .await
+        .expect("mock");
+    let https = server.base_url().replacen("http://", "https://", 1);
+    let cases = [
+        (
+            format!("http://127.0.0.1:{closed}/v1"),
+            format!(
+                "kimi-tui: error: Cannot connect to 127.0.0.1:{closed} (connection refused). Is the server running? Check with `kimi-tui doctor`."
+            ),
+        ),
+        (
+            https.clone(),
+            "(TLS handshake failed: the server answered in plain HTTP). Use http:// instead of https:// in base_url.".to_owned(),
+        ),
+    ];
+    for (url, said) in cases {
+        let profile = format!("mode = \"chat\"\nbase_url = \"{url}\"\nretries = 0\n");
+        let o = exec_profile(&profile, &["hi"]).await;
+        let err = text(&o.stderr);
+        assert!(!o.status.success(), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&said), "{url}: {err}");
+        assert!(!err.contains("error sending request"), "{err}");
+        assert_eq!(text(&o.stdout), "");
+    }
+    server.shutdown().await;
+
+    // A base_url without its scheme is refused before anything is sent.
+    let o = bin()
+        .args(["exec", "--base-url", "localhost:8000/v1", "hi"])
+        .output()
+        .expect("runs");
+    let err = text(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("--base-url") && err.contains("write \"http://localhost:8000/v1\""),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -513,4 +580,166 @@ async fn a_failed_stream_leaves_its_cause_in_the_log() {
         "{failed}"
     );
     assert!(failed.contains("kind=\"http\""), "{failed}");
+}
+
+/// `--json-stream`'s lines, each parsed as JSON.
+fn stream_lines(o: &Output) -> Vec<Value> {
+    text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The event types in order, a run of one type counted once.
+fn sequence(lines: &[Value]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in lines {
+        let t = l["type"].as_str().unwrap_or("?").to_owned();
+        if out.last() != Some(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn json_stream_prints_one_event_per_line_in_order() {
+    let o = exec(
+        MockOptions::default(),
+        "chat",
+        "ask",
+        &["--yes", "--json-stream", "What's the weather in Paris?"],
+    )
+    .await;
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let lines = stream_lines(&o);
+    assert_eq!(
+        sequence(&lines),
+        [
+            "round",
+            "text",
+            "tool_call",
+            "approval",
+            "tool_result",
+            "round",
+            "text",
+            "turn_end"
+        ],
+        "{}",
+        text(&o.stdout)
+    );
+    let call = lines
+        .iter()
+        .find(|l| l["type"] == "tool_call")
+        .expect("call");
+    assert_eq!(call["name"], "get_weather");
+    assert_eq!(call["id"], "functions.get_weather:0");
+    let args: Value = serde_json::from_str(call["arguments"].as_str().expect("arguments text"))
+        .expect("whole arguments");
+    assert_eq!(args["city"], "Paris");
+    let approval = lines
+        .iter()
+        .find(|l| l["type"] == "approval")
+        .expect("approval");
+    assert_eq!(
+        (&approval["approved"], &approval["by"]),
+        (&Value::Bool(true), &Value::from("--yes"))
+    );
+    let result = lines
+        .iter()
+        .find(|l| l["type"] == "tool_result")
+        .expect("result");
+    assert_eq!(
+        (&result["ok"], &result["status"]),
+        (&Value::Bool(true), &Value::from("ok"))
+    );
+    assert!(
+        result["output"].as_str().unwrap_or("").contains("Paris"),
+        "{result}"
+    );
+    let answer: String = lines
+        .iter()
+        .skip_while(|l| l["type"] != "tool_result")
+        .filter(|l| l["type"] == "text")
+        .filter_map(|l| l["text"].as_str())
+        .collect();
+    assert!(answer.contains("Sunny"), "{answer}");
+    let end = lines.last().expect("an end");
+    assert_eq!(end["stop_reason"], "stop");
+    assert_eq!(end["rounds"], 2);
+    assert!(
+        end["usage"]["total_tokens"].as_u64().unwrap_or(0) > 0,
+        "{end}"
+    );
+
+    // Without --yes: the call is declined, saying why.
+    let o = exec(
+        MockOptions::default(),
+        "raw",
+        "ask",
+        &["--json-stream", "What's the weather in Paris?"],
+    )
+    .await;
+    let lines = stream_lines(&o);
+    let approval = lines
+        .iter()
+        .find(|l| l["type"] == "approval")
+        .expect("approval");
+    assert_eq!(approval["approved"], false);
+    assert_eq!(approval["by"], "exec without --yes");
+    let result = lines
+        .iter()
+        .find(|l| l["type"] == "tool_result")
+        .expect("result");
+    assert_eq!(
+        (&result["ran"], &result["ok"]),
+        (&Value::Bool(false), &Value::Bool(false))
+    );
+}
+
+#[tokio::test]
+async fn json_stream_ends_a_failed_turn_with_its_error() {
+    let opts = MockOptions {
+        fail_status: Some(400),
+        ..MockOptions::default()
+    };
+    let o = exec(opts, "chat", "ask", &["--json-stream", "hello"]).await;
+    assert!(!o.status.success());
+    let lines = stream_lines(&o);
+    assert_eq!(
+        sequence(&lines),
+        ["round", "error", "turn_end"],
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(
+        lines[1]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("HTTP 400"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(lines[2]["stop_reason"], "error");
+
+    // Reasoning deltas of a thinking model come as their own events, before the answer.
+    let thinking = MockOptions {
+        model: "kimi-k2-thinking".into(),
+        ..MockOptions::default()
+    };
+    let server = MockServer::start(thinking, 0).await.expect("mock");
+    let profile = format!(
+        "mode = \"chat\"\nmodel = \"kimi-k2-thinking\"\nbase_url = \"{}\"\n",
+        server.base_url()
+    );
+    let o = exec_profile(&profile, &["--json-stream", "Tell me about Rust."]).await;
+    server.shutdown().await;
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let seq = sequence(&stream_lines(&o));
+    assert_eq!(
+        seq,
+        ["round", "reasoning", "text", "turn_end"],
+        "{}",
+        text(&o.stdout)
+    );
 }

@@ -11,6 +11,7 @@ mod files_tmux;
 mod go_back_tmux;
 mod golden;
 mod history_refs;
+mod job_control_tmux;
 mod k3_differential;
 mod k3_exec;
 mod k3_inspector_tmux;

@@ -120,3 +120,68 @@ fn a_failed_stream_is_logged_with_its_cause_off_screen_and_without_the_key() {
     assert!(!screen.contains("stream failed"), "{screen}");
     assert!(!screen.contains("request started"), "{screen}");
 }
+
+#[test]
+fn a_refused_connection_is_one_line_and_the_inspector_has_the_chain() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let home = tempfile::tempdir().expect("tmp home");
+    let cfg = home.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[profiles.test]\nmode = \"chat\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nretries = 1\n"
+        ),
+    )
+    .expect("config");
+    let t = Tmux::start_sized(
+        "refused",
+        &format!(
+            "env KIMI_TUI_LOG=debug {} --config {}",
+            env!("CARGO_BIN_EXE_kimi-tui"),
+            cfg.display()
+        ),
+        home.path(),
+        (140, 40),
+    );
+    t.wait_for(&["kimi-tui"], "the welcome screen");
+    t.literal("hello");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for(&["failed after 2 attempts", "│ idle"], "the failed turn");
+    let said = format!(
+        "Cannot connect to 127.0.0.1:{port} (connection refused). Is the server running? Check with `kimi-tui doctor`."
+    );
+    let rows: Vec<&str> = screen.lines().filter(|l| l.contains("127.0.0.1")).collect();
+    // The status bar names the host too; the transcript holds the one error row.
+    let errors: Vec<&&str> = rows
+        .iter()
+        .filter(|l| l.contains("Cannot connect"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{screen}");
+    assert_eq!(errors[0].trim_end(), format!("✗ {said}"), "{screen}");
+    for chain in [
+        "os error",
+        "tcp connect",
+        "error sending request",
+        "retrying",
+    ] {
+        assert!(!screen.contains(chain), "{chain}: {screen}");
+    }
+    t.keys(&["C-t"]);
+    let inspector = t.wait_for(&["Inspector", "cause:"], "the inspector");
+    assert!(inspector.contains(&format!("✗ {said}")), "{inspector}");
+    assert!(
+        inspector.contains("tcp connect error") && inspector.contains("os error"),
+        "the inspector shows the library's chain: {inspector}"
+    );
+    t.keys(&["Escape"]);
+    t.quit();
+    let log = std::fs::read_to_string(home.path().join("state/kimi-tui/kimi-tui.log"))
+        .unwrap_or_default();
+    assert!(
+        log.contains("stream failed") && log.contains("tcp connect error"),
+        "{log}"
+    );
+}

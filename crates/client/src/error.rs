@@ -2,13 +2,22 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::connect::{ConnectCause, what_failed, what_to_try};
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 pub enum BackendError {
-    /// The request could not be sent (DNS, refused, TLS).
-    #[error("cannot reach {url}: {detail}")]
-    Connect { url: String, detail: String },
-    /// No headers, no next event, or not the whole body, within the idle timeout.
-    #[error("no answer from {url} for {secs} s ({stage})")]
+    /// The request could not be sent (DNS, refused, TLS). One line says what failed and what
+    /// to try; `detail`, the HTTP library's whole chain, goes to the inspector and the log.
+    #[error("{}. {}", what_failed(url, *cause, detail), what_to_try(*cause))]
+    Connect {
+        url: String,
+        #[serde(default)]
+        cause: ConnectCause,
+        detail: String,
+    },
+    /// No headers, no next event, or not the whole body, within the idle timeout (or no
+    /// connection within the connect timeout: stage `connecting`).
+    #[error("{}", timeout_message(url, *secs, stage, true))]
     Timeout {
         url: String,
         secs: u64,
@@ -44,6 +53,23 @@ pub enum BackendError {
     Unreadable { bytes: u64, detail: String },
 }
 
+fn timeout_message(url: &str, secs: u64, stage: &str, advice: bool) -> String {
+    if stage == CONNECTING {
+        let target = crate::url::host_and_port(url).unwrap_or_else(|| url.to_owned());
+        let advice = if advice {
+            ". Is the host reachable? Check with `kimi-tui doctor`."
+        } else {
+            ""
+        };
+        format!("Cannot connect to {target} (no answer within {secs} s){advice}")
+    } else {
+        format!("no answer from {url} for {secs} s ({stage})")
+    }
+}
+
+/// The [`BackendError::Timeout`] stage of a connection never made.
+pub(crate) const CONNECTING: &str = "connecting";
+
 fn http_message(status: u16, url: &str, message: &str, retry: Option<u64>) -> String {
     let reason = reqwest::StatusCode::from_u16(status)
         .ok()
@@ -62,6 +88,25 @@ fn http_message(status: u16, url: &str, message: &str, retry: Option<u64>) -> St
 }
 
 impl BackendError {
+    /// What failed, without the advice [`Display`](std::fmt::Display) adds to a connection
+    /// failure (for a caller that gives its own, such as `doctor`).
+    pub fn what_failed(&self) -> String {
+        match self {
+            BackendError::Connect { url, cause, detail } => what_failed(url, *cause, detail),
+            BackendError::Timeout { url, secs, stage } => timeout_message(url, *secs, stage, false),
+            _ => self.to_string(),
+        }
+    }
+
+    /// The one line, then the HTTP library's error chain where there is one: for the trace
+    /// (the inspector) and the log.
+    pub fn with_detail(&self) -> String {
+        match self {
+            BackendError::Connect { detail, .. } => format!("{self}\ncause: {detail}"),
+            _ => self.to_string(),
+        }
+    }
+
     /// Whether what arrived before it should be kept as a partial answer.
     pub fn is_mid_stream(&self) -> bool {
         matches!(

@@ -98,6 +98,7 @@ impl Exchange {
             Opening {
                 url: url.clone(),
                 idle: ep.idle_timeout,
+                connect: ep.connect_timeout,
                 api_key: ep.api_key.clone(),
                 cancel: call.cancel.clone(),
             },

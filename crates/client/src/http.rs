@@ -10,7 +10,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::error::server_message;
+use super::connect::ConnectCause;
+use super::error::{CONNECTING, server_message};
 use super::events::Events;
 use super::url::{CrossOrigin, redirect_policy};
 use super::{BackendError, Endpoint, ModelInfo, ModelList};
@@ -81,22 +82,32 @@ pub(super) fn chain(e: &dyn std::error::Error) -> String {
     out
 }
 
-pub(super) fn send_error(url: &str, e: &reqwest::Error, idle: Duration) -> BackendError {
+/// Why `e`, from sending a request to `url`, sent nothing: `connect` is the connect timeout (the
+/// only timeout the client itself enforces; the idle one is the caller's).
+pub(super) fn send_error(url: &str, e: &reqwest::Error, connect: Duration) -> BackendError {
     if let Some(refused) = cross_origin(e) {
         return BackendError::Redirected {
             from: refused.from.clone(),
             to: refused.to.clone(),
         };
     }
+    if e.is_builder() {
+        // A URL reqwest will not send to: most often a base_url without its scheme.
+        return BackendError::Setup(format!(
+            "cannot send to {url}: base_url needs http:// or https:// in front ({})",
+            chain(e)
+        ));
+    }
     if e.is_timeout() {
         BackendError::Timeout {
             url: url.to_owned(),
-            secs: idle.as_secs(),
-            stage: "connecting".to_owned(),
+            secs: connect.as_secs(),
+            stage: CONNECTING.to_owned(),
         }
     } else {
         BackendError::Connect {
             url: url.to_owned(),
+            cause: ConnectCause::of(e),
             detail: chain(e),
         }
     }
@@ -221,6 +232,7 @@ pub(super) struct Opened {
 pub(super) struct Opening {
     pub url: String,
     pub idle: Duration,
+    pub connect: Duration,
     pub api_key: Option<String>,
     pub cancel: CancellationToken,
 }
@@ -250,7 +262,7 @@ async fn open_inner(
                     stage: "waiting for response headers".to_owned(),
                 }));
             }
-            Ok(Err(e)) => return Err(Err(send_error(url, &e, idle))),
+            Ok(Err(e)) => return Err(Err(send_error(url, &e, o.connect))),
             Ok(Ok(resp)) => resp,
         },
     };
@@ -417,7 +429,7 @@ pub(super) fn outcome(
     }
     out.push(StreamEvent::Finished {
         total_us: started.elapsed().as_micros() as u64,
-        error: error.as_ref().map(ToString::to_string),
+        error: error.as_ref().map(BackendError::with_detail),
     });
     (error, cancelled)
 }
@@ -443,7 +455,7 @@ pub(super) async fn list_models(
     let resp = tokio::time::timeout(idle, req.send())
         .await
         .map_err(|_| timeout("listing models"))?
-        .map_err(|e| send_error(&url, &e, idle))?;
+        .map_err(|e| send_error(&url, &e, ep.connect_timeout))?;
     let status = resp.status();
     if !status.is_success() {
         return Err(BackendError::Http {

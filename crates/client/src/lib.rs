@@ -8,6 +8,7 @@ mod chat;
 mod chat_reasoning;
 mod chat_request;
 mod completions;
+mod connect;
 mod error;
 mod events;
 mod exchange;
@@ -31,6 +32,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use chat_request::{ReasoningField, is_moonshot};
+pub use connect::ConnectCause;
 pub use error::BackendError;
 pub use http::{MODELS_KEPT, http_client};
 pub use logprobs::LogprobsOutcome;

@@ -61,7 +61,7 @@ pub(crate) fn stream_ended(result: &TurnResult, elapsed: Duration, bytes: u64) {
                 status,
                 bytes,
                 ms,
-                error = %chain(e),
+                error = %one_line(&e.with_detail(), TEXT_CHARS),
                 "stream failed"
             );
         }

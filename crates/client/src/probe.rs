@@ -170,7 +170,7 @@ async fn post(
     };
     let resp = match tokio::time::timeout(idle, req.send()).await {
         Err(_) => return Err(timeout("waiting for response headers")),
-        Ok(Err(e)) => return Err(http::send_error(&url, &e, idle)),
+        Ok(Err(e)) => return Err(http::send_error(&url, &e, ep.connect_timeout)),
         Ok(Ok(r)) => r,
     };
     let status = resp.status();

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::BackendError;
+use super::{BackendError, ConnectCause};
 
 /// How a profile retries a request that failed before any of its answer arrived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,9 +86,8 @@ impl BackendError {
             BackendError::Http { status, .. } => {
                 *status == 429 || ((500..600).contains(status) && !matches!(status, 501 | 505))
             }
-            BackendError::Connect { detail, .. } => {
-                let d = detail.to_ascii_lowercase();
-                d.contains("connection refused") || d.contains("connection reset")
+            BackendError::Connect { cause, .. } => {
+                matches!(cause, ConnectCause::Refused | ConnectCause::Reset)
             }
             _ => false,
         }
@@ -131,12 +130,14 @@ mod tests {
         }
         let refused = BackendError::Connect {
             url: "u".into(),
+            cause: ConnectCause::Refused,
             detail: "error sending request: tcp connect error: Connection refused (os error 111)"
                 .into(),
         };
         assert!(refused.is_transient());
         let dns = BackendError::Connect {
             url: "u".into(),
+            cause: ConnectCause::Dns,
             detail: "dns error: failed to lookup address".into(),
         };
         assert!(!dns.is_transient());

@@ -3,7 +3,9 @@
 //! with (shown as text), a listed model, the cap on token-level data, and URLs as shown.
 
 pub use kimi_client::logprobs::MAX_LOGPROBS;
-pub use kimi_client::{BackendError, ModelInfo, ModelList, host_and_port, redact_url};
+pub use kimi_client::{
+    BackendError, ConnectCause, ModelInfo, ModelList, host_and_port, redact_url,
+};
 
 /// `host` or `host:port` of a base URL as the status bar shows it: the URL itself (without
 /// userinfo) when it has no host.

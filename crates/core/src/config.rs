@@ -489,15 +489,8 @@ impl Config {
                 locate(&[Key::Name("profiles"), Key::Name(name), Key::Name(k)])
                     .or_else(|| locate(&[Key::Name("profiles"), Key::Name(name)]))
             };
-            if !(p.base_url.starts_with("http://") || p.base_url.starts_with("https://")) {
-                return Err(at(
-                    loc("base_url"),
-                    key("base_url"),
-                    format!(
-                        "expected an http:// or https:// URL ending in /v1, got {:?}",
-                        kimi_client::redact_url(&p.base_url)
-                    ),
-                ));
+            if let Err(why) = check_base_url(&p.base_url) {
+                return Err(at(loc("base_url"), key("base_url"), why));
             }
             if let Some(t) = p.temperature
                 && !(0.0..=2.0).contains(&t)
@@ -939,6 +932,12 @@ parameters = { type = "object", required = ["city"], properties = { city = { typ
             (e.line, e.key.as_deref()),
             (Some(2), Some("profiles.a.base_url"))
         );
+        assert!(
+            e.to_string().contains("write \"http://localhost:8000\""),
+            "{e}"
+        );
+        let e = parse("[profiles.a]\nbase_url = \"ftp://h/v1\"\n").expect_err("ftp");
+        assert!(e.to_string().contains("http:// and https:// only"), "{e}");
         let text = "[profiles.a]\nbase_url = \"http://x/v1\"\n\ntemperature = 7.0\n";
         let e = parse(text).expect_err("bad temperature");
         assert_eq!(e.line, Some(4));
@@ -1179,6 +1178,9 @@ pub enum ResolveError {
     /// The file has no such profile (or none at all).
     #[error("{}: {error}", path.display())]
     Profile { path: PathBuf, error: ProfileError },
+    /// `--base-url` is not an http(s) URL.
+    #[error("--base-url: {0}")]
+    BaseUrl(String),
     #[error(
         "no config file at {}; run `kimi-tui config init` to write an example there, pass --base-url, or try `kimi-tui --demo`",
         path.as_deref().map_or_else(|| "(no config directory)".to_owned(), |p| p.display().to_string())
@@ -1186,9 +1188,29 @@ pub enum ResolveError {
     NoConfig { path: Option<PathBuf> },
 }
 
+/// A `base_url` requests can go to: `http://` or `https://` in front. Without a scheme
+/// (`localhost:8000/v1`) the message says what to write instead.
+pub fn check_base_url(url: &str) -> Result<(), String> {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        return Ok(());
+    }
+    let shown = kimi_client::redact_url(url);
+    let hint = if url.contains("://") {
+        "kimi-tui speaks http:// and https:// only".to_owned()
+    } else {
+        format!("it has no scheme: write \"http://{shown}\" (or https:// for a TLS server)")
+    };
+    Err(format!(
+        "expected an http:// or https:// URL ending in /v1, got {shown:?}; {hint}"
+    ))
+}
+
 /// Load the config (from `--config` or the default path) and apply the overrides. With no
 /// config file, `--base-url` alone is enough (no tools then).
 pub fn resolve(o: &Overrides) -> Result<Resolved, ResolveError> {
+    if let Some(u) = &o.base_url {
+        check_base_url(u).map_err(ResolveError::BaseUrl)?;
+    }
     let path = o.config.clone().or_else(default_path);
     let config = match &path {
         Some(p) if o.config.is_some() || p.exists() => Some(Config::load(p)?),

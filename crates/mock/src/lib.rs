@@ -38,6 +38,10 @@ pub struct MockOptions {
     pub chunk_bytes: Option<usize>,
     /// Delay between SSE events.
     pub delay_ms: u64,
+    /// A thinking model's reasoning streams over about this many milliseconds in all, paced
+    /// evenly over its events (on top of `delay_ms`): the demo's, so that it is seen
+    /// streaming. 0 (the default): no pacing.
+    pub reasoning_ms: u64,
     /// Abort the connection after this many bytes of a generation response body.
     pub drop_after_bytes: Option<usize>,
     /// Every generation request answers this status with an OpenAI error body.
@@ -131,6 +135,7 @@ impl Default for MockOptions {
             model: "moonshotai/Kimi-K2-Instruct".to_owned(),
             chunk_bytes: None,
             delay_ms: 0,
+            reasoning_ms: 0,
             drop_after_bytes: None,
             fail_status: None,
             malformed_sse: false,

@@ -383,6 +383,7 @@ impl AppState {
             return self.deliver(
                 Box::new(std::iter::once(body)),
                 Some(HeaderValue::from_static("application/json")),
+                0,
             );
         }
         let events = || -> Box<dyn Iterator<Item = Bytes> + Send> {
@@ -413,6 +414,18 @@ impl AppState {
             }
             Box::new(all.into_iter())
         };
+        // The events that carry the reasoning lead the stream (after chat's role chunk); counted
+        // only when they are paced.
+        let reasoning_events = match &plan {
+            _ if self.opts.reasoning_ms == 0 => 0,
+            Some(plan) => {
+                1 + thinking::reasoning_events(&header, &self.opts.reasoning_key, plan).len()
+            }
+            None => {
+                let role = usize::from(matches!(mode, Mode::Chat { .. }));
+                role + thinking::deltas_in_reasoning(deltas(self.opts.chunk_bytes))
+            }
+        };
         let (malformed, error) = (self.opts.malformed_sse, self.opts.error_event);
         let mut events: Box<dyn Iterator<Item = Bytes> + Send> = if malformed || error {
             let at = faults::inject_point(events().count());
@@ -436,32 +449,37 @@ impl AppState {
         if self.opts.bom {
             events = Box::new(std::iter::once(Bytes::from_static(faults::BOM)).chain(events));
         }
-        self.deliver(events, content_type)
+        self.deliver(events, content_type, reasoning_events)
     }
 
-    /// Send `chunks` as the body, with the configured delay between them and the configured drop.
+    /// Send `chunks` as the body, with the configured delay between them and the configured drop;
+    /// the first `reasoning` chunks share the reasoning's pacing.
     fn deliver(
         &self,
         chunks: Box<dyn Iterator<Item = Bytes> + Send>,
         content_type: Option<HeaderValue>,
+        reasoning: usize,
     ) -> Response {
-        let stream: BoxStream<'static, Bytes> = match self.opts.delay_ms {
-            0 => stream::iter(Batched {
-                inner: chunks,
-                next: None,
-            })
-            .boxed(),
-            ms => {
-                let delay = Duration::from_millis(ms);
-                stream::unfold((chunks, true), move |(mut it, first)| async move {
-                    if !first {
-                        tokio::time::sleep(delay).await;
-                    }
-                    it.next().map(|b| (b, (it, false)))
+        let (delay, reasoning_ms) = (self.opts.delay_ms, self.opts.reasoning_ms);
+        let stream: BoxStream<'static, Bytes> =
+            if delay == 0 && (reasoning_ms == 0 || reasoning == 0) {
+                stream::iter(Batched {
+                    inner: chunks,
+                    next: None,
                 })
                 .boxed()
-            }
-        };
+            } else {
+                let base = Duration::from_millis(delay);
+                let paced = Duration::from_millis(reasoning_ms) / reasoning.max(1) as u32;
+                stream::unfold((chunks, 0usize), move |(mut it, k)| async move {
+                    if k > 0 {
+                        let extra = if k < reasoning { paced } else { Duration::ZERO };
+                        tokio::time::sleep(base + extra).await;
+                    }
+                    it.next().map(|b| (b, (it, k + 1)))
+                })
+                .boxed()
+            };
         let body = match self.opts.drop_after_bytes {
             Some(limit) => Body::from_stream(faults::drop_after(stream, limit)),
             None => Body::from_stream(stream.map(Ok::<_, std::io::Error>)),

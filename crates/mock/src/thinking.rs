@@ -7,6 +7,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::MockOptions;
+use super::deltas::Delta;
 use super::script::{Reply, Text};
 use super::sse::Header;
 use kimi_protocol::call_id;
@@ -153,6 +154,28 @@ pub fn reasoning_events(header: &Header, key: &str, plan: &Plan) -> Vec<Bytes> {
         events.push(reasoning_delta(header, key, piece));
     }
     events
+}
+
+/// How many of `deltas` carry reasoning written as text (raw mode, or chat without a
+/// reasoning parser): those up to the one that closes it with `</think>`; 0 without one.
+pub(crate) fn deltas_in_reasoning(deltas: impl Iterator<Item = Delta>) -> usize {
+    const CLOSE: &str = "</think>";
+    // The text since the last delta's tail: the tag may be split across deltas.
+    let mut tail = String::new();
+    for (k, d) in deltas.enumerate() {
+        if let Delta::Text(t) = d {
+            tail.push_str(&t);
+            if tail.contains(CLOSE) {
+                return k + 1;
+            }
+            let keep = tail.len().saturating_sub(CLOSE.len());
+            let cut = (keep..=tail.len())
+                .find(|&i| tail.is_char_boundary(i))
+                .unwrap_or(0);
+            tail.drain(..cut);
+        }
+    }
+    0
 }
 
 /// One reasoning delta, with the explicit null content SGLang sends.

@@ -244,7 +244,12 @@ impl History {
             round: self.round,
             finish,
             cancelled: error.is_none(),
-            error: error.map(|e| Box::new(BackendError::Setup(e))),
+            // The trace keeps the error's cause on the lines after the first; the transcript
+            // shows the first line, as it did live.
+            error: error.map(|e| {
+                let first = e.lines().next().unwrap_or_default().to_owned();
+                Box::new(BackendError::Setup(first))
+            }),
         });
     }
 

@@ -829,3 +829,89 @@ async fn models_lists_extra_models_with_their_max_model_len_or_without() {
     assert!(v["data"][0].get("max_model_len").is_none(), "{v}");
     server.shutdown().await;
 }
+
+/// When each event of a streamed answer arrived, from the start of the request, with its
+/// answer text (raw `text`, chat `delta.content`) and reasoning (`delta.reasoning_content`).
+async fn timed_events(
+    resp: reqwest::Response,
+    started: Instant,
+) -> Vec<(Duration, String, String)> {
+    let mut out = Vec::new();
+    let mut pending = String::new();
+    let mut body = resp.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        pending.push_str(&String::from_utf8_lossy(&chunk.expect("chunk")));
+        while let Some(end) = pending.find("\n\n") {
+            let event: String = pending.drain(..end + 2).collect();
+            let Some(data) = event.trim().strip_prefix("data: ") else {
+                continue;
+            };
+            let Ok(v) = serde_json::from_str::<Value>(data) else {
+                continue;
+            };
+            let choice = &v["choices"][0];
+            let text = choice["text"]
+                .as_str()
+                .or(choice["delta"]["content"].as_str())
+                .unwrap_or_default();
+            let reasoning = choice["delta"]["reasoning_content"]
+                .as_str()
+                .unwrap_or_default();
+            out.push((started.elapsed(), text.to_owned(), reasoning.to_owned()));
+        }
+    }
+    out
+}
+
+/// The demo's pacing: a thinking model's reasoning takes about `reasoning_ms` to stream, in
+/// both modes, and the answer after it is not slowed; without the option nothing is.
+#[tokio::test]
+async fn reasoning_pacing_slows_the_reasoning_alone() {
+    for (reasoning_ms, paced) in [(600, true), (0, false)] {
+        let server = start(MockOptions {
+            model: "kimi-k2-thinking".into(),
+            reasoning_ms,
+            ..Default::default()
+        })
+        .await;
+        let messages = vec![Message::user("Hello")];
+        let mut chat = chat_body(&messages);
+        chat["model"] = json!("kimi-k2-thinking");
+        let mut raw = raw_body(&format!("{}<think>", prompt(&messages)));
+        raw["model"] = json!("kimi-k2-thinking");
+        for (path, body) in [("/chat/completions", chat), ("/completions", raw)] {
+            let started = Instant::now();
+            let events = timed_events(post(&server, path, &body).await, started).await;
+            // The answer starts with the first text after the reasoning (raw: after `</think>`).
+            let mut text = String::new();
+            let first_answer = events
+                .iter()
+                .position(|(_, t, r)| {
+                    let answer = r.is_empty()
+                        && !t.is_empty()
+                        && (path.contains("chat") || text.contains("</think>"));
+                    text.push_str(t);
+                    answer
+                })
+                .unwrap_or_else(|| panic!("{path}: no answer in {events:?}"));
+            let reasoning_done = events[first_answer].0;
+            let rest = events.last().expect("events").0 - reasoning_done;
+            if paced {
+                assert!(
+                    reasoning_done >= Duration::from_millis(450),
+                    "{path}: the reasoning took {reasoning_done:?}"
+                );
+            } else {
+                assert!(
+                    reasoning_done < Duration::from_millis(300),
+                    "{path}: unpaced reasoning took {reasoning_done:?}"
+                );
+            }
+            assert!(
+                rest < Duration::from_millis(300),
+                "{path}: the answer took {rest:?}"
+            );
+        }
+        server.shutdown().await;
+    }
+}

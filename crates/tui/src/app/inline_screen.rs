@@ -164,6 +164,16 @@ impl<W: Write + Clone> InlineScreen<W> {
         Ok(())
     }
 
+    /// Clear the viewport for another program's output (the cursor left at its top-left);
+    /// where the viewport goes next is asked again.
+    pub(crate) fn vacate(&mut self) -> io::Result<()> {
+        let mut w = self.out.clone();
+        clear_below(&mut w, self.area.y, self.size.height.max(1))?;
+        self.term = None;
+        self.lost = true;
+        w.flush()
+    }
+
     /// The app is leaving: `rows` (the rest of what it showed) written into the scrollback,
     /// the viewport cleared, and the cursor left below the conversation for the shell.
     pub(crate) fn close(

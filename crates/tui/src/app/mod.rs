@@ -23,6 +23,7 @@ pub(crate) mod inline_screen;
 pub(crate) mod input;
 pub(crate) mod inspector_tokens;
 pub(crate) mod inspector_trace;
+mod job_control;
 #[cfg(test)]
 pub(crate) mod key_reference;
 pub(crate) mod keys;
@@ -314,6 +315,7 @@ async fn event_loop(
 ) -> Result<(), AppError> {
     let mut term_events = input::Input::default();
     let mut stop = stop_signals().map_err(AppError::Signals)?;
+    let mut job = job_control::signals().map_err(AppError::Signals)?;
     let theme = ui::markdown::Theme::default();
     let mut last_draw = Instant::now() - FRAME;
     // At most ~60 frames a second, and fewer when a frame is expensive (a huge message being
@@ -396,6 +398,11 @@ async fn event_loop(
             },
             // A closed terminal window (SIGHUP) or a plain `kill`: leave through the final save.
             _ = stop.recv() => break,
+            // `kill -TSTP`, then `fg`: the shell gets the terminal while the app is stopped.
+            Some(sig) = job.recv() => {
+                job_control::handle(sig, terminal, screen, app);
+                continue;
+            }
             _ = sleep_until(deadline) => {
                 if wake.is_some_and(|w| w <= Instant::now()) {
                     AppEvent::Tick
@@ -608,11 +615,11 @@ fn edit_in_editor(
 ) -> Result<String, editor::EditorError> {
     // The input reader lets go of the terminal: the editor reads it.
     io.events.stop();
-    let result = match terminal::suspend() {
+    let result = match io.screen.hand_over().and_then(|()| terminal::suspend()) {
         Ok(()) => editor::run(draft),
         Err(e) => Err(editor::EditorError::Suspend(e.to_string())),
     };
-    let taken = terminal::resume(mouse, !io.screen.is_inline())
+    let taken = terminal::resume(mouse, !io.screen.is_inline(), true)
         .and_then(|()| io.screen.taken_back(io.terminal));
     if let Err(e) = taken {
         tracing::error!(error = %e, "cannot take the terminal back from the editor");

@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use kimi_core::backend::BackendError;
 use kimi_protocol::sanitize;
 
 use super::state::App;
@@ -62,20 +63,38 @@ impl RetryWait {
     }
 }
 
+/// A retry's line once its attempt went out: the same failure again reuses it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RetryLine {
+    warning: usize,
+    error: String,
+    attempt: u32,
+}
+
 /// Error texts are shown up to this many characters.
 const ERROR_CHARS: usize = 300;
+
+/// What failed, without advice: the line says what happens next instead.
+fn failure_text(error: &BackendError) -> String {
+    sanitize::one_line(&error.what_failed(), ERROR_CHARS)
+}
 
 /// The agent will try again after `wait`.
 pub(super) fn scheduled(
     app: &mut App,
-    error: &impl std::fmt::Display,
+    error: &BackendError,
     attempt: u32,
     attempts: u32,
     wait: Duration,
     now: Instant,
 ) {
+    let error = failure_text(error);
+    // The same failure as the last attempt's: its line counts on, not one line per attempt.
+    let same_line = (app.status.retried.take())
+        .filter(|r| r.error == error)
+        .map(|r| r.warning);
     let mut w = RetryWait {
-        error: sanitize::one_line(&error.to_string(), ERROR_CHARS),
+        error,
         attempt,
         attempts,
         until: now + wait,
@@ -85,8 +104,16 @@ pub(super) fn scheduled(
     w.shown = w.seconds_left(now);
     let text = w.countdown_text(now);
     if let Some(t) = app.current_turn() {
-        t.warnings.push(text);
-        w.warning = Some(t.warnings.len() - 1);
+        match same_line.filter(|k| *k < t.warnings.len()) {
+            Some(k) => {
+                t.warnings[k] = text;
+                w.warning = Some(k);
+            }
+            None => {
+                t.warnings.push(text);
+                w.warning = Some(t.warnings.len() - 1);
+            }
+        }
         t.rev += 1;
     }
     app.status.retry_wait = Some(w);
@@ -113,6 +140,13 @@ pub(super) fn ended(app: &mut App, retried: bool) {
     let Some(w) = app.status.retry_wait.take() else {
         return;
     };
+    if retried && let Some(warning) = w.warning {
+        app.status.retried = Some(RetryLine {
+            warning,
+            error: w.error.clone(),
+            attempt: w.attempt,
+        });
+    }
     let text = if retried {
         format!(
             "{}; retried (attempt {}/{})",
@@ -126,6 +160,24 @@ pub(super) fn ended(app: &mut App, retried: bool) {
     };
     set_line(app, w.warning, text);
     app.dirty = true;
+}
+
+/// The round failed for good with `error`: a retry line telling the same failure is dropped,
+/// the error's line says it, and the cell's header how many attempts were made.
+pub(super) fn failed(app: &mut App, error: &BackendError) {
+    let Some(r) = app.status.retried.take() else {
+        return;
+    };
+    if r.error != failure_text(error) {
+        return;
+    }
+    if let Some(t) = app.current_turn() {
+        if r.warning < t.warnings.len() {
+            t.warnings.remove(r.warning);
+        }
+        t.attempts = r.attempt;
+        t.rev += 1;
+    }
 }
 
 fn set_line(app: &mut App, k: Option<usize>, text: String) {

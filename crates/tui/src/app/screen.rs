@@ -31,6 +31,15 @@ impl Screen {
         matches!(self, Screen::Inline(_))
     }
 
+    /// Another program is to have the terminal (the editor, the shell after a stop): the
+    /// inline viewport is cleared, so that what it writes goes where the viewport was.
+    pub(crate) fn hand_over(&mut self) -> io::Result<()> {
+        match self {
+            Screen::Inline(s) if !s.alt => s.vacate(),
+            _ => Ok(()),
+        }
+    }
+
     /// Another program had the terminal (the editor, a stop): the next frame draws all.
     pub(crate) fn taken_back(&mut self, terminal: &mut Term) -> io::Result<()> {
         match self {

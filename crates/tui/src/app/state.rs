@@ -87,6 +87,8 @@ pub(crate) struct AssistantTurn {
     /// Index into `App::traces` of this request's trace.
     pub(crate) trace: Option<usize>,
     pub(crate) warnings: Vec<String>,
+    /// Requests made for this answer: more than one when failures were retried.
+    pub(crate) attempts: u32,
     /// Bumped on every change outside the text (panes, state, warnings, selection).
     pub(crate) rev: u64,
     /// This answer's text stream: an escape sequence split across tokens is removed whole.
@@ -105,6 +107,7 @@ impl AssistantTurn {
             panes: Vec::new(),
             trace,
             warnings: Vec::new(),
+            attempts: 1,
             rev: 1,
             sanitizer: Default::default(),
             reasoning: Default::default(),

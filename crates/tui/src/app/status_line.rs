@@ -24,6 +24,8 @@ pub(crate) struct StatusLine {
     pub(crate) context: super::models_context::ContextGauge,
     /// The agent waits before retrying a request (the countdown).
     pub(crate) retry_wait: Option<super::retry::RetryWait>,
+    /// The last retry's line, while the round it retried has not finished.
+    pub(crate) retried: Option<super::retry::RetryLine>,
 }
 
 impl Default for StatusLine {
@@ -35,6 +37,7 @@ impl Default for StatusLine {
             round_started: None,
             context: Default::default(),
             retry_wait: None,
+            retried: None,
         }
     }
 }

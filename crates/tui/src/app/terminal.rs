@@ -221,12 +221,15 @@ pub(crate) fn suspend() -> io::Result<()> {
     disable_raw_mode()
 }
 
-/// Take the terminal back after [`suspend`], as [`TerminalGuard::enter`] had it (the screen
-/// then draws its next frame whole).
-pub(crate) fn resume(mouse: bool, alternate: bool) -> io::Result<()> {
+/// Take the terminal back as [`TerminalGuard::enter`] had it (the screen then draws its next
+/// frame whole): after [`suspend`], or after the process was continued (the shell may have set
+/// its own modes meanwhile). The keyboard flags are pushed again when `repush` (after
+/// [`suspend`] popped them). Nothing is read from the terminal: the input reader may still
+/// hold it.
+pub(crate) fn resume(mouse: bool, alternate: bool, repush: bool) -> io::Result<()> {
     enable_raw_mode()?;
     write_enter(&mut io::stdout(), mouse, alternate)?;
-    if KEYBOARD_PUSHED.load(Ordering::SeqCst) {
+    if repush && KEYBOARD_PUSHED.load(Ordering::SeqCst) {
         execute!(
             io::stdout(),
             PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)

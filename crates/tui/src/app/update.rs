@@ -1060,6 +1060,11 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
         } => {
             super::retry::ended(app, false);
             super::reasoning_update::answer_started(app);
+            // Server text: on its own line, escaped, capped.
+            if let Some(e) = &error {
+                super::retry::failed(app, e);
+            }
+            app.status.retried = None;
             if let Some(t) = app.current_turn() {
                 t.state = match (&error, cancelled) {
                     (Some(e), _) => {

@@ -518,6 +518,94 @@ fn the_next_attempt_ends_the_countdown_and_its_answer_fills_the_same_cell() {
     assert!(!a.busy);
 }
 
+/// A refused connection, as the client reports it.
+fn refused() -> Box<BackendError> {
+    Box::new(BackendError::Connect {
+        url: "http://127.0.0.1:9/v1/completions".into(),
+        cause: kimi_core::backend::ConnectCause::Refused,
+        detail: "error sending request: tcp connect error: Connection refused (os error 111)"
+            .into(),
+    })
+}
+
+/// Attempts that fail alike: one line counting on, then folded into the failure.
+#[test]
+fn retries_of_one_failure_share_a_line_that_the_final_error_replaces() {
+    let mut a = switchable();
+    command(&mut a, "hello");
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
+    );
+    for attempt in 2..=3 {
+        let retry = EngineEvent::RetryScheduled {
+            error: refused(),
+            attempt,
+            attempts: 3,
+            wait: Duration::from_secs(1),
+        };
+        update(&mut a, AppEvent::Engine(retry));
+        let trace = SharedTrace::new(Trace::default());
+        update(
+            &mut a,
+            AppEvent::Engine(EngineEvent::TraceStarted { index: 0, trace }),
+        );
+        assert_eq!(
+            warnings(&a),
+            [format!(
+                "Cannot connect to 127.0.0.1:9 (connection refused); retried (attempt {attempt}/3)"
+            )]
+        );
+    }
+    let failed = EngineEvent::RoundFinished {
+        round: 1,
+        finish: String::new(),
+        error: Some(refused()),
+        cancelled: false,
+    };
+    update(&mut a, AppEvent::Engine(failed));
+    assert!(warnings(&a).is_empty(), "{:?}", warnings(&a));
+    let screen = format!("{:?}", super::drawn(&mut a, 120, 30));
+    assert!(screen.contains("failed after 3 attempts"), "{screen}");
+    assert!(!screen.contains("os error"), "{screen}");
+
+    // A last attempt failing otherwise keeps the retries' line beside its own error.
+    let outcome = Box::new(TurnOutcome::default());
+    update(&mut a, AppEvent::Engine(EngineEvent::TurnDone { outcome }));
+    command(&mut a, "again");
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
+    );
+    let retry = EngineEvent::RetryScheduled {
+        error: refused(),
+        attempt: 2,
+        attempts: 2,
+        wait: Duration::from_secs(1),
+    };
+    update(&mut a, AppEvent::Engine(retry));
+    let trace = SharedTrace::new(Trace::default());
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::TraceStarted { index: 1, trace }),
+    );
+    let failed = EngineEvent::RoundFinished {
+        round: 1,
+        finish: String::new(),
+        error: Some(Box::new(BackendError::Setup("other".into()))),
+        cancelled: false,
+    };
+    update(&mut a, AppEvent::Engine(failed));
+    let cells = (a.transcript.entries.iter())
+        .filter(|e| matches!(e, Entry::Assistant(_)))
+        .count();
+    assert_eq!(cells, 2, "the second turn has its own cell");
+    assert_eq!(
+        warnings(&a),
+        ["Cannot connect to 127.0.0.1:9 (connection refused); retried (attempt 2/2)"]
+    );
+}
+
 #[test]
 fn an_unknown_window_is_asked_for_again_after_a_turn_until_a_listing_succeeds() {
     let mut a = switchable();

@@ -160,8 +160,15 @@ pub(crate) fn head_lines(trace: &Trace, index: usize, total: usize, out: &mut Ve
         )));
     }
     if let Some(e) = &trace.error {
-        let e = sanitize::one_line(e, 1000);
-        out.push(Line::from(Span::styled(format!("✗ {e}"), style::error())));
+        // The error's line, then its cause (the HTTP library's chain) on lines of their own.
+        for (k, line) in e.lines().enumerate() {
+            let line = sanitize::one_line(line, 1000);
+            let mark = if k == 0 { "✗ " } else { "  " };
+            out.push(Line::from(Span::styled(
+                format!("{mark}{line}"),
+                style::error(),
+            )));
+        }
     }
 }
 

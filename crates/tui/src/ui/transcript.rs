@@ -170,6 +170,10 @@ impl TurnCell {
         match &t.state {
             TurnState::Streaming => spans.push(Span::styled("  streaming…", style::dim())),
             TurnState::Cancelled => spans.push(Span::styled("  cancelled", style::warning())),
+            TurnState::Failed(_) if t.attempts > 1 => spans.push(Span::styled(
+                format!("  failed after {} attempts", t.attempts),
+                style::error(),
+            )),
             TurnState::Failed(_) => spans.push(Span::styled("  failed", style::error())),
             TurnState::Interrupted => spans.push(Span::styled("  interrupted", style::warning())),
             TurnState::Done => {}
