@@ -132,8 +132,14 @@ fn inline_a_stop_leaves_the_conversation_and_fg_draws_the_viewport_below_the_she
     t.send_line("fg");
     let screen = t.wait_for(&["│ idle"], "the viewport drawn again after fg");
     let rows: Vec<&str> = screen.lines().collect();
-    let shell = rows.iter().rposition(|r| r.contains("shell-42")).expect("shell");
-    let status = rows.iter().position(|r| r.contains("│ idle")).expect("status");
+    let shell = rows
+        .iter()
+        .rposition(|r| r.contains("shell-42"))
+        .expect("shell");
+    let status = rows
+        .iter()
+        .position(|r| r.contains("│ idle"))
+        .expect("status");
     assert!(shell < status, "below the shell's lines: {screen}");
     assert_eq!(screen.matches("│ idle").count(), 1, "{screen}");
     t.literal("typed after fg");

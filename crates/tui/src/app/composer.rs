@@ -34,10 +34,28 @@ impl Default for Composer {
     }
 }
 
+/// What the empty input says, and its short form for a screen too narrow for it.
+pub(crate) const PLACEHOLDER: &str = "Message Kimi  (Enter send · Ctrl-J newline · /help)";
+const PLACEHOLDER_SHORT: &str = "Message Kimi  (/help)";
+
+/// The empty input's text fitted to `width` columns (another placeholder, such as a picker's,
+/// is left as it is).
+pub(crate) fn fit_placeholder(input: &mut TextArea<'static>, width: u16) {
+    let shown = input.placeholder_text();
+    if shown != PLACEHOLDER && shown != PLACEHOLDER_SHORT {
+        return;
+    }
+    let fits = crate::ui::width::str_width(PLACEHOLDER) <= width as usize;
+    let want = if fits { PLACEHOLDER } else { PLACEHOLDER_SHORT };
+    if shown != want {
+        input.set_placeholder_text(want);
+    }
+}
+
 /// A fresh multi-line input box.
 pub(crate) fn new_input() -> TextArea<'static> {
     let mut t = TextArea::default();
-    t.set_placeholder_text("Message Kimi  (Enter send · Ctrl-J newline · /help)");
+    t.set_placeholder_text(PLACEHOLDER);
     t.set_wrap_mode(ratatui_textarea::WrapMode::Glyph);
     t.set_cursor_line_style(ratatui::style::Style::default());
     // Set here, not per frame: the box is drawn as it is, never cloned, so its wrap layout is

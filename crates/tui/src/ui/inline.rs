@@ -100,6 +100,7 @@ pub(crate) fn prepare(
     theme: &Theme,
     flush: bool,
 ) -> Vec<Line<'static>> {
+    crate::app::composer::fit_placeholder(&mut app.composer.input, width);
     let now = app.now;
     let max = max as usize;
     let t = &mut app.transcript;

@@ -78,6 +78,7 @@ pub(crate) fn areas(app: &App, size: Rect) -> Areas {
 
 /// Refresh what the next frame needs at `size`.
 pub(crate) fn prepare(app: &mut App, size: Rect, theme: &markdown::Theme) {
+    crate::app::composer::fit_placeholder(&mut app.composer.input, size.width);
     let a = areas(app, size);
     transcript::prepare(app, a.transcript.width, a.transcript.height, theme);
     if app.layers.inspector.open && app.layers.inspector.tokens.open {
