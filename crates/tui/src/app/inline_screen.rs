@@ -81,18 +81,25 @@ impl<W: Write + Clone> InlineScreen<W> {
 
     /// The viewport's top row: where the cursor is now (`Some`, as the terminal answered),
     /// or, if the terminal did not say, the bottom of the screen.
-    pub(crate) fn found(&mut self, cursor: Option<(u16, u16)>, size: Size) {
+    pub(crate) fn found(&mut self, cursor: Option<(u16, u16)>, size: Size) -> io::Result<()> {
+        let last = size.height.saturating_sub(1);
         let row = match cursor {
-            // Something was written after the last frame (a shell prompt at start):
-            // the viewport starts on the next row.
-            Some((x, y)) if x > 0 => y.saturating_add(1),
-            Some((_, y)) => y,
-            None => size.height.saturating_sub(1),
+            // Something was written after the last frame (a shell prompt at start): the
+            // viewport starts on a line of its own (the screen scrolls if that was the last).
+            Some((x, y)) if x > 0 => {
+                let mut w = self.out.clone();
+                w.write_all(b"\r\n")?;
+                w.flush()?;
+                (y + 1).min(last)
+            }
+            Some((_, y)) => y.min(last),
+            None => last,
         };
         self.area.y = row;
         self.size = size;
         self.term = None;
         self.lost = false;
+        Ok(())
     }
 
     /// One frame: `rows` written into the scrollback above the viewport, then the viewport
@@ -186,11 +193,12 @@ impl<W: Write + Clone> InlineScreen<W> {
         let screen = size.height.max(1);
         let top = self.area.y.min(screen - 1);
         queue!(w, BeginSynchronizedUpdate)?;
-        clear_below(&mut w, top, screen)?;
-        let top = write_rows(&mut w, rows, size.width, screen, top, paint)?;
-        queue!(w, MoveTo(0, top), EndSynchronizedUpdate)?;
+        let written = clear_below(&mut w, top, screen)
+            .and_then(|()| write_rows(&mut w, rows, size.width, screen, top, paint))
+            .and_then(|top| queue!(w, MoveTo(0, top)));
         self.term = None;
-        w.flush()
+        let ended = queue!(w, EndSynchronizedUpdate).and_then(|()| w.flush());
+        written.and(ended)
     }
 }
 
@@ -305,7 +313,7 @@ mod tests {
         let tape = Tape::default();
         let size = Size::new(cols, rows);
         let mut s = InlineScreen::new(tape.clone(), size);
-        s.found(Some((0, 0)), size);
+        s.found(Some((0, 0)), size).unwrap();
         (tape, term(rows, cols, 100), s, size)
     }
 
@@ -328,7 +336,7 @@ mod tests {
         // A shell prompt on the first row; the app starts below it.
         vt.process(b"$ kimi-tui --inline\r\n");
         let mut s = InlineScreen::new(tape.clone(), size);
-        s.found(Some((0, 1)), size);
+        s.found(Some((0, 1)), size).unwrap();
         s.frame(size, &[], PAINT, 3, viewport("vp")).unwrap();
         vt.process(&tape.take());
         assert_eq!(
@@ -393,7 +401,7 @@ mod tests {
         vt.screen_mut().set_size(nz(10), nz(20));
         let size = Size::new(20, 10);
         let (y, x) = vt.screen().cursor_position();
-        s.found(Some((x, y)), size);
+        s.found(Some((x, y)), size).unwrap();
         s.frame(size, &lines(3, 4), PAINT, 3, viewport("vp"))
             .unwrap();
         vt.process(&tape.take());

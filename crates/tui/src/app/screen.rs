@@ -34,10 +34,11 @@ impl Screen {
     /// Another program is to have the terminal (the editor, the shell after a stop): the
     /// inline viewport is cleared, so that what it writes goes where the viewport was.
     pub(crate) fn hand_over(&mut self) -> io::Result<()> {
-        match self {
-            Screen::Inline(s) if !s.alt => s.vacate(),
-            _ => Ok(()),
-        }
+        let Screen::Inline(s) = self else {
+            return Ok(());
+        };
+        back_from_overlay(s)?;
+        s.vacate()
     }
 
     /// Another program had the terminal (the editor, a stop): the next frame draws all.
@@ -78,14 +79,10 @@ impl Screen {
             ui::prepare(app, area, theme);
             return frame::draw(terminal, app);
         }
-        if s.alt {
-            // The normal screen comes back as it was, the cursor where it was parked.
-            terminal::leave_alternate(&mut io::stdout())?;
-            s.alt = false;
-        }
+        back_from_overlay(s)?;
         if s.lost || size != s.size() {
             input.stop();
-            s.found(crossterm::cursor::position().ok(), size);
+            s.found(crossterm::cursor::position().ok(), size)?;
         }
         let rows = ui::inline::prepare(app, size.width, size.height, theme, false);
         let height = ui::inline::viewport_height(app, size.width, size.height);
@@ -106,18 +103,25 @@ impl Screen {
         let Screen::Inline(s) = self else {
             return Ok(());
         };
-        if s.alt {
-            terminal::leave_alternate(&mut io::stdout())?;
-            s.alt = false;
-        }
+        back_from_overlay(s)?;
         let size = terminal.size()?;
         if s.lost || size != s.size() {
             // The input reader has stopped with the event loop.
-            s.found(crossterm::cursor::position().ok(), size);
+            s.found(crossterm::cursor::position().ok(), size)?;
         }
         let rows = ui::inline::prepare(app, size.width, size.height, theme, true);
         s.close(size, &rows, paint(app))
     }
+}
+
+/// Leave an overlay's alternate screen: the normal one comes back as it was, the cursor
+/// where it was parked.
+fn back_from_overlay(s: &mut InlineScreen<StdoutWriter>) -> io::Result<()> {
+    if s.alt {
+        terminal::leave_alternate(&mut io::stdout())?;
+        s.alt = false;
+    }
+    Ok(())
 }
 
 /// Clear the (alternate) screen and have the next frame drawn whole. Not `Terminal::clear`:

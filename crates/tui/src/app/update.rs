@@ -183,7 +183,7 @@ fn key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::PageUp) => scroll(app, page, true),
         Some(Action::PageDown) => scroll(app, page, false),
         Some(Action::Top) if empty || k.modifiers.contains(KeyModifiers::CONTROL) => {
-            app.transcript.scroll_from_bottom = usize::MAX / 2;
+            scroll(app, usize::MAX / 2, true);
         }
         Some(Action::Bottom) if empty || k.modifiers.contains(KeyModifiers::CONTROL) => {
             app.transcript.scroll_from_bottom = 0;

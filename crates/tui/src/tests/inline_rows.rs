@@ -30,7 +30,13 @@ fn text(app: &mut App, t: &str) {
     engine(app, EngineEvent::Stream(StreamEvent::Text(t.into())));
 }
 
-fn finished(app: &mut App) {
+/// A round of an exchange begins (sending a message made the app busy).
+fn round(app: &mut App) {
+    app.busy = true;
+    engine(app, EngineEvent::RoundStarted { round: 1 });
+}
+
+fn round_finished(app: &mut App) {
     engine(
         app,
         EngineEvent::RoundFinished {
@@ -40,6 +46,13 @@ fn finished(app: &mut App) {
             cancelled: false,
         },
     );
+}
+
+/// The round and the exchange end.
+fn finished(app: &mut App) {
+    round_finished(app);
+    let outcome = Box::new(kimi_core::engine::TurnOutcome::default());
+    engine(app, EngineEvent::TurnDone { outcome });
 }
 
 /// One frame's rows for the scrollback, as text, at `width`.
@@ -70,7 +83,7 @@ fn a_streamed_answer_is_written_a_block_at_a_time_and_never_again() {
         "the welcome is live"
     );
     a.notice("hello", false);
-    engine(&mut a, EngineEvent::RoundStarted { round: 1 });
+    round(&mut a);
     text(&mut a, "First paragraph");
     // The notice is final (something follows it), the header is written at once, without
     // the streaming state; the paragraph is still open.
@@ -124,7 +137,7 @@ fn the_last_notice_stays_live_while_it_may_still_count_its_repeats() {
 #[test]
 fn cells_behind_a_streaming_turn_wait_for_it_and_go_in_order() {
     let mut a = app();
-    engine(&mut a, EngineEvent::RoundStarted { round: 1 });
+    round(&mut a);
     text(&mut a, "Working");
     // A notice pushed while the turn streams comes after it, in the scrollback too.
     a.notice("queued", false);
@@ -144,7 +157,7 @@ fn cells_behind_a_streaming_turn_wait_for_it_and_go_in_order() {
 #[test]
 fn a_width_change_goes_on_from_the_same_text_at_the_new_width() {
     let mut a = app();
-    engine(&mut a, EngineEvent::RoundStarted { round: 1 });
+    round(&mut a);
     text(
         &mut a,
         "alpha beta gamma delta\n\nepsilon zeta eta theta\n\niota",
@@ -165,7 +178,7 @@ fn a_width_change_goes_on_from_the_same_text_at_the_new_width() {
 #[test]
 fn leaving_writes_everything_including_a_streaming_turn() {
     let mut a = app();
-    engine(&mut a, EngineEvent::RoundStarted { round: 1 });
+    round(&mut a);
     text(&mut a, "half an ans");
     let _ = written(&mut a, 40);
     let rows = texts(&inline::prepare(&mut a, 40, 20, &Theme::default(), true));
@@ -199,4 +212,87 @@ fn the_page_keys_say_where_the_conversation_is_instead_of_scrolling() {
         "{:?}",
         live(&a)
     );
+}
+
+#[test]
+fn reasoning_that_comes_after_the_first_frame_is_shown_and_then_written() {
+    let mut a = app();
+    round(&mut a);
+    assert_eq!(
+        written(&mut a, 60),
+        ["◆ Kimi"],
+        "the header, before any token"
+    );
+    engine(
+        &mut a,
+        EngineEvent::Stream(StreamEvent::Reasoning("Thinking it over.".into())),
+    );
+    assert!(written(&mut a, 60).is_empty());
+    assert!(
+        live(&a).iter().any(|l| l.contains("Thinking it over.")),
+        "{:?}",
+        live(&a)
+    );
+    text(&mut a, "The answer.");
+    let rows = written(&mut a, 60);
+    assert!(rows.iter().any(|l| l.contains("Thought for")), "{rows:?}");
+    finished(&mut a);
+    assert!(written(&mut a, 60).iter().any(|l| l == "The answer."));
+}
+
+#[test]
+fn a_turn_with_calls_waits_for_their_results_until_the_next_round() {
+    let mut a = app();
+    round(&mut a);
+    text(&mut a, "Checking.");
+    for e in [
+        StreamEvent::ToolCallBegin {
+            index: 0,
+            id: "c0".into(),
+            name: "get_weather".into(),
+        },
+        StreamEvent::ToolCallArgs {
+            index: 0,
+            delta: "{}".into(),
+        },
+        StreamEvent::ToolCallEnd { index: 0 },
+    ] {
+        engine(&mut a, EngineEvent::Stream(e));
+    }
+    round_finished(&mut a);
+    // The round is over, its call is not: the turn stays live while the exchange runs.
+    let _ = written(&mut a, 60);
+    assert!(
+        live(&a).iter().any(|l| l.contains("get_weather")),
+        "{:?}",
+        live(&a)
+    );
+    // The next round: the turn is final, written with its pane.
+    round(&mut a);
+    let rows = written(&mut a, 60);
+    assert!(rows.iter().any(|l| l.contains("get_weather")), "{rows:?}");
+    assert!(!live(&a).iter().any(|l| l.contains("get_weather")));
+}
+
+#[test]
+fn a_turn_that_no_exchange_runs_is_final_whatever_its_calls_say() {
+    let mut a = app();
+    // A resumed turn whose call never ran: not busy, not streaming.
+    round(&mut a);
+    text(&mut a, "Calling.");
+    engine(
+        &mut a,
+        EngineEvent::Stream(StreamEvent::ToolCallBegin {
+            index: 0,
+            id: "c0".into(),
+            name: "get_weather".into(),
+        }),
+    );
+    finished(&mut a);
+    a.notice("after it", false);
+    a.notice("and more", false);
+    let rows = written(&mut a, 60);
+    let call = rows.iter().position(|l| l.contains("get_weather"));
+    let after = rows.iter().position(|l| l.contains("after it"));
+    assert!(call.is_some() && after > call, "{rows:?}");
 }

@@ -3,8 +3,10 @@
 //! bottom, above the composer and the status line ([`draw`]).
 //!
 //! A cell is final when nothing can change it any more: a user message; a notice once
-//! anything follows it (the last one still counts its repeats); an assistant turn once it
-//! stopped streaming and every call in it has ended. A streaming turn is written in parts as
+//! anything follows it (the last one still counts its repeats); an assistant turn once the
+//! next round started or the exchange is over (its calls' results arrive after their panes
+//! say done; a resumed turn whose calls never ran is final too). A streaming turn is written
+//! in parts as
 //! they become final: its header at once, its reasoning when it folds, its answer a markdown
 //! block at a time (the markdown layout's stable blocks: a paragraph once the next block
 //! starts, a code block once its fence closes). Cells are written in order, so the first one
@@ -25,7 +27,7 @@ use super::renderable::Renderable;
 use super::transcript::{Ctx, StaticCell, TurnCell, welcome};
 use super::{approval, no_color, status, theme};
 use crate::app::layers::Layer;
-use crate::app::state::{App, AssistantTurn, CellId, Entry, PaneState, TurnState};
+use crate::app::state::{App, AssistantTurn, CellId, Entry};
 
 /// What has been written to the scrollback, and the rows still changing.
 #[derive(Debug, Default)]
@@ -75,20 +77,6 @@ impl Partial {
     }
 }
 
-/// Whether nothing can change `turn` any more.
-fn finished(turn: &AssistantTurn) -> bool {
-    !matches!(turn.state, TurnState::Streaming)
-        && turn.panes.iter().all(|p| {
-            !matches!(
-                p.state,
-                PaneState::Streaming
-                    | PaneState::Pending
-                    | PaneState::WaitingApproval
-                    | PaneState::Running { .. }
-            )
-        })
-}
-
 /// Bring the inline rows up to date at `width`, with at most `max` rows of any one cell kept
 /// live (the viewport shows no more). Returns the rows that became final, in order, for the
 /// scrollback; `app.transcript.inline.live` holds the rest. `flush`: everything is final (the
@@ -103,6 +91,10 @@ pub(crate) fn prepare(
     crate::app::composer::fit_placeholder(&mut app.composer.input, width);
     let now = app.now;
     let max = max as usize;
+    // The turn a running exchange (or a session being replayed) may still change.
+    let current = (app.busy || app.replaying)
+        .then_some(app.transcript.turn_entry)
+        .flatten();
     let t = &mut app.transcript;
     let log = &mut t.inline;
     let mut out = Vec::new();
@@ -144,7 +136,7 @@ pub(crate) fn prepare(
                 Entry::Assistant(turn) => {
                     let step = Step {
                         ctx: &ctx,
-                        flush,
+                        done: flush || current != Some(i),
                         max,
                     };
                     write_turn(&mut log.part, turn, &step, &mut out, &mut live)
@@ -172,7 +164,8 @@ pub(crate) fn prepare(
 /// What writing one turn needs besides the turn.
 struct Step<'a> {
     ctx: &'a Ctx<'a>,
-    flush: bool,
+    /// Nothing will change the turn any more.
+    done: bool,
     max: usize,
 }
 
@@ -186,7 +179,7 @@ fn write_turn(
     live: &mut Vec<Line<'static>>,
 ) -> bool {
     let ctx = step.ctx;
-    let done = step.flush || finished(turn);
+    let done = step.done;
     let p = match part {
         Some(p) if p.id == turn.id => p,
         _ => part.insert(Partial::new(turn.id)),
@@ -196,6 +189,11 @@ fn write_turn(
         out.extend(TurnCell::header(turn, done));
         p.header = true;
     }
+    if p.text_gen != turn.text_gen() && !turn.reasoning.is_empty() {
+        // The answer so far was reasoning after all (moved there when `</think>` came): the
+        // reasoning is written when it folds, with it.
+        p.reasoning_done = false;
+    }
     if !p.reasoning_done {
         if turn.reasoning.live() && !done {
             p.reasoning
@@ -204,6 +202,11 @@ fn write_turn(
             let shown = h.saturating_sub(step.max)..h;
             p.reasoning.materialize(&turn.reasoning, shown.clone());
             p.reasoning.rows_into(shown, live);
+            return false;
+        }
+        let began = done || !turn.text().is_empty() || !turn.panes.is_empty();
+        if turn.reasoning.is_empty() && !began {
+            // Nothing yet: reasoning may still come first.
             return false;
         }
         if !turn.reasoning.is_empty() {
