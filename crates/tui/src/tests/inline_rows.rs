@@ -235,7 +235,12 @@ fn reasoning_that_comes_after_the_first_frame_is_shown_and_then_written() {
     );
     text(&mut a, "The answer.");
     let rows = written(&mut a, 60);
-    assert!(rows.iter().any(|l| l.contains("Thought for")), "{rows:?}");
+    let head = (rows.iter().find(|l| l.contains("Thought for")))
+        .unwrap_or_else(|| panic!("no reasoning written: {rows:?}"));
+    assert!(
+        !head.contains("F2"),
+        "no key to open it in the scrollback: {head}"
+    );
     finished(&mut a);
     assert!(written(&mut a, 60).iter().any(|l| l == "The answer."));
 }

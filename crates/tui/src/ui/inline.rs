@@ -214,7 +214,12 @@ fn write_turn(
             folded.refresh(&turn.reasoning, ctx.reasoning_open, ctx.width, ctx.now);
             let h = folded.height();
             folded.materialize(&turn.reasoning, 0..h);
+            let first = out.len();
             folded.rows_into(0..h, out);
+            // In the scrollback the reasoning key can no longer open or fold it.
+            if let Some(head) = out.get_mut(first) {
+                super::reasoning::drop_toggle(head);
+            }
         }
         p.reasoning = ReasoningLayout::default();
         p.reasoning_done = true;

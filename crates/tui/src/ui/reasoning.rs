@@ -73,6 +73,19 @@ pub(crate) fn head(r: &Reasoning, open: bool, now: Instant) -> Option<Line<'stat
     Some(Line::from(spans))
 }
 
+/// `head` without the toggle key's hint: for a header written where the key cannot reach it
+/// (the inline screen's scrollback).
+pub(crate) fn drop_toggle(head: &mut Line<'static>) {
+    let hint = |verb: &str| format!("  ({TOGGLE_KEY} {verb})");
+    if head
+        .spans
+        .last()
+        .is_some_and(|s| s.content == hint("show") || s.content == hint("hide"))
+    {
+        head.spans.pop();
+    }
+}
+
 /// Body rows of `text` (a run of whole lines of [`body_text`]) at `width`: wrapping is line by
 /// line, so the rows of consecutive runs are the rows of the whole.
 pub(crate) fn body(text: &str, width: u16) -> Vec<Line<'static>> {
