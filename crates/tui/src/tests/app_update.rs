@@ -845,7 +845,7 @@ fn invalid_arguments_are_marked_in_the_pane_before_any_dialog() {
         panic!("turn");
     };
     let text: Vec<String> =
-        crate::ui::tool_pane::lines(&t.panes[0], 200, false, std::time::Instant::now())
+        crate::ui::tool_pane::lines(&t.panes[0], 200, false, false, std::time::Instant::now())
             .iter()
             .map(|l| l.to_string())
             .collect();
@@ -889,7 +889,8 @@ fn hostile_ids_still_match_their_pane_and_stay_on_one_line() {
     let Some(Entry::Assistant(t)) = a.transcript.entries.last() else {
         panic!("turn");
     };
-    let lines = crate::ui::tool_pane::lines(&t.panes[0], 200, false, std::time::Instant::now());
+    let lines =
+        crate::ui::tool_pane::lines(&t.panes[0], 200, false, false, std::time::Instant::now());
     // The title row keeps its state in view; the id, escaped, has the next row.
     let title = lines[0].to_string();
     assert!(

@@ -272,10 +272,35 @@ fn a_turn_with_calls_waits_for_their_results_until_the_next_round() {
         "{:?}",
         live(&a)
     );
-    // The next round: the turn is final, written with its pane.
+    // Its result arrives after the pane says done; a long one is folded on screen.
+    let result: Vec<String> = (0..30).map(|n| format!("result line {n}")).collect();
+    engine(
+        &mut a,
+        EngineEvent::MessageAppended {
+            index: 2,
+            message: Box::new(kimi_protocol::Message::tool_result(
+                "c0",
+                "get_weather",
+                &result.join("\n"),
+            )),
+        },
+    );
+    let _ = written(&mut a, 60);
+    assert!(
+        live(&a).iter().any(|l| l.contains("Ctrl-O expands")),
+        "{:?}",
+        live(&a)
+    );
+    // The next round: the turn is final, written with its pane and the whole result (no key
+    // reaches the scrollback to expand it).
     round(&mut a);
     let rows = written(&mut a, 60);
     assert!(rows.iter().any(|l| l.contains("get_weather")), "{rows:?}");
+    assert!(
+        rows.iter().any(|l| l.contains("result line 29")),
+        "{rows:?}"
+    );
+    assert!(!rows.iter().any(|l| l.contains("Ctrl-O")), "{rows:?}");
     assert!(!live(&a).iter().any(|l| l.contains("get_weather")));
 }
 

@@ -143,7 +143,7 @@ fn tool_pane_in_each_state() {
             );
         }
         p.state = state;
-        for l in ui::tool_pane::lines(&p, 72, i == 5, now) {
+        for l in ui::tool_pane::lines(&p, 72, i == 5, false, now) {
             out.push_str(l.to_string().trim_end());
             out.push('\n');
         }
@@ -564,7 +564,7 @@ fn styled_tool_pane_in_each_state() {
             p.result = Some("result line 1\nresult line 2".into());
         }
         p.state = state;
-        lines.extend(ui::tool_pane::lines(&p, 72, i == 5, now));
+        lines.extend(ui::tool_pane::lines(&p, 72, i == 5, false, now));
     }
     let area = Rect::new(0, 0, 72, lines.len() as u16);
     let mut buf = ratatui::buffer::Buffer::empty(area);
@@ -865,7 +865,7 @@ fn running_mcp_call_shows_progress_and_log_lines() {
     p.log.push_back("[info] opened /srv".into());
     p.log.push_back("[warning] skipped \\x1b[31m.cache".into());
     let mut out = String::new();
-    for l in ui::tool_pane::lines(&p, 72, false, now) {
+    for l in ui::tool_pane::lines(&p, 72, false, false, now) {
         out.push_str(l.to_string().trim_end());
         out.push('\n');
     }
@@ -876,7 +876,7 @@ fn running_mcp_call_shows_progress_and_log_lines() {
         message: None,
     });
     p.log.clear();
-    for l in ui::tool_pane::lines(&p, 72, false, now) {
+    for l in ui::tool_pane::lines(&p, 72, false, false, now) {
         out.push_str(l.to_string().trim_end());
         out.push('\n');
     }

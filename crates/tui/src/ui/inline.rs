@@ -113,6 +113,7 @@ pub(crate) fn prepare(
             selected: t.selected_pane.and_then(|(e, p)| (e == i).then_some(p)),
             now,
             reasoning_open: t.reasoning_open,
+            whole_results: false,
         };
         let done = if log.written.contains(&id) {
             true
@@ -248,7 +249,11 @@ fn write_turn(
         p.bytes = end;
     }
     if done {
-        out.extend(TurnCell::extra(turn, ctx).0);
+        let written = Ctx {
+            whole_results: true,
+            ..*ctx
+        };
+        out.extend(TurnCell::extra(turn, &written).0);
         *part = None;
         return true;
     }

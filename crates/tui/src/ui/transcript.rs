@@ -44,6 +44,9 @@ pub(crate) struct Ctx<'a> {
     pub(crate) now: Instant,
     /// Finished reasoning cells are shown open (the reasoning key, F2).
     pub(crate) reasoning_open: bool,
+    /// Tool panes show their whole results (rows written to the inline screen's scrollback,
+    /// where `Ctrl-O` cannot expand them).
+    pub(crate) whole_results: bool,
 }
 
 /// The rendering of one kind of transcript cell: owned by the view, never by the model.
@@ -195,6 +198,7 @@ impl TurnCell {
                 pane,
                 width,
                 ctx.selected == Some(k),
+                ctx.whole_results,
                 ctx.now,
             ));
             panes.push(start..lines.len());
@@ -459,6 +463,7 @@ pub(crate) fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme
             selected: selected_pane.and_then(|(e, p)| (e == i).then_some(p)),
             now,
             reasoning_open: *reasoning_open,
+            whole_results: false,
         };
         covered += view.refresh(entry, &ctx);
         if covered >= scroll_from_bottom.saturating_add(rows) && i + 1 < count {
@@ -479,6 +484,7 @@ pub(crate) fn prepare(app: &mut App, width: u16, height_rows: u16, theme: &Theme
             selected: None,
             now,
             reasoning_open: *reasoning_open,
+            whole_results: false,
         };
         reveal_selected(view, entries, sel, &ctx, rows, scroll_from_bottom);
     }
