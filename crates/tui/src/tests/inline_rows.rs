@@ -281,7 +281,7 @@ fn a_turn_with_calls_waits_for_their_results_until_the_next_round() {
             message: Box::new(kimi_protocol::Message::tool_result(
                 "c0",
                 "get_weather",
-                &result.join("\n"),
+                result.join("\n"),
             )),
         },
     );
