@@ -188,3 +188,37 @@ fn fullscreen_survives_a_resize_while_streaming_and_leaves_the_shell_as_it_was()
     let after = scrollback(&t);
     assert!(answer_lines(&after).is_empty(), "{after}");
 }
+
+#[test]
+fn inline_the_approval_dialog_lives_in_the_viewport_and_the_call_is_written_once_with_its_result() {
+    let home = tempfile::tempdir().expect("tmp home");
+    let t = Tmux::start_shell("inline-approval", "exec bash --norc --noprofile", (100, 30));
+    t.send_line(&format!(
+        "PS1='$ '; clear; {} {BIN} --demo --inline",
+        home_env(home.path())
+    ));
+    t.wait_for(&["Type a message"], "the welcome screen");
+    t.send_line("What's the weather like in Paris?");
+    let asking = t.wait_for(&["Tool call needs approval"], "the dialog");
+    // The call's pane is live above the dialog, which sits above the composer.
+    let rows: Vec<&str> = asking.lines().collect();
+    let pane = rows.iter().position(|r| r.contains("⚙ get_weather"));
+    let dialog = rows
+        .iter()
+        .position(|r| r.contains("Tool call needs approval"));
+    let input = rows.iter().position(|r| r.contains("Message Kimi"));
+    assert!(pane < dialog && dialog < input, "{asking}");
+    t.keys(&["y"]);
+    t.wait_until("the answer", Duration::from_secs(30), |s| {
+        s.contains("That is the result of the tool call.") && s.contains("│ idle │")
+    });
+    t.keys(&["C-c", "C-c"]);
+    t.wait_for(&["kimi-tui --session"], "quit");
+    let all = scrollback(&t);
+    let count = |needle: &str| all.lines().filter(|l| l.contains(needle)).count();
+    assert_eq!(count("⚙ get_weather"), 1, "{all}");
+    assert_eq!(count("├─ result"), 1, "{all}");
+    assert_eq!(count("▌ What's the weather like in Paris?"), 1, "{all}");
+    assert_eq!(count("Tool call needs approval"), 0, "{all}");
+    assert!(all.contains("✓ done"), "{all}");
+}
