@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::app_switch_limits::retry_scheduled;
 use super::app_update::{app, ask, ctrl, key};
-use super::{update, update_after};
+use super::{round_finished, update, update_after};
 use crate::app::event::AppEvent;
 use crate::app::state::{App, Entry, PaneState};
 use crossterm::event::KeyCode;
@@ -18,18 +18,6 @@ const MS: Duration = Duration::from_millis(1);
 
 fn engine(app: &mut App, e: EngineEvent) {
     update(app, AppEvent::Engine(e));
-}
-
-fn round_finished(app: &mut App) {
-    engine(
-        app,
-        EngineEvent::RoundFinished {
-            round: 1,
-            finish: "stop".into(),
-            error: None,
-            cancelled: false,
-        },
-    );
 }
 
 fn turn_rev(app: &App) -> u64 {

@@ -1,7 +1,7 @@
 //! The inline screen's rows: what a conversation writes into the scrollback, when, and
 //! what stays live in the viewport meanwhile.
 
-use super::update;
+use super::{round_finished, update};
 use crate::app::event::AppEvent;
 use crate::app::state::{App, Connection};
 use crate::ui::inline;
@@ -34,18 +34,6 @@ fn text(app: &mut App, t: &str) {
 fn round(app: &mut App) {
     app.busy = true;
     engine(app, EngineEvent::RoundStarted { round: 1 });
-}
-
-fn round_finished(app: &mut App) {
-    engine(
-        app,
-        EngineEvent::RoundFinished {
-            round: 1,
-            finish: "stop".into(),
-            error: None,
-            cancelled: false,
-        },
-    );
 }
 
 /// The round and the exchange end.

@@ -40,6 +40,20 @@ fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
     with_core(app, event, now)
 }
 
+/// The agent's round ends: stopped, no error, not cancelled.
+fn round_finished(app: &mut App) {
+    use kimi_core::engine::EngineEvent;
+    update(
+        app,
+        AppEvent::Engine(EngineEvent::RoundFinished {
+            round: 1,
+            finish: "stop".into(),
+            error: None,
+            cancelled: false,
+        }),
+    );
+}
+
 /// `update` with an event `later` after the one before.
 fn update_after(app: &mut App, later: Duration, event: AppEvent) -> Vec<Effect> {
     let now: Instant = app.now + later;
