@@ -121,6 +121,7 @@ pub const BYTES_PER_TOKEN: f64 = 4.0;
 const TOOL_PARSER: &str = "start the server with its Kimi tool parser: vLLM --enable-auto-tool-choice --tool-call-parser kimi_k2, SGLang --tool-call-parser kimi_k2";
 const REASONING_PARSER: &str =
     "start the server with its Kimi reasoning parser: vLLM/SGLang --reasoning-parser kimi_k2";
+const DUPLICATE: &str = "the server's tool parser sends a call twice (as a tool_calls delta and again as marker text in content, or in two deltas): update its kimi_k2 tool parser (--tool-call-parser kimi_k2) and report both chunks to its maintainers";
 const SKIP_SPECIAL: &str = "the server must honour skip_special_tokens: false (and know Kimi's special tokens: serve the model's own tokenizer)";
 
 /// Every check over `rec`, in the order of [`CHECKS`].
@@ -358,7 +359,7 @@ fn duplicate_calls(rec: &Recorded) -> Outcome {
                         c.name,
                         d.chunk
                     ),
-                    TOOL_PARSER,
+                    DUPLICATE,
                 );
             }
         }
@@ -369,7 +370,7 @@ fn duplicate_calls(rec: &Recorded) -> Outcome {
                         "{}: tool_calls delta opens {id} again (first at chunk {first})",
                         at(x, how, Some(*chunk))
                     ),
-                    TOOL_PARSER,
+                    DUPLICATE,
                 );
             }
         }
@@ -387,7 +388,7 @@ fn duplicate_calls(rec: &Recorded) -> Outcome {
                     at(x, how, Some(*chunk)),
                     a.structured[0].0
                 ),
-                TOOL_PARSER,
+                DUPLICATE,
             );
         }
     }
