@@ -19,7 +19,7 @@ fn weather_script() -> String {
 }
 
 /// A config with one profile `test` and the weather tool (absolute path), plus `extra` TOML.
-fn write_config(dir: &Path, base_url: &str, mode: &str, extra: &str) -> PathBuf {
+pub(super) fn write_config(dir: &Path, base_url: &str, mode: &str, extra: &str) -> PathBuf {
     let path = dir.join("config.toml");
     let text = format!(
         r#"default_profile = "test"

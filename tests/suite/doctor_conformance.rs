@@ -6,7 +6,7 @@ use kimi_mock::{MockOptions, MockServer, ScriptedCall};
 use kimi_tui::commands::doctor::conformance::checks::{self, CHECKS};
 use serde_json::Value;
 
-use super::doctor::{Run, doctor};
+use super::doctor::{Run, doctor, write_config};
 
 const INSTRUCT: &str = "moonshotai/Kimi-K2-Instruct";
 const THINKING: &str = "moonshotai/Kimi-K2-Thinking";
@@ -272,6 +272,40 @@ async fn a_failure_names_its_evidence_and_the_setting_to_fix() {
     let (run, _) = conformance(o, "raw", &["--json"]).await;
     assert_eq!(run.code, Some(0), "{}", run.out);
     assert_eq!(with_status(&json(&run), "warn"), [checks::SPECIAL_TOKENS]);
+}
+
+/// The profile's endpoint and mode, from the config file (`--profile` given to doctor).
+#[tokio::test]
+async fn the_profile_gives_the_endpoint_and_mode() {
+    let server = MockServer::start(opts(INSTRUCT), 0).await.expect("mock");
+    let url = server.base_url();
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = write_config(dir.path(), &url, "raw", "");
+    let cfg = cfg.display().to_string();
+    let run = doctor(
+        dir.path(),
+        &[
+            "--config",
+            &cfg,
+            "--profile",
+            "test",
+            "--conformance",
+            "--json",
+        ],
+        &[],
+    )
+    .await;
+    let bodies = server.requests();
+    server.shutdown().await;
+    assert_eq!(run.code, Some(0), "{}\n{}", run.out, run.err);
+    let v = json(&run);
+    assert_eq!(v["endpoint"]["mode"], "raw");
+    assert_eq!(v["endpoint"]["base_url"], url.trim_end_matches('/'));
+    assert_eq!(bodies.len(), 10);
+    assert!(
+        bodies.iter().all(|b| b.get("prompt").is_some()),
+        "raw mode sends prompts"
+    );
 }
 
 #[tokio::test]
