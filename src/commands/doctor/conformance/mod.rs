@@ -24,9 +24,6 @@ use crate::cli::DoctorArgs;
 use record::{Answer, Exchange, Recorded};
 use requests::Request;
 
-/// Answers are kept short: the set needs calls and a sentence, not essays.
-const MAX_TOKENS: u32 = 1024;
-
 pub fn run(args: &DoctorArgs) -> Result<()> {
     let resolved = config::resolve(&args.connect.overrides()).map_err(anyhow::Error::new)?;
     let mut ep = resolved
@@ -36,7 +33,6 @@ pub fn run(args: &DoctorArgs) -> Result<()> {
     // The same request twice must give the same answer for the two to be compared.
     ep.temperature = 0.0;
     ep.temperature_set = true;
-    ep.max_tokens = ep.max_tokens.min(MAX_TOKENS);
     if ep.mode == Mode::Raw {
         // Token ids show whether each marker is one special token.
         ep.logprobs = ep.logprobs.max(1);
