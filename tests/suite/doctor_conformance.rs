@@ -317,3 +317,152 @@ async fn rounds_and_json_need_conformance() {
     let run = doctor(dir.path(), &["--conformance", "--rounds", "0"], &[]).await;
     assert_eq!(run.code, Some(2), "{}", run.err);
 }
+
+/// A server written apart from the mock, in chat mode: calls as the questions ask (ids
+/// `functions.NAME:IDX`), text otherwise, usage when asked. With `differ`, its non-streamed
+/// answer to the weather question names another city than its streamed one.
+async fn foreign_server(differ: bool) -> (String, tokio::task::JoinHandle<()>) {
+    use axum::response::IntoResponse;
+    use axum::routing::{get, post};
+    use serde_json::json;
+
+    fn plan(body: &Value) -> (&'static str, Vec<(&'static str, String)>) {
+        let last = &body["messages"]
+            .as_array()
+            .expect("messages")
+            .last()
+            .expect("a message");
+        if last["role"] == "tool" {
+            return ("It is 21 C and clear in Beijing.", vec![]);
+        }
+        let q = last["content"].as_str().unwrap_or_default();
+        if let Some((_, args)) = q.split_once("book_trip with ") {
+            return ("Booking.", vec![("book_trip", args.to_owned())]);
+        }
+        let city = |c: &str| format!("{{\"city\": \"{c}\"}}");
+        if q.contains("parallel") {
+            return (
+                "Checking both.",
+                vec![
+                    ("get_weather", city("Beijing")),
+                    ("get_weather", city("Shanghai")),
+                ],
+            );
+        }
+        if q.contains("weather") {
+            return ("Checking.", vec![("get_weather", city("Beijing"))]);
+        }
+        ("Hello there!", vec![])
+    }
+
+    let handler = move |axum::Json(body): axum::Json<Value>| async move {
+        let (text, calls) = plan(&body);
+        let finish = if calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
+        let usage = json!({"prompt_tokens": body["messages"].to_string().len() / 4,
+            "completion_tokens": 12, "total_tokens": 0});
+        let mut tool_calls: Vec<Value> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, args))| {
+                json!({"id": format!("functions.{name}:{i}"), "type": "function",
+                "function": {"name": name, "arguments": args}})
+            })
+            .collect();
+        if body["stream"] != true {
+            if differ && text == "Checking." {
+                tool_calls[0]["function"]["arguments"] = json!("{\"city\": \"Paris\"}");
+            }
+            let mut message = json!({"role": "assistant", "content": text});
+            if !tool_calls.is_empty() {
+                message["tool_calls"] = Value::Array(tool_calls);
+            }
+            let answer = json!({"choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage});
+            return axum::Json(answer).into_response();
+        }
+        let mut events =
+            vec![json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})];
+        for word in text.split_inclusive(' ') {
+            events.push(json!({"choices": [{"index": 0, "delta": {"content": word}}]}));
+        }
+        for (i, c) in tool_calls.iter().enumerate() {
+            let args = c["function"]["arguments"]
+                .as_str()
+                .expect("args")
+                .to_owned();
+            events.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "id": c["id"],
+                "type": "function", "function": {"name": c["function"]["name"], "arguments": ""}}]}}]}));
+            for piece in args.as_bytes().chunks(7) {
+                let piece = String::from_utf8_lossy(piece).into_owned();
+                events.push(
+                    json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i,
+                    "function": {"arguments": piece}}]}}]}),
+                );
+            }
+        }
+        events.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}));
+        if body["stream_options"]["include_usage"] == true {
+            events.push(json!({"choices": [], "usage": usage}));
+        }
+        let mut sse: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+        sse.push_str("data: [DONE]\n\n");
+        (
+            [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+            sse,
+        )
+            .into_response()
+    };
+    let app = axum::Router::new()
+        .route(
+            "/v1/models",
+            get(|| async { axum::Json(json!({"data": [{"id": INSTRUCT}]})) }),
+        )
+        .route("/v1/chat/completions", post(handler));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, task)
+}
+
+/// Not only the mock: a server written apart passes, and its non-streamed answer that differs
+/// from the streamed one fails `stream_agreement` alone.
+#[tokio::test]
+async fn a_foreign_server_passes_and_its_differing_answer_fails_stream_agreement() {
+    for (differ, code, failed) in [
+        (false, 0, vec![]),
+        (true, 1, vec![checks::STREAM_AGREEMENT]),
+    ] {
+        let (url, task) = foreign_server(differ).await;
+        let dir = tempfile::tempdir().expect("tmp");
+        let args = [
+            "--conformance",
+            "--base-url",
+            &url,
+            "--mode",
+            "chat",
+            "--model",
+            INSTRUCT,
+            "--json",
+        ];
+        let run = doctor(dir.path(), &args, &[]).await;
+        task.abort();
+        assert_eq!(run.code, Some(code), "{}\n{}", run.out, run.err);
+        let v = json(&run);
+        assert_eq!(with_status(&v, "fail"), failed, "{v:#}");
+        assert_eq!(with_status(&v, "warn"), Vec::<String>::new(), "{v:#}");
+        if differ {
+            let c = &v["checks"].as_array().expect("checks")[CHECKS.len() - 1];
+            assert_eq!(
+                c["evidence"],
+                "request weather (round 1, both): streamed get_weather {\"city\": \"Beijing\"} (chunk 2), non-streamed get_weather {\"city\": \"Paris\"}"
+            );
+        }
+    }
+}
