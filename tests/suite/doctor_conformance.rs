@@ -6,7 +6,7 @@ use kimi_mock::{MockOptions, MockServer, ScriptedCall};
 use kimi_tui::commands::doctor::conformance::checks::{self, CHECKS};
 use serde_json::Value;
 
-use super::doctor::{Run, doctor, write_config};
+use super::doctor::{Run, doctor, serve, write_config};
 
 const INSTRUCT: &str = "moonshotai/Kimi-K2-Instruct";
 const THINKING: &str = "moonshotai/Kimi-K2-Thinking";
@@ -421,14 +421,7 @@ async fn foreign_server(differ: bool) -> (String, tokio::task::JoinHandle<()>) {
             get(|| async { axum::Json(json!({"data": [{"id": INSTRUCT}]})) }),
         )
         .route("/v1/chat/completions", post(handler));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
-    let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (url, task)
+    serve(app).await
 }
 
 /// Not only the mock: a server written apart passes, and its non-streamed answer that differs
