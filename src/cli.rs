@@ -468,4 +468,19 @@ pub struct ReplayArgs {
 pub struct DoctorArgs {
     #[command(flatten)]
     pub connect: ConnectArgs,
+    /// Check how the profile's endpoint serves Kimi, in its mode: a built-in set of requests
+    /// (nested tool schemas, parallel calls, a tool-result round, reasoning history, one that
+    /// must not call), each sent streamed and not, scored PASS/FAIL/WARN/SKIP with evidence and
+    /// the server setting to fix, plus TTFT, tokens/s and inter-token gaps. Exits 1 when any
+    /// check fails.
+    #[arg(long)]
+    pub conformance: bool,
+    /// With --conformance: send the set this many times.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "conformance",
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub rounds: u32,
+    /// With --conformance: print one JSON object (checks with name, status, evidence and hint;
+    /// timings) instead of the table.
+    #[arg(long, requires = "conformance")]
+    pub json: bool,
 }

@@ -10,6 +10,7 @@
 //! 6. Each tool's program exists and is executable.
 //! 7. Each MCP server starts and lists its tools.
 
+pub mod conformance;
 mod k3_checks;
 
 use std::io::Write;
@@ -46,8 +47,12 @@ pub fn run(args: &DoctorArgs, outer: &ConnectArgs) -> Result<()> {
             base_url: c.base_url.clone().or_else(|| outer.base_url.clone()),
             model: c.model.clone().or_else(|| outer.model.clone()),
         },
+        ..args.clone()
     };
     let args = &args;
+    if args.conformance {
+        return conformance::run(args);
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -19,7 +19,7 @@ fn weather_script() -> String {
 }
 
 /// A config with one profile `test` and the weather tool (absolute path), plus `extra` TOML.
-fn write_config(dir: &Path, base_url: &str, mode: &str, extra: &str) -> PathBuf {
+pub(super) fn write_config(dir: &Path, base_url: &str, mode: &str, extra: &str) -> PathBuf {
     let path = dir.join("config.toml");
     let text = format!(
         r#"default_profile = "test"
@@ -535,6 +535,11 @@ async fn stub_server() -> (String, tokio::task::JoinHandle<()>) {
             "/v1/completions",
             post(|| async { Json(json!({"object": "error", "message": "odd"})) }),
         );
+    serve(app).await
+}
+
+/// Serve `app` on a free loopback port: its base URL (`.../v1`) and the task serving it.
+pub(super) async fn serve(app: axum::Router) -> (String, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

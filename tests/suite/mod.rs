@@ -3,6 +3,7 @@ mod config_cli;
 mod config_example;
 mod defects_cli;
 mod doctor;
+mod doctor_conformance;
 mod doctor_thinking;
 mod exec_cli;
 mod exec_input_cli;

@@ -26,6 +26,21 @@ pub async fn post_streamed(ep: &Endpoint, path: &str, body: &Value) -> Result<Va
     .await
 }
 
+/// POST `body` with `"stream": false` (and no `stream_options`) and return the answer as the
+/// server sent it: the non-streamed twin of a streamed request, to compare the two. A server
+/// that streams anyway is put together as [`post_streamed`] does.
+pub async fn post_plain(ep: &Endpoint, path: &str, body: &Value) -> Result<Value, BackendError> {
+    let mut body = body.clone();
+    if let Some(o) = body.as_object_mut() {
+        o.insert("stream".into(), Value::Bool(false));
+        o.remove("stream_options");
+    }
+    post(ep, path, &body, |status, url, text| {
+        gather(text).unwrap_or_else(|| decode_json(status, url, text))
+    })
+    .await
+}
+
 /// The events of an SSE body put together; `None` when the body is not an event stream.
 fn gather(text: &[u8]) -> Option<Result<Value, BackendError>> {
     let text = String::from_utf8_lossy(text);

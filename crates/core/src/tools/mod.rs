@@ -28,4 +28,4 @@ pub use runner::{ExitKind, ToolOutcome, run};
 pub use source::{CallFuture, OfferedTool, ToolSource};
 pub use spec::{Approval, DEFAULT_MAX_OUTPUT_BYTES, SchemaError, ToolSpec, ToolSpecError};
 pub use toolbox::{Toolbox, ToolboxError};
-pub use validate::CallProblem;
+pub use validate::{CallProblem, check_against_schema};

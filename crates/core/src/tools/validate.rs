@@ -103,6 +103,15 @@ impl From<ArgumentsError> for CallProblem {
     }
 }
 
+/// Parse `arguments` and validate them against a tool's `parameters` schema, compiled here:
+/// for checks that have the schema but no tool to run (`doctor --conformance`).
+pub fn check_against_schema(parameters: &Value, arguments: &str) -> Result<Value, CallProblem> {
+    let validator = jsonschema::validator_for(parameters).map_err(|e| CallProblem::Schema {
+        errors: vec![one_line(&format!("the tool's schema is not valid: {e}"))],
+    })?;
+    check_arguments(&validator, arguments)
+}
+
 /// Parse `arguments` (shared rules with the completion parser's warnings) and validate them
 /// against `validator`. Ok is the arguments object.
 pub(crate) fn check_arguments(
