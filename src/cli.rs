@@ -282,6 +282,25 @@ pub struct MockArgs {
     /// With --split-markers its structural tokens are spelled from ordinary tokens instead.
     #[arg(long, value_name = "NAME", value_parser = parse_k3_shape)]
     pub k3_shape: Option<String>,
+    /// Imitate a known server bug by name (on top of the other options); `list` prints each
+    /// with the upstream report it imitates and the conformance checks it breaks.
+    #[arg(long, value_name = "NAME", value_parser = parse_server_bug)]
+    pub server_bug: Option<String>,
+}
+
+/// A `--server-bug` value (`list` or a scenario), with the known names in the error.
+fn parse_server_bug(name: &str) -> Result<String, String> {
+    if name == "list" || kimi_mock::server_bugs::find(name).is_some() {
+        return Ok(name.to_owned());
+    }
+    let names: Vec<&str> = kimi_mock::server_bugs::SERVER_BUGS
+        .iter()
+        .map(|b| b.name)
+        .collect();
+    Err(format!(
+        "unknown server bug {name:?}; expected list or one of {}",
+        names.join(", ")
+    ))
 }
 
 /// A `--k3-shape` value, with the known names in the error.

@@ -1,2 +1,3 @@
 mod k3;
 mod mock_server;
+mod server_bugs;
