@@ -81,6 +81,13 @@ pub enum Command {
     /// profile's API key. Prints the result, the timings, and where the new stream differs
     /// from the saved one; --print also lists every chunk with its gap and what it produced.
     Replay(ReplayArgs),
+    /// Write a saved trace as a minimal test case for a server bug report.
+    ///
+    /// The chunks as they arrived (token ids where the server sent them), the request's tools,
+    /// and what kimi-tui parsed from them: as JSON lines (a header, one line per chunk, the
+    /// parsed events and result), or as a pytest file in the shape of vLLM's or SGLang's
+    /// tool-parser tests. Printed on stdout.
+    Repro(ReproArgs),
     /// Check the configured endpoint and tools, and say exactly what to fix.
     ///
     /// One line per check (✓ passed, ✗ failed, ! warning): the config and profile, the API key
@@ -481,6 +488,23 @@ pub struct ReplayArgs {
     pub print: bool,
     #[command(flatten)]
     pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReproArgs {
+    /// A saved trace file (`s` in the inspector).
+    pub file: PathBuf,
+    /// jsonl: one JSON object per line; vllm, sglang: a pytest file for their Kimi tool parser.
+    #[arg(long, value_enum, default_value_t = ReproFormat::Jsonl)]
+    pub format: ReproFormat,
+}
+
+/// The output formats of `repro`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReproFormat {
+    Jsonl,
+    Vllm,
+    Sglang,
 }
 
 #[derive(Debug, Clone, Default, Args)]
