@@ -1,9 +1,10 @@
 //! The inspector's actions on the trace in view: `s` saves it as a replayable file (the
-//! README's trace format), `}`/`{` jump between stalls.
+//! README's trace format), `x` writes it as a reproducer, `}`/`{` jump between stalls.
 
 use std::path::Path;
 
 use super::state::App;
+use kimi_core::backend::repro;
 use kimi_protocol::Trace;
 use kimi_protocol::trace_file::TraceFile;
 
@@ -61,6 +62,29 @@ pub(crate) fn save_trace(app: &mut App, trace: Trace, dir: &Path) {
     app.dirty = true;
 }
 
+/// Write `trace` as a reproducer (`kimi-tui repro`'s JSON lines) in `dir`, beside the saved
+/// traces, every secret of the profile masked; the footer names the file, or says why not.
+pub(crate) fn save_repro(app: &mut App, trace: &Trace, dir: &Path) {
+    let now = kimi_core::session::time::now_unix_ms();
+    let text = app
+        .secrets
+        .mask_json(repro::to_jsonl(&repro::from_trace(trace)));
+    let result = kimi_core::private_fs::create_numbered(
+        dir,
+        &format!("repro-{}", now / 1000),
+        "jsonl",
+        text.as_bytes(),
+    );
+    app.layers.inspector.message = Some(match result {
+        Ok(path) => format!(
+            "reproducer written to {} · vLLM/SGLang tests: s, then kimi-tui repro TRACE --format vllm",
+            path.display()
+        ),
+        Err(e) => format!("cannot write in {}: {e}", dir.display()),
+    });
+    app.dirty = true;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +122,53 @@ mod tests {
         let mode = std::fs::metadata(path).expect("meta").permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert!(msg.contains("kimi-tui replay "), "{msg}");
+    }
+
+    #[test]
+    fn a_reproducer_is_written_beside_the_traces_private_and_without_the_key() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut app = App::new(
+            super::super::state::Connection {
+                profile: "p".into(),
+                mode: kimi_protocol::Mode::Raw,
+                model: "m".into(),
+                host: "h".into(),
+            },
+            kimi_core::tools::Toolbox::default(),
+            None,
+        );
+        app.secrets = kimi_core::redactor::Redactor::new(["sk-live-123456".to_owned()]);
+        let mut t = Trace {
+            request: serde_json::json!({"model": "m"}),
+            ..Trace::default()
+        };
+        t.push_chunk("echo sk-live-123456 ", 5);
+        t.push_chunk(
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0",
+            7,
+        );
+        t.push_chunk("<|tool_call_argument_begin|>{}<|tool_call_end|>", 9);
+        let state = dir.path().join("state");
+        save_repro(&mut app, &t, &state);
+        let msg = app.layers.inspector.message.clone().expect("a message");
+        let path = msg
+            .strip_prefix("reproducer written to ")
+            .and_then(|m| m.split(" · ").next())
+            .expect("a path");
+        assert!(path.starts_with(state.to_str().expect("utf-8")), "{path}");
+        assert!(path.ends_with(".jsonl"), "{path}");
+        let text = std::fs::read_to_string(path).expect("written");
+        assert!(!text.contains("sk-live"), "{text}");
+        let back = repro::read_jsonl(&text).expect("a reproducer");
+        assert_eq!(back.chunks.len(), 3);
+        assert_eq!(back.chunks[0].data, "echo [redacted] ");
+        assert_eq!(back.parsed.result["tool_calls"][0]["function"]["name"], "f");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // A second one in the same second gets its own file.
+        save_repro(&mut app, &t, &state);
+        let again = app.layers.inspector.message.clone().expect("a message");
+        assert_ne!(again, msg);
     }
 }
