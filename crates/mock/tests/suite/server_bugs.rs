@@ -3,9 +3,20 @@
 
 use kimi_mock::server_bugs::{SERVER_BUGS, find};
 use kimi_mock::{MockOptions, MockServer};
+
+use super::post_text as post;
 use kimi_protocol::family::Template;
 use kimi_protocol::{Message, RenderOptions, ToolCall, render};
 use serde_json::{Value, json};
+
+/// A correct mock serving `model`.
+async fn serving(model: &str) -> MockServer {
+    let opts = MockOptions {
+        model: model.into(),
+        ..MockOptions::default()
+    };
+    MockServer::start(opts, 0).await.expect("mock starts")
+}
 
 /// A mock with scenario `name` on (None: a correct one).
 async fn start(name: Option<&str>) -> MockServer {
@@ -45,19 +56,6 @@ fn tool_round() -> Vec<Message> {
         "{\"weather\": \"Sunny\"}",
     ));
     m
-}
-
-async fn post(server: &MockServer, path: &str, body: &Value) -> String {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::new()
-        .post(format!("{}{path}", server.base_url()))
-        .json(body)
-        .send()
-        .await
-        .expect("sent")
-        .text()
-        .await
-        .expect("body")
 }
 
 /// The JSON events of a streamed answer, `[DONE]` left out.
@@ -211,15 +209,7 @@ async fn duplicate_calls_deliver_the_same_call_twice() {
 
 #[tokio::test]
 async fn missing_think_close_keeps_the_answer_in_the_reasoning() {
-    let thinking = MockServer::start(
-        MockOptions {
-            model: "moonshotai/Kimi-K2-Thinking".into(),
-            ..MockOptions::default()
-        },
-        0,
-    )
-    .await
-    .expect("mock starts");
+    let thinking = serving("moonshotai/Kimi-K2-Thinking").await;
     let ok = chat_stream(&thinking, &ask()).await;
     assert!(ok.content.contains("Let me check"), "{ok:?}");
     let bug = start(Some("missing-think-close")).await;
@@ -252,15 +242,7 @@ async fn im_end_after_think_ends_a_tool_follow_up_empty() {
     let prompt = raw_prompt(Template::K26, &tool_round());
     let text = raw_pieces(&bug, &prompt).await.concat();
     assert!(text.ends_with("</think>"), "{text}");
-    let good = MockServer::start(
-        MockOptions {
-            model: "moonshotai/Kimi-K2.6".into(),
-            ..MockOptions::default()
-        },
-        0,
-    )
-    .await
-    .expect("mock starts");
+    let good = serving("moonshotai/Kimi-K2.6").await;
     let answered = chat_stream(&good, &tool_round()).await;
     assert!(answered.content.contains("Sunny"), "{answered:?}");
 }

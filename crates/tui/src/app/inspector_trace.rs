@@ -44,22 +44,9 @@ pub(crate) fn jump(app: &mut App, forward: bool) {
 pub(crate) fn save_trace(app: &mut App, trace: Trace, dir: &Path) {
     let now = kimi_core::session::time::now_unix_ms();
     let text = app.secrets.trace_json(&TraceFile::new(trace, now));
-    // The stream can hold anything the user or the model wrote: private (0600). Two saves in
-    // the same second get two files: an earlier one is never replaced.
-    let result = kimi_core::private_fs::create_numbered(
-        dir,
-        &format!("trace-{}", now / 1000),
-        "json",
-        text.as_bytes(),
-    );
-    app.layers.inspector.message = Some(match result {
-        Ok(path) => format!(
-            "saved to {p} · replay: kimi-tui replay {p}",
-            p = path.display()
-        ),
-        Err(e) => format!("cannot save in {}: {e}", dir.display()),
+    write_beside(app, dir, ("trace", now, "json"), &text, |p| {
+        format!("saved to {p} · replay: kimi-tui replay {p}")
     });
-    app.dirty = true;
 }
 
 /// Write `trace` as a reproducer (`kimi-tui repro`'s JSON lines) in `dir`, beside the saved
@@ -69,18 +56,32 @@ pub(crate) fn save_repro(app: &mut App, trace: &Trace, dir: &Path) {
     let text = app
         .secrets
         .mask_json(repro::to_jsonl(&repro::from_trace(trace)));
+    write_beside(app, dir, ("repro", now, "jsonl"), &text, |p| {
+        format!(
+            "reproducer written to {p} · vLLM/SGLang tests: s, then kimi-tui repro TRACE --format vllm"
+        )
+    });
+}
+
+/// Write `text` as `STEM-SECONDS.EXT` in `dir`; the footer says `saved(path)` or why not.
+fn write_beside(
+    app: &mut App,
+    dir: &Path,
+    (stem, now_ms, ext): (&str, u64, &str),
+    text: &str,
+    saved: impl FnOnce(&str) -> String,
+) {
+    // The stream can hold anything the user or the model wrote: private (0600). Two saves in
+    // the same second get two files: an earlier one is never replaced.
     let result = kimi_core::private_fs::create_numbered(
         dir,
-        &format!("repro-{}", now / 1000),
-        "jsonl",
+        &format!("{stem}-{}", now_ms / 1000),
+        ext,
         text.as_bytes(),
     );
     app.layers.inspector.message = Some(match result {
-        Ok(path) => format!(
-            "reproducer written to {} · vLLM/SGLang tests: s, then kimi-tui repro TRACE --format vllm",
-            path.display()
-        ),
-        Err(e) => format!("cannot write in {}: {e}", dir.display()),
+        Ok(path) => saved(&path.display().to_string()),
+        Err(e) => format!("cannot save in {}: {e}", dir.display()),
     });
     app.dirty = true;
 }
@@ -89,9 +90,8 @@ pub(crate) fn save_repro(app: &mut App, trace: &Trace, dir: &Path) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_saved_trace_is_private_readable_and_holds_no_key() {
-        let dir = tempfile::tempdir().expect("tmp");
+    /// An app whose profile's key is `sk-live-123456`.
+    fn app_with_key() -> App {
         let mut app = App::new(
             super::super::state::Connection {
                 profile: "p".into(),
@@ -103,6 +103,13 @@ mod tests {
             None,
         );
         app.secrets = kimi_core::redactor::Redactor::new(["sk-live-123456".to_owned()]);
+        app
+    }
+
+    #[test]
+    fn a_saved_trace_is_private_readable_and_holds_no_key() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut app = app_with_key();
         let mut t = Trace {
             error: Some("HTTP 401: key sk-live-123456 is invalid".into()),
             ..Trace::default()
@@ -127,17 +134,7 @@ mod tests {
     #[test]
     fn a_reproducer_is_written_beside_the_traces_private_and_without_the_key() {
         let dir = tempfile::tempdir().expect("tmp");
-        let mut app = App::new(
-            super::super::state::Connection {
-                profile: "p".into(),
-                mode: kimi_protocol::Mode::Raw,
-                model: "m".into(),
-                host: "h".into(),
-            },
-            kimi_core::tools::Toolbox::default(),
-            None,
-        );
-        app.secrets = kimi_core::redactor::Redactor::new(["sk-live-123456".to_owned()]);
+        let mut app = app_with_key();
         let mut t = Trace {
             request: serde_json::json!({"model": "m"}),
             ..Trace::default()
