@@ -143,7 +143,7 @@ async fn vllm_and_sglang_forms_are_python_holding_the_stream() {
     let dir = tempfile::tempdir().expect("tmp");
     let (trace, _) = live(&server, Mode::Raw).await;
     let path = dir.path().join("t.json");
-    std::fs::write(&path, TraceFile::new(trace, 1).to_json(&[])).expect("write");
+    std::fs::write(&path, TraceFile::new(trace.clone(), 1).to_json(&[])).expect("write");
     for (format, parser) in [("vllm", "KimiK2ToolParser"), ("sglang", "KimiK2Detector")] {
         let text = stdout(&tokio::task::block_in_place(|| {
             repro(dir.path(), &path, format)
@@ -168,19 +168,16 @@ async fn vllm_and_sglang_forms_are_python_holding_the_stream() {
             ),
             Err(e) => eprintln!("python3 not found ({e}): syntax not checked"),
         }
-        // The deltas, read back by Python's own JSON reader, are the chunks in order.
-        let deltas = text
-            .lines()
-            .find_map(|l| l.strip_prefix("DELTAS = json.loads("))
-            .and_then(|l| l.strip_suffix(')'))
-            .expect("a DELTAS line");
-        let inner: String = serde_json::from_str(deltas).expect("a string literal");
-        let list: Vec<String> = serde_json::from_str(&inner).expect("a list");
-        assert!(list.len() > 5);
-        assert!(
-            list.concat()
-                .contains("<|tool_call_argument_begin|>{\"city\": \"Paris\"}")
-        );
+        // The deltas: every chunk, in order, as a Python string literal a line.
+        let mut from = text.find("DELTAS = [\n").expect("a DELTAS list");
+        for (chunk, _) in trace.chunks() {
+            let line = format!("    {},\n", serde_json::to_string(chunk).expect("json"));
+            let at = text[from..]
+                .find(&line)
+                .unwrap_or_else(|| panic!("{line:?} not in order in\n{text}"));
+            from += at + line.len();
+        }
+        assert!(text[from..].starts_with("]\n"), "nothing else in DELTAS");
     }
     server.shutdown().await;
 }

@@ -260,33 +260,59 @@ pub fn read_jsonl(text: &str) -> Result<Repro, ReproError> {
     }
 }
 
-/// A Python string literal of `s` (a JSON string is one).
+/// A Python string literal of `s`: a JSON string is one (serde_json writes characters
+/// outside the BMP as they are, never as surrogate escapes, which Python would read apart).
 fn py_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
 }
 
-/// `json.loads("...")` of `v`: no Python literal of JSON's true/false/null to get wrong.
-fn py_json(v: &Value) -> String {
-    format!("json.loads({})", py_str(&v.to_string()))
+/// `v` as a Python literal on one line.
+fn py_value(v: &Value) -> String {
+    match v {
+        Value::Null => "None".to_owned(),
+        Value::Bool(true) => "True".to_owned(),
+        Value::Bool(false) => "False".to_owned(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => py_str(s),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(py_value).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(map) => {
+            let items: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", py_str(k), py_value(v)))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+    }
 }
 
-/// The expected calls as `[{"name", "arguments"}]`, arguments as the text parsed.
-fn expected_calls(r: &Repro) -> Value {
-    let calls = r.parsed.result["tool_calls"]
+/// A list as a Python literal, one item a line.
+fn py_list(items: &[Value]) -> String {
+    if items.is_empty() {
+        return "[]".to_owned();
+    }
+    let lines: String = items
+        .iter()
+        .map(|v| format!("    {},\n", py_value(v)))
+        .collect();
+    format!("[\n{lines}]")
+}
+
+/// The expected calls as `{"name", "arguments"}`, arguments as the text parsed.
+fn expected_calls(r: &Repro) -> Vec<Value> {
+    r.parsed.result["tool_calls"]
         .as_array()
-        .cloned()
-        .unwrap_or_default();
-    Value::Array(
-        calls
-            .iter()
-            .map(|c| {
-                serde_json::json!({
-                    "name": c["function"]["name"],
-                    "arguments": c["function"]["arguments"],
-                })
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            serde_json::json!({
+                "name": c["function"]["name"],
+                "arguments": c["function"]["arguments"],
             })
-            .collect(),
-    )
+        })
+        .collect()
 }
 
 /// A pytest file in the shape of `flavor`'s tool-parser tests.
@@ -340,24 +366,24 @@ def assert_calls(got):
         },
         model = py_str(&r.header.model),
         mode = py_str(r.header.mode.as_str()),
-        tools = py_json(&Value::Array(r.header.tools.clone())),
-        deltas = py_json(&Value::Array(deltas)),
-        ids = py_json(&Value::Array(ids)),
-        finish = py_json(
+        tools = py_list(&r.header.tools),
+        deltas = py_list(&deltas),
+        ids = py_list(&ids),
+        finish = py_value(
             &r.header
                 .finish_reason
                 .clone()
                 .map_or(Value::Null, Value::from)
         ),
-        content = py_json(&r.parsed.result["content"]),
-        reasoning = py_json(&r.parsed.result["reasoning"]),
-        calls = py_json(&expected_calls(r)),
+        content = py_value(&r.parsed.result["content"]),
+        reasoning = py_value(&r.parsed.result["reasoning"]),
+        calls = py_list(&expected_calls(r)),
     );
     let (doc, body) = match flavor {
         Flavor::Sglang => (SGLANG_DOC, SGLANG_TESTS),
         Flavor::Vllm => (VLLM_DOC, VLLM_TESTS),
     };
-    format!("{doc}\n{common}\n{body}")
+    format!("{doc}\n{common}\n\n{body}")
 }
 
 const VLLM_DOC: &str = r#""""A Kimi tool-call stream recorded by kimi-tui, as a vLLM tool-parser unit test.
@@ -518,6 +544,20 @@ mod tests {
     }
 
     #[test]
+    fn json_values_become_python_literals() {
+        let v = serde_json::json!({"a": [true, false, null, 1.5, "x\"\n😀"]});
+        assert_eq!(
+            py_value(&v),
+            r#"{"a": [True, False, None, 1.5, "x\"\n😀"]}"#
+        );
+        assert_eq!(py_list(&[]), "[]");
+        assert_eq!(
+            py_list(&[Value::from(1), Value::from("b")]),
+            "[\n    1,\n    \"b\",\n]"
+        );
+    }
+
+    #[test]
     fn other_texts_are_refused_with_the_line() {
         let r = from_trace(&trace());
         let text = to_jsonl(&r);
@@ -538,8 +578,12 @@ mod tests {
         for flavor in [Flavor::Vllm, Flavor::Sglang] {
             let py = to_python(&r, flavor);
             assert!(py.contains("def test_streamed_matches_kimi_tui"), "{py}");
-            assert!(py.contains(r#"\"Hi \\\"you\\\".\""#), "{py}");
-            assert!(py.contains(r#"\"name\":\"f\""#), "{py}");
+            assert!(py.contains("    \"Hi \\\"you\\\".\",\n"), "{py}");
+            assert!(
+                py.contains(r#"{"name": "f", "arguments": "{\"a\": 1}"}"#),
+                "{py}"
+            );
+            assert!(py.contains("SERVER_FINISH_REASON = \"stop\""), "{py}");
         }
         assert!(to_python(&r, Flavor::Vllm).contains("KimiK2ToolParser"));
         assert!(to_python(&r, Flavor::Sglang).contains("KimiK2Detector"));
