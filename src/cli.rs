@@ -81,6 +81,13 @@ pub enum Command {
     /// profile's API key. Prints the result, the timings, and where the new stream differs
     /// from the saved one; --print also lists every chunk with its gap and what it produced.
     Replay(ReplayArgs),
+    /// Write a saved trace as a minimal test case for a server bug report.
+    ///
+    /// The chunks as they arrived (token ids where the server sent them), the request's tools,
+    /// and what kimi-tui parsed from them: as JSON lines (a header, one line per chunk, the
+    /// parsed events and result), or as a pytest file in the shape of vLLM's or SGLang's
+    /// tool-parser tests. Printed on stdout.
+    Repro(ReproArgs),
     /// Check the configured endpoint and tools, and say exactly what to fix.
     ///
     /// One line per check (✓ passed, ✗ failed, ! warning): the config and profile, the API key
@@ -282,6 +289,25 @@ pub struct MockArgs {
     /// With --split-markers its structural tokens are spelled from ordinary tokens instead.
     #[arg(long, value_name = "NAME", value_parser = parse_k3_shape)]
     pub k3_shape: Option<String>,
+    /// Imitate a known server bug by name (on top of the other options); `list` prints each
+    /// with the upstream report it imitates and the conformance checks it breaks.
+    #[arg(long, value_name = "NAME", value_parser = parse_server_bug)]
+    pub server_bug: Option<String>,
+}
+
+/// A `--server-bug` value (`list` or a scenario), with the known names in the error.
+fn parse_server_bug(name: &str) -> Result<String, String> {
+    if name == "list" || kimi_mock::server_bugs::find(name).is_some() {
+        return Ok(name.to_owned());
+    }
+    let names: Vec<&str> = kimi_mock::server_bugs::SERVER_BUGS
+        .iter()
+        .map(|b| b.name)
+        .collect();
+    Err(format!(
+        "unknown server bug {name:?}; expected list or one of {}",
+        names.join(", ")
+    ))
 }
 
 /// A `--k3-shape` value, with the known names in the error.
@@ -462,6 +488,23 @@ pub struct ReplayArgs {
     pub print: bool,
     #[command(flatten)]
     pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReproArgs {
+    /// A saved trace file (`s` in the inspector).
+    pub file: PathBuf,
+    /// jsonl: one JSON object per line; vllm, sglang: a pytest file for their Kimi tool parser.
+    #[arg(long, value_enum, default_value_t = ReproFormat::Jsonl)]
+    pub format: ReproFormat,
+}
+
+/// The output formats of `repro`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReproFormat {
+    Jsonl,
+    Vllm,
+    Sglang,
 }
 
 #[derive(Debug, Clone, Default, Args)]

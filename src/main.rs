@@ -19,6 +19,7 @@ fn main() -> ExitCode {
             commands::config_file::run(args, cli.connect.config.as_ref())
         }
         Some(Command::Replay(args)) => commands::replay::run(args),
+        Some(Command::Repro(args)) => commands::repro::run(args),
         Some(Command::Doctor(args)) => commands::doctor::run(args, &cli.connect),
         Some(Command::Rules(args)) => commands::rules::run(args, cli.connect.config.as_ref()),
         None => chat(&cli),

@@ -11,6 +11,10 @@ use crate::cli::MockArgs;
 
 /// `kimi-tui mock-server`: serve until Ctrl-C or SIGTERM.
 pub fn run(args: &MockArgs) -> anyhow::Result<()> {
+    if args.server_bug.as_deref() == Some("list") {
+        print!("{}", kimi_mock::server_bugs::list());
+        return Ok(());
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -91,8 +95,20 @@ fn scripted_calls(args: &MockArgs) -> anyhow::Result<Vec<ScriptedCall>> {
 }
 
 /// The server options `kimi-tui mock-server` was given (the scripted calls come apart: reading a
-/// file can fail).
+/// file can fail), with the `--server-bug` scenario applied last.
 pub fn options(a: &MockArgs) -> MockOptions {
+    let mut opts = flag_options(a);
+    if let Some(bug) = a
+        .server_bug
+        .as_deref()
+        .and_then(kimi_mock::server_bugs::find)
+    {
+        bug.apply(&mut opts);
+    }
+    opts
+}
+
+fn flag_options(a: &MockArgs) -> MockOptions {
     MockOptions {
         // `MockArgs::default()` (not parsed by clap) has an empty model.
         model: if a.model.is_empty() {
@@ -146,5 +162,7 @@ pub fn options(a: &MockArgs) -> MockOptions {
         split_markers: a.split_markers,
         refuse_logprobs: a.refuse_logprobs,
         k3_shape: a.k3_shape.clone(),
+        // The scenarios' own switches: only `--server-bug` sets them.
+        ..MockOptions::default()
     }
 }

@@ -2,7 +2,6 @@
 //! `--trace`, a saved trace's chunks parsed again exactly as they arrived.
 
 use anyhow::Result;
-use serde_json::json;
 
 use super::{input, stream_json, write_stdout};
 use crate::cli::ParseArgs;
@@ -103,15 +102,4 @@ fn trace(path: &std::path::Path) -> Result<()> {
     write_stdout(out.as_bytes())
 }
 
-/// The parsed result as one JSON line: what a turn keeps of the answer.
-pub fn result_json(r: &kimi_client::TurnResult) -> serde_json::Value {
-    json!({
-        "type": "result",
-        "content": r.content,
-        "reasoning": r.reasoning,
-        "tool_calls": r.tool_calls,
-        "finish_reason": r.effective_finish(),
-        "warnings": r.warnings,
-        "error": r.error.as_ref().map(ToString::to_string),
-    })
-}
+pub use kimi_client::event_json::result_json;

@@ -67,3 +67,53 @@ fn mock_server_subcommand_prints_its_address_and_stops_on_sigterm() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn server_bug_list_names_every_scenario_with_its_upstream_report() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
+        .args(["mock-server", "--server-bug", "list"])
+        .output()
+        .expect("binary runs");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for b in kimi_mock::server_bugs::SERVER_BUGS {
+        assert!(text.contains(b.name), "{} missing:\n{text}", b.name);
+        assert!(text.contains(b.upstream), "{text}");
+    }
+    assert!(text.contains("vllm-project/vllm#54701"), "{text}");
+    assert!(text.contains("MoonshotAI/Kimi-K2#128"), "{text}");
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
+        .args(["mock-server", "--server-bug", "nope"])
+        .output()
+        .expect("binary runs");
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("unknown server bug \"nope\""), "{err}");
+    assert!(err.contains("empty-tool-call-deltas"), "{err}");
+}
+
+#[test]
+fn a_server_bug_is_applied_on_top_of_the_flags() {
+    use clap::Parser as _;
+    let cli = kimi_tui::cli::Cli::try_parse_from([
+        "kimi-tui",
+        "mock-server",
+        "--server-bug",
+        "k3-think-close-skipped",
+        "--delay-ms",
+        "3",
+    ])
+    .expect("parses");
+    let Some(kimi_tui::cli::Command::MockServer(args)) = cli.command else {
+        panic!("not mock-server");
+    };
+    let opts = kimi_tui::mock_cli::options(&args);
+    assert_eq!(opts.k3_shape.as_deref(), Some("think-close-skipped-tools"));
+    assert_eq!(opts.delay_ms, 3, "the other flags stay");
+    assert_eq!(
+        kimi_protocol::Template::for_model(&opts.model),
+        kimi_protocol::Template::K3
+    );
+    let plain = kimi_tui::mock_cli::options(&kimi_tui::cli::MockArgs::default());
+    assert!(plain.k3_shape.is_none() && !plain.repeat_calls);
+}

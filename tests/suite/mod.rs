@@ -27,6 +27,7 @@ mod mock_process;
 mod mock_tool_call_flags;
 mod newcomer_tmux;
 mod raw_family;
+mod repro_cli;
 mod retry_cli;
 mod rules_cli;
 mod rules_tmux;

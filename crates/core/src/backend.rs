@@ -1,8 +1,10 @@
 //! The few things of the HTTP client that a screen shows or checks against, reached through
 //! the core so that a front end needs no HTTP client of its own: the error a request failed
-//! with (shown as text), a listed model, the cap on token-level data, and URLs as shown.
+//! with (shown as text), a listed model, the cap on token-level data, URLs as shown, and a
+//! recorded stream written as a reproducer.
 
 pub use kimi_client::logprobs::MAX_LOGPROBS;
+pub use kimi_client::repro;
 pub use kimi_client::{
     BackendError, ConnectCause, ModelInfo, ModelList, host_and_port, redact_url,
 };

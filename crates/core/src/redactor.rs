@@ -36,6 +36,12 @@ impl Redactor {
         self.secrets.iter().any(|s| text.contains(s.as_str()))
     }
 
+    /// JSON `text` with every secret masked.
+    pub fn mask_json(&self, text: String) -> String {
+        let secrets: Vec<&str> = self.secrets.iter().map(String::as_str).collect();
+        kimi_protocol::trace_file::mask_secrets(text, &secrets)
+    }
+
     /// `file` as JSON, every secret masked.
     pub fn trace_json(&self, file: &TraceFile) -> String {
         let secrets: Vec<&str> = self.secrets.iter().map(String::as_str).collect();
@@ -61,5 +67,7 @@ mod tests {
         let json = r.trace_json(&TraceFile::new(trace, 0));
         assert!(!json.contains("sk-live-123456"), "{json}");
         assert!(!Redactor::default().found_in("sk-live-123456"));
+        let masked = r.mask_json(r#"{"a": "sk-live-123456"}"#.to_owned());
+        assert_eq!(masked, r#"{"a": "[redacted]"}"#);
     }
 }

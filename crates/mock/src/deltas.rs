@@ -58,6 +58,10 @@ pub(crate) struct Deltas {
     /// Special tokens come out as several ordinary ones (the split-marker fault: a server whose
     /// tokenizer does not know them).
     split_markers: bool,
+    /// Chat: each finished call comes a second time under a new index (a server bug).
+    repeat_calls: bool,
+    /// Finish reason `stop` whatever the calls (a server bug).
+    stop_with_calls: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +91,8 @@ impl Deltas {
             buf_kind: None,
             exhausted: false,
             split_markers: false,
+            repeat_calls: false,
+            stop_with_calls: false,
         }
     }
 
@@ -97,11 +103,23 @@ impl Deltas {
         self
     }
 
+    /// Chat: after the answer, each finished call again under index `calls + i`.
+    pub(crate) fn repeat_calls(mut self, on: bool) -> Self {
+        self.repeat_calls = on;
+        self
+    }
+
+    /// Finish with `stop` even when calls were sent.
+    pub(crate) fn stop_with_calls(mut self, on: bool) -> Self {
+        self.stop_with_calls = on;
+        self
+    }
+
     /// `finish_reason` once the iterator is exhausted.
     pub(crate) fn finish_reason(&self) -> &'static str {
         if self.cut {
             "length"
-        } else if self.calls_started > 0 {
+        } else if self.calls_started > 0 && !self.stop_with_calls {
             "tool_calls"
         } else {
             "stop"
@@ -201,6 +219,37 @@ impl Deltas {
     }
 }
 
+impl Deltas {
+    /// `repeat_calls`: the finished calls once more, each whole in two deltas.
+    fn repeat(&mut self) {
+        let structured = matches!(
+            self.mode,
+            Mode::Chat {
+                markers_in_content: false
+            }
+        );
+        if !self.repeat_calls || !structured || self.cut {
+            return;
+        }
+        let done = self.calls_completed;
+        for i in 0..done {
+            let id = self.tokens.ids().get(i).cloned().unwrap_or_default();
+            let Some(call) = self.tokens.reply().calls.get(i) else {
+                continue;
+            };
+            let (name, args) = (call.name.clone(), call.arguments.clone());
+            let index = done + i;
+            self.queue.push_back(Delta::CallStart { index, id, name });
+            self.queue.push_back(Delta::Args {
+                index,
+                text: Cow::Owned(args),
+            });
+        }
+        self.calls_started += done;
+        self.calls_completed += done;
+    }
+}
+
 /// The largest char boundary of `s` at most `n`, or the next one when that would be 0.
 fn floor_or_ceil_boundary(s: &str, n: usize) -> usize {
     let mut k = n.min(s.len());
@@ -226,6 +275,7 @@ impl Iterator for Deltas {
                 None => {
                     self.exhausted = true;
                     self.flush();
+                    self.repeat();
                 }
             }
         }

@@ -7,15 +7,18 @@
 //! - `script`: the scripted model (conversation -> content and calls).
 //! - `tokens`: a reply cut into tokens; `deltas`: tokens -> per-event payloads.
 //! - `sse`: event and response shapes; `faults`: deliberate failures.
+//! - `server_bugs`: known server failures by name; `quirks`: what they do to an answer.
 
 pub(crate) mod deltas;
 pub(crate) mod faults;
 pub mod k3;
 pub mod logprobs;
 pub mod prompt;
+pub(crate) mod quirks;
 pub(crate) mod request;
 mod routes;
 pub mod script;
+pub mod server_bugs;
 pub(crate) mod sse;
 pub mod thinking;
 pub mod tokens;
@@ -114,6 +117,26 @@ pub struct MockOptions {
     pub refuse_logprobs: bool,
     /// A Kimi K3 model answers in this broken shape ([`k3::SHAPES`]) instead of the trained one.
     pub k3_shape: Option<String>,
+    // Known server bugs ([`server_bugs`] names them).
+    /// Chat, streamed: every `tool_calls` delta goes out empty (`"tool_calls": []`); the
+    /// finish reason and a non-streamed answer are unchanged.
+    pub empty_tool_call_deltas: bool,
+    /// Chat: each finished call is delivered a second time under a new index, same id, name
+    /// and arguments.
+    pub repeat_calls: bool,
+    /// A thinking model never writes `</think>`: raw text and content lack it, and a server's
+    /// reasoning parser leaves the answer text in the reasoning.
+    pub omit_think_close: bool,
+    /// A thinking model answering a tool result stops right after `</think>` (`<|im_end|>`
+    /// there): the reasoning, then nothing.
+    pub im_end_after_think: bool,
+    /// Call ids `call00000`, `call00001`, ... instead of the family's own form.
+    pub numbered_call_ids: bool,
+    /// Finish reason `stop` even when calls arrive.
+    pub stop_with_tool_calls: bool,
+    /// A non-streamed answer differs from the streamed one: its calls dropped, or (no calls)
+    /// its answer text after the reasoning.
+    pub nonstream_differs: bool,
 }
 
 /// A tool call the mock emits verbatim (`--tool-call-file`, `--tool-call-id/-name/-args`).
@@ -164,6 +187,13 @@ impl Default for MockOptions {
             split_markers: false,
             refuse_logprobs: false,
             k3_shape: None,
+            empty_tool_call_deltas: false,
+            repeat_calls: false,
+            omit_think_close: false,
+            im_end_after_think: false,
+            numbered_call_ids: false,
+            stop_with_tool_calls: false,
+            nonstream_differs: false,
         }
     }
 }

@@ -22,6 +22,7 @@ use super::faults::{self, Inject};
 use super::k3;
 use super::logprobs;
 use super::prompt;
+use super::quirks;
 use super::request::{self, Common};
 use super::script::{self, Reply};
 use super::sse::{self, Events, Header};
@@ -170,6 +171,7 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
         level.split |= logprobs::split_requested(&conv.messages);
         let mut reply = st.script(&conv.messages, &conv.tools);
         if thinking::thinks(&st.opts, &value) {
+            reply = quirks::after_tool_result(&st.opts, reply, &conv.messages);
             thinking::raw(&st.opts, &mut reply, &req.prompt);
         }
         reply
@@ -209,6 +211,9 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
         return bad_request(&msg);
     }
     let mut reply = st.script(&req.messages, &req.tools);
+    if thinks {
+        reply = quirks::after_tool_result(&st.opts, reply, &req.messages);
+    }
     let k3 = Template::for_model(&st.opts.model) == Template::K3;
     // Markers spelled from text reach content as no parser sees them (`level.split`).
     let plan = if k3 && (st.opts.markers_in_content || level.split) {
@@ -329,6 +334,11 @@ impl AppState {
     /// Moonshot's API returns), else the K2 form the tokens write.
     fn call_ids(&self, reply: &Reply) -> Vec<Option<String>> {
         let scripted = self.scripted_ids();
+        if self.opts.numbered_call_ids {
+            return (0..reply.calls.len())
+                .map(|i| Some(quirks::numbered_id(i)))
+                .collect();
+        }
         if Template::for_model(&self.opts.model) != Template::K3 {
             return scripted;
         }
@@ -357,11 +367,16 @@ impl AppState {
     ) -> Response {
         // The leaked markers carry the ids the model wrote (`functions.NAME:IDX`), whatever id
         // the structured copy was given.
+        let streaming = common.stream || self.opts.always_stream;
+        let reply = if streaming {
+            reply
+        } else {
+            quirks::non_streamed(&self.opts, reply)
+        };
         let leak = (self.opts.duplicate_calls && !reply.calls.is_empty())
             .then(|| thinking::markers(&reply, &[]));
         let ids = self.call_ids(&reply);
         let reply = Arc::new(reply);
-        let streaming = common.stream || self.opts.always_stream;
         let header = Header::new(mode, &self.opts.model, streaming);
         let deltas = |chunk_bytes| {
             Deltas::new(
@@ -371,6 +386,8 @@ impl AppState {
                 chunk_bytes,
             )
             .split_markers(level.split)
+            .repeat_calls(self.opts.repeat_calls)
+            .stop_with_calls(self.opts.stop_with_tool_calls)
         };
         if !streaming {
             let mut value = sse::complete(&header, mode, deltas(None), prompt_tokens);
@@ -395,7 +412,8 @@ impl AppState {
                 prompt_tokens,
             )
             .with_logprobs(level.asked)
-            .with_usage_in_choice(Template::for_model(&self.opts.model) == Template::K3);
+            .with_usage_in_choice(Template::for_model(&self.opts.model) == Template::K3)
+            .with_empty_call_deltas(self.opts.empty_tool_call_deltas);
             if plan.is_none() && leak.is_none() {
                 return Box::new(events);
             }

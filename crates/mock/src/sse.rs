@@ -119,6 +119,8 @@ pub(crate) struct Events {
     logprobs: Option<Writer>,
     /// The usage also rides in the finishing choice, as Moonshot's API sends it for K3.
     usage_in_choice: bool,
+    /// Every `tool_calls` delta goes out as `"tool_calls": []` (a server bug).
+    empty_call_deltas: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,12 +156,19 @@ impl Events {
             prefix,
             logprobs: None,
             usage_in_choice: false,
+            empty_call_deltas: false,
         }
     }
 
     /// Put the usage in the finishing choice too (it still comes in its own event after).
     pub(crate) fn with_usage_in_choice(mut self, on: bool) -> Self {
         self.usage_in_choice = on;
+        self
+    }
+
+    /// Send every `tool_calls` delta empty.
+    pub(crate) fn with_empty_call_deltas(mut self, on: bool) -> Self {
+        self.empty_call_deltas = on;
         self
     }
 
@@ -170,6 +179,9 @@ impl Events {
     }
 
     fn delta_event(&mut self, delta: Delta) -> Bytes {
+        if self.empty_call_deltas && !matches!(delta, Delta::Text(_)) {
+            return self.chat_chunk(json!({"tool_calls": []}));
+        }
         if let Some(w) = self.logprobs.as_mut() {
             // The slow path: these events carry a JSON object more.
             return match (self.mode, delta) {

@@ -110,8 +110,15 @@ pub fn chat(opts: &MockOptions, reply: &mut Reply, ids: &[Option<String>]) -> Op
         } else {
             ""
         };
-        reply.content = Text::Plain(format!("{open}{reasoning}</think>{content}"));
+        let close = think_close(opts);
+        reply.content = Text::Plain(format!("{open}{reasoning}{close}{content}"));
         return None;
+    }
+    if opts.omit_think_close
+        && let Text::Plain(content) = &mut reply.content
+    {
+        // The reasoning parser never sees the close: the answer text stays in the reasoning.
+        reasoning.push_str(&std::mem::take(content));
     }
     Some(Plan {
         reasoning,
@@ -135,9 +142,18 @@ pub fn raw(opts: &MockOptions, reply: &mut Reply, prompt: &str) {
         // K2-Thinking opens its tool section before `</think>`; the calls follow.
         format!("{open}{reasoning} ")
     } else {
-        format!("{open}{reasoning}</think>{content}")
+        format!("{open}{reasoning}{}{content}", think_close(opts))
     };
     reply.content = Text::Plain(text);
+}
+
+/// The text that ends the reasoning: `</think>`, or nothing with `omit_think_close`.
+fn think_close(opts: &MockOptions) -> &'static str {
+    if opts.omit_think_close {
+        ""
+    } else {
+        "</think>"
+    }
 }
 
 /// The reasoning deltas of a chat answer, a few words each.

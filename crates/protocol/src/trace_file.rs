@@ -41,6 +41,22 @@ pub enum TraceFileError {
     Damaged(String),
 }
 
+/// JSON `text` with every occurrence of each of `secrets` replaced by `[redacted]`, as written
+/// and as escaped in a JSON string.
+pub fn mask_secrets(mut text: String, secrets: &[&str]) -> String {
+    for s in secrets.iter().filter(|s| s.len() >= 4) {
+        // As written in JSON too: a key with a quote or backslash is escaped there.
+        let escaped = serde_json::to_string(s).unwrap_or_default();
+        let escaped = escaped.trim_matches('"');
+        for needle in [*s, escaped] {
+            if text.contains(needle) {
+                text = text.replace(needle, MASKED);
+            }
+        }
+    }
+    text
+}
+
 /// The endpoint path of a mode.
 pub fn endpoint_of(mode: Mode) -> &'static str {
     match mode {
@@ -63,17 +79,10 @@ impl TraceFile {
     /// The file's text: pretty JSON, with every occurrence of each of `secrets` (the API
     /// key) replaced by `[redacted]`, wherever it hid (a header, an echoed body, an error).
     pub fn to_json(&self, secrets: &[&str]) -> String {
-        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
-        for s in secrets.iter().filter(|s| s.len() >= 4) {
-            // As written in JSON too: a key with a quote or backslash is escaped there.
-            let escaped = serde_json::to_string(s).unwrap_or_default();
-            let escaped = escaped.trim_matches('"');
-            for needle in [*s, escaped] {
-                if text.contains(needle) {
-                    text = text.replace(needle, MASKED);
-                }
-            }
-        }
+        let mut text = mask_secrets(
+            serde_json::to_string_pretty(self).unwrap_or_default(),
+            secrets,
+        );
         text.push('\n');
         text
     }

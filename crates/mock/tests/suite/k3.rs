@@ -26,16 +26,7 @@ async fn start(opts: MockOptions) -> MockServer {
 }
 
 async fn post(server: &MockServer, path: &str, body: &Value) -> Vec<Value> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let text = reqwest::Client::new()
-        .post(format!("{}{path}", server.base_url()))
-        .json(body)
-        .send()
-        .await
-        .expect("sent")
-        .text()
-        .await
-        .expect("body");
+    let text = super::post_text(server, path, body).await;
     assert!(text.starts_with("data: "), "{text}");
     text.split("\n\n")
         .filter_map(|e| e.strip_prefix("data: "))

@@ -43,6 +43,8 @@ pub(crate) enum Effect {
     Agent(Op),
     /// Save this trace as a replayable file (the inspector's `s`).
     SaveTrace(Box<kimi_protocol::Trace>),
+    /// Write this trace as a reproducer, beside the saved traces (the inspector's `x`).
+    SaveRepro(Box<kimi_protocol::Trace>),
     /// `/export [md|json] [PATH]`; no path: a file named for the session in the current
     /// directory. Written off the event loop; answered with [`AppEvent::Exported`].
     Export {

@@ -74,6 +74,8 @@ pub(crate) enum Action {
     PrevRequest,
     NextRequest,
     SaveTrace,
+    /// Write the request in view as a reproducer for a server bug report.
+    SaveRepro,
     /// Chat mode: the inspector shows each SSE event as its raw JSON, or as one compact line.
     ToggleRawJson,
     /// The inspector's next / previous stall (a gap over the threshold).
@@ -604,6 +606,13 @@ pub(crate) const TABLE: &[Row] = &[
         help: "save the request as a replayable trace file (kimi-tui replay FILE)",
         hint: None,
         binds: &[(c('s'), SaveTrace)],
+    },
+    Row {
+        context: Inspector,
+        keys: "x",
+        help: "write a reproducer for a bug report (kimi-tui repro's JSON lines)",
+        hint: None,
+        binds: &[(c('x'), SaveRepro)],
     },
     Row {
         context: Inspector,

@@ -464,6 +464,7 @@ fn run_effects(
                 }
             }
             Effect::SaveTrace(trace) => inspector_trace::save_trace(app, *trace, &state_dir()),
+            Effect::SaveRepro(trace) => inspector_trace::save_repro(app, &trace, &state_dir()),
             Effect::Export {
                 markdown,
                 path,

@@ -533,6 +533,11 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
                 fx.push(Effect::SaveTrace(Box::new(trace.clone())));
             }
         }
+        Some(Action::SaveRepro) => {
+            if let Some((_, trace)) = app.inspected_trace() {
+                fx.push(Effect::SaveRepro(Box::new(trace.clone())));
+            }
+        }
         Some(Action::ToggleRawJson) => {
             ins.raw_json = !ins.raw_json;
             ins.view.set_raw_json(ins.raw_json);

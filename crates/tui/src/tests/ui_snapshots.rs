@@ -843,6 +843,11 @@ fn the_stall_keys_jump_between_stalls_and_s_asks_to_save_the_trace() {
         matches!(fx.as_slice(), [Effect::SaveTrace(t)] if t.chunks.len() == 7),
         "{fx:?}"
     );
+    let fx = update(&mut a, key('x'));
+    assert!(
+        matches!(fx.as_slice(), [Effect::SaveRepro(t)] if t.chunks.len() == 7),
+        "{fx:?}"
+    );
 }
 
 #[test]
