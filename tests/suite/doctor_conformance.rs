@@ -88,10 +88,15 @@ async fn the_correct_mock_passes_every_check_in_both_modes() {
         assert_eq!(with_status(&v, "fail"), Vec::<String>::new());
         assert_eq!(with_status(&v, "warn"), Vec::<String>::new(), "{}", run.out);
         let skipped = with_status(&v, "skip");
+        // Skipped: what does not apply (the order is the table's).
         let expected_skips: Vec<&str> = match (mode, model) {
-            ("chat", INSTRUCT) => vec![checks::REASONING_FIELD, checks::SPECIAL_TOKENS],
-            ("chat", _) => vec![checks::SPECIAL_TOKENS],
-            ("raw", INSTRUCT) => vec![checks::REASONING_FIELD],
+            ("chat", INSTRUCT) => vec![
+                checks::THINK_CLOSE,
+                checks::REASONING_FIELD,
+                checks::SPECIAL_TOKENS,
+            ],
+            ("chat", _) => vec![checks::THINK_CLOSE, checks::SPECIAL_TOKENS],
+            ("raw", INSTRUCT) => vec![checks::THINK_CLOSE, checks::REASONING_FIELD],
             _ => vec![],
         };
         assert_eq!(skipped, expected_skips, "{mode} {model}");
@@ -456,6 +461,54 @@ async fn a_foreign_server_passes_and_its_differing_answer_fails_stream_agreement
                 c["evidence"],
                 "request weather (round 1, both): streamed get_weather {\"city\": \"Beijing\"} (chunk 2), non-streamed get_weather {\"city\": \"Paris\"}"
             );
+        }
+    }
+}
+
+/// Every known server bug of the mock, in each mode it shows in, fails exactly the checks its
+/// scenario names, with exit status 1.
+#[tokio::test]
+async fn each_server_bug_fails_exactly_the_checks_its_scenario_names() {
+    for bug in kimi_mock::server_bugs::SERVER_BUGS.iter() {
+        for (mode, want) in [("raw", bug.raw), ("chat", bug.chat)] {
+            if want.is_empty() {
+                continue;
+            }
+            let mut o = MockOptions::default();
+            bug.apply(&mut o);
+            let (run, _) = conformance(o, mode, &["--json"]).await;
+            assert_eq!(run.code, Some(1), "{} {mode}:\n{}", bug.name, run.out);
+            let mut failed = with_status(&json(&run), "fail");
+            failed.sort();
+            let mut want: Vec<String> = want.iter().map(|c| (*c).to_owned()).collect();
+            want.sort();
+            assert_eq!(failed, want, "{} in {mode} mode:\n{}", bug.name, run.out);
+            for name in &want {
+                assert!(
+                    CHECKS.iter().any(|c| c.name == name),
+                    "{}: no check {name}",
+                    bug.name
+                );
+            }
+        }
+    }
+}
+
+/// The correct mock passes with the other families too: K2.6 (its think tags special tokens
+/// with ids) and K3 (XTML), in both modes.
+#[tokio::test]
+async fn the_correct_mock_passes_as_k2_6_and_k3_in_both_modes() {
+    for model in ["moonshotai/Kimi-K2.6", "kimi-k3"] {
+        for mode in ["raw", "chat"] {
+            let (run, _) = conformance(opts(model), mode, &["--json"]).await;
+            assert_eq!(
+                run.code,
+                Some(0),
+                "{model} {mode}:\n{}\n{}",
+                run.out,
+                run.err
+            );
+            assert!(with_status(&json(&run), "fail").is_empty(), "{}", run.out);
         }
     }
 }

@@ -17,6 +17,7 @@
 use serde_json::{Map, Value, json};
 
 use kimi_protocol::Marker;
+use kimi_protocol::family::Template;
 use kimi_protocol::message::Message;
 
 /// What a request asked for.
@@ -26,11 +27,14 @@ pub(crate) struct Asked {
     pub top: u8,
     /// Completions: tokens reported as `token_id:N`.
     pub as_ids: bool,
+    /// The served model's family: which markers are special tokens with an id (`</think>` is
+    /// one for K2.5 and K2.6, not for K2-Thinking).
+    pub template: Template,
 }
 
 /// The request's token-level fields: completions `logprobs: N` (+ vLLM's
 /// `return_tokens_as_token_ids`), chat `logprobs: true` + `top_logprobs: N`.
-pub(crate) fn asked(body: &Value, chat: bool) -> Option<Asked> {
+pub(crate) fn asked(body: &Value, chat: bool, template: Template) -> Option<Asked> {
     let as_ids = body
         .get("return_tokens_as_token_ids")
         .and_then(Value::as_bool)
@@ -40,9 +44,14 @@ pub(crate) fn asked(body: &Value, chat: bool) -> Option<Asked> {
         (body.get("logprobs").and_then(Value::as_bool) == Some(true)).then(|| Asked {
             top: n(body.get("top_logprobs")).unwrap_or(0),
             as_ids,
+            template,
         })
     } else {
-        n(body.get("logprobs")).map(|top| Asked { top, as_ids })
+        n(body.get("logprobs")).map(|top| Asked {
+            top,
+            as_ids,
+            template,
+        })
     }
 }
 
@@ -98,15 +107,16 @@ fn fnv(bytes: &[u8]) -> u64 {
     })
 }
 
-/// The id of a token: the special token's own for a whole marker with one, else a stable id
-/// in the ordinary vocabulary (below 163584, where K2's special tokens start).
-pub fn token_id(text: &str) -> u32 {
+/// The id of a token: the special token's own for a whole marker with one in `template`'s
+/// family, else a stable id in the ordinary vocabulary (below 163584, where K2's special
+/// tokens start).
+pub fn token_id(text: &str, template: Template) -> u32 {
     if let Some(id) = super::k3::structural_id(text) {
         return id;
     }
     if let Some(m) = Marker::at_start(text.as_bytes())
         && m.text().len() == text.len()
-        && let Some(id) = m.token_id()
+        && let Some(id) = m.token_id_in(template)
     {
         return id;
     }
@@ -189,7 +199,7 @@ impl Writer {
 
     fn name(&self, text: &str) -> String {
         if self.asked.as_ids {
-            format!("token_id:{}", token_id(text))
+            format!("token_id:{}", token_id(text, self.asked.template))
         } else {
             text.to_owned()
         }
@@ -234,9 +244,13 @@ mod tests {
 
     #[test]
     fn markers_get_their_ids_and_text_a_stable_ordinary_one() {
-        assert_eq!(token_id("<|tool_call_begin|>"), 163597);
-        let id = token_id(" hello");
-        assert_eq!(id, token_id(" hello"));
+        let k2 = Template::K2Instruct;
+        assert_eq!(token_id("<|tool_call_begin|>", k2), 163597);
+        // `</think>` is a special token of K2.5 and K2.6, ordinary text to K2-Thinking's.
+        assert_eq!(token_id("</think>", Template::K26), 163607);
+        assert!(token_id("</think>", Template::K2Thinking) < 163584);
+        let id = token_id(" hello", k2);
+        assert_eq!(id, token_id(" hello", k2));
         assert!((1000..163584).contains(&id));
         assert_eq!(
             split_marker("<|tool_call_begin|>"),
@@ -245,7 +259,7 @@ mod tests {
         assert!(
             split_marker("<|tool_call_begin|>")
                 .iter()
-                .all(|p| token_id(p) < 163584)
+                .all(|p| token_id(p, k2) < 163584)
         );
     }
 
@@ -278,22 +292,27 @@ mod tests {
     fn requests_are_read_for_both_endpoints() {
         let raw = json!({"logprobs": 5, "return_tokens_as_token_ids": true});
         assert_eq!(
-            asked(&raw, false),
+            asked(&raw, false, Template::K2Instruct),
             Some(Asked {
                 top: 5,
-                as_ids: true
+                as_ids: true,
+                template: Template::K2Instruct
             })
         );
         let chat = json!({"logprobs": true, "top_logprobs": 3});
         assert_eq!(
-            asked(&chat, true),
+            asked(&chat, true, Template::K2Instruct),
             Some(Asked {
                 top: 3,
-                as_ids: false
+                as_ids: false,
+                template: Template::K2Instruct
             })
         );
-        assert_eq!(asked(&json!({"logprobs": false}), true), None);
-        assert_eq!(asked(&json!({}), false), None);
+        assert_eq!(
+            asked(&json!({"logprobs": false}), true, Template::K2Instruct),
+            None
+        );
+        assert_eq!(asked(&json!({}), false, Template::K2Instruct), None);
         assert!(mentioned(&raw) && !mentioned(&json!({"logprobs": null})));
     }
 }

@@ -267,7 +267,8 @@ impl AppState {
     /// stream across tokens (no event then holds whole tokens to report).
     fn token_level(&self, body: &Value, chat: bool) -> TokenLevel {
         TokenLevel {
-            asked: logprobs::asked(body, chat).filter(|_| self.opts.chunk_bytes.is_none()),
+            asked: logprobs::asked(body, chat, Template::for_model(&self.opts.model))
+                .filter(|_| self.opts.chunk_bytes.is_none()),
             split: self.opts.split_markers,
         }
     }

@@ -14,14 +14,25 @@ pub struct ServerBug {
     pub upstream: &'static str,
     /// What a client sees.
     pub what: &'static str,
-    /// The conformance checks that must fail against it (and no other), by name.
-    pub fails: &'static [&'static str],
-    /// The mode the defect shows in (`chat`, `raw`, or `any`).
-    pub mode: &'static str,
+    /// The conformance checks (`doctor --conformance`) that fail against it in raw mode, and
+    /// no other; empty: the defect does not show in raw mode.
+    pub raw: &'static [&'static str],
+    /// The same in chat mode.
+    pub chat: &'static [&'static str],
     apply: fn(&mut MockOptions),
 }
 
 impl ServerBug {
+    /// `raw: a, b; chat: c`: the checks it fails, mode by mode (only the modes it shows in).
+    pub fn fails_said(&self) -> String {
+        [("raw", self.raw), ("chat", self.chat)]
+            .into_iter()
+            .filter(|(_, checks)| !checks.is_empty())
+            .map(|(mode, checks)| format!("{mode} fails: {}", checks.join(", ")))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// `opts` with this failure switched on (the model changed only when the failure belongs to
     /// another family).
     pub fn apply(&self, opts: &mut MockOptions) {
@@ -50,32 +61,32 @@ pub const SERVER_BUGS: [ServerBug; 10] = [
         upstream: "vllm-project/vllm#54701",
         what: "streamed tool_calls deltas arrive empty (finish reason still tool_calls); \
                stream: false answers right",
-        fails: &["stream_agreement", "finish_reason"],
-        mode: "chat",
+        raw: &[],
+        chat: &["finish_reason", "stream_agreement"],
         apply: |o| o.empty_tool_call_deltas = true,
     },
     ServerBug {
         name: "markers-in-content",
         upstream: "vLLM served without --tool-call-parser kimi_k2 (field reports)",
         what: "the tool-call markers arrive as text in content; no tool_calls",
-        fails: &["leaked_markers"],
-        mode: "chat",
+        raw: &[],
+        chat: &["finish_reason", "leaked_markers"],
         apply: |o| o.markers_in_content = true,
     },
     ServerBug {
         name: "duplicate-calls",
         upstream: "a tool parser re-sending a finished call (field reports)",
         what: "every call is delivered twice, the same id, name and arguments under two indexes",
-        fails: &["duplicate_calls"],
-        mode: "chat",
+        raw: &[],
+        chat: &["duplicate_calls"],
         apply: |o| o.repeat_calls = true,
     },
     ServerBug {
         name: "missing-think-close",
         upstream: "a reasoning parser that never sees </think> (field reports)",
         what: "a thinking model never writes </think>: the answer text stays in the reasoning",
-        fails: &["think_close"],
-        mode: "any",
+        raw: &["think_close"],
+        chat: &["empty_answer"],
         apply: |o| {
             thinking(o);
             o.omit_think_close = true;
@@ -85,8 +96,8 @@ pub const SERVER_BUGS: [ServerBug; 10] = [
         name: "im-end-after-think",
         upstream: "MoonshotAI/Kimi-K2#128",
         what: "K2.6 after a tool result: </think> then <|im_end|>, an empty answer",
-        fails: &["empty_answer"],
-        mode: "any",
+        raw: &["empty_answer"],
+        chat: &["empty_answer"],
         apply: |o| {
             serve(o, Template::K26, "moonshotai/Kimi-K2.6");
             o.im_end_after_think = true;
@@ -96,8 +107,8 @@ pub const SERVER_BUGS: [ServerBug; 10] = [
         name: "k3-think-close-skipped",
         upstream: "vllm-project/vllm#53246 (K3 drops calls)",
         what: "Kimi K3 ends its reasoning by opening the tools channel, no think close",
-        fails: &["think_close"],
-        mode: "raw",
+        raw: &["think_close"],
+        chat: &[],
         apply: |o| {
             serve(o, Template::K3, "moonshotai/Kimi-K3");
             o.k3_shape = Some("think-close-skipped-tools".to_owned());
@@ -107,24 +118,24 @@ pub const SERVER_BUGS: [ServerBug; 10] = [
         name: "split-markers",
         upstream: "a tokenizer without Kimi's special tokens (field reports)",
         what: "every marker is spelled from ordinary text tokens (in chat they reach content)",
-        fails: &["special_tokens"],
-        mode: "raw",
+        raw: &["special_tokens"],
+        chat: &[],
         apply: |o| o.split_markers = true,
     },
     ServerBug {
         name: "numbered-call-ids",
         upstream: "gateways renumbering call ids (field reports)",
         what: "call ids like call00003 instead of functions.NAME:IDX",
-        fails: &["call_id_format"],
-        mode: "any",
+        raw: &["call_ids", "schema"],
+        chat: &["call_ids"],
         apply: |o| o.numbered_call_ids = true,
     },
     ServerBug {
         name: "tool-calls-finish-stop",
         upstream: "OpenAI-compatible gateways (field reports)",
         what: "calls arrive but the finish reason is stop",
-        fails: &["finish_reason"],
-        mode: "chat",
+        raw: &[],
+        chat: &["finish_reason"],
         apply: |o| o.stop_with_tool_calls = true,
     },
     ServerBug {
@@ -132,8 +143,8 @@ pub const SERVER_BUGS: [ServerBug; 10] = [
         upstream: "stream/non-stream repro harnesses (vllm-project/vllm#53246)",
         what: "the non-streamed answer differs from the streamed one: its text is dropped \
                (or added where the stream has none)",
-        fails: &["stream_agreement"],
-        mode: "any",
+        raw: &["stream_agreement"],
+        chat: &["stream_agreement"],
         apply: |o| o.nonstream_differs = true,
     },
 ];
@@ -151,13 +162,12 @@ pub fn list() -> String {
         .iter()
         .map(|b| {
             format!(
-                "{:width$}  {}\n{:width$}  {} [{} mode; fails: {}]\n",
+                "{:width$}  {}\n{:width$}  {} [{}]\n",
                 b.name,
                 b.upstream,
                 "",
                 b.what,
-                b.mode,
-                b.fails.join(", ")
+                b.fails_said()
             )
         })
         .collect()
@@ -175,7 +185,7 @@ mod tests {
                 "{}",
                 b.name
             );
-            assert!(!b.fails.is_empty(), "{}", b.name);
+            assert!(!(b.raw.is_empty() && b.chat.is_empty()), "{}", b.name);
             let mut opts = MockOptions::default();
             b.apply(&mut opts);
             assert_ne!(

@@ -241,6 +241,14 @@ pub(crate) fn text_token_len(s: &str) -> usize {
     if let Some(t) = super::k3::structural_at_start(s) {
         return t.len();
     }
+    // So are K2.5's and K2.6's think tags (special tokens there; to K2-Thinking's tokenizer
+    // they are ordinary text, and the token's id says so).
+    if let Some(tag) = ["<think>", "</think>"]
+        .into_iter()
+        .find(|t| s.starts_with(t))
+    {
+        return tag.len();
+    }
     let b = s.as_bytes();
     if b.first() == Some(&b'\n') {
         return b.iter().take_while(|&&c| c == b'\n').count();

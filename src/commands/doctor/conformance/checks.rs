@@ -28,9 +28,11 @@ pub const USAGE: &str = "usage";
 pub const USAGE_GROWTH: &str = "usage_growth";
 pub const SPECIAL_TOKENS: &str = "special_tokens";
 pub const STREAM_AGREEMENT: &str = "stream_agreement";
+pub const THINK_CLOSE: &str = "think_close";
+pub const EMPTY_ANSWER: &str = "empty_answer";
 
 /// Every check, in the order of the scorecard.
-pub const CHECKS: [CheckDef; 12] = [
+pub const CHECKS: [CheckDef; 14] = [
     CheckDef {
         name: ANSWERED,
         what: "every request is answered without an error",
@@ -58,6 +60,14 @@ pub const CHECKS: [CheckDef; 12] = [
     CheckDef {
         name: CALL_EXPECTATIONS,
         what: "no call where none may come; calls where asked",
+    },
+    CheckDef {
+        name: EMPTY_ANSWER,
+        what: "every answer holds text or a call",
+    },
+    CheckDef {
+        name: THINK_CLOSE,
+        what: "a thinking model's reasoning closes before its answer (raw mode)",
     },
     CheckDef {
         name: REASONING_FIELD,
@@ -129,8 +139,8 @@ const SKIP_SPECIAL: &str = "the server must honour skip_special_tokens: false (a
 pub fn run_all(rec: &Recorded) -> Vec<CheckResult> {
     use calls::{call_expectations, call_ids, duplicate_calls, finish_reason, schema};
     use text::{
-        answered, leaked_markers, reasoning_field, special_tokens, stream_agreement, usage,
-        usage_growth,
+        answered, empty_answer, leaked_markers, reasoning_field, special_tokens, stream_agreement,
+        think_close, usage, usage_growth,
     };
     CHECKS
         .iter()
@@ -143,6 +153,8 @@ pub fn run_all(rec: &Recorded) -> Vec<CheckResult> {
                 DUPLICATE_CALLS => duplicate_calls(rec),
                 CALL_IDS => call_ids(rec),
                 CALL_EXPECTATIONS => call_expectations(rec),
+                EMPTY_ANSWER => empty_answer(rec),
+                THINK_CLOSE => think_close(rec),
                 REASONING_FIELD => reasoning_field(rec),
                 USAGE => usage(rec),
                 USAGE_GROWTH => usage_growth(rec),

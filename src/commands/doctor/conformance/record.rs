@@ -72,6 +72,9 @@ pub struct Answer {
     pub reasoning_fields: Vec<String>,
     /// Token-level data with its chunk.
     pub tokens: Vec<(usize, TokenLogprob)>,
+    /// What the client's parser reported as irregular (K3's recoveries among them), with the
+    /// chunk.
+    pub warnings: Vec<(usize, String)>,
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,
     pub error: Option<String>,
@@ -139,6 +142,7 @@ impl Answer {
                     }
                 }
                 StreamEvent::ToolCallIncomplete { index } => open.retain(|(i, _)| i != index),
+                StreamEvent::Warning(w) => a.warnings.push((chunk, w.clone())),
                 StreamEvent::Usage(u) => a.usage = Some(*u),
                 StreamEvent::Meta(kimi_protocol::StreamMeta::FinishReason(f)) => {
                     a.finish_reason = Some(f.clone());

@@ -150,7 +150,7 @@ fn a_correct_server_passes_every_check() {
     assert_eq!(names, table, "one result per check, in table order");
     for r in &results {
         let expected = match r.name {
-            checks::REASONING_FIELD | checks::SPECIAL_TOKENS => Status::Skip,
+            checks::REASONING_FIELD | checks::SPECIAL_TOKENS | checks::THINK_CLOSE => Status::Skip,
             _ => Status::Pass,
         };
         assert_eq!(r.status, expected, "{r:?}");
@@ -533,4 +533,48 @@ fn the_report_has_every_check_and_timings() {
     );
     assert!(table.ends_with("1 check failed\n"));
     assert_eq!(report::json(&header, &results, &t, 1)["passed"], false);
+}
+
+#[test]
+fn an_answer_with_neither_text_nor_a_call_fails_empty_answer() {
+    let mut rec = correct();
+    let a = &mut rec.exchanges[3].streamed;
+    a.text.clear();
+    a.reasoning = vec![(1, "The weather came back.".into())];
+    let r = result(&rec, checks::EMPTY_ANSWER);
+    assert_eq!(r.status, Status::Fail);
+    assert_eq!(
+        r.evidence,
+        "request tool_result (round 1, streamed, chunk 1): neither text nor a call after the reasoning"
+    );
+    assert!(r.hint.expect("a hint").contains("</think>"));
+}
+
+#[test]
+fn raw_reasoning_without_its_close_fails_think_close_and_not_empty_answer() {
+    use kimi_protocol::tokens::Marker;
+    let mut rec = correct();
+    rec.mode = Mode::Raw;
+    rec.thinks = true;
+    rec.model = "moonshotai/Kimi-K2-Thinking".into();
+    for x in &mut rec.exchanges {
+        x.streamed.reasoning = vec![(0, "Thinking.".into())];
+        x.streamed.markers.push((1, Marker::ThinkEnd));
+    }
+    assert_eq!(result(&rec, checks::THINK_CLOSE).status, Status::Pass);
+    // The close never came: everything stayed in the reasoning.
+    let a = &mut rec.exchanges[4].streamed;
+    a.markers.clear();
+    a.text.clear();
+    let r = result(&rec, checks::THINK_CLOSE);
+    assert_eq!(r.status, Status::Fail, "{r:?}");
+    assert!(
+        r.evidence
+            .starts_with("request no_tool (round 1, streamed, chunk 0)")
+    );
+    assert_eq!(result(&rec, checks::EMPTY_ANSWER).status, Status::Pass);
+    // Chat mode cannot tell (the server's parser decides): the check does not apply.
+    rec.mode = Mode::Chat;
+    assert_eq!(result(&rec, checks::THINK_CLOSE).status, Status::Skip);
+    assert_eq!(result(&rec, checks::EMPTY_ANSWER).status, Status::Fail);
 }

@@ -7,8 +7,9 @@ use super::{
     BYTES_PER_TOKEN, GROWTH_TOLERANCE, Outcome, REASONING_PARSER, SKIP_SPECIAL, Status,
     TOOL_PARSER, answers, at, clip, fail, pass, same_args,
 };
-use crate::commands::doctor::conformance::record::{Expect, Recorded};
+use crate::commands::doctor::conformance::record::{Answer, Expect, Recorded};
 use crate::commands::doctor::conformance::requests;
+use kimi_protocol::tokens::Marker;
 
 pub(super) fn answered(rec: &Recorded) -> Outcome {
     let total = answers(rec).count();
@@ -70,6 +71,86 @@ fn hint_for_marker(marker: &str, mode: Mode) -> &'static str {
         SKIP_SPECIAL
     }
 }
+
+/// Raw mode: the reasoning never closed, so what should have been the answer stayed in it
+/// (K2: no `</think>` after reasoning; K3: the parser recovered a think channel that was not
+/// closed or was skipped). Chat mode cannot tell (the server's reasoning parser decides): an
+/// answer left in the reasoning there shows as `empty_answer`.
+fn unclosed(rec: &Recorded, a: &Answer) -> Option<usize> {
+    if rec.mode != Mode::Raw || a.error.is_some() {
+        return None;
+    }
+    if let Some((chunk, _)) = a.warnings.iter().find(|(_, w)| w.contains("think channel")) {
+        return Some(*chunk);
+    }
+    let closed = a.markers.iter().any(|(_, m)| *m == Marker::ThinkEnd);
+    let k2 = Template::for_model(&rec.model) != Template::K3;
+    match a.reasoning.first() {
+        Some((chunk, _)) if k2 && !closed => Some(*chunk),
+        _ => None,
+    }
+}
+
+pub(super) fn think_close(rec: &Recorded) -> Outcome {
+    if !rec.thinks {
+        return (Status::Skip, "the model does not think".into(), None);
+    }
+    if rec.mode == Mode::Chat {
+        return (
+            Status::Skip,
+            "chat mode: the server's reasoning parser closes the reasoning (an answer left in \
+             it shows as empty_answer)"
+                .into(),
+            None,
+        );
+    }
+    // Streamed answers: their markers are recorded as they came (stream_agreement compares
+    // the non-streamed ones).
+    for x in &rec.exchanges {
+        let (how, a) = ("streamed", &x.streamed);
+        if let Some(chunk) = unclosed(rec, a) {
+            return fail(
+                format!("{}: the reasoning never closed", at(x, how, Some(chunk))),
+                THINK_CLOSE_HINT,
+            );
+        }
+    }
+    pass("every reasoning closed before the answer")
+}
+
+/// A streamed answer without text or a call (the model stopped after its reasoning, or the
+/// server lost the answer). One whose reasoning never closed is `think_close`'s; a
+/// non-streamed answer that differs is `stream_agreement`'s.
+pub(super) fn empty_answer(rec: &Recorded) -> Outcome {
+    let mut n = 0;
+    for x in &rec.exchanges {
+        let (how, a) = ("streamed", &x.streamed);
+        if a.error.is_some() || unclosed(rec, a).is_some() {
+            continue;
+        }
+        n += 1;
+        let text = a.text.iter().any(|(_, t)| !t.trim().is_empty());
+        if !text && a.calls.is_empty() {
+            let after = a.reasoning.last().map(|(c, _)| *c);
+            return fail(
+                format!(
+                    "{}: neither text nor a call{}",
+                    at(x, how, after),
+                    if after.is_some() {
+                        " after the reasoning"
+                    } else {
+                        ""
+                    }
+                ),
+                EMPTY_HINT,
+            );
+        }
+    }
+    pass(format!("{n} answers hold text or a call"))
+}
+
+const THINK_CLOSE_HINT: &str = "the completion never closed the reasoning: check the chat template the server renders (the model's own, current one) and that it keeps Kimi's special tokens (skip_special_tokens: false)";
+const EMPTY_HINT: &str = "the model ended right after its reasoning (K2.6 after a tool result: an <|im_end|> after </think>); serve the model's current chat template and generation config, and with a reasoning parser check it hands the answer on";
 
 pub(super) fn reasoning_field(rec: &Recorded) -> Outcome {
     let with: Vec<_> = answers(rec)
