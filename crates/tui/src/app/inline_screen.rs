@@ -162,12 +162,11 @@ impl<W: Write + Clone> InlineScreen<W> {
             self.term = Some(Terminal::with_options(backend, options)?);
         }
         self.area = area;
-        let Some(term) = self.term.as_mut() else {
-            return Ok(());
-        };
-        term.draw(|f| render(f, area))?;
-        term.backend_mut()
-            .set_cursor_position(Position::new(0, top))?;
+        if let Some(term) = self.term.as_mut() {
+            term.draw(|f| render(f, area))?;
+            term.backend_mut()
+                .set_cursor_position(Position::new(0, top))?;
+        }
         Ok(())
     }
 
