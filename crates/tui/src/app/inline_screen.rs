@@ -115,59 +115,51 @@ impl<W: Write + Clone> InlineScreen<W> {
     ) -> io::Result<()> {
         let mut w = self.out.clone();
         queue!(w, BeginSynchronizedUpdate)?;
-        let drawn = self.frame_within(size, rows, paint, height, render);
+        let drawn = || -> io::Result<()> {
+            let mut w = self.out.clone();
+            if size != self.size {
+                self.size = size;
+                self.term = None;
+            }
+            let screen = size.height.max(1);
+            let height = height.clamp(1, screen);
+            let mut top = self.area.y.min(screen - 1);
+            let mut clear = self.term.is_none();
+            if !rows.is_empty() {
+                clear_below(&mut w, top, screen)?;
+                top = write_rows(&mut w, rows, size.width, screen, top, paint)?;
+                clear = true;
+            }
+            if top + height > screen {
+                // Room for the viewport: the screen scrolls up, its top into the scrollback.
+                queue!(w, MoveTo(0, screen - 1))?;
+                for _ in 0..top + height - screen {
+                    w.write_all(b"\n")?;
+                }
+                top = screen - height;
+                clear = true;
+            }
+            let area = Rect::new(0, top, size.width, height);
+            if clear || area != self.area {
+                clear_below(&mut w, top, screen)?;
+                let backend = CrosstermBackend::new(self.out.clone());
+                let options = TerminalOptions {
+                    viewport: Viewport::Fixed(area),
+                };
+                self.term = Some(Terminal::with_options(backend, options)?);
+            }
+            self.area = area;
+            if let Some(term) = self.term.as_mut() {
+                term.draw(|f| render(f, area))?;
+                term.backend_mut()
+                    .set_cursor_position(Position::new(0, top))?;
+            }
+            Ok(())
+        };
+        let drawn = drawn();
         // Ended even when drawing failed: a terminal left inside the update shows nothing.
         let ended = queue!(w, EndSynchronizedUpdate).and_then(|()| w.flush());
         drawn.and(ended)
-    }
-
-    fn frame_within(
-        &mut self,
-        size: Size,
-        rows: &[Line<'static>],
-        paint: Paint,
-        height: u16,
-        render: impl FnOnce(&mut Frame, Rect),
-    ) -> io::Result<()> {
-        let mut w = self.out.clone();
-        if size != self.size {
-            self.size = size;
-            self.term = None;
-        }
-        let screen = size.height.max(1);
-        let height = height.clamp(1, screen);
-        let mut top = self.area.y.min(screen - 1);
-        let mut clear = self.term.is_none();
-        if !rows.is_empty() {
-            clear_below(&mut w, top, screen)?;
-            top = write_rows(&mut w, rows, size.width, screen, top, paint)?;
-            clear = true;
-        }
-        if top + height > screen {
-            // Room for the viewport: the screen scrolls up, its top into the scrollback.
-            queue!(w, MoveTo(0, screen - 1))?;
-            for _ in 0..top + height - screen {
-                w.write_all(b"\n")?;
-            }
-            top = screen - height;
-            clear = true;
-        }
-        let area = Rect::new(0, top, size.width, height);
-        if clear || area != self.area {
-            clear_below(&mut w, top, screen)?;
-            let backend = CrosstermBackend::new(self.out.clone());
-            let options = TerminalOptions {
-                viewport: Viewport::Fixed(area),
-            };
-            self.term = Some(Terminal::with_options(backend, options)?);
-        }
-        self.area = area;
-        if let Some(term) = self.term.as_mut() {
-            term.draw(|f| render(f, area))?;
-            term.backend_mut()
-                .set_cursor_position(Position::new(0, top))?;
-        }
-        Ok(())
     }
 
     /// Clear the viewport for another program's output (the cursor left at its top-left);
