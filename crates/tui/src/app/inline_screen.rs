@@ -31,27 +31,39 @@ pub(crate) struct Paint {
     pub(crate) no_color: bool,
 }
 
-/// The process's standard output as a writer that can be cloned (each viewport terminal
-/// takes its own).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct StdoutWriter;
+/// The bytes of one frame, gathered before any goes out: a frame is written whole, or not at
+/// all (see [`InlineScreen::frame`]). Cloned into the viewport terminal's backend.
+#[derive(Debug, Clone, Default)]
+struct Staged(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
 
-impl Write for StdoutWriter {
+impl Write for Staged {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        io::stdout().write(buf)
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        io::stdout().flush()
+        Ok(())
+    }
+}
+
+impl Staged {
+    fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut self.0.borrow_mut())
     }
 }
 
 /// The viewport's place on the screen and what it last drew.
-pub(crate) struct InlineScreen<W: Write + Clone> {
+pub(crate) struct InlineScreen<W: Write> {
     out: W,
+    /// Where a frame is put together before it is written.
+    staged: Staged,
+    /// Rows for the scrollback not written yet: a frame given up (the screen's size changed
+    /// while it was made) keeps them for the next.
+    pending: Vec<Line<'static>>,
     /// Draws the viewport (a fixed area of the screen); rebuilt, after a clear, whenever the
     /// area changes, so its first frame there draws everything.
-    term: Option<Terminal<CrosstermBackend<W>>>,
+    term: Option<Terminal<CrosstermBackend<Staged>>>,
     area: Rect,
     size: Size,
     /// Where the viewport is must be asked of the terminal before the next frame (at the
@@ -61,11 +73,13 @@ pub(crate) struct InlineScreen<W: Write + Clone> {
     pub(crate) alt: bool,
 }
 
-impl<W: Write + Clone> InlineScreen<W> {
+impl<W: Write> InlineScreen<W> {
     /// A screen of `size`; where the viewport starts is asked before the first frame.
     pub(crate) fn new(out: W, size: Size) -> Self {
         InlineScreen {
             out,
+            staged: Staged::default(),
+            pending: Vec::new(),
             term: None,
             area: Rect::new(0, size.height.saturating_sub(1), size.width, 0),
             size,
@@ -87,9 +101,8 @@ impl<W: Write + Clone> InlineScreen<W> {
             // Something was written after the last frame (a shell prompt at start): the
             // viewport starts on a line of its own (the screen scrolls if that was the last).
             Some((x, y)) if x > 0 => {
-                let mut w = self.out.clone();
-                w.write_all(b"\r\n")?;
-                w.flush()?;
+                self.out.write_all(b"\r\n")?;
+                self.out.flush()?;
                 (y + 1).min(last)
             }
             Some((_, y)) => y.min(last),
@@ -104,7 +117,11 @@ impl<W: Write + Clone> InlineScreen<W> {
 
     /// One frame: `rows` written into the scrollback above the viewport, then the viewport
     /// (`height` rows, drawn by `render` into the area it is given) below them, all of it
-    /// one synchronized update.
+    /// one synchronized update. The frame is put together first and written in one piece,
+    /// and only when `unchanged` says the screen still has `size`: a frame drawn for a size
+    /// the terminal no longer has would put rows where they do not belong (a resize moves and
+    /// rewraps what is on the screen). Given up, it writes nothing; its rows wait for the
+    /// next frame, which finds the viewport again first.
     pub(crate) fn frame(
         &mut self,
         size: Size,
@@ -112,11 +129,13 @@ impl<W: Write + Clone> InlineScreen<W> {
         paint: Paint,
         height: u16,
         render: impl FnOnce(&mut Frame, Rect),
+        unchanged: impl FnOnce() -> bool,
     ) -> io::Result<()> {
-        let mut w = self.out.clone();
+        self.pending.extend_from_slice(rows);
+        let mut w = self.staged.clone();
         queue!(w, BeginSynchronizedUpdate)?;
         let drawn = || -> io::Result<()> {
-            let mut w = self.out.clone();
+            let mut w = self.staged.clone();
             if size != self.size {
                 self.size = size;
                 self.term = None;
@@ -125,9 +144,9 @@ impl<W: Write + Clone> InlineScreen<W> {
             let height = height.clamp(1, screen);
             let mut top = self.area.y.min(screen - 1);
             let mut clear = self.term.is_none();
-            if !rows.is_empty() {
+            if !self.pending.is_empty() {
                 clear_below(&mut w, top, screen)?;
-                top = write_rows(&mut w, rows, size.width, screen, top, paint)?;
+                top = write_rows(&mut w, &self.pending, size.width, screen, top, paint)?;
                 clear = true;
             }
             if top + height > screen {
@@ -142,7 +161,7 @@ impl<W: Write + Clone> InlineScreen<W> {
             let area = Rect::new(0, top, size.width, height);
             if clear || area != self.area {
                 clear_below(&mut w, top, screen)?;
-                let backend = CrosstermBackend::new(self.out.clone());
+                let backend = CrosstermBackend::new(self.staged.clone());
                 let options = TerminalOptions {
                     viewport: Viewport::Fixed(area),
                 };
@@ -158,18 +177,25 @@ impl<W: Write + Clone> InlineScreen<W> {
         };
         let drawn = drawn();
         // Ended even when drawing failed: a terminal left inside the update shows nothing.
-        let ended = queue!(w, EndSynchronizedUpdate).and_then(|()| w.flush());
-        drawn.and(ended)
+        queue!(w, EndSynchronizedUpdate)?;
+        let bytes = self.staged.take();
+        if !unchanged() {
+            self.term = None;
+            self.lost = true;
+            return drawn;
+        }
+        self.pending.clear();
+        let written = self.out.write_all(&bytes).and_then(|()| self.out.flush());
+        drawn.and(written)
     }
 
     /// Clear the viewport for another program's output (the cursor left at its top-left);
     /// where the viewport goes next is asked again.
     pub(crate) fn vacate(&mut self) -> io::Result<()> {
-        let mut w = self.out.clone();
-        clear_below(&mut w, self.area.y, self.size.height.max(1))?;
+        clear_below(&mut self.out, self.area.y, self.size.height.max(1))?;
         self.term = None;
         self.lost = true;
-        w.flush()
+        self.out.flush()
     }
 
     /// The app is leaving: `rows` (the rest of what it showed) written into the scrollback,
@@ -180,12 +206,14 @@ impl<W: Write + Clone> InlineScreen<W> {
         rows: &[Line<'static>],
         paint: Paint,
     ) -> io::Result<()> {
-        let mut w = self.out.clone();
+        self.pending.extend_from_slice(rows);
+        let rows = std::mem::take(&mut self.pending);
+        let w = &mut self.out;
         let screen = size.height.max(1);
         let top = self.area.y.min(screen - 1);
         queue!(w, BeginSynchronizedUpdate)?;
-        let written = clear_below(&mut w, top, screen)
-            .and_then(|()| write_rows(&mut w, rows, size.width, screen, top, paint))
+        let written = clear_below(w, top, screen)
+            .and_then(|()| write_rows(w, &rows, size.width, screen, top, paint))
             .and_then(|top| queue!(w, MoveTo(0, top)));
         self.term = None;
         let ended = queue!(w, EndSynchronizedUpdate).and_then(|()| w.flush());
@@ -328,7 +356,8 @@ mod tests {
         vt.process(b"$ kimi-tui --inline\r\n");
         let mut s = InlineScreen::new(tape.clone(), size);
         s.found(Some((0, 1)), size).unwrap();
-        s.frame(size, &[], PAINT, 3, viewport("vp")).unwrap();
+        s.frame(size, &[], PAINT, 3, viewport("vp"), || true)
+            .unwrap();
         vt.process(&tape.take());
         assert_eq!(
             vt.screen().cursor_position(),
@@ -336,7 +365,8 @@ mod tests {
             "parked at the viewport"
         );
         for chunk in [lines(0, 2), lines(2, 9), Vec::new(), lines(9, 20)] {
-            s.frame(size, &chunk, PAINT, 3, viewport("vp")).unwrap();
+            s.frame(size, &chunk, PAINT, 3, viewport("vp"), || true)
+                .unwrap();
             let bytes = tape.take();
             assert!(bytes.starts_with(b"\x1b[?2026h") && bytes.ends_with(b"\x1b[?2026l"));
             vt.process(&bytes);
@@ -357,7 +387,7 @@ mod tests {
     fn a_growing_then_shrinking_viewport_leaves_nothing_behind() {
         let (tape, mut vt, mut s, size) = started(20, 10);
         for h in [2, 6, 3, 1] {
-            s.frame(size, &lines(0, 1), PAINT, h, viewport("vp"))
+            s.frame(size, &lines(0, 1), PAINT, h, viewport("vp"), || true)
                 .unwrap();
         }
         vt.process(&tape.take());
@@ -367,9 +397,29 @@ mod tests {
     }
 
     #[test]
+    fn a_frame_made_for_a_size_the_screen_no_longer_has_writes_nothing_and_its_rows_wait() {
+        let (tape, mut vt, mut s, size) = started(20, 8);
+        s.frame(size, &lines(0, 2), PAINT, 2, viewport("vp"), || false)
+            .unwrap();
+        assert!(tape.take().is_empty(), "nothing written");
+        assert!(s.lost, "the viewport is asked for again");
+        s.found(Some((0, 0)), size).unwrap();
+        s.frame(size, &lines(2, 3), PAINT, 2, viewport("vp"), || true)
+            .unwrap();
+        vt.process(&tape.take());
+        let rows = all_rows(&mut vt);
+        assert_eq!(
+            &rows[..3],
+            ["answer line 0", "answer line 1", "answer line 2"],
+            "the held rows first, once: {rows:#?}"
+        );
+        assert_eq!(count(&rows, "vp"), 2);
+    }
+
+    #[test]
     fn closing_writes_the_rest_and_leaves_the_cursor_below_it() {
         let (tape, mut vt, mut s, size) = started(20, 6);
-        s.frame(size, &lines(0, 2), PAINT, 3, viewport("vp"))
+        s.frame(size, &lines(0, 2), PAINT, 3, viewport("vp"), || true)
             .unwrap();
         s.close(size, &lines(2, 3), PAINT).unwrap();
         vt.process(&tape.take());
@@ -385,7 +435,7 @@ mod tests {
     #[test]
     fn a_viewport_found_again_after_a_rewrap_is_redrawn_without_copies() {
         let (tape, mut vt, mut s, size) = started(20, 8);
-        s.frame(size, &lines(0, 3), PAINT, 3, viewport("vp"))
+        s.frame(size, &lines(0, 3), PAINT, 3, viewport("vp"), || true)
             .unwrap();
         vt.process(&tape.take());
         // The terminal got taller; the app asks where the cursor went and draws there.
@@ -393,7 +443,7 @@ mod tests {
         let size = Size::new(20, 10);
         let (y, x) = vt.screen().cursor_position();
         s.found(Some((x, y)), size).unwrap();
-        s.frame(size, &lines(3, 4), PAINT, 3, viewport("vp"))
+        s.frame(size, &lines(3, 4), PAINT, 3, viewport("vp"), || true)
             .unwrap();
         vt.process(&tape.take());
         let rows = all_rows(&mut vt);

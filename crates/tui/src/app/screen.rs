@@ -7,7 +7,7 @@ use std::io;
 use ratatui::layout::{Rect, Size};
 
 use super::frame;
-use super::inline_screen::{InlineScreen, Paint, StdoutWriter};
+use super::inline_screen::{InlineScreen, Paint};
 use super::input::Input;
 use super::state::App;
 use super::terminal::{self, Term};
@@ -15,13 +15,13 @@ use crate::ui;
 
 pub(crate) enum Screen {
     Full,
-    Inline(InlineScreen<StdoutWriter>),
+    Inline(InlineScreen<io::Stdout>),
 }
 
 impl Screen {
     pub(crate) fn new(inline: bool, size: Size) -> Screen {
         if inline {
-            Screen::Inline(InlineScreen::new(StdoutWriter, size))
+            Screen::Inline(InlineScreen::new(io::stdout(), size))
         } else {
             Screen::Full
         }
@@ -87,9 +87,16 @@ impl Screen {
         let rows = ui::inline::prepare(app, size.width, size.height, theme, false);
         let height = ui::inline::viewport_height(app, size.width, size.height);
         let paint = paint(app);
-        s.frame(size, &rows, paint, height, |f, a| {
-            ui::inline::draw(f, a, app)
-        })
+        let unchanged =
+            || crossterm::terminal::size().is_ok_and(|(w, h)| (w, h) == (size.width, size.height));
+        s.frame(
+            size,
+            &rows,
+            paint,
+            height,
+            |f, a| ui::inline::draw(f, a, app),
+            unchanged,
+        )
     }
 
     /// The app is leaving: in the inline screen, what it still showed goes into the
@@ -116,7 +123,7 @@ impl Screen {
 
 /// Leave an overlay's alternate screen: the normal one comes back as it was, the cursor
 /// where it was parked.
-fn back_from_overlay(s: &mut InlineScreen<StdoutWriter>) -> io::Result<()> {
+fn back_from_overlay(s: &mut InlineScreen<io::Stdout>) -> io::Result<()> {
     if s.alt {
         terminal::leave_alternate(&mut io::stdout())?;
         s.alt = false;
