@@ -314,3 +314,34 @@ fn a_turn_that_no_exchange_runs_is_final_whatever_its_calls_say() {
     let after = rows.iter().position(|l| l.contains("after it"));
     assert!(call.is_some() && after > call, "{rows:?}");
 }
+
+#[test]
+fn a_width_change_in_the_middle_of_a_stream_loses_and_repeats_no_line() {
+    let mut a = app();
+    round(&mut a);
+    let mut all = Vec::new();
+    for n in 0..30 {
+        text(&mut a, &format!("Line {n:05}"));
+        // A frame after every token but while lines 12 to 14 stream (a busy moment: they
+        // are final, unwritten, when the terminal narrows at line 15).
+        let frames = !(12..15).contains(&n);
+        let width = if n < 15 { 100 } else { 70 };
+        for w in [" ipsum", " dolor", " sit", " amet", " consectetur"] {
+            text(&mut a, w);
+            if frames {
+                all.extend(written(&mut a, width));
+            }
+        }
+        text(&mut a, ".\n\n");
+        if frames {
+            all.extend(written(&mut a, width));
+        }
+    }
+    finished(&mut a);
+    all.extend(written(&mut a, 70));
+    let lines: Vec<&String> = all.iter().filter(|l| l.starts_with("Line ")).collect();
+    let want: Vec<String> = (0..30)
+        .map(|n| format!("Line {n:05} ipsum dolor sit amet consectetur."))
+        .collect();
+    assert_eq!(lines, want.iter().collect::<Vec<_>>(), "{all:#?}");
+}

@@ -236,8 +236,10 @@ fn write_turn(
     }
     p.md.refresh(text, ctx.width, ctx.theme);
     if p.width != ctx.width {
-        // Rows written at another width: go on from the same text in this width's layout.
-        p.rows = p.md.row_of(p.bytes).unwrap_or_else(|| p.md.stable().0);
+        // Rows written at another width: go on from the same text in this width's layout,
+        // whose rows before that text are those of the text alone (it ends at a block start,
+        // and blocks lay out the same alone or together).
+        p.rows = markdown::render(&text[..p.bytes], ctx.width, ctx.theme).len();
         p.width = ctx.width;
     }
     let h = p.md.height();

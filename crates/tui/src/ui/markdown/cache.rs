@@ -163,22 +163,6 @@ impl MarkdownLayout {
         (rows, self.stable_end)
     }
 
-    /// The first row of the text from byte `at`, a block start of the stable text (or its
-    /// end): where rows laid out before a width change continue in the new layout.
-    pub(crate) fn row_of(&self, at: usize) -> Option<usize> {
-        if at == 0 {
-            return Some(0);
-        }
-        let (rows, end) = self.stable();
-        if at == end {
-            return Some(rows);
-        }
-        self.pieces[..self.stable_pieces]
-            .iter()
-            .find(|p| p.range.start == at)
-            .map(|p| p.first_row)
-    }
-
     fn committed_rows(&self) -> usize {
         self.pieces.last().map_or(0, |p| p.first_row + p.rows)
     }
