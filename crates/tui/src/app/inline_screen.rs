@@ -48,8 +48,17 @@ impl Write for Staged {
 }
 
 impl Staged {
-    fn take(&self) -> Vec<u8> {
-        std::mem::take(&mut self.0.borrow_mut())
+    /// Write what was gathered to `out` (when `send`), and empty the buffer, keeping its
+    /// capacity for the next frame.
+    fn drain_into(&self, out: &mut impl Write, send: bool) -> io::Result<()> {
+        let mut bytes = self.0.borrow_mut();
+        let sent = if send {
+            out.write_all(&bytes).and_then(|()| out.flush())
+        } else {
+            Ok(())
+        };
+        bytes.clear();
+        sent
     }
 }
 
@@ -178,14 +187,14 @@ impl<W: Write> InlineScreen<W> {
         let drawn = drawn();
         // Ended even when drawing failed: a terminal left inside the update shows nothing.
         queue!(w, EndSynchronizedUpdate)?;
-        let bytes = self.staged.take();
         if !unchanged() {
+            self.staged.drain_into(&mut self.out, false)?;
             self.term = None;
             self.lost = true;
             return drawn;
         }
         self.pending.clear();
-        let written = self.out.write_all(&bytes).and_then(|()| self.out.flush());
+        let written = self.staged.drain_into(&mut self.out, true);
         drawn.and(written)
     }
 

@@ -118,7 +118,8 @@ pub(crate) fn prepare(
         let done = if log.written.contains(&id) {
             true
         } else if held {
-            live.extend(whole(entry, &ctx));
+            // Waiting behind a cell not final yet: drawn whole, as the transcript lays it out.
+            live.extend(t.view.rows_of(entry, &ctx));
             false
         } else {
             let done = match entry {
@@ -265,26 +266,6 @@ fn write_turn(
     p.md.retain(shown);
     live.extend(TurnCell::extra(turn, ctx).0);
     false
-}
-
-/// All rows of a cell that waits behind one not final yet.
-fn whole(entry: &Entry, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
-    match entry {
-        Entry::User { .. } | Entry::Notice { .. } => StaticCell::layout(entry, ctx.width),
-        Entry::Assistant(turn) => {
-            let mut rows = TurnCell::header(turn, true);
-            if !turn.reasoning.is_empty() {
-                let mut r = ReasoningLayout::default();
-                r.refresh(&turn.reasoning, ctx.reasoning_open, ctx.width, ctx.now);
-                let h = r.height();
-                r.materialize(&turn.reasoning, 0..h);
-                r.rows_into(0..h, &mut rows);
-            }
-            rows.extend(markdown::render(turn.text(), ctx.width, ctx.theme));
-            rows.extend(TurnCell::extra(turn, ctx).0);
-            rows
-        }
-    }
 }
 
 /// The layers drawn on the alternate screen over everything (the inline viewport has no room

@@ -388,6 +388,17 @@ impl TranscriptView {
         cell.view_ref().height()
     }
 
+    /// Every row of `entry` as the transcript lays it out (kept in this view's cache).
+    pub(crate) fn rows_of(&mut self, entry: &Entry, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
+        let h = self.refresh(entry, ctx);
+        let mut rows = Vec::with_capacity(h);
+        if let Some(cell) = self.cells.get_mut(&entry.id()) {
+            cell.view().materialize(entry, 0..h);
+            cell.view_ref().rows_into(0..h, &mut rows);
+        }
+        rows
+    }
+
     fn height_of(&self, entry: &Entry) -> usize {
         self.cells
             .get(&entry.id())
