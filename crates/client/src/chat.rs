@@ -18,6 +18,7 @@ use super::logprobs::{self, ChatLogprobs};
 use super::{BackendError, TurnResult};
 use kimi_protocol::completion::check_arguments;
 use kimi_protocol::completion::parse_arguments;
+use kimi_protocol::reasoning_resent::ReasoningResent;
 use kimi_protocol::{Message, ToolCall, call_id, special};
 use kimi_protocol::{StreamEvent, Usage};
 
@@ -299,18 +300,25 @@ pub(super) fn stream(call: Call<'_>, messages: &[Message], tools: &[Value]) -> E
     }
     let mut body = super::chat_request::body(ep, &messages, tools);
     logprobs::chat_fields(&mut body, ep.logprobs);
-    send(call, body, said)
+    let resent = super::resent::chat(ep, &body, tools);
+    send(call, body, said, resent)
 }
 
 /// POST `body` (a chat request, as built or as saved) and assemble the answer; `said` holds
-/// what was said before the request.
-pub(super) fn send(call: Call<'_>, body: Value, said: Events) -> Exchange {
+/// what was said before the request, `resent` the reasoning its prompt carries (as this
+/// client renders it).
+pub(super) fn send(
+    call: Call<'_>,
+    body: Value,
+    said: Events,
+    resent: Option<ReasoningResent>,
+) -> Exchange {
     let decoder = ChatDecoder {
         asked: logprobs::requested(&body),
         ..ChatDecoder::for_template(call.endpoint.template(), &body)
     };
     let decoder = Decoder::Chat(Box::new(decoder));
-    Exchange::open(&call, "chat/completions", body, None, decoder, said)
+    Exchange::open(&call, "chat/completions", body, None, decoder, said, resent)
 }
 
 /// A chat answer's payloads in, events out: what `send` does with each SSE payload, and what

@@ -15,6 +15,7 @@ use super::logprobs::{self, CompletionLogprobs};
 use super::markers::{LocalParse, ParseStart};
 use kimi_protocol::family::Template;
 use kimi_protocol::k3;
+use kimi_protocol::reasoning_resent::ReasoningResent;
 use kimi_protocol::{Message, render_traced, tokens::IM_END};
 use kimi_protocol::{StreamEvent, Usage};
 
@@ -71,6 +72,7 @@ pub(super) fn stream(call: Call<'_>, messages: &[Message], tools: &[Value]) -> E
     let (prompt, from_text) = render_traced(messages, tools, opts);
     let mut body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
     logprobs::raw_fields(&mut body, ep.logprobs);
+    let resent = super::resent::raw(ep, messages, tools, &prompt);
     let prompt = Prompt {
         text: prompt,
         text_markers: from_text.into_iter().map(|r| (r.start, r.end)).collect(),
@@ -79,7 +81,7 @@ pub(super) fn stream(call: Call<'_>, messages: &[Message], tools: &[Value]) -> E
     let start = ParseStart::K2 {
         in_reasoning: opts.ends_in_reasoning(),
     };
-    send(call, body, Some(prompt), start, Events::default())
+    send(call, body, Some(prompt), start, Events::default(), resent)
 }
 
 /// Raw mode for Kimi K3: the XTML prompt as Moonshot's encoder writes it, stopped at
@@ -105,6 +107,7 @@ fn stream_k3(call: Call<'_>, messages: &[Message], tools: &[Value]) -> Exchange 
     // K3's sampling for open-source servers (Moonshot's API takes no raw completions).
     body["top_p"] = json!(0.95);
     logprobs::raw_fields(&mut body, ep.logprobs);
+    let resent = super::resent::raw(ep, messages, tools, &prompt);
     let prompt = Prompt {
         text: prompt,
         text_markers: Vec::new(),
@@ -118,6 +121,7 @@ fn stream_k3(call: Call<'_>, messages: &[Message], tools: &[Value]) -> Exchange 
             first_call: calls_so_far(messages),
         },
         said,
+        resent,
     )
 }
 
@@ -169,18 +173,19 @@ fn k3_marker_warnings(messages: &[Message]) -> Vec<String> {
 }
 
 /// POST `body` (a raw completion request, as built or as saved) and parse the answer; `said`
-/// holds what was said before the request.
+/// holds what was said before the request, `resent` the reasoning its prompt carries.
 pub(super) fn send(
     call: Call<'_>,
     body: Value,
     prompt: Option<Prompt>,
     start: ParseStart,
     said: Events,
+    resent: Option<ReasoningResent>,
 ) -> Exchange {
     let mut decoder = RawDecoder::new(start);
     decoder.asked = logprobs::requested(&body);
     let decoder = Decoder::Raw(Box::new(decoder));
-    Exchange::open(&call, "completions", body, prompt, decoder, said)
+    Exchange::open(&call, "completions", body, prompt, decoder, said, resent)
 }
 
 /// A raw completion's payloads in, events out: what `send` does with each payload, and what

@@ -19,6 +19,7 @@ use super::http::{self, Call, End, Opened, Opening, Prompt};
 use super::reader::{Limits, Read, Reader};
 use super::turn_stream::TurnItem;
 use super::{BackendError, TurnResult};
+use kimi_protocol::reasoning_resent::ReasoningResent;
 use kimi_protocol::{StreamEvent, StreamMeta};
 
 /// The decoder of the request's mode: payloads in, events out, the result at the end.
@@ -87,9 +88,10 @@ impl Exchange {
         prompt: Option<Prompt>,
         decoder: Decoder,
         mut out: Events,
+        reasoning_resent: Option<ReasoningResent>,
     ) -> Self {
         let started = Instant::now();
-        let (req, sent) = http::request(call, path, body, prompt);
+        let (req, sent) = http::request(call, path, body, prompt, reasoning_resent);
         let ep = call.endpoint;
         let url = sent.url.clone();
         out.push(StreamEvent::Request(Box::new(sent)));

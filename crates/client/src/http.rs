@@ -15,6 +15,7 @@ use super::error::{CONNECTING, server_message};
 use super::events::Events;
 use super::url::{CrossOrigin, redirect_policy};
 use super::{BackendError, Endpoint, ModelInfo, ModelList};
+use kimi_protocol::reasoning_resent::ReasoningResent;
 use kimi_protocol::trace::REDACTED;
 use kimi_protocol::{RequestSent, StreamEvent, StreamMeta, Usage};
 
@@ -189,6 +190,7 @@ pub(super) fn request(
     path: &str,
     body: Value,
     prompt: Option<Prompt>,
+    reasoning_resent: Option<ReasoningResent>,
 ) -> (reqwest::RequestBuilder, RequestSent) {
     let ep = call.endpoint;
     let mut headers = vec![
@@ -217,6 +219,7 @@ pub(super) fn request(
         prompt,
         prompt_text_markers,
         started_unix_ms: unix_ms(),
+        reasoning_resent,
     };
     (req, sent)
 }

@@ -21,6 +21,7 @@ pub mod probe;
 mod reader;
 pub mod replay;
 pub mod repro;
+mod resent;
 mod retry;
 pub mod sse;
 mod turn_stream;

@@ -30,9 +30,9 @@ impl Backend {
             Mode::Raw => {
                 let start = ParseStart::for_prompt(prompt.as_ref().map(|p| p.0.as_str()));
                 let prompt = prompt.map(|(text, text_markers)| Prompt { text, text_markers });
-                completions::send(call, body, prompt, start, Events::default())
+                completions::send(call, body, prompt, start, Events::default(), None)
             }
-            Mode::Chat => chat::send(call, body, Events::default()),
+            Mode::Chat => chat::send(call, body, Events::default(), None),
         };
         TurnStream::single(exchange)
     }

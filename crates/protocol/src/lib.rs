@@ -16,6 +16,7 @@ pub mod parser;
 mod produced_log;
 pub mod prompt_diff;
 pub(crate) mod python;
+pub mod reasoning_resent;
 pub mod request;
 pub mod sanitize;
 mod seq_serde;

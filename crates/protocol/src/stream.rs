@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::reasoning_resent::ReasoningResent;
 use crate::trace::MarkerHit;
 use crate::trace_tokens::TokenLogprob;
 
@@ -28,15 +29,71 @@ impl Mode {
     }
 }
 
-/// Token counts as the server reports them.
+/// Token counts as the server reports them. The prompt-cache hit and the reasoning tokens are
+/// optional: `None` is "not reported", never 0. Read from the wire shapes (OpenAI, vLLM and
+/// SGLang nest them in `prompt_tokens_details` and `completion_tokens_details`, Moonshot's API
+/// puts `cached_tokens` at the top level) and from the flat shape saved here.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "WireUsage")]
 pub struct Usage {
-    #[serde(default)]
     pub prompt_tokens: u64,
-    #[serde(default)]
     pub completion_tokens: u64,
-    #[serde(default)]
     pub total_tokens: u64,
+    /// Prompt tokens the server's prefix cache served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// Completion tokens spent on reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+}
+
+/// Every shape a usage object arrives in; a detail that is `null` or absent is not reported.
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+    #[serde(default)]
+    total_tokens: Option<u64>,
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+}
+
+impl From<WireUsage> for Usage {
+    fn from(w: WireUsage) -> Self {
+        Usage {
+            prompt_tokens: w.prompt_tokens.unwrap_or(0),
+            completion_tokens: w.completion_tokens.unwrap_or(0),
+            total_tokens: w.total_tokens.unwrap_or(0),
+            cached_tokens: w
+                .prompt_tokens_details
+                .and_then(|d| d.cached_tokens)
+                .or(w.cached_tokens),
+            reasoning_tokens: w
+                .completion_tokens_details
+                .and_then(|d| d.reasoning_tokens)
+                .or(w.reasoning_tokens),
+        }
+    }
 }
 
 /// What a stream tells its listener as it happens.
@@ -123,4 +180,74 @@ pub struct RequestSent {
     pub prompt_text_markers: Vec<(usize, usize)>,
     /// Wall-clock start, milliseconds since the Unix epoch.
     pub started_unix_ms: u64,
+    /// The earlier reasoning the prompt carries, when it could be measured.
+    pub reasoning_resent: Option<ReasoningResent>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read(v: serde_json::Value) -> Usage {
+        serde_json::from_value(v).expect("usage")
+    }
+
+    #[test]
+    fn the_openai_shape_nests_the_cache_hit_and_the_reasoning() {
+        let u = read(
+            json!({"prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160,
+            "prompt_tokens_details": {"cached_tokens": 96},
+            "completion_tokens_details": {"reasoning_tokens": 31}}),
+        );
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.total_tokens),
+            (120, 40, 160)
+        );
+        assert_eq!((u.cached_tokens, u.reasoning_tokens), (Some(96), Some(31)));
+    }
+
+    #[test]
+    fn moonshots_shape_puts_the_cache_hit_at_the_top() {
+        let u = read(
+            json!({"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55,
+            "cached_tokens": 48}),
+        );
+        assert_eq!((u.cached_tokens, u.reasoning_tokens), (Some(48), None));
+    }
+
+    #[test]
+    fn an_old_or_bare_usage_reports_neither_and_null_details_are_not_zero() {
+        let old = read(json!({"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9}));
+        assert_eq!((old.cached_tokens, old.reasoning_tokens), (None, None));
+        assert_eq!(old.prompt_tokens, 7);
+        let nulls = read(json!({"prompt_tokens": 7, "prompt_tokens_details": null,
+            "completion_tokens_details": {"reasoning_tokens": null}}));
+        assert_eq!((nulls.cached_tokens, nulls.reasoning_tokens), (None, None));
+        // A detail of 0 is reported: 0, not "not reported".
+        let zero = read(json!({"prompt_tokens_details": {"cached_tokens": 0}}));
+        assert_eq!(zero.cached_tokens, Some(0));
+    }
+
+    #[test]
+    fn what_is_saved_reads_back_the_same_and_an_old_save_omits_nothing_new() {
+        let u = Usage {
+            prompt_tokens: 10,
+            completion_tokens: 4,
+            total_tokens: 14,
+            cached_tokens: Some(8),
+            reasoning_tokens: Some(3),
+        };
+        let saved = serde_json::to_value(u).expect("saves");
+        assert_eq!(read(saved), u);
+        let bare = Usage {
+            cached_tokens: None,
+            reasoning_tokens: None,
+            ..u
+        };
+        assert_eq!(
+            serde_json::to_value(bare).expect("saves"),
+            json!({"prompt_tokens": 10, "completion_tokens": 4, "total_tokens": 14})
+        );
+    }
 }

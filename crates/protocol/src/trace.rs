@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::Marker;
 use crate::Mode;
+use crate::reasoning_resent::ReasoningResent;
 use crate::stream::{RequestSent, StreamEvent, StreamMeta, Usage};
 use crate::trace_tokens::TokenTrace;
 
@@ -68,6 +69,9 @@ pub struct Trace {
     /// The last usage the server reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The earlier reasoning the prompt carries (see [`crate::reasoning_resent`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_resent: Option<ReasoningResent>,
     /// Whether `data: [DONE]` arrived.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub done: bool,
@@ -185,6 +189,7 @@ impl Trace {
             prompt: request.prompt,
             prompt_text_markers: request.prompt_text_markers,
             started_unix_ms: request.started_unix_ms,
+            reasoning_resent: request.reasoning_resent,
             ..Trace::default()
         }
     }
@@ -337,6 +342,7 @@ mod tests {
             prompt: None,
             prompt_text_markers: vec![(1, 3)],
             started_unix_ms: 42,
+            reasoning_resent: None,
         };
         let hit = MarkerHit {
             marker: Marker::CallBegin,
