@@ -228,6 +228,7 @@ impl MockServer {
             opts: Arc::new(opts),
             requests: requests.clone(),
             failed: Arc::default(),
+            last_prompt: Arc::default(),
         });
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {

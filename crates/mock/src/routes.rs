@@ -42,6 +42,8 @@ pub(super) struct AppState {
     pub requests: Arc<Mutex<Vec<Value>>>,
     /// Generation requests failed so far with `fail_status` (for `fail_times`).
     pub failed: Arc<std::sync::atomic::AtomicU32>,
+    /// The prompt served last: the prefix cache's content.
+    pub last_prompt: Arc<Mutex<Option<String>>>,
 }
 
 pub(super) fn router(state: AppState) -> Router {
@@ -179,14 +181,8 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
     let mode = Mode::Raw {
         strip_special: req.skip_special_tokens || st.opts.strip_special_tokens,
     };
-    st.respond(
-        reply,
-        mode,
-        &req.common,
-        req.prompt.len() as u64 / 4,
-        None,
-        level,
-    )
+    let counts = st.prompt_counts(&req.prompt);
+    st.respond(reply, mode, &req.common, counts, None, level)
 }
 
 async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
@@ -229,15 +225,21 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
         // Split markers are no special tokens: no tool parser sees them.
         markers_in_content: st.opts.markers_in_content || level.split,
     };
-    let message_bytes = value.get("messages").map_or(0, |m| m.to_string().len());
-    st.respond(
-        reply,
-        mode,
-        &req.common,
-        message_bytes as u64 / 4,
-        plan,
-        level,
-    )
+    let messages = value
+        .get("messages")
+        .map(Value::to_string)
+        .unwrap_or_default();
+    let counts = sse::Counts {
+        // Counted by the reasoning parser, which the deltas do not see.
+        reasoning: plan.as_ref().map(|p| tokens_of(&p.reasoning)),
+        ..st.prompt_counts(&messages)
+    };
+    st.respond(reply, mode, &req.common, counts, plan, level)
+}
+
+/// The mock's token count of a text: a token per 4 bytes, as for prompts.
+fn tokens_of(text: &str) -> u64 {
+    text.len().div_ceil(4) as u64
 }
 
 fn bad_request(msg: &str) -> Response {
@@ -252,6 +254,24 @@ struct TokenLevel {
 }
 
 impl AppState {
+    /// The prompt's tokens, and those a prefix cache holding only the prompt served last
+    /// would serve: its common prefix with this one. This prompt is then the one cached.
+    fn prompt_counts(&self, prompt: &str) -> sse::Counts {
+        let mut last = self
+            .last_prompt
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let common = last.as_deref().map_or(0, |old| {
+            kimi_protocol::prompt_diff::common_prefix(old, prompt)
+        });
+        *last = Some(prompt.to_owned());
+        sse::Counts {
+            prompt: prompt.len() as u64 / 4,
+            cached: Some(common as u64 / 4),
+            reasoning: None,
+        }
+    }
+
     /// `--refuse-logprobs`: a strict server's 400 for a request with token-level fields.
     fn refuse_logprobs(&self, body: &Value) -> Option<Response> {
         (self.opts.refuse_logprobs && logprobs::mentioned(body)).then(|| {
@@ -362,7 +382,7 @@ impl AppState {
         reply: Reply,
         mode: Mode,
         common: &Common,
-        prompt_tokens: u64,
+        counts: sse::Counts,
         plan: Option<thinking::Plan>,
         level: TokenLevel,
     ) -> Response {
@@ -391,7 +411,7 @@ impl AppState {
             .stop_with_calls(self.opts.stop_with_tool_calls)
         };
         if !streaming {
-            let mut value = sse::complete(&header, mode, deltas(None), prompt_tokens);
+            let mut value = sse::complete(&header, mode, deltas(None), counts);
             if let Some(plan) = &plan
                 && let Some(m) = value.pointer_mut("/choices/0/message")
             {
@@ -410,7 +430,7 @@ impl AppState {
                 mode,
                 deltas(self.opts.chunk_bytes),
                 common.include_usage,
-                prompt_tokens,
+                counts,
             )
             .with_logprobs(level.asked)
             .with_usage_in_choice(Template::for_model(&self.opts.model) == Template::K3)

@@ -20,15 +20,41 @@ pub(crate) const DONE: &str = "data: [DONE]\n\n";
 pub(crate) struct Usage {
     pub prompt: u64,
     pub completion: u64,
+    pub counts: Counts,
+}
+
+/// What a request's usage says besides the tokens the deltas count: the prompt, its tokens the
+/// prefix cache served, and the reasoning tokens (which the deltas do not carry in chat mode).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Counts {
+    pub prompt: u64,
+    pub cached: Option<u64>,
+    pub reasoning: Option<u64>,
 }
 
 impl Usage {
+    fn new(counts: Counts, emitted: u64) -> Self {
+        Usage {
+            prompt: counts.prompt,
+            completion: emitted + counts.reasoning.unwrap_or(0),
+            counts,
+        }
+    }
+
     pub(crate) fn to_json(self) -> Value {
-        json!({
+        let mut v = json!({
             "prompt_tokens": self.prompt,
             "completion_tokens": self.completion,
             "total_tokens": self.prompt + self.completion,
-        })
+        });
+        // As vLLM and OpenAI nest them.
+        if let Some(cached) = self.counts.cached {
+            v["prompt_tokens_details"] = json!({ "cached_tokens": cached });
+        }
+        if let Some(reasoning) = self.counts.reasoning {
+            v["completion_tokens_details"] = json!({ "reasoning_tokens": reasoning });
+        }
+        v
     }
 }
 
@@ -111,7 +137,7 @@ pub(crate) struct Events {
     mode: Mode,
     deltas: Deltas,
     include_usage: bool,
-    prompt_tokens: u64,
+    counts: Counts,
     phase: Phase,
     /// `data: {...,"choices":[{"index":0,` shared by text and content events.
     prefix: String,
@@ -139,7 +165,7 @@ impl Events {
         mode: Mode,
         deltas: Deltas,
         include_usage: bool,
-        prompt_tokens: u64,
+        counts: Counts,
     ) -> Self {
         let prefix = header.prefix();
         let phase = match mode {
@@ -151,7 +177,7 @@ impl Events {
             mode,
             deltas,
             include_usage,
-            prompt_tokens,
+            counts,
             phase,
             prefix,
             logprobs: None,
@@ -277,10 +303,7 @@ impl Events {
     }
 
     pub(crate) fn usage(&self) -> Usage {
-        Usage {
-            prompt: self.prompt_tokens,
-            completion: self.deltas.emitted,
-        }
+        Usage::new(self.counts, self.deltas.emitted)
     }
 }
 
@@ -322,12 +345,7 @@ impl Iterator for Events {
 }
 
 /// A whole non-streaming response, from the same deltas.
-pub(crate) fn complete(
-    header: &Header,
-    mode: Mode,
-    mut deltas: Deltas,
-    prompt_tokens: u64,
-) -> Value {
+pub(crate) fn complete(header: &Header, mode: Mode, mut deltas: Deltas, counts: Counts) -> Value {
     let mut text = String::new();
     let mut calls: Vec<(String, String, String)> = Vec::new();
     for d in deltas.by_ref() {
@@ -343,11 +361,7 @@ pub(crate) fn complete(
     }
     // Like vLLM, a call cut off by max_tokens is not reported.
     calls.truncate(deltas.calls_completed);
-    let usage = Usage {
-        prompt: prompt_tokens,
-        completion: deltas.emitted,
-    }
-    .to_json();
+    let usage = Usage::new(counts, deltas.emitted).to_json();
     let reason = deltas.finish_reason();
     match mode {
         Mode::Raw { .. } => header.object(json!({
@@ -390,6 +404,13 @@ mod tests {
     use crate::script::{Call, Reply, Text};
     use crate::tokens::Tokens;
 
+    fn counts(prompt: u64) -> Counts {
+        Counts {
+            prompt,
+            ..Counts::default()
+        }
+    }
+
     fn events(mode: Mode, usage: bool) -> Vec<Value> {
         let reply = Arc::new(Reply {
             content: Text::Plain("Hi \"there\"\n".into()),
@@ -400,7 +421,7 @@ mod tests {
         });
         let deltas = Deltas::new(Tokens::new(reply), mode, None, None);
         let header = Header::new(mode, "m\"odel", true);
-        let raw: Vec<Bytes> = Events::new(header, mode, deltas, usage, 7).collect();
+        let raw: Vec<Bytes> = Events::new(header, mode, deltas, usage, counts(7)).collect();
         let text: String = raw
             .iter()
             .map(|b| std::str::from_utf8(b).expect("utf-8"))
@@ -477,5 +498,26 @@ mod tests {
         assert_eq!(last["choices"][0]["finish_reason"], "tool_calls");
         assert_eq!(last["choices"][0]["delta"], json!({}));
         assert!(last.get("usage").is_none());
+    }
+
+    #[test]
+    fn the_usage_reports_the_cache_hit_and_the_reasoning_as_vllm_nests_them() {
+        let reported = Counts {
+            prompt: 100,
+            cached: Some(80),
+            reasoning: Some(12),
+        };
+        let u = Usage::new(reported, 5).to_json();
+        assert_eq!(
+            u["completion_tokens"], 17,
+            "reasoning is part of the completion"
+        );
+        assert_eq!(u["total_tokens"], 117);
+        assert_eq!(u["prompt_tokens_details"]["cached_tokens"], 80);
+        assert_eq!(u["completion_tokens_details"]["reasoning_tokens"], 12);
+        // Nothing to report: no details at all, not zeros.
+        let bare = Usage::new(counts(100), 5).to_json();
+        assert!(bare.get("prompt_tokens_details").is_none());
+        assert!(bare.get("completion_tokens_details").is_none());
     }
 }

@@ -92,7 +92,7 @@ pub fn diff(old: &str, new: &str) -> PromptDiff {
 }
 
 /// Length of the common prefix, backed off to a character boundary of both.
-fn common_prefix(a: &str, b: &str) -> usize {
+pub fn common_prefix(a: &str, b: &str) -> usize {
     let (x, y) = (a.as_bytes(), b.as_bytes());
     // Compared in blocks first: a 4 MB prompt is compared at memcmp speed.
     const BLOCK: usize = 4096;

@@ -915,3 +915,61 @@ async fn reasoning_pacing_slows_the_reasoning_alone() {
         server.shutdown().await;
     }
 }
+
+/// The usage of a stream: its last event's.
+fn last_usage(events: &[Value]) -> Value {
+    events.last().expect("events")["usage"].clone()
+}
+
+#[tokio::test]
+async fn the_prefix_cache_serves_what_a_prompt_shares_with_the_one_before() {
+    let server = start(MockOptions::default()).await;
+    let first = prompt(&weather_conversation());
+    let second = prompt(&stage2_conversation());
+    assert!(second.starts_with(&first), "the second extends the first");
+    let u1 = last_usage(&stream_json(post(&server, "/completions", &raw_body(&first)).await).await);
+    assert_eq!(
+        u1["prompt_tokens_details"]["cached_tokens"], 0,
+        "nothing cached yet"
+    );
+    let u2 =
+        last_usage(&stream_json(post(&server, "/completions", &raw_body(&second)).await).await);
+    assert_eq!(u2["prompt_tokens"], second.len() / 4);
+    assert_eq!(
+        u2["prompt_tokens_details"]["cached_tokens"],
+        first.len() / 4
+    );
+    // A prompt that changes early: only the bytes before the change are served.
+    let changed = second.replacen("Paris", "Lyon", 1);
+    let at = changed.find("Lyon").expect("changed");
+    let u3 =
+        last_usage(&stream_json(post(&server, "/completions", &raw_body(&changed)).await).await);
+    assert_eq!(u3["prompt_tokens_details"]["cached_tokens"], at / 4);
+    // Raw completions separate no reasoning: nothing is reported about it.
+    assert!(u3.get("completion_tokens_details").is_none(), "{u3}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_thinking_chat_answer_reports_its_reasoning_tokens_inside_the_completion() {
+    let server = start(MockOptions {
+        model: "moonshotai/Kimi-K2-Thinking".into(),
+        ..MockOptions::default()
+    })
+    .await;
+    let mut body = chat_body(&weather_conversation());
+    body["model"] = json!("moonshotai/Kimi-K2-Thinking");
+    let events = stream_json(post(&server, "/chat/completions", &body).await).await;
+    let reasoning: String = events
+        .iter()
+        .filter_map(|e| e["choices"][0]["delta"]["reasoning_content"].as_str())
+        .collect();
+    assert!(!reasoning.is_empty(), "a thinking answer");
+    let usage = last_usage(&events);
+    let r = usage["completion_tokens_details"]["reasoning_tokens"]
+        .as_u64()
+        .expect("reported");
+    assert_eq!(r, reasoning.len().div_ceil(4) as u64);
+    assert!(usage["completion_tokens"].as_u64().expect("completion") > r);
+    server.shutdown().await;
+}
