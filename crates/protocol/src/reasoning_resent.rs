@@ -130,7 +130,10 @@ pub fn dropped(prev: &ReasoningResent, cur: &ReasoningResent) -> Vec<u32> {
 /// The tokens of the carried reasoning, as the server counted them when it generated each
 /// answer (`reported(message)`): `None` unless it reported every one of them.
 pub fn tokens(carried: &[u32], reported: impl Fn(u32) -> Option<u64>) -> Option<u64> {
-    carried.iter().map(|&m| reported(m)).sum()
+    // Saturating: a server's counts are not trusted to be sane.
+    carried
+        .iter()
+        .try_fold(0u64, |sum, &m| Some(sum.saturating_add(reported(m)?)))
 }
 
 #[cfg(test)]

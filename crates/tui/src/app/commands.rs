@@ -18,6 +18,8 @@ pub(crate) enum SlashCommand {
     /// `/rules remove N`: drop session rule N of the listing.
     RemoveRule(usize),
     Inspector,
+    /// `/usage`: per turn, the tokens reported, the cache hit and the reasoning re-sent.
+    Usage,
     Retry,
     /// `/export [md|json] [PATH]`: Markdown unless `json`; no path: the default file.
     Export {
@@ -192,6 +194,16 @@ pub(crate) static COMMANDS: &[Command] = &[
             "/inspector",
         )],
         parse: |_| SlashCommand::Inspector,
+    },
+    Command {
+        name: "usage",
+        aliases: &[],
+        forms: &[form(
+            "/usage",
+            "per turn: tokens, prompt-cache hits, reasoning tokens and reasoning re-sent",
+            "/usage",
+        )],
+        parse: |_| SlashCommand::Usage,
     },
     Command {
         name: "retry",
@@ -580,6 +592,7 @@ mod tests {
             SlashCommand::Tools | SlashCommand::Revoke(_) => "tools",
             SlashCommand::Rules | SlashCommand::RemoveRule(_) => "rules",
             SlashCommand::Inspector => "inspector",
+            SlashCommand::Usage => "usage",
             SlashCommand::Retry => "retry",
             SlashCommand::Export { .. } => "export",
             SlashCommand::Help => "help",
@@ -650,6 +663,7 @@ mod tests {
             SlashCommand::Rules,
             SlashCommand::RemoveRule(1),
             SlashCommand::Inspector,
+            SlashCommand::Usage,
             SlashCommand::Retry,
             SlashCommand::Export {
                 markdown: true,

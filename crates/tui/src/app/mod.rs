@@ -50,10 +50,12 @@ pub(crate) mod slash;
 pub(crate) mod state;
 pub(crate) mod status_line;
 pub(crate) mod terminal;
+pub(crate) mod thinking_cost;
 mod toggles;
 pub(crate) mod transcript;
 pub(crate) mod trust;
 pub(crate) mod update;
+pub(crate) mod usage_report;
 mod view;
 pub(crate) mod wake;
 

@@ -960,6 +960,10 @@ fn slash(app: &mut App, cmd: SlashCommand, fx: &mut Vec<Effect>) {
         SlashCommand::Tools => fx.push(Effect::Agent(Op::ToolsReport)),
         SlashCommand::Revoke(name) => revoke(app, name, fx),
         SlashCommand::Rules => super::rules_view::command(fx),
+        SlashCommand::Usage => {
+            let text = super::usage_report::report(&super::thinking_cost::all(app));
+            app.notice(text, false);
+        }
         SlashCommand::RemoveRule(n) => super::rules_view::remove(app, n, fx),
         SlashCommand::Mcp => {
             let reports = app.toolbox.mcp().map(|h| h.reports()).unwrap_or_default();

@@ -318,6 +318,7 @@ fn usage(app: &mut App, prompt: u64, completion: u64) {
             prompt_tokens: prompt,
             completion_tokens: completion,
             total_tokens: prompt + completion,
+            ..Usage::default()
         }))),
     );
 }

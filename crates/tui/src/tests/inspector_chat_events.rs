@@ -84,8 +84,11 @@ async fn a_call_s_deltas_finish_and_usage_are_one_line_each() {
     assert_eq!(
         usage,
         &format!(
-            "usage prompt {} · completion {} · total {}",
-            u.prompt_tokens, u.completion_tokens, u.total_tokens
+            "usage prompt {} · completion {} · total {} · cached {}",
+            u.prompt_tokens,
+            u.completion_tokens,
+            u.total_tokens,
+            u.cached_tokens.expect("the mock reports its cache")
         )
     );
     // Nothing an event repeats (its id, model, created) is shown.

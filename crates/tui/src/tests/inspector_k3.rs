@@ -85,6 +85,7 @@ pub(super) fn k3_raw_trace(model: &str) -> Trace {
         prompt: Some(PROMPT.into()),
         prompt_text_markers: Vec::new(),
         started_unix_ms: 1,
+        reasoning_resent: None,
     })));
     t.record(&E::Response { status: 200 });
     let mut parser = K3Parser::new(true);
@@ -167,6 +168,7 @@ fn the_family_comes_from_the_model_the_prompt_or_the_profile() {
         ),
         prompt_text_markers: Vec::new(),
         started_unix_ms: 2,
+        reasoning_resent: None,
     })));
     let mut b = app(Template::K2Instruct);
     b.traces.push(k2.into());

@@ -24,6 +24,7 @@ mod screen_bytes;
 mod session_journal;
 mod sessions_listing;
 mod terminal_bytes;
+mod thinking_cost;
 mod token_view;
 mod transcript_view;
 mod ui_snapshots;

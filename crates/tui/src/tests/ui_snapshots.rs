@@ -702,6 +702,7 @@ fn recorded_trace(prompt: &str, started_unix_ms: u64) -> Trace {
         prompt: Some(prompt.into()),
         prompt_text_markers: Vec::new(),
         started_unix_ms,
+        reasoning_resent: None,
     })));
     t.record(&E::Response { status: 200 });
     t.record(&E::Meta(StreamMeta::Headers(vec![
@@ -753,6 +754,7 @@ fn recorded_trace(prompt: &str, started_unix_ms: u64) -> Trace {
             prompt_tokens: 40,
             completion_tokens: 30,
             total_tokens: 70,
+            ..Usage::default()
         }),
         E::Meta(StreamMeta::Done),
         E::Finished {

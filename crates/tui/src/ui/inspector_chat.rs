@@ -149,16 +149,26 @@ fn call_fields(at: &str, k: usize, call: &Value, out: &mut Vec<Field>) {
     }
 }
 
-/// `prompt 12 · completion 30 · total 42` (other counts by their own names).
+/// `prompt 12 · completion 30 · total 42` (other counts by their own names; the counts inside
+/// `prompt_tokens_details` and `completion_tokens_details` by theirs: `cached 8 · reasoning 20`).
 fn usage(v: &Value) -> String {
     let Value::Object(u) = v else {
         return v.to_string();
     };
-    (u.iter())
-        .filter(|(_, n)| !n.is_null())
-        .map(|(k, n)| format!("{} {n}", k.strip_suffix("_tokens").unwrap_or(k)))
-        .collect::<Vec<_>>()
-        .join(" · ")
+    let name =
+        |k: &str| kimi_protocol::sanitize::one_line(k.strip_suffix("_tokens").unwrap_or(k), 40);
+    let mut out = Vec::new();
+    for (k, n) in u.iter().filter(|(_, n)| !n.is_null()) {
+        match n {
+            Value::Object(details) => out.extend(
+                (details.iter())
+                    .filter(|(_, d)| !d.is_null())
+                    .map(|(dk, d)| format!("{} {d}", name(dk))),
+            ),
+            _ => out.push(format!("{} {n}", name(k))),
+        }
+    }
+    out.join(" · ")
 }
 
 /// `3 tokens`: token-level data is the token view's (`t`), here only counted.

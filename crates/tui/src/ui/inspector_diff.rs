@@ -11,7 +11,14 @@ use kimi_protocol::{Mode, sanitize};
 
 /// The lines for the diff of request `index` (from 0) against the one before; `mode` says what
 /// was compared.
-pub(crate) fn lines(diff: Option<&PromptDiff>, index: usize, mode: Mode) -> Vec<Line<'static>> {
+/// `dropped`: the earlier answers whose reasoning the request before carried and this one does
+/// not (why the prompt changed, when that is what changed).
+pub(crate) fn lines(
+    diff: Option<&PromptDiff>,
+    index: usize,
+    mode: Mode,
+    dropped: Option<&[u32]>,
+) -> Vec<Line<'static>> {
     let title = |t: String| Line::from(Span::styled(format!("── {t} "), style::accent()));
     let Some(diff) = diff else {
         return if index == 0 {
@@ -40,7 +47,13 @@ pub(crate) fn lines(diff: Option<&PromptDiff>, index: usize, mode: Mode) -> Vec<
             format!("append +{added} bytes, prefix cache can hit"),
             style::ok(),
         ))),
-        PromptDiff::Changed(c) => changed(c, mode, &mut out),
+        PromptDiff::Changed(c) => {
+            changed(c, mode, &mut out);
+            out.push(Line::from(vec![
+                Span::styled("  why:    ", style::dim()),
+                Span::styled(crate::app::thinking_cost::why(dropped), style::warning()),
+            ]));
+        }
     }
     out
 }
@@ -88,17 +101,17 @@ mod tests {
 
     #[test]
     fn an_append_is_one_quiet_line_and_a_change_shows_both_sides() {
-        assert!(lines(None, 0, Mode::Raw).is_empty());
+        assert!(lines(None, 0, Mode::Raw, None).is_empty());
         let append = diff("abc", "abcdef");
         assert_eq!(
-            text(&lines(Some(&append), 1, Mode::Raw)),
+            text(&lines(Some(&append), 1, Mode::Raw, None)),
             [
                 "── prompt vs request 1 (rendered prompt) ",
                 "append +3 bytes, prefix cache can hit"
             ]
         );
         let change = diff("tools: [a,b]\n{m}\n", "tools: [b,a]\n{m}\n{n}\n");
-        let got = text(&lines(Some(&change), 2, Mode::Chat));
+        let got = text(&lines(Some(&change), 2, Mode::Chat, None));
         assert_eq!(got[0], "── prompt vs request 2 (tools and messages) ");
         assert!(
             got[1].starts_with(" NOT AN APPEND  changed at byte 8 of 17 (the tools)"),
@@ -110,7 +123,16 @@ mod tests {
         );
         assert!(got[3].starts_with("  now:    …tools: [b,a]"), "{got:?}");
         assert_eq!(
-            text(&lines(None, 3, Mode::Chat))[1],
+            got[4],
+            "  why:    not known: the reasoning the prompts carry was not measured for both requests"
+        );
+        let dropped = text(&lines(Some(&change), 2, Mode::Chat, Some(&[1])));
+        assert_eq!(
+            dropped[4],
+            "  why:    the reasoning of an earlier answer (message 1) is no longer in the prompt"
+        );
+        assert_eq!(
+            text(&lines(None, 3, Mode::Chat, None))[1],
             "not compared: the requests are in different modes"
         );
     }

@@ -298,6 +298,7 @@ mod tests {
             prompt_tokens: 3,
             completion_tokens: 10,
             total_tokens: 13,
+            ..Usage::default()
         }));
         t.record(&StreamEvent::Meta(StreamMeta::FinishReason("stop".into())));
         t.record(&StreamEvent::Meta(StreamMeta::Done));

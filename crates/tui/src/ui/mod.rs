@@ -10,6 +10,7 @@ pub(crate) mod help;
 pub(crate) mod inline;
 pub(crate) mod inspector;
 pub(crate) mod inspector_chat;
+pub(crate) mod inspector_cost;
 pub(crate) mod inspector_diff;
 pub(crate) mod inspector_k3;
 mod inspector_mcp;
@@ -114,6 +115,8 @@ fn prepare_inspector(app: &mut App, area: Rect) {
         .refresh(&app.traces[i].read(), i, total, app.template);
     let notes = inspector_mcp::notes_lines(app, &app.traces[i].read());
     app.layers.inspector.view.add_to_foot(notes);
+    let cost = inspector_cost::lines(&crate::app::thinking_cost::request(app, i));
+    app.layers.inspector.view.add_to_foot(cost);
     // The prompt diff against the request before: compared once per request, not per frame.
     let traces = &app.traces;
     let key = (i, traces[i].read().started_unix_ms);
@@ -123,7 +126,10 @@ fn prepare_inspector(app: &mut App, area: Rect) {
         let diff = before
             .as_deref()
             .and_then(|b| kimi_protocol::prompt_diff::between(b, &now));
-        inspector_diff::lines(diff.as_ref(), i, now.mode)
+        let dropped = before
+            .as_deref()
+            .and_then(|b| crate::app::thinking_cost::dropped(b, &now));
+        inspector_diff::lines(diff.as_ref(), i, now.mode, dropped.as_deref())
     });
     let lines = &app.layers.inspector.view;
     if let Some(call) = app.layers.inspector.jump_to_call.take() {

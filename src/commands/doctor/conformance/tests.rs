@@ -13,6 +13,7 @@ fn usage(prompt: u64) -> Option<Usage> {
         prompt_tokens: prompt,
         completion_tokens: 20,
         total_tokens: prompt + 20,
+        ..Usage::default()
     })
 }
 
