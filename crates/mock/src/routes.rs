@@ -225,14 +225,11 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
         // Split markers are no special tokens: no tool parser sees them.
         markers_in_content: st.opts.markers_in_content || level.split,
     };
-    let messages = value
-        .get("messages")
-        .map(Value::to_string)
-        .unwrap_or_default();
+    let prompt = st.chat_prompt(&req.messages, &req.tools, thinks);
     let counts = sse::Counts {
         // Counted by the reasoning parser, which the deltas do not see.
         reasoning: plan.as_ref().map(|p| tokens_of(&p.reasoning)),
-        ..st.prompt_counts(&messages)
+        ..st.prompt_counts(&prompt)
     };
     st.respond(reply, mode, &req.common, counts, plan, level)
 }
@@ -254,6 +251,28 @@ struct TokenLevel {
 }
 
 impl AppState {
+    /// The prompt a chat request becomes: its messages rendered with the served model's
+    /// template, as a server renders them before its prefix cache sees them (the messages'
+    /// JSON when the K3 template refuses them).
+    fn chat_prompt(&self, messages: &[Message], tools: &[Value], thinks: bool) -> String {
+        let template = Template::for_model(&self.opts.model);
+        if template == Template::K3 {
+            let opts = kimi_protocol::k3::K3Options {
+                thinking: thinks,
+                ..kimi_protocol::k3::K3Options::default()
+            };
+            return kimi_protocol::k3::render_messages(messages, tools, &opts)
+                .unwrap_or_else(|_| serde_json::to_string(messages).unwrap_or_default());
+        }
+        let opts = kimi_protocol::RenderOptions {
+            template,
+            add_generation_prompt: true,
+            thinking: Some(thinks),
+            ..kimi_protocol::RenderOptions::default()
+        };
+        kimi_protocol::render(messages, tools, opts)
+    }
+
     /// The prompt's tokens, and those a prefix cache holding only the prompt served last
     /// would serve: its common prefix with this one. This prompt is then the one cached.
     fn prompt_counts(&self, prompt: &str) -> sse::Counts {

@@ -4,7 +4,7 @@
 //! whether the prompt still extends the request before it. Read by the inspector and `/usage`.
 
 use kimi_protocol::prompt_diff::{self, PromptDiff};
-use kimi_protocol::reasoning_resent::{self, ReasoningResent};
+use kimi_protocol::reasoning_resent::{self, Measured, ReasoningResent};
 use kimi_protocol::{Trace, Usage};
 
 use super::state::App;
@@ -21,11 +21,13 @@ pub(crate) struct RequestCost {
     pub(crate) resent_tokens: Option<u64>,
 }
 
-/// A prompt that does not extend the one before: the prefix cache cannot hit past `offset`.
+/// A prompt that does not extend the one before: the prefix cache cannot hit past where they
+/// differ.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct CacheBreak {
-    pub(crate) offset: usize,
-    pub(crate) old_len: usize,
+    /// The first differing byte of what was compared, and the old length; `None` when the
+    /// chat messages still extend the ones before but this client's render of them does not.
+    pub(crate) at: Option<(usize, usize)>,
     /// Earlier answers whose reasoning the previous prompt carried and this one does not;
     /// `None` when the reasoning of either prompt was not measured.
     pub(crate) dropped: Option<Vec<u32>>,
@@ -70,16 +72,32 @@ pub(crate) fn request(app: &App, i: usize) -> RequestCost {
 }
 
 /// Why the prompt of `now` does not extend that of `before`, if it does not (`None` also for
-/// two requests in different modes, which are not compared).
+/// two requests in different modes, which are not compared). Chat messages that extend the
+/// ones before still break the server's cache when its template drops earlier reasoning: that
+/// is judged on this client's render of them.
 pub(crate) fn cache_break(before: &Trace, now: &Trace) -> Option<CacheBreak> {
+    let dropped = dropped(before, now);
     match prompt_diff::between(before, now)? {
         PromptDiff::Changed(c) => Some(CacheBreak {
-            offset: c.offset,
-            old_len: c.old_len,
-            dropped: dropped(before, now),
+            at: Some((c.offset, c.old_len)),
+            dropped,
         }),
-        PromptDiff::Same | PromptDiff::Append { .. } => None,
+        PromptDiff::Same | PromptDiff::Append { .. } => {
+            let rendered = dropped.filter(|d| !d.is_empty() && rendered_by_client(now))?;
+            Some(CacheBreak {
+                at: None,
+                dropped: Some(rendered),
+            })
+        }
     }
+}
+
+/// Whether `trace`'s reasoning was measured on this client's render (chat mode).
+pub(crate) fn rendered_by_client(trace: &Trace) -> bool {
+    trace
+        .reasoning_resent
+        .as_ref()
+        .is_some_and(|r| r.measured == Measured::ClientRender)
 }
 
 /// The earlier answers whose reasoning `before`'s prompt carried and `now`'s does not; `None`

@@ -119,13 +119,17 @@ pub(crate) fn report(costs: &[(RequestCost, Option<CacheBreak>)]) -> String {
         row.add(c);
         total.add(c);
         if let Some(b) = broke {
-            warnings.push(format!(
-                "  ! request {} no longer extends request {i}'s prompt from byte {} of {}: {}; the prefix cache cannot hit past it",
-                i + 1,
-                b.offset,
-                b.old_len,
-                why(b.dropped.as_deref())
-            ));
+            let why = why(b.dropped.as_deref());
+            warnings.push(match b.at {
+                Some((offset, old_len)) => format!(
+                    "  ! request {} no longer extends request {i}'s prompt from byte {offset} of {old_len}: {why}; the prefix cache cannot hit past it",
+                    i + 1
+                ),
+                None => format!(
+                    "  ! request {}: its chat messages extend request {i}'s, but as this client renders them the prompt does not: {why}; the server's prefix cache likely misses from there",
+                    i + 1
+                ),
+            });
         }
     }
     let mut table: Vec<[String; 8]> = vec![HEADER.map(str::to_owned)];

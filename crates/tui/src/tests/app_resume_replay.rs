@@ -14,7 +14,7 @@ use kimi_mock::{MockOptions, MockServer};
 use kimi_protocol::Mode;
 use serde_json::json;
 
-fn toolbox() -> Toolbox {
+pub(super) fn toolbox() -> Toolbox {
     Toolbox::new(vec![ToolSpec {
         name: "get_weather".into(),
         description: "test tool get_weather".into(),

@@ -25,6 +25,7 @@ mod session_journal;
 mod sessions_listing;
 mod terminal_bytes;
 mod thinking_cost;
+mod thinking_cost_loopback;
 mod token_view;
 mod transcript_view;
 mod ui_snapshots;

@@ -43,10 +43,28 @@ pub(crate) fn lines(
             "the same prompt, byte for byte: the prefix cache can hit all of it",
             style::ok(),
         ))),
-        PromptDiff::Append { added } => out.push(Line::from(Span::styled(
-            format!("append +{added} bytes, prefix cache can hit"),
-            style::ok(),
-        ))),
+        PromptDiff::Append { added } => {
+            out.push(Line::from(Span::styled(
+                format!("append +{added} bytes, prefix cache can hit"),
+                style::ok(),
+            )));
+            // The messages grow, yet the server's template may drop what they carry.
+            if let Some(d) = dropped.filter(|d| mode == Mode::Chat && !d.is_empty()) {
+                out.push(Line::from(vec![
+                    Span::styled(
+                        " NOT AN APPEND AS RENDERED ",
+                        style::error().add_modifier(Modifier::BOLD | Modifier::REVERSED),
+                    ),
+                    Span::styled(
+                        format!(
+                            " by this client's render of the messages: {}; the server's prefix cache likely misses from there",
+                            crate::app::thinking_cost::why(Some(d))
+                        ),
+                        style::error(),
+                    ),
+                ]));
+            }
+        }
         PromptDiff::Changed(c) => {
             changed(c, mode, &mut out);
             out.push(Line::from(vec![
@@ -125,6 +143,15 @@ mod tests {
         assert_eq!(
             got[4],
             "  why:    not known: the reasoning the prompts carry was not measured for both requests"
+        );
+        let appended = diff("tools: []\n{m}\n", "tools: []\n{m}\n{n}\n");
+        assert_eq!(
+            text(&lines(Some(&appended), 2, Mode::Chat, Some(&[]))).len(),
+            2
+        );
+        assert_eq!(
+            text(&lines(Some(&appended), 2, Mode::Chat, Some(&[1])))[2],
+            " NOT AN APPEND AS RENDERED  by this client's render of the messages: the reasoning of an earlier answer (message 1) is no longer in the prompt; the server's prefix cache likely misses from there"
         );
         let dropped = text(&lines(Some(&change), 2, Mode::Chat, Some(&[1])));
         assert_eq!(
