@@ -46,3 +46,62 @@ fn measure(
         reasoning_resent::measure(messages, sent, measured, |m| Some(render(m, tools, opts)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ReasoningField;
+    use kimi_protocol::{Mode, ToolCall};
+
+    const THOUGHT: &str = "Call the weather tool.";
+
+    /// A question, a call with its reasoning, its result.
+    fn round() -> Vec<Message> {
+        let mut call =
+            Message::assistant_with_calls("", vec![ToolCall::new("functions.f:0", "f", "{}")]);
+        call.reasoning_content = Some(THOUGHT.into());
+        vec![
+            Message::user("q"),
+            call,
+            Message::tool_result("functions.f:0", "f", "ok"),
+        ]
+    }
+
+    fn chat_measure(ep: &Endpoint) -> Option<ReasoningResent> {
+        let body = crate::chat_request::body(ep, &round(), &[]);
+        chat(ep, &body, &[])
+    }
+
+    #[test]
+    fn chat_mode_measures_the_messages_as_sent_on_this_clients_render() {
+        let mut ep = Endpoint::new(Mode::Chat, "http://h/v1", "moonshotai/Kimi-K2-Thinking");
+        for field in [ReasoningField::ReasoningContent, ReasoningField::Reasoning] {
+            ep.reasoning_field = field;
+            let r = chat_measure(&ep).expect("measured");
+            assert_eq!(r.carried, [1], "{field:?}");
+            assert_eq!(r.bytes, THOUGHT.len() as u64);
+            assert_eq!(r.measured, Measured::ClientRender);
+        }
+        // Sent without its reasoning: none goes back, whatever the conversation holds.
+        ep.reasoning_field = ReasoningField::None;
+        let r = chat_measure(&ep).expect("measured");
+        assert_eq!((r.bytes, r.carried.len()), (0, 0));
+    }
+
+    #[test]
+    fn raw_mode_measures_the_prompt_sent_and_a_k2_template_is_never_measured_for_k3() {
+        let ep = Endpoint::new(Mode::Raw, "http://h/v1", "moonshotai/Kimi-K2-Thinking");
+        let messages = round();
+        let prompt = render(&messages, &[], ep.raw_render_options());
+        let r = raw(&ep, &messages, &[], &prompt).expect("measured");
+        assert_eq!(
+            (r.carried.as_slice(), r.measured),
+            (&[1][..], Measured::Sent)
+        );
+        let mut k3 = Endpoint::new(Mode::Chat, "http://h/v1", "moonshotai/Kimi-K3");
+        k3.template = Some(Template::K2Thinking);
+        assert_eq!(chat_measure(&k3), None);
+        k3.template = None;
+        assert_eq!(chat_measure(&k3).map(|r| r.carried), Some(vec![1]));
+    }
+}
