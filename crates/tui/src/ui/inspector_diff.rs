@@ -44,12 +44,16 @@ pub(crate) fn lines(
             style::ok(),
         ))),
         PromptDiff::Append { added } => {
-            out.push(Line::from(Span::styled(
-                format!("append +{added} bytes, prefix cache can hit"),
-                style::ok(),
-            )));
             // The messages grow, yet the server's template may drop what they carry.
-            if let Some(d) = dropped.filter(|d| mode == Mode::Chat && !d.is_empty()) {
+            let rendered_drop = dropped.filter(|d| mode == Mode::Chat && !d.is_empty());
+            out.push(match rendered_drop {
+                None => Line::from(Span::styled(
+                    format!("append +{added} bytes, prefix cache can hit"),
+                    style::ok(),
+                )),
+                Some(_) => Line::from(format!("the messages: append +{added} bytes")),
+            });
+            if let Some(d) = rendered_drop {
                 out.push(Line::from(vec![
                     Span::styled(
                         " NOT AN APPEND AS RENDERED ",
@@ -149,8 +153,10 @@ mod tests {
             text(&lines(Some(&appended), 2, Mode::Chat, Some(&[]))).len(),
             2
         );
+        let rendered = text(&lines(Some(&appended), 2, Mode::Chat, Some(&[1])));
+        assert_eq!(rendered[1], "the messages: append +4 bytes");
         assert_eq!(
-            text(&lines(Some(&appended), 2, Mode::Chat, Some(&[1])))[2],
+            rendered[2],
             " NOT AN APPEND AS RENDERED  by this client's render of the messages: the reasoning of an earlier answer (message 1) is no longer in the prompt; the server's prefix cache likely misses from there"
         );
         let dropped = text(&lines(Some(&change), 2, Mode::Chat, Some(&[1])));
