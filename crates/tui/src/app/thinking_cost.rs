@@ -49,9 +49,12 @@ pub(crate) fn request(app: &App, i: usize) -> RequestCost {
         .filter(|msg| msg.role == "user")
         .count()
         .max(1);
-    let (usage, resent) = {
-        let t = app.traces[i].read();
-        (t.usage, t.reasoning_resent.clone())
+    let (usage, resent) = match app.traces.get(i) {
+        Some(t) => {
+            let t = t.read();
+            (t.usage, t.reasoning_resent.clone())
+        }
+        None => (None, None),
     };
     let resent_tokens = resent.as_ref().and_then(|r| {
         reasoning_resent::tokens(&r.carried, |msg| {
@@ -60,7 +63,7 @@ pub(crate) fn request(app: &App, i: usize) -> RequestCost {
                 .trace_messages
                 .iter()
                 .rposition(|&tm| tm == msg as usize)?;
-            app.traces[by].read().usage?.reasoning_tokens
+            app.traces.get(by)?.read().usage?.reasoning_tokens
         })
     });
     RequestCost {
