@@ -286,7 +286,12 @@ fn duplicate_warning(slot: &Slot, channel: Channel, original: usize) -> String {
     )
 }
 
-pub(super) fn stream(call: Call<'_>, messages: &[Message], tools: &[Value]) -> Exchange {
+pub(super) fn stream(
+    call: Call<'_>,
+    messages: &[Message],
+    tools: &[Value],
+    prefix: Option<&str>,
+) -> Exchange {
     let ep = call.endpoint;
     let messages = if ep.neutralize_tool_markers {
         special::neutralize_tool_results(messages)
@@ -299,7 +304,21 @@ pub(super) fn stream(call: Call<'_>, messages: &[Message], tools: &[Value]) -> E
     }
     let mut body = super::chat_request::body(ep, &messages, tools);
     logprobs::chat_fields(&mut body, ep.logprobs);
-    send(call, body, said)
+    let Some(prefix) = prefix else {
+        return send(call, body, said);
+    };
+    super::chat_request::continue_from(ep, &mut body, prefix);
+    // The answer so far is the edited text: shown first, and the start of the answer.
+    if !prefix.is_empty() {
+        said.push(StreamEvent::Text(prefix.to_owned()));
+    }
+    let decoder = ChatDecoder {
+        asked: logprobs::requested(&body),
+        prefix: prefix.to_owned(),
+        ..ChatDecoder::for_template(ep.template(), &body)
+    };
+    let decoder = Decoder::Chat(Box::new(decoder));
+    Exchange::open(&call, "chat/completions", body, None, decoder, said)
 }
 
 /// POST `body` (a chat request, as built or as saved) and assemble the answer; `said` holds
@@ -327,6 +346,8 @@ pub(super) struct ChatDecoder {
     /// Alternatives per token the request asked for (`logprobs`; 0: none).
     asked: u8,
     got_tokens: bool,
+    /// A continued answer (partial mode): the edited text the server's answer goes on from.
+    prefix: String,
 }
 
 impl ChatDecoder {
@@ -395,6 +416,7 @@ impl ChatDecoder {
             bytes,
             asked,
             got_tokens,
+            prefix,
         } = self;
         let done = channels.finish(&mut parsed);
         for (ch, ev) in parsed {
@@ -496,6 +518,11 @@ impl ChatDecoder {
         warnings.extend(done.notes);
         warnings.extend(dropped);
         result.warnings = warnings;
+        // A continued answer is the edited text and what followed it; a request that failed
+        // before any of its answer arrived has no answer at all.
+        if !prefix.is_empty() && (bytes > 0 || result.error.is_none()) {
+            result.content.insert_str(0, &prefix);
+        }
         result
     }
 }

@@ -58,47 +58,73 @@ pub(super) fn request_body(model: &str, prompt: &str, max_tokens: u32, temperatu
     })
 }
 
-pub(super) fn stream(call: Call<'_>, messages: &[Message], tools: &[Value]) -> Exchange {
+/// A raw completion of `messages`; with `prefix`, of the prompt followed by that edited start
+/// of the answer (see `Backend::stream_continue`).
+pub(super) fn stream(
+    call: Call<'_>,
+    messages: &[Message],
+    tools: &[Value],
+    prefix: Option<&str>,
+) -> Exchange {
     let ep = call.endpoint;
     // Refused before anything is rendered or sent.
     if let Some(why) = ep.raw_mode_refusal() {
         return setup_error(why);
     }
     if ep.template() == Template::K3 {
-        return stream_k3(call, messages, tools);
+        return stream_k3(call, messages, tools, prefix);
     }
     let opts = ep.raw_render_options();
-    let (prompt, from_text) = render_traced(messages, tools, opts);
+    let (mut prompt, from_text) = render_traced(messages, tools, opts);
+    // A K2.5/K2.6 prompt ends inside `<think>`: the completion starts in the reasoning.
+    let start = ParseStart::K2 {
+        in_reasoning: opts.ends_in_reasoning(),
+    };
+    let mut said = Events::default();
+    let mut decoder = RawDecoder::new(start);
+    if let Some(p) = prefix {
+        prompt.push_str(p);
+        decoder.prefix(p, &mut said);
+    }
     let mut body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
     logprobs::raw_fields(&mut body, ep.logprobs);
     let prompt = Prompt {
         text: prompt,
         text_markers: from_text.into_iter().map(|r| (r.start, r.end)).collect(),
     };
-    // A K2.5/K2.6 prompt ends inside `<think>`: the completion starts in the reasoning.
-    let start = ParseStart::K2 {
-        in_reasoning: opts.ends_in_reasoning(),
-    };
-    send(call, body, Some(prompt), start, Events::default())
+    open(call, body, Some(prompt), decoder, said)
 }
 
 /// Raw mode for Kimi K3: the XTML prompt as Moonshot's encoder writes it, stopped at
 /// `<|end_of_msg|>`, parsed from inside the think channel (or the response one with thinking
 /// off). Text that holds a structural marker string is said before it goes: a string prompt
 /// lets the server read it as structure.
-fn stream_k3(call: Call<'_>, messages: &[Message], tools: &[Value]) -> Exchange {
+fn stream_k3(
+    call: Call<'_>,
+    messages: &[Message],
+    tools: &[Value],
+    prefix: Option<&str>,
+) -> Exchange {
     let ep = call.endpoint;
     if let Some(why) = k3_images(messages) {
         return setup_error(why);
     }
     let opts = ep.k3_render_options();
-    let prompt = match k3::render_messages(messages, tools, &opts) {
+    let mut prompt = match k3::render_messages(messages, tools, &opts) {
         Ok(p) => p,
         Err(e) => return setup_error(format!("the K3 prompt cannot be rendered: {e}")),
     };
     let mut said = Events::default();
     for warning in k3_marker_warnings(messages) {
         said.push(StreamEvent::Warning(warning));
+    }
+    let mut decoder = RawDecoder::new(ParseStart::K3 {
+        thinking: opts.thinking,
+        first_call: calls_so_far(messages),
+    });
+    if let Some(p) = prefix {
+        prompt.push_str(p);
+        decoder.prefix(p, &mut said);
     }
     let mut body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
     body["stop"] = json!([k3::END_OF_MSG, k3::EOS]);
@@ -109,16 +135,7 @@ fn stream_k3(call: Call<'_>, messages: &[Message], tools: &[Value]) -> Exchange 
         text: prompt,
         text_markers: Vec::new(),
     };
-    send(
-        call,
-        body,
-        Some(prompt),
-        ParseStart::K3 {
-            thinking: opts.thinking,
-            first_call: calls_so_far(messages),
-        },
-        said,
-    )
+    open(call, body, Some(prompt), decoder, said)
 }
 
 /// A request refused before it was made: no events, the error in the result.
@@ -177,7 +194,17 @@ pub(super) fn send(
     start: ParseStart,
     said: Events,
 ) -> Exchange {
-    let mut decoder = RawDecoder::new(start);
+    open(call, body, prompt, RawDecoder::new(start), said)
+}
+
+/// POST `body` and parse the answer with `decoder` (which may have parsed a prefix already).
+fn open(
+    call: Call<'_>,
+    body: Value,
+    prompt: Option<Prompt>,
+    mut decoder: RawDecoder,
+    said: Events,
+) -> Exchange {
     decoder.asked = logprobs::requested(&body);
     let decoder = Decoder::Raw(Box::new(decoder));
     Exchange::open(&call, "completions", body, prompt, decoder, said)
@@ -192,6 +219,8 @@ pub(super) struct RawDecoder {
     /// Alternatives per token the request asked for (`logprobs`; 0: none).
     asked: u8,
     got_tokens: bool,
+    /// The parse began with an edited prefix of the answer (it is in the prompt).
+    prefixed: bool,
 }
 
 impl RawDecoder {
@@ -202,6 +231,22 @@ impl RawDecoder {
             bytes: 0,
             asked: 0,
             got_tokens: false,
+            prefixed: false,
+        }
+    }
+
+    /// Parse `text`, the edited start of the answer the completion continues, as the first
+    /// part of the one stream the parser sees. What it makes goes onto `out` (to be reported
+    /// before the request) except its markers: they are the prompt's, with no chunk to
+    /// point into.
+    pub(crate) fn prefix(&mut self, text: &str, out: &mut Events) {
+        self.prefixed = true;
+        let mut made: Vec<StreamEvent> = Vec::new();
+        self.local.feed(text, &mut made);
+        for event in made {
+            if !matches!(event, StreamEvent::Marker(_)) {
+                out.push(event);
+            }
         }
     }
 
@@ -278,11 +323,17 @@ impl RawDecoder {
         };
         result.incomplete_calls = self.local.incomplete();
         let parsed = self.local.into_parsed();
+        warnings.extend(parsed.warnings.iter().map(ToString::to_string));
+        result.warnings = warnings;
+        // A continuation that failed before any of its completion arrived has no answer: the
+        // prefix alone is the user's text, not the model's.
+        if self.prefixed && self.bytes == 0 && result.error.is_some() {
+            result.incomplete_calls = 0;
+            return result;
+        }
         result.content = parsed.content;
         result.reasoning = parsed.reasoning;
         result.tool_calls = parsed.tool_calls;
-        warnings.extend(parsed.warnings.iter().map(ToString::to_string));
-        result.warnings = warnings;
         result
     }
 }

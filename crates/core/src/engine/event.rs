@@ -33,6 +33,12 @@ pub enum Op {
     SetLogprobs(u8),
     /// Drop the answers to the last user message and ask again.
     Retry,
+    /// Replace the last answer by `text`, the user's edit of the model's output of it (raw
+    /// mode: the completion text, markers included; chat mode: the content), and let the
+    /// model continue from there (see `Backend::stream_continue`); the agent loop carries on
+    /// as after any answer. The new answer records the edit ([`kimi_protocol::AnswerEdit`]).
+    /// Applied when the turn ends; without an answer to edit, a notice and `TurnDone`.
+    ContinueEdited { text: String },
     /// Reply with [`EngineEvent::Snapshot`].
     Snapshot,
     /// Take back "always allow" (given with [`Op::Approve`]) from one tool, or from all: their

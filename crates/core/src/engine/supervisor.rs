@@ -169,7 +169,7 @@ impl Supervisor {
 
     fn forward(&mut self, op: Op) -> bool {
         match &op {
-            Op::UserTurn { .. } | Op::Retry => self.running = true,
+            Op::UserTurn { .. } | Op::Retry | Op::ContinueEdited { .. } => self.running = true,
             Op::Shutdown => self.stopping = true,
             Op::SetThinking(on) => {
                 self.board.thinking_set(*on);
