@@ -260,6 +260,15 @@ pub struct MockArgs {
     /// has no reasoning_content.
     #[arg(long)]
     pub require_reasoning: bool,
+    // Continuing an edited answer.
+    /// An answer with calls stops on its first <|tool_call_argument_begin|>, written without its
+    /// closing `>` (a broken marker to repair in the inspector).
+    #[arg(long)]
+    pub broken_marker: bool,
+    /// Answer 400 to partial mode ("partial": true on the last message, or
+    /// continue_final_message), as a server without it does.
+    #[arg(long)]
+    pub refuse_partial: bool,
     // Retries and model switching.
     /// With --fail-status: only the first N generation requests fail, later ones are answered.
     #[arg(long, value_name = "N")]

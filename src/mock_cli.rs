@@ -151,6 +151,8 @@ fn flag_options(a: &MockArgs) -> MockOptions {
         call_in_reasoning: a.call_in_reasoning,
         duplicate_calls: a.duplicate_calls,
         require_reasoning: a.require_reasoning,
+        broken_marker: a.broken_marker,
+        refuse_partial: a.refuse_partial,
         fail_times: a.fail_times,
         retry_after: a.retry_after.clone(),
         extra_models: a.extra_models.clone(),

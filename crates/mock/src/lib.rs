@@ -13,6 +13,7 @@ pub(crate) mod deltas;
 pub(crate) mod faults;
 pub mod k3;
 pub mod logprobs;
+mod partial;
 pub mod prompt;
 pub(crate) mod quirks;
 pub(crate) mod request;
@@ -137,6 +138,12 @@ pub struct MockOptions {
     /// A non-streamed answer differs from the streamed one: its calls dropped, or (no calls)
     /// its answer text after the reasoning.
     pub nonstream_differs: bool,
+    /// An answer with calls stops on its first `<|tool_call_argument_begin|>`, written without
+    /// its closing `>` (as text, in both modes): a broken marker for the user to repair.
+    pub broken_marker: bool,
+    /// Answer 400 to partial mode (`"partial": true`, `continue_final_message`), as a server
+    /// without it does.
+    pub refuse_partial: bool,
 }
 
 /// A tool call the mock emits verbatim (`--tool-call-file`, `--tool-call-id/-name/-args`).
@@ -194,6 +201,8 @@ impl Default for MockOptions {
             numbered_call_ids: false,
             stop_with_tool_calls: false,
             nonstream_differs: false,
+            broken_marker: false,
+            refuse_partial: false,
         }
     }
 }

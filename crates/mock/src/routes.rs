@@ -16,6 +16,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 
+use super::partial;
 use super::MockOptions;
 use super::deltas::{Deltas, Mode};
 use super::faults::{self, Inject};
@@ -158,7 +159,25 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
     }
     let mut level = st.token_level(&value, false);
     let k3 = Template::for_model(&st.opts.model) == Template::K3;
-    let reply = if k3 {
+    // A prompt that ends with the start of an answer (partial mode) is answered with the
+    // rest of the scripted answer, when the scripted answer begins with it.
+    let prefix = partial::raw_prefix(&req.prompt).filter(|_| !k3);
+    let base = prefix.map_or(req.prompt.as_str(), |p| {
+        &req.prompt[..req.prompt.len() - p.len()]
+    });
+    let continued = prefix.and_then(|p| {
+        let conv = prompt::parse(base);
+        let mut reply = st.script(&conv.messages, &conv.tools);
+        if thinking::thinks(&st.opts, &value) {
+            reply = quirks::after_tool_result(&st.opts, reply, &conv.messages);
+            thinking::raw(&st.opts, &mut reply, base);
+        }
+        let full = partial::raw_text(&reply, &st.call_ids(&reply));
+        full.starts_with(p).then(|| partial::raw_rest(&full, p))
+    });
+    let reply = if let Some(reply) = continued {
+        reply
+    } else if k3 {
         // K3 reads its XTML prompt and answers in XTML, calls included, as one text.
         let conv = k3::parse_prompt(&req.prompt);
         level.split |= logprobs::split_requested(&conv.messages);
@@ -173,6 +192,10 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
         if thinking::thinks(&st.opts, &value) {
             reply = quirks::after_tool_result(&st.opts, reply, &conv.messages);
             thinking::raw(&st.opts, &mut reply, &req.prompt);
+        }
+        if st.opts.broken_marker && prefix.is_none() {
+            let ids = st.call_ids(&reply);
+            reply = partial::broken(reply, &ids);
         }
         reply
     };
@@ -203,6 +226,23 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
     }
     let mut level = st.token_level(&value, true);
     level.split |= logprobs::split_requested(&req.messages);
+    // Partial mode: the last message is the start of the answer, not part of the question.
+    let asked_partial = partial::ChatPartial::of(&value);
+    if let Some(spelling) = asked_partial {
+        if st.opts.refuse_partial {
+            return bad_request(&format!(
+                "Unrecognized request argument supplied: {}",
+                spelling.field()
+            ));
+        }
+        if let Some(why) = spelling.problem(&value) {
+            return bad_request(&why);
+        }
+    }
+    let mut req = req;
+    let prefix = asked_partial
+        .and_then(|_| req.messages.pop())
+        .map(|m| m.text());
     let thinks = thinking::thinks(&st.opts, &value);
     if thinks
         && st.opts.require_reasoning
@@ -213,6 +253,14 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
     let mut reply = st.script(&req.messages, &req.tools);
     if thinks {
         reply = quirks::after_tool_result(&st.opts, reply, &req.messages);
+    }
+    match &prefix {
+        Some(p) => reply = partial::chat_rest(reply, p),
+        None if st.opts.broken_marker => {
+            let ids = st.call_ids(&reply);
+            reply = partial::broken(reply, &ids);
+        }
+        None => {}
     }
     let k3 = Template::for_model(&st.opts.model) == Template::K3;
     // Markers spelled from text reach content as no parser sees them (`level.split`).
