@@ -4,6 +4,7 @@
 //! them); a frame is drawn only when something changed, at most ~60 times
 //! a second, so a burst of tokens costs one redraw.
 
+pub(crate) mod answer_edit;
 pub(crate) mod attach;
 pub(crate) mod background;
 pub(crate) mod clipboard;

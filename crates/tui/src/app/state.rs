@@ -95,6 +95,8 @@ pub(crate) struct AssistantTurn {
     pub(crate) sanitizer: kimi_protocol::sanitize::StreamSanitizer,
     /// The reasoning cell (thinking models); drawn with the header.
     pub(crate) reasoning: super::reasoning::Reasoning,
+    /// The answer continues an edit of the model's output (tagged "edited").
+    pub(crate) edited: bool,
 }
 
 impl AssistantTurn {
@@ -111,6 +113,7 @@ impl AssistantTurn {
             rev: 1,
             sanitizer: Default::default(),
             reasoning: Default::default(),
+            edited: false,
         }
     }
 

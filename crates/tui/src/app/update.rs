@@ -448,6 +448,10 @@ fn inspect_dialog_call(app: &mut App) {
 }
 
 fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
+    // The editor of the last answer takes every key while it is open.
+    if app.layers.inspector.edit.is_some() {
+        return super::answer_edit::key(app, k, fx);
+    }
     let over_dialog = app.layers.dialog.is_some();
     let ins = &mut app.layers.inspector;
     if let Some(q) = ins.searching.as_mut() {
@@ -547,6 +551,7 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
                 "chat events compact (r: raw JSON)".into()
             });
         }
+        Some(Action::EditAnswer) => super::answer_edit::open(app),
         Some(Action::NextStall) => super::inspector_trace::jump(app, true),
         Some(Action::PrevStall) => super::inspector_trace::jump(app, false),
         _ => {}
@@ -872,7 +877,7 @@ pub(super) fn warn_special_tokens(app: &mut App, what: String, neutralized: bool
     app.notice(format!("{what}; {consequence}."), !neutralized);
 }
 
-fn start_turn(app: &mut App, fx: &mut Vec<Effect>, op: Op) {
+pub(super) fn start_turn(app: &mut App, fx: &mut Vec<Effect>, op: Op) {
     // The user's message is saved when the agent reports it, before the request is made.
     app.busy = true;
     app.cancelling = false;

@@ -24,13 +24,18 @@ pub(super) fn appended(app: &mut App, index: usize, message: Message) {
     match message.role.as_str() {
         // The turn that showed the answer holds its text from now on.
         "assistant" => {
-            if let Some(Content::Text(text)) = &message.content
-                && let Some(Entry::Assistant(turn)) = app
-                    .transcript
-                    .turn_entry
-                    .and_then(|i| app.transcript.entries.get_mut(i))
+            if let Some(Entry::Assistant(turn)) = app
+                .transcript
+                .turn_entry
+                .and_then(|i| app.transcript.entries.get_mut(i))
             {
-                turn.share_text(text);
+                if let Some(Content::Text(text)) = &message.content {
+                    turn.share_text(text);
+                }
+                if message.edited.is_some() {
+                    turn.edited = true;
+                    turn.rev += 1;
+                }
             }
         }
         "tool" => tool_result(app, &message),
