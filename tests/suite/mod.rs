@@ -1,6 +1,7 @@
 mod cli;
 mod config_cli;
 mod config_example;
+mod continue_edit_tmux;
 mod defects_cli;
 mod doctor;
 mod doctor_conformance;

@@ -61,7 +61,10 @@ impl ChatPartial {
             .and_then(|m| m.get("role"))
             .and_then(Value::as_str);
         if last_role != Some("assistant") {
-            return Some("partial mode continues a final assistant message: the last message is not one".to_owned());
+            return Some(
+                "partial mode continues a final assistant message: the last message is not one"
+                    .to_owned(),
+            );
         }
         let generation_prompt = body.get("add_generation_prompt") != Some(&Value::Bool(false));
         (self == ChatPartial::Vllm && generation_prompt).then(|| {
@@ -137,7 +140,10 @@ mod tests {
     #[test]
     fn a_scripted_answer_goes_on_after_its_own_start_only() {
         let full = "Let me check.<|tool_calls_section_begin|>";
-        assert_eq!(raw_rest(full, "Let me"), Reply::text(" check.<|tool_calls_section_begin|>"));
+        assert_eq!(
+            raw_rest(full, "Let me"),
+            Reply::text(" check.<|tool_calls_section_begin|>")
+        );
         assert_eq!(raw_rest(full, "Something else"), Reply::text(""));
         let r = chat_rest(Reply::text("Hello there."), "Hello");
         assert_eq!(r, Reply::text(" there."));
@@ -145,12 +151,16 @@ mod tests {
 
     #[test]
     fn both_spellings_are_recognised_and_checked() {
-        let moonshot = json!({"messages": [{"role": "assistant", "content": "x", "partial": true}]});
+        let moonshot =
+            json!({"messages": [{"role": "assistant", "content": "x", "partial": true}]});
         assert_eq!(ChatPartial::of(&moonshot), Some(ChatPartial::Moonshot));
         assert_eq!(ChatPartial::Moonshot.problem(&moonshot), None);
         let vllm = json!({"messages": [{"role": "assistant", "content": "x"}], "continue_final_message": true});
         assert_eq!(ChatPartial::of(&vllm), Some(ChatPartial::Vllm));
-        assert!(ChatPartial::Vllm.problem(&vllm).is_some(), "a generation prompt too");
+        assert!(
+            ChatPartial::Vllm.problem(&vllm).is_some(),
+            "a generation prompt too"
+        );
         let mut ok = vllm.clone();
         ok["add_generation_prompt"] = json!(false);
         assert_eq!(ChatPartial::Vllm.problem(&ok), None);

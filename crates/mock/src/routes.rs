@@ -16,12 +16,12 @@ use bytes::{Bytes, BytesMut};
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 
-use super::partial;
 use super::MockOptions;
 use super::deltas::{Deltas, Mode};
 use super::faults::{self, Inject};
 use super::k3;
 use super::logprobs;
+use super::partial;
 use super::prompt;
 use super::quirks;
 use super::request::{self, Common};

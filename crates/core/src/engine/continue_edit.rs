@@ -165,7 +165,13 @@ mod tests {
         ];
         let traces = [
             (1, raw_trace(&["nothing"])),
-            (1, raw_trace(&["Let me check.", "<|tool_calls_section_begin|><|tool_call_beg"])),
+            (
+                1,
+                raw_trace(&[
+                    "Let me check.",
+                    "<|tool_calls_section_begin|><|tool_call_beg",
+                ]),
+            ),
         ];
         let a = editable_answer(Mode::Raw, &messages, traces.iter().map(|(m, t)| (*m, t)))
             .expect("editable");

@@ -90,7 +90,9 @@ fn reasoning(out: &mut String, text: &str) {
 /// An answer the user edited before the model continued it: what the model had written and
 /// the edit, collapsed before the answer.
 fn edited(out: &mut String, edit: &kimi_protocol::AnswerEdit) {
-    out.push_str("<details>\n<summary>Edited from the model's output</summary>\n\nThe model wrote:\n\n");
+    out.push_str(
+        "<details>\n<summary>Edited from the model's output</summary>\n\nThe model wrote:\n\n",
+    );
     fenced(out, "", &edit.original);
     if !edit.original_calls.is_empty() {
         out.push('\n');

@@ -811,7 +811,9 @@ mod tests {
         ] {
             encode(&mut r, &mut bytes).expect("encode");
         }
-        let s = read_from(Path::new("j"), &bytes[..]).expect("reads").session;
+        let s = read_from(Path::new("j"), &bytes[..])
+            .expect("reads")
+            .session;
         assert_eq!(s.messages, [user, edited]);
         let edit = s.messages[1].edited.as_deref().expect("the edit survives");
         assert!(edit.original.ends_with("<|tool_call_begin"));
@@ -826,8 +828,13 @@ mod tests {
 {"type":"message","at":6,"index":1,"message":{"role":"assistant","content":"Hello.","edited_arguments":null}}
 "#,
         );
-        let s = read_from(Path::new("j"), &bytes[..]).expect("reads").session;
-        assert_eq!(s.messages, [Message::user("hi"), Message::assistant("Hello.")]);
+        let s = read_from(Path::new("j"), &bytes[..])
+            .expect("reads")
+            .session;
+        assert_eq!(
+            s.messages,
+            [Message::user("hi"), Message::assistant("Hello.")]
+        );
         assert!(s.messages.iter().all(|m| m.edited.is_none()));
     }
 

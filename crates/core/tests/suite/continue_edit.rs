@@ -80,7 +80,11 @@ async fn raw_mode_sends_the_prompt_plus_the_edit_and_the_repaired_call_is_asked_
         })
         .await;
     assert!(outcome.error.is_none(), "{:?}", outcome.error);
-    assert_eq!(s.approver.asked.len(), 1, "the repaired call is asked about");
+    assert_eq!(
+        s.approver.asked.len(),
+        1,
+        "the repaired call is asked about"
+    );
     let asked = &s.approver.asked[0].call;
     assert_eq!(asked.function.name, "get_weather");
     assert_eq!(asked.function.arguments, r#"{"city": "Paris"}"#);
@@ -135,9 +139,16 @@ async fn chat_mode_continues_a_partial_assistant_message() {
     );
     assert_eq!(messages.len(), 3, "system, user, the partial answer");
     assert_eq!(conversation.len(), 3);
-    assert_eq!(conversation[2].text(), original, "the edit and what followed it");
+    assert_eq!(
+        conversation[2].text(),
+        original,
+        "the edit and what followed it"
+    );
     let edit = conversation[2].edited.as_deref().expect("recorded");
-    assert_eq!((edit.original.as_str(), edit.prefix.as_str()), (original.as_str(), edited.as_str()));
+    assert_eq!(
+        (edit.original.as_str(), edit.prefix.as_str()),
+        (original.as_str(), edited.as_str())
+    );
     s.server.shutdown().await;
 }
 
@@ -172,7 +183,11 @@ async fn a_server_without_partial_mode_says_so_and_the_conversation_stays() {
 async fn with_no_answer_to_edit_nothing_is_sent() {
     let mut s = Session::start(MockOptions::default(), Mode::Raw).await;
     let (_, events, conversation) = s.send(Op::ContinueEdited { text: "x".into() }).await;
-    assert!(notices(&events).iter().any(|n| n.contains("no answer to edit")));
+    assert!(
+        notices(&events)
+            .iter()
+            .any(|n| n.contains("no answer to edit"))
+    );
     assert!(conversation.is_empty());
     assert!(s.server.requests().is_empty());
     s.server.shutdown().await;

@@ -9,8 +9,7 @@ use crossterm::event::KeyCode;
 use kimi_core::engine::{EngineEvent, Op};
 use kimi_protocol::{AnswerEdit, Message, Trace};
 
-const BROKEN: &str =
-    "Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|";
+const BROKEN: &str = "Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|";
 
 /// An app whose last answer (raw mode) came as `BROKEN` in two chunks.
 fn answered() -> crate::app::state::App {
@@ -25,11 +24,9 @@ fn answered() -> crate::app::state::App {
     t.push_chunk(two, 2);
     a.traces = vec![t.into()];
     a.trace_messages = vec![1];
-    a.transcript
-        .entries
-        .push(Entry::Assistant(Box::new(crate::app::state::AssistantTurn::new(
-            Some(0),
-        ))));
+    a.transcript.entries.push(Entry::Assistant(Box::new(
+        crate::app::state::AssistantTurn::new(Some(0)),
+    )));
     a
 }
 
@@ -112,7 +109,10 @@ fn an_answer_with_an_escape_sequence_is_not_drawn_in_the_editor() {
 fn the_continued_answer_is_tagged_edited() {
     let mut a = app();
     a.conversation = vec![Message::user("weather?")];
-    update(&mut a, AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }));
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
+    );
     let message = Message {
         edited: Some(Box::new(AnswerEdit {
             original: "Chec".into(),
