@@ -243,6 +243,7 @@ impl RawDecoder {
         self.prefixed = true;
         let mut made: Vec<StreamEvent> = Vec::new();
         self.local.feed(text, &mut made);
+        self.local.completion_starts(text.len() as u64);
         for event in made {
             if !matches!(event, StreamEvent::Marker(_)) {
                 out.push(event);
@@ -335,5 +336,51 @@ impl RawDecoder {
         result.reasoning = parsed.reasoning;
         result.tool_calls = parsed.tool_calls;
         result
+    }
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::*;
+    use kimi_protocol::Marker;
+
+    /// An edited prefix and the completion are one stream to the parser: the call the prefix
+    /// opens is completed by the completion; the prefix's markers are the prompt's (not
+    /// reported), and the completion's count from the completion's start.
+    #[test]
+    fn the_prefix_and_the_completion_parse_as_one_stream() {
+        let prefix = "Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>";
+        let mut d = RawDecoder::new(ParseStart::K2 {
+            in_reasoning: false,
+        });
+        let mut said = Events::default();
+        d.prefix(prefix, &mut said);
+        let said = said.into_vec();
+        assert!(
+            said.contains(&StreamEvent::Text("Checking.".into())),
+            "{said:?}"
+        );
+        assert!(!said.iter().any(|e| matches!(e, StreamEvent::Marker(_))));
+        let mut out = Events::default();
+        let completion = r#"{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>"#;
+        d.text(completion, 1, &mut out);
+        let markers: Vec<(Marker, u64)> = (out.into_vec().into_iter())
+            .filter_map(|e| match e {
+                StreamEvent::Marker(h) => Some((h.marker, h.offset)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            markers,
+            [(Marker::CallEnd, 17), (Marker::SectionEnd, 34)],
+            "offsets within the completion"
+        );
+        let parsed = d.local.into_parsed();
+        assert_eq!(parsed.content, "Checking.");
+        assert_eq!(parsed.tool_calls.len(), 1);
+        assert_eq!(
+            parsed.tool_calls[0].function.arguments,
+            r#"{"city": "Paris"}"#
+        );
     }
 }

@@ -142,3 +142,86 @@ fn the_continued_answer_is_tagged_edited() {
     let text: String = header[0].spans.iter().map(|s| s.content.as_ref()).collect();
     assert!(text.contains("edited"), "{text}");
 }
+
+/// The whole flow with a real agent against the mock (`broken_marker`), recorded, then resumed
+/// into a fresh app: the continued answer is tagged edited both times and holds the repaired
+/// call, which ran (the tool is `auto`).
+#[tokio::test(flavor = "current_thread")]
+async fn live_and_resumed_the_continued_answer_is_tagged_edited() {
+    use super::recorded::{agent_init, pump, say};
+    use kimi_core::engine::{Agent, EVENT_QUEUE, SessionHandoff};
+    use kimi_core::session::{Session, SessionStore, open_stored};
+    use kimi_core::tools::{Approval, ToolSpec, Toolbox};
+    use kimi_mock::{MockOptions, MockServer};
+
+    let toolbox = || {
+        Toolbox::new(vec![ToolSpec {
+            parameters: serde_json::json!({"type": "object", "required": ["city"],
+                "properties": {"city": {"type": "string"}}}),
+            approval: Approval::Auto,
+            ..ToolSpec::new(
+                "get_weather",
+                vec![kimi_test_support::tool_script("weather.sh")],
+            )
+        }])
+        .expect("tools")
+    };
+    let opts = MockOptions {
+        broken_marker: true,
+        ..MockOptions::default()
+    };
+    let server = MockServer::start(opts, 0).await.expect("mock starts");
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = SessionStore::new(dir.path());
+    let mut live = app();
+    live.toolbox = toolbox();
+    let mut agent = Agent::spawn(agent_init(&server, toolbox(), None), EVENT_QUEUE);
+    let meta = Session::new("local", kimi_protocol::Mode::Raw, "m", "http://h/v1");
+    let id = meta.id.clone();
+    assert!(agent.send(Op::Record(SessionHandoff::new_session(store.clone(), meta))));
+    say(&mut live, &mut agent, "What's the weather like in Paris?").await;
+    ctrl(&mut live, 't');
+    key(&mut live, KeyCode::Char('e'));
+    typed(&mut live, ">");
+    for fx in ctrl(&mut live, 's') {
+        if let Effect::Agent(op) = fx {
+            assert!(agent.send(op));
+        }
+    }
+    pump(&mut live, &mut agent, |e| {
+        matches!(e, EngineEvent::TurnDone { .. })
+    })
+    .await;
+    let tagged = |a: &crate::app::state::App| {
+        a.transcript
+            .entries
+            .iter()
+            .filter(|e| matches!(e, Entry::Assistant(t) if t.edited))
+            .count()
+    };
+    assert_eq!(tagged(&live), 1, "the continued answer, and only it");
+    let answer = &live.conversation[1];
+    assert_eq!(
+        answer.tool_calls[0].function.arguments,
+        r#"{"city": "Paris"}"#
+    );
+    assert!(
+        live.conversation[2].text().contains("Sunny"),
+        "the call ran"
+    );
+    assert!(agent.send(Op::Shutdown));
+    (&mut agent.task).await.expect("the agent ends");
+
+    let mut resumed = app();
+    let mut second = Agent::spawn(agent_init(&server, toolbox(), None), EVENT_QUEUE);
+    let opened = open_stored(&store, &id).expect("opens");
+    assert!(second.send(Op::Record(SessionHandoff::resume(store.clone(), opened))));
+    pump(&mut resumed, &mut second, |e| {
+        matches!(e, EngineEvent::Resumed { .. })
+    })
+    .await;
+    assert_eq!(resumed.conversation, live.conversation);
+    assert_eq!(tagged(&resumed), 1, "the tag survives resuming");
+    assert!(second.send(Op::Shutdown));
+    server.shutdown().await;
+}
