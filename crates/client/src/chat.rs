@@ -308,10 +308,6 @@ pub(super) fn stream(
         return send(call, body, said);
     };
     super::chat_request::continue_from(ep, &mut body, prefix);
-    // The answer so far is the edited text: shown first, and the start of the answer.
-    if !prefix.is_empty() {
-        said.push(StreamEvent::Text(prefix.to_owned()));
-    }
     let decoder = ChatDecoder {
         asked: logprobs::requested(&body),
         prefix: prefix.to_owned(),
@@ -348,6 +344,9 @@ pub(super) struct ChatDecoder {
     got_tokens: bool,
     /// A continued answer (partial mode): the edited text the server's answer goes on from.
     prefix: String,
+    /// The prefix was reported as the answer's first text: before the first payload, so an
+    /// attempt refused outright shows none of it.
+    prefix_shown: bool,
 }
 
 impl ChatDecoder {
@@ -371,6 +370,7 @@ impl ChatDecoder {
         out: &mut Events,
     ) -> Result<(), BackendError> {
         self.bytes += data.len() as u64;
+        self.show_prefix(out);
         out.push(StreamEvent::Chunk {
             data: data.to_owned(),
             at_us,
@@ -400,13 +400,24 @@ impl ChatDecoder {
         Ok(())
     }
 
+    /// A continued answer's edited start, once, as its first text.
+    fn show_prefix(&mut self, out: &mut Events) {
+        if !self.prefix_shown && !self.prefix.is_empty() {
+            self.prefix_shown = true;
+            out.push(StreamEvent::Text(self.prefix.clone()));
+        }
+    }
+
     /// The stream ended (`end`): flush, report the end, and assemble the result.
     pub(crate) fn finish(
-        self,
+        mut self,
         end: Result<http::End, BackendError>,
         started: Instant,
         out: &mut Events,
     ) -> TurnResult {
+        if end.is_ok() {
+            self.show_prefix(out);
+        }
         let ChatDecoder {
             channels,
             mut parsed,
@@ -417,6 +428,7 @@ impl ChatDecoder {
             asked,
             got_tokens,
             prefix,
+            prefix_shown: _,
         } = self;
         let done = channels.finish(&mut parsed);
         for (ch, ev) in parsed {

@@ -80,11 +80,10 @@ pub(super) fn stream(
     let start = ParseStart::K2 {
         in_reasoning: opts.ends_in_reasoning(),
     };
-    let mut said = Events::default();
     let mut decoder = RawDecoder::new(start);
     if let Some(p) = prefix {
         prompt.push_str(p);
-        decoder.prefix(p, &mut said);
+        decoder.prefix(p);
     }
     let mut body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
     logprobs::raw_fields(&mut body, ep.logprobs);
@@ -92,7 +91,7 @@ pub(super) fn stream(
         text: prompt,
         text_markers: from_text.into_iter().map(|r| (r.start, r.end)).collect(),
     };
-    open(call, body, Some(prompt), decoder, said)
+    open(call, body, Some(prompt), decoder, Events::default())
 }
 
 /// Raw mode for Kimi K3: the XTML prompt as Moonshot's encoder writes it, stopped at
@@ -124,7 +123,7 @@ fn stream_k3(
     });
     if let Some(p) = prefix {
         prompt.push_str(p);
-        decoder.prefix(p, &mut said);
+        decoder.prefix(p);
     }
     let mut body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
     body["stop"] = json!([k3::END_OF_MSG, k3::EOS]);
@@ -221,6 +220,9 @@ pub(super) struct RawDecoder {
     got_tokens: bool,
     /// The parse began with an edited prefix of the answer (it is in the prompt).
     prefixed: bool,
+    /// What the prefix made, reported just before the first chunk (or at a successful end):
+    /// an attempt that fails before any of its completion arrives shows none of it.
+    pending: Vec<StreamEvent>,
 }
 
 impl RawDecoder {
@@ -232,23 +234,20 @@ impl RawDecoder {
             asked: 0,
             got_tokens: false,
             prefixed: false,
+            pending: Vec::new(),
         }
     }
 
     /// Parse `text`, the edited start of the answer the completion continues, as the first
-    /// part of the one stream the parser sees. What it makes goes onto `out` (to be reported
-    /// before the request) except its markers: they are the prompt's, with no chunk to
-    /// point into.
-    pub(crate) fn prefix(&mut self, text: &str, out: &mut Events) {
+    /// part of the one stream the parser sees. What it makes is reported before the first
+    /// chunk, except its markers: they are the prompt's, with no chunk to point into.
+    pub(crate) fn prefix(&mut self, text: &str) {
         self.prefixed = true;
         let mut made: Vec<StreamEvent> = Vec::new();
         self.local.feed(text, &mut made);
         self.local.completion_starts(text.len() as u64);
-        for event in made {
-            if !matches!(event, StreamEvent::Marker(_)) {
-                out.push(event);
-            }
-        }
+        made.retain(|e| !matches!(e, StreamEvent::Marker(_)));
+        self.pending = made;
     }
 
     pub(crate) fn payload(
@@ -280,6 +279,7 @@ impl RawDecoder {
     }
 
     fn chunk(&mut self, text: &str, at_us: u64, out: &mut Events) {
+        out.extend(self.pending.drain(..));
         self.bytes += text.len() as u64;
         out.push(StreamEvent::Chunk {
             data: text.to_owned(),
@@ -305,6 +305,10 @@ impl RawDecoder {
         started: Instant,
         out: &mut Events,
     ) -> TurnResult {
+        // An empty completion that ended well: the answer is the prefix alone.
+        if end.is_ok() {
+            out.extend(self.pending.drain(..));
+        }
         let local = &mut self.local;
         local.finish(out);
         let finished = self.progress.finish_reason.is_some() || local.turn_ended();
@@ -353,18 +357,19 @@ mod prefix_tests {
         let mut d = RawDecoder::new(ParseStart::K2 {
             in_reasoning: false,
         });
-        let mut said = Events::default();
-        d.prefix(prefix, &mut said);
-        let said = said.into_vec();
-        assert!(
-            said.contains(&StreamEvent::Text("Checking.".into())),
-            "{said:?}"
-        );
-        assert!(!said.iter().any(|e| matches!(e, StreamEvent::Marker(_))));
+        d.prefix(prefix);
         let mut out = Events::default();
         let completion = r#"{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>"#;
         d.text(completion, 1, &mut out);
-        let markers: Vec<(Marker, u64)> = (out.into_vec().into_iter())
+        let out = out.into_vec();
+        // What the prefix made comes first, before the first chunk; its markers not at all.
+        assert_eq!(out[0], StreamEvent::Text("Checking.".into()), "{out:?}");
+        let first_chunk = out
+            .iter()
+            .position(|e| matches!(e, StreamEvent::Chunk { .. }));
+        let first_marker = out.iter().position(|e| matches!(e, StreamEvent::Marker(_)));
+        assert!(first_chunk < first_marker, "{out:?}");
+        let markers: Vec<(Marker, u64)> = (out.into_iter())
             .filter_map(|e| match e {
                 StreamEvent::Marker(h) => Some((h.marker, h.offset)),
                 _ => None,

@@ -144,6 +144,17 @@ async fn chat_mode_continues_a_partial_assistant_message() {
         original,
         "the edit and what followed it"
     );
+    let streamed: String = events
+        .iter()
+        .filter_map(|e| match e {
+            EngineEvent::Stream(kimi_protocol::StreamEvent::Text(t)) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        streamed, original,
+        "the edit shown once, then what followed"
+    );
     let edit = conversation[2].edited.as_deref().expect("recorded");
     assert_eq!(
         (edit.original.as_str(), edit.prefix.as_str()),
