@@ -1,3 +1,4 @@
+mod ab_compare;
 mod cli;
 mod config_cli;
 mod config_example;

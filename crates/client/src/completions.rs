@@ -74,6 +74,7 @@ pub(super) fn stream(call: Call<'_>, messages: &[Message], tools: &[Value]) -> E
     let prompt = Prompt {
         text: prompt,
         text_markers: from_text.into_iter().map(|r| (r.start, r.end)).collect(),
+        source: Some(source(messages, tools)),
     };
     // A K2.5/K2.6 prompt ends inside `<think>`: the completion starts in the reasoning.
     let start = ParseStart::K2 {
@@ -108,6 +109,7 @@ fn stream_k3(call: Call<'_>, messages: &[Message], tools: &[Value]) -> Exchange 
     let prompt = Prompt {
         text: prompt,
         text_markers: Vec::new(),
+        source: Some(source(messages, tools)),
     };
     send(
         call,
@@ -119,6 +121,11 @@ fn stream_k3(call: Call<'_>, messages: &[Message], tools: &[Value]) -> Exchange 
         },
         said,
     )
+}
+
+/// What a raw prompt is rendered from, as a chat request carries it.
+fn source(messages: &[Message], tools: &[Value]) -> Value {
+    json!({"messages": messages, "tools": tools})
 }
 
 /// A request refused before it was made: no events, the error in the result.

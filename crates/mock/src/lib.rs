@@ -7,8 +7,10 @@
 //! - `script`: the scripted model (conversation -> content and calls).
 //! - `tokens`: a reply cut into tokens; `deltas`: tokens -> per-event payloads.
 //! - `sse`: event and response shapes; `faults`: deliberate failures.
+//! - `chat_prompt`: the prompt a chat request stands for (its `prompt_tokens`, `/tokenize`).
 //! - `server_bugs`: known server failures by name; `quirks`: what they do to an answer.
 
+pub(crate) mod chat_prompt;
 pub(crate) mod deltas;
 pub(crate) mod faults;
 pub mod k3;
@@ -137,6 +139,9 @@ pub struct MockOptions {
     /// A non-streamed answer differs from the streamed one: its calls dropped, or (no calls)
     /// its answer text after the reasoning.
     pub nonstream_differs: bool,
+    /// The chat endpoint renders with an older chat template than the official one (no
+    /// default system message): its `prompt_tokens` and `/tokenize` differ from raw mode's.
+    pub stale_chat_template: bool,
 }
 
 /// A tool call the mock emits verbatim (`--tool-call-file`, `--tool-call-id/-name/-args`).
@@ -194,6 +199,7 @@ impl Default for MockOptions {
             numbered_call_ids: false,
             stop_with_tool_calls: false,
             nonstream_differs: false,
+            stale_chat_template: false,
         }
     }
 }
