@@ -17,12 +17,10 @@ pub(super) fn run(saved: &Trace, variant: Variant, ep: &Endpoint, json: bool) ->
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let a = ab::saved(saved);
     let cancel = CancellationToken::new();
-    let b = runtime
-        .block_on(ab::send(saved, variant, ep, &cancel))
+    let c = runtime
+        .block_on(ab::compare(saved, variant, ep, &cancel))
         .map_err(|why| anyhow::anyhow!("cannot compare {}: {why}", variant.as_str()))?;
-    let c = ab::diff::compare(&a, &b);
     let sampled = sampling_note(saved);
     let text = if json {
         let mut v = c.json();

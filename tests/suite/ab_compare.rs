@@ -124,6 +124,9 @@ async fn a_correct_server_agrees_with_itself_every_way_in_both_modes() {
         let said = text(&out);
         assert!(out.status.success(), "{how}: {said}");
         assert!(said.contains("the two answers agree"), "{how}: {said}");
+        // Every way compares the prompts: the raw one as sent, the chat one as the server
+        // renders it (its /tokenize).
+        assert!(said.contains("prompt: the same "), "{how}: {said}");
         assert!(
             said.contains("= call 1") && said.contains("get_weather {\"city\": \"Paris\"}"),
             "{how}: {said}"

@@ -25,7 +25,7 @@ pub struct Row {
 }
 
 /// The whole comparison.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Comparison {
     /// `saved (raw, streamed)`.
     pub a: String,

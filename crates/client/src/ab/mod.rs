@@ -181,6 +181,27 @@ pub fn check(saved: &Trace, variant: Variant) -> Result<(), String> {
     }
 }
 
+/// The saved answer of `saved` beside the same request sent again as `variant` says (see
+/// [`send`]). A chat request's prompt is the server's to render: it is asked for (see
+/// [`server_prompt`]) when the other side has one to compare it with.
+pub async fn compare(
+    saved: &Trace,
+    variant: Variant,
+    ep: &Endpoint,
+    cancel: &CancellationToken,
+) -> Result<Comparison, String> {
+    let again = send(saved, variant, ep, cancel).await?;
+    let mut before = self::saved(saved);
+    if before.prompt.is_none() && again.prompt.is_some() {
+        let chat = endpoint_for(saved, Variant::Stream, ep);
+        match server_prompt::fetch(&chat, &saved.request).await {
+            Ok(p) => before.prompt = Some(p),
+            Err(why) => before.prompt_note = Some(why),
+        }
+    }
+    Ok(diff::compare(&before, &again))
+}
+
 /// Send `saved`'s request again as `variant` says, to `ep` (see [`endpoint_for`]), and return
 /// what came back. A failed request is a side with its error: the comparison shows it.
 pub async fn send(
@@ -198,6 +219,11 @@ pub async fn send(
         streamed: variant != Variant::NonStream,
         ..Side::default()
     };
+    if saved.mode == Mode::Chat && matches!(variant, Variant::Stream | Variant::NonStream) {
+        side.prompt_note = Some(
+            "the same messages and tools on both sides (the server renders the prompt)".into(),
+        );
+    }
     match variant {
         Variant::Stream => {
             let prompt = saved

@@ -8,6 +8,7 @@
 
 mod agent;
 pub(crate) mod approval;
+mod compare;
 mod event;
 mod inbox;
 mod live_answer;
