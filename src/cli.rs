@@ -256,6 +256,11 @@ pub struct MockArgs {
     /// Chat: each call as `tool_calls` deltas and, leaked, as markers in `content` too.
     #[arg(long)]
     pub duplicate_calls: bool,
+    /// Chat: render chat requests with an older chat template (no default system message), as
+    /// a server started with a stale `--chat-template` does: `prompt_tokens` and `/tokenize`
+    /// differ from the raw render (`replay --compare chat` shows it).
+    #[arg(long)]
+    pub stale_chat_template: bool,
     /// Chat: answer 400 as Moonshot does when an assistant tool-call message in the history
     /// has no reasoning_content.
     #[arg(long)]

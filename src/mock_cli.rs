@@ -150,6 +150,7 @@ fn flag_options(a: &MockArgs) -> MockOptions {
         reasoning_in_content: a.reasoning_in_content,
         call_in_reasoning: a.call_in_reasoning,
         duplicate_calls: a.duplicate_calls,
+        stale_chat_template: a.stale_chat_template,
         require_reasoning: a.require_reasoning,
         fail_times: a.fail_times,
         retry_after: a.retry_after.clone(),

@@ -211,7 +211,7 @@ async fn a_server_whose_chat_template_differs_shows_in_the_prompt_diff() {
     assert!(
         said.contains("prompt: they part at byte ")
             && said.contains("A has «system|>system<|im_middle|>You are Kimi")
-            && said.contains("B «user|>user<|im_middle|>What is the weather"),
+            && said.contains("B «user|>user<|im_middle|>What is"),
         "{said}"
     );
     server.shutdown().await;

@@ -37,8 +37,8 @@ pub struct Comparison {
     pub prompt_differs: bool,
 }
 
-/// How many characters of a value a row shows.
-const SHOWN: usize = 60;
+/// How many characters of a value a row shows (then how many bytes more there are).
+const SHOWN: usize = 40;
 
 impl Comparison {
     /// Every compared field agrees (the prompts included, where both are known).
@@ -59,8 +59,7 @@ impl Comparison {
             .map(|r| r.a.chars().count())
             .chain([self.a.chars().count()])
             .max()
-            .unwrap_or(0)
-            .min(SHOWN + 2);
+            .unwrap_or(0);
         let fw = self.rows.iter().map(|r| r.field.len()).max().unwrap_or(0);
         let _ = writeln!(o, "  {:fw$}   {:w$}   {}", "", self.a, self.b);
         for r in &self.rows {
