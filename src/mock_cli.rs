@@ -150,6 +150,7 @@ fn flag_options(a: &MockArgs) -> MockOptions {
         reasoning_in_content: a.reasoning_in_content,
         call_in_reasoning: a.call_in_reasoning,
         duplicate_calls: a.duplicate_calls,
+        stale_chat_template: a.stale_chat_template,
         require_reasoning: a.require_reasoning,
         broken_marker: a.broken_marker,
         refuse_partial: a.refuse_partial,

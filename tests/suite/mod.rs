@@ -1,3 +1,5 @@
+mod ab_compare;
+mod ab_inspector_tmux;
 mod cli;
 mod config_cli;
 mod config_example;

@@ -90,6 +90,7 @@ pub(super) fn stream(
     let prompt = Prompt {
         text: prompt,
         text_markers: from_text.into_iter().map(|r| (r.start, r.end)).collect(),
+        source: Some(source(messages, tools)),
     };
     open(call, body, Some(prompt), decoder, Events::default())
 }
@@ -133,8 +134,14 @@ fn stream_k3(
     let prompt = Prompt {
         text: prompt,
         text_markers: Vec::new(),
+        source: Some(source(messages, tools)),
     };
     open(call, body, Some(prompt), decoder, said)
+}
+
+/// What a raw prompt is rendered from, as a chat request carries it.
+fn source(messages: &[Message], tools: &[Value]) -> Value {
+    json!({"messages": messages, "tools": tools})
 }
 
 /// A request refused before it was made: no events, the error in the result.

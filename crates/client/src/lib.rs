@@ -4,6 +4,8 @@
 //! request, timeouts, cancellation and error messages; `reader.rs` reads the SSE body and
 //! `exchange.rs` turns one request into a stream of events; `turn_stream.rs` is the turn.
 
+pub mod ab;
+pub mod answer;
 mod chat;
 mod chat_reasoning;
 mod chat_request;

@@ -7,8 +7,10 @@
 //! - `script`: the scripted model (conversation -> content and calls).
 //! - `tokens`: a reply cut into tokens; `deltas`: tokens -> per-event payloads.
 //! - `sse`: event and response shapes; `faults`: deliberate failures.
+//! - `chat_prompt`: the prompt a chat request stands for (its `prompt_tokens`, `/tokenize`).
 //! - `server_bugs`: known server failures by name; `quirks`: what they do to an answer.
 
+pub(crate) mod chat_prompt;
 pub(crate) mod deltas;
 pub(crate) mod faults;
 pub mod k3;
@@ -138,6 +140,9 @@ pub struct MockOptions {
     /// A non-streamed answer differs from the streamed one: its calls dropped, or (no calls)
     /// its answer text after the reasoning.
     pub nonstream_differs: bool,
+    /// The chat endpoint renders with an older chat template than the official one (no
+    /// default system message): its `prompt_tokens` and `/tokenize` differ from raw mode's.
+    pub stale_chat_template: bool,
     /// An answer with calls stops on its first `<|tool_call_argument_begin|>`, written without
     /// its closing `>` (as text, in both modes): a broken marker for the user to repair.
     pub broken_marker: bool,
@@ -201,6 +206,7 @@ impl Default for MockOptions {
             numbered_call_ids: false,
             stop_with_tool_calls: false,
             nonstream_differs: false,
+            stale_chat_template: false,
             broken_marker: false,
             refuse_partial: false,
         }

@@ -17,6 +17,7 @@ use futures_util::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 
 use super::MockOptions;
+use super::chat_prompt;
 use super::deltas::{Deltas, Mode};
 use super::faults::{self, Inject};
 use super::k3;
@@ -50,6 +51,9 @@ pub(super) fn router(state: AppState) -> Router {
         .route("/v1/models", get(models))
         .route("/v1/completions", post(completions))
         .route("/v1/chat/completions", post(chat_completions))
+        // vLLM serves these beside `/v1`.
+        .route("/tokenize", post(tokenize))
+        .route("/detokenize", post(detokenize))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY))
@@ -277,15 +281,52 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
         // Split markers are no special tokens: no tool parser sees them.
         markers_in_content: st.opts.markers_in_content || level.split,
     };
-    let message_bytes = value.get("messages").map_or(0, |m| m.to_string().len());
+    // Counted as raw mode counts its prompt: the same request costs the same in both modes.
+    let prompt_bytes = chat_prompt::render(&st.opts.model, &value, st.opts.stale_chat_template)
+        .map_or_else(
+            || value.get("messages").map_or(0, |m| m.to_string().len()),
+            |p| p.len(),
+        );
     st.respond(
         reply,
         mode,
         &req.common,
-        message_bytes as u64 / 4,
+        prompt_bytes as u64 / 4,
         plan,
         level,
     )
+}
+
+/// vLLM's `POST /tokenize` of a chat request: the ids of the prompt the chat endpoint renders.
+async fn tokenize(State(st): State<AppState>, body: Bytes) -> Response {
+    let Ok(value) = serde_json::from_slice::<Value>(&body) else {
+        return bad_request("invalid JSON in the request body");
+    };
+    let prompt = match value.get("prompt").and_then(Value::as_str) {
+        Some(p) => Some(p.to_owned()),
+        None => chat_prompt::render(&st.opts.model, &value, st.opts.stale_chat_template),
+    };
+    let Some(prompt) = prompt else {
+        return bad_request("expected \"prompt\" or \"messages\" that the chat template renders");
+    };
+    let tokens = chat_prompt::tokenize(&prompt);
+    axum::Json(json!({"count": tokens.len(), "max_model_len": 262_144, "tokens": tokens}))
+        .into_response()
+}
+
+/// vLLM's `POST /detokenize`: `{"tokens": [...]}` to `{"prompt": text}`.
+async fn detokenize(body: Bytes) -> Response {
+    let ids = serde_json::from_slice::<Value>(&body).ok().and_then(|v| {
+        v.get("tokens")?
+            .as_array()?
+            .iter()
+            .map(Value::as_u64)
+            .collect::<Option<Vec<u64>>>()
+    });
+    match ids.as_deref().and_then(chat_prompt::detokenize) {
+        Some(prompt) => axum::Json(json!({"prompt": prompt})).into_response(),
+        None => bad_request("expected {\"tokens\": [ids]} of this tokenizer"),
+    }
 }
 
 fn bad_request(msg: &str) -> Response {

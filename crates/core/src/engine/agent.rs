@@ -298,6 +298,7 @@ impl State {
             | Op::SwitchModel { .. }
             | Op::SwitchProfile { .. }
             | Op::CheckArguments { .. }
+            | Op::Compare { .. }
             | Op::ToolsReport => {}
             // Rules are the toolbox's, shared with a supervisor if there is one.
             op @ (Op::AddRule { .. } | Op::RemoveRule { .. } | Op::ListRules) => {

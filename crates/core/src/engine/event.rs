@@ -8,6 +8,7 @@ use super::tools_report::ToolsReport;
 use crate::session::Session;
 use crate::tools::rules::{Rule, RuleDecision, RuleEntry, RuleId, RuleScope};
 use crate::tools::{CallProblem, ToolResult};
+use kimi_client::ab::{Comparison, Variant};
 use kimi_client::{BackendError, Endpoint, ModelList};
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, StreamEvent, Trace, Usage};
@@ -103,6 +104,13 @@ pub enum Op {
     RemoveRule { id: RuleId },
     /// `/rules`: answered with [`EngineEvent::Rules`].
     ListRules,
+    /// A/B: send request `index` (its `trace`) again as `variant` says, to the endpoint in
+    /// use, off the agent; answered with [`EngineEvent::Compared`].
+    Compare {
+        index: usize,
+        trace: Box<Trace>,
+        variant: Variant,
+    },
     /// Make the agent's task panic, for the supervisor's tests.
     #[cfg(test)]
     PanicForTest,
@@ -267,6 +275,13 @@ pub enum EngineEvent {
     Models {
         shown: bool,
         listing: Result<Box<ModelList>, Box<BackendError>>,
+    },
+    /// The A/B of request `index` ([`Op::Compare`]): the saved answer beside the new one, or
+    /// why it could not be made.
+    Compared {
+        index: usize,
+        variant: Variant,
+        outcome: Result<Box<Comparison>, String>,
     },
     /// [`Op::SwitchModel`] was accepted: the agent uses `model` from its next request.
     ModelChosen { model: String },

@@ -8,6 +8,7 @@
 
 mod agent;
 pub(crate) mod approval;
+mod compare;
 mod continue_edit;
 mod event;
 mod inbox;

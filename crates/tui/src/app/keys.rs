@@ -78,6 +78,10 @@ pub(crate) enum Action {
     SaveTrace,
     /// Write the request in view as a reproducer for a server bug report.
     SaveRepro,
+    /// A/B: send the request in view again non-streamed, or in the other mode, and show both
+    /// answers side by side.
+    CompareNonStream,
+    CompareOtherMode,
     /// Chat mode: the inspector shows each SSE event as its raw JSON, or as one compact line.
     ToggleRawJson,
     /// Edit the model's output of the last answer, to continue from the edit.
@@ -621,6 +625,13 @@ pub(crate) const TABLE: &[Row] = &[
         help: "write a reproducer for a bug report (kimi-tui repro's JSON lines)",
         hint: None,
         binds: &[(c('x'), SaveRepro)],
+    },
+    Row {
+        context: Inspector,
+        keys: "a A",
+        help: "A/B: again non-streamed (a) or in the other mode (A), side by side",
+        hint: None,
+        binds: &[(c('a'), CompareNonStream), (c('A'), CompareOtherMode)],
     },
     Row {
         context: Inspector,

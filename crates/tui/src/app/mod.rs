@@ -22,6 +22,7 @@ pub(crate) mod history_file;
 pub(crate) mod history_search;
 pub(crate) mod inline_screen;
 pub(crate) mod input;
+pub(crate) mod inspector_ab;
 pub(crate) mod inspector_tokens;
 pub(crate) mod inspector_trace;
 mod job_control;

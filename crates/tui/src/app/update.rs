@@ -542,6 +542,8 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
                 fx.push(Effect::SaveRepro(Box::new(trace.clone())));
             }
         }
+        Some(Action::CompareNonStream) => super::inspector_ab::start(app, false, fx),
+        Some(Action::CompareOtherMode) => super::inspector_ab::start(app, true, fx),
         Some(Action::ToggleRawJson) => {
             ins.raw_json = !ins.raw_json;
             ins.view.set_raw_json(ins.raw_json);
@@ -1173,6 +1175,11 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             super::models::listed(app, shown, result)
         }
         EngineEvent::ModelChosen { model } => super::models::model_chosen(app, model),
+        EngineEvent::Compared {
+            index,
+            variant,
+            outcome,
+        } => super::inspector_ab::compared(app, index, variant, outcome),
         EngineEvent::ProfileChosen { choice } => super::models::profile_chosen(app, *choice, fx),
         EngineEvent::AgentRestarted { message } => {
             tracing::error!(%message, "the agent restarted");

@@ -84,6 +84,7 @@ pub(super) fn k3_raw_trace(model: &str) -> Trace {
             "stop": ["<|end_of_msg|>", "[EOS]"]}),
         prompt: Some(PROMPT.into()),
         prompt_text_markers: Vec::new(),
+        source: None,
         started_unix_ms: 1,
     })));
     t.record(&E::Response { status: 200 });
@@ -166,7 +167,8 @@ fn the_family_comes_from_the_model_the_prompt_or_the_profile() {
                 .into(),
         ),
         prompt_text_markers: Vec::new(),
-        started_unix_ms: 2,
+        source: None,
+started_unix_ms: 2,
     })));
     let mut b = app(Template::K2Instruct);
     b.traces.push(k2.into());
