@@ -86,5 +86,6 @@ fn continue_from(app: &mut App, text: String, fx: &mut Vec<Effect>) {
     app.transcript.selected_pane = None;
     app.transcript.turn_entry = None;
     app.transcript.scroll_from_bottom = 0;
+    app.continuing = true;
     super::update::start_turn(app, fx, Op::ContinueEdited { text });
 }

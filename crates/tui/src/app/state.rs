@@ -371,6 +371,9 @@ pub(crate) struct App {
     pub(crate) no_color: bool,
     /// A turn is in flight.
     pub(crate) busy: bool,
+    /// The turn in flight continues an edited answer: its first round's cell is tagged
+    /// "edited" from the start (the inline screen writes a header once).
+    pub(crate) continuing: bool,
     pub(crate) should_quit: bool,
     /// Something changed since the last draw.
     pub(crate) dirty: bool,
@@ -450,6 +453,7 @@ impl App {
             keyboard_enhanced: false,
             no_color: false,
             busy: false,
+            continuing: false,
             should_quit: false,
             dirty: true,
             session: None,

@@ -1057,9 +1057,11 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
     app.dirty = true;
     match e {
         EngineEvent::RoundStarted { .. } => {
+            let mut turn = AssistantTurn::new(None);
+            turn.edited = std::mem::take(&mut app.continuing);
             app.transcript
                 .entries
-                .push(Entry::Assistant(Box::new(AssistantTurn::new(None))));
+                .push(Entry::Assistant(Box::new(turn)));
             app.transcript.turn_entry = Some(app.transcript.entries.len() - 1);
             app.status.activity = Activity::Streaming {
                 since: app.now,

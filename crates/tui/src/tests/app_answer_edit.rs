@@ -225,3 +225,47 @@ async fn live_and_resumed_the_continued_answer_is_tagged_edited() {
     assert!(second.send(Op::Shutdown));
     server.shutdown().await;
 }
+
+#[test]
+fn the_continued_cell_is_tagged_from_its_start_and_a_failed_one_gives_the_original_back() {
+    let mut a = answered();
+    ctrl(&mut a, 't');
+    key(&mut a, KeyCode::Char('e'));
+    ctrl(&mut a, 's');
+    for e in [
+        EngineEvent::Truncated {
+            messages: 1,
+            traces: 1,
+        },
+        EngineEvent::RoundStarted { round: 1 },
+    ] {
+        update(&mut a, AppEvent::Engine(e));
+    }
+    let cell = |a: &crate::app::state::App| match a.transcript.entries.last() {
+        Some(Entry::Assistant(t)) => (t.edited, t.text().to_owned()),
+        _ => panic!("an answer cell"),
+    };
+    assert!(cell(&a).0, "tagged while it streams");
+    // The server refused: the core puts the original answer back.
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::MessageAppended {
+            index: 1,
+            message: Box::new(Message::assistant("Checking.")),
+        }),
+    );
+    assert_eq!(cell(&a), (false, "Checking.".to_owned()));
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::TurnDone {
+            outcome: Box::default(),
+        }),
+    );
+    assert!(!a.continuing && !a.busy);
+    // The next turn is an ordinary one.
+    update(
+        &mut a,
+        AppEvent::Engine(EngineEvent::RoundStarted { round: 1 }),
+    );
+    assert!(!cell(&a).0);
+}
