@@ -256,10 +256,24 @@ pub struct MockArgs {
     /// Chat: each call as `tool_calls` deltas and, leaked, as markers in `content` too.
     #[arg(long)]
     pub duplicate_calls: bool,
+    /// Chat: render chat requests with an older chat template (no default system message), as
+    /// a server started with a stale `--chat-template` does: `prompt_tokens` and `/tokenize`
+    /// differ from the raw render (`replay --compare chat` shows it).
+    #[arg(long)]
+    pub stale_chat_template: bool,
     /// Chat: answer 400 as Moonshot does when an assistant tool-call message in the history
     /// has no reasoning_content.
     #[arg(long)]
     pub require_reasoning: bool,
+    // Continuing an edited answer.
+    /// An answer with calls stops on its first <|tool_call_argument_begin|>, written without its
+    /// closing `>` (a broken marker to repair in the inspector).
+    #[arg(long)]
+    pub broken_marker: bool,
+    /// Answer 400 to partial mode ("partial": true on the last message, or
+    /// continue_final_message), as a server without it does.
+    #[arg(long)]
+    pub refuse_partial: bool,
     // Retries and model switching.
     /// With --fail-status: only the first N generation requests fail, later ones are answered.
     #[arg(long, value_name = "N")]
@@ -484,10 +498,34 @@ pub struct ReplayArgs {
     /// A saved trace file (`s` in the inspector).
     pub file: PathBuf,
     /// Print every chunk as it arrives: its time, the gap before it, and what it produced.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "compare")]
     pub print: bool,
+    /// A/B: send the request again another way and set the answer beside the saved one, field
+    /// by field (finish reason, text, reasoning, calls and arguments, usage) and the prompts:
+    /// `stream` (the same body again), `non-stream` (`"stream": false`), `raw` (a chat request
+    /// through this client's template and parser), `chat` (a raw one through the server's).
+    /// Exits 1 when the two differ.
+    #[arg(long, value_name = "HOW", value_parser = parse_variant)]
+    pub compare: Option<kimi_client::ab::Variant>,
+    /// With --compare: print the comparison as one JSON object.
+    #[arg(long, requires = "compare")]
+    pub json: bool,
     #[command(flatten)]
     pub connect: ConnectArgs,
+}
+
+/// A `--compare` value, with the accepted ones in the error.
+fn parse_variant(name: &str) -> Result<kimi_client::ab::Variant, String> {
+    kimi_client::ab::Variant::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = kimi_client::ab::Variant::ALL
+            .iter()
+            .map(|v| v.as_str())
+            .collect();
+        format!(
+            "unknown comparison {name:?}; expected one of {}",
+            names.join(", ")
+        )
+    })
 }
 
 #[derive(Debug, Clone, Args)]

@@ -10,6 +10,7 @@ mod input;
 pub mod parse;
 pub mod render;
 pub mod replay;
+mod replay_compare;
 pub mod repro;
 pub mod rules;
 pub mod sessions;

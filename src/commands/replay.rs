@@ -25,6 +25,9 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         .profile
         .endpoint()
         .map_err(|m| anyhow::anyhow!("{}: {m}", resolved.origin()))?;
+    if let Some(variant) = args.compare {
+        return super::replay_compare::run(&saved, variant, &endpoint, args.json);
+    }
     let backend = Backend::new(endpoint)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -1,6 +1,9 @@
+mod ab_compare;
+mod ab_inspector_tmux;
 mod cli;
 mod config_cli;
 mod config_example;
+mod continue_edit_tmux;
 mod defects_cli;
 mod doctor;
 mod doctor_conformance;

@@ -287,7 +287,12 @@ fn duplicate_warning(slot: &Slot, channel: Channel, original: usize) -> String {
     )
 }
 
-pub(super) fn stream(call: Call<'_>, messages: &[Message], tools: &[Value]) -> Exchange {
+pub(super) fn stream(
+    call: Call<'_>,
+    messages: &[Message],
+    tools: &[Value],
+    prefix: Option<&str>,
+) -> Exchange {
     let ep = call.endpoint;
     let messages = if ep.neutralize_tool_markers {
         special::neutralize_tool_results(messages)
@@ -300,8 +305,19 @@ pub(super) fn stream(call: Call<'_>, messages: &[Message], tools: &[Value]) -> E
     }
     let mut body = super::chat_request::body(ep, &messages, tools);
     logprobs::chat_fields(&mut body, ep.logprobs);
+    // Measured on the conversation as sent, before a continued answer's start joins it.
     let resent = super::resent::chat(ep, &body, tools);
-    send(call, body, said, resent)
+    let Some(prefix) = prefix else {
+        return send(call, body, said, resent);
+    };
+    super::chat_request::continue_from(ep, &mut body, prefix);
+    let decoder = ChatDecoder {
+        asked: logprobs::requested(&body),
+        prefix: prefix.to_owned(),
+        ..ChatDecoder::for_template(ep.template(), &body)
+    };
+    let decoder = Decoder::Chat(Box::new(decoder));
+    Exchange::open(&call, "chat/completions", body, None, decoder, said, resent)
 }
 
 /// POST `body` (a chat request, as built or as saved) and assemble the answer; `said` holds
@@ -335,6 +351,11 @@ pub(super) struct ChatDecoder {
     /// Alternatives per token the request asked for (`logprobs`; 0: none).
     asked: u8,
     got_tokens: bool,
+    /// A continued answer (partial mode): the edited text the server's answer goes on from.
+    prefix: String,
+    /// The prefix was reported as the answer's first text: before the first payload, so an
+    /// attempt refused outright shows none of it.
+    prefix_shown: bool,
 }
 
 impl ChatDecoder {
@@ -358,6 +379,7 @@ impl ChatDecoder {
         out: &mut Events,
     ) -> Result<(), BackendError> {
         self.bytes += data.len() as u64;
+        self.show_prefix(out);
         out.push(StreamEvent::Chunk {
             data: data.to_owned(),
             at_us,
@@ -387,13 +409,24 @@ impl ChatDecoder {
         Ok(())
     }
 
+    /// A continued answer's edited start, once, as its first text.
+    fn show_prefix(&mut self, out: &mut Events) {
+        if !self.prefix_shown && !self.prefix.is_empty() {
+            self.prefix_shown = true;
+            out.push(StreamEvent::Text(self.prefix.clone()));
+        }
+    }
+
     /// The stream ended (`end`): flush, report the end, and assemble the result.
     pub(crate) fn finish(
-        self,
+        mut self,
         end: Result<http::End, BackendError>,
         started: Instant,
         out: &mut Events,
     ) -> TurnResult {
+        if end.is_ok() {
+            self.show_prefix(out);
+        }
         let ChatDecoder {
             channels,
             mut parsed,
@@ -403,6 +436,8 @@ impl ChatDecoder {
             bytes,
             asked,
             got_tokens,
+            prefix,
+            prefix_shown: _,
         } = self;
         let done = channels.finish(&mut parsed);
         for (ch, ev) in parsed {
@@ -504,6 +539,11 @@ impl ChatDecoder {
         warnings.extend(done.notes);
         warnings.extend(dropped);
         result.warnings = warnings;
+        // A continued answer is the edited text and what followed it; a request that failed
+        // before any of its answer arrived has no answer at all.
+        if !prefix.is_empty() && (bytes > 0 || result.error.is_none()) {
+            result.content.insert_str(0, &prefix);
+        }
         result
     }
 }

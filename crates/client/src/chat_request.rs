@@ -124,6 +124,32 @@ pub(super) fn body(ep: &Endpoint, messages: &[Message], tools: &[Value]) -> Valu
     body
 }
 
+/// Ask the server to continue `prefix`, the edited start of an answer, rather than answer
+/// anew: Moonshot's partial mode (the last message an assistant one with `"partial": true`),
+/// or vLLM's spelling of it elsewhere (`continue_final_message`, no generation prompt).
+pub(super) fn continue_from(ep: &Endpoint, body: &mut Value, prefix: &str) {
+    let mut last = json!({"role": "assistant", "content": prefix});
+    if is_moonshot(&ep.base_url) {
+        last["partial"] = json!(true);
+    } else {
+        body["continue_final_message"] = json!(true);
+        body["add_generation_prompt"] = json!(false);
+    }
+    if let Some(Value::Array(messages)) = body.get_mut("messages") {
+        messages.push(last);
+    }
+}
+
+/// What the request that continues an edited answer is called where it is refused: how each
+/// server is asked, for a message that says what the server did not take.
+pub fn partial_mode_spelling(base_url: &str) -> &'static str {
+    if is_moonshot(base_url) {
+        "Moonshot's partial mode: \"partial\": true on the last assistant message"
+    } else {
+        "partial mode as vLLM spells it: \"continue_final_message\": true, \"add_generation_prompt\": false"
+    }
+}
+
 /// The messages as sent: each assistant message's reasoning under the configured name(s).
 /// Tool-call messages of a thinking model always carry it (Moonshot answers 400 otherwise);
 /// K2.5/K2.6 endpoints treat `""` as missing, so an empty one is sent as `" "`.
@@ -143,6 +169,7 @@ fn messages_json(ep: &Endpoint, messages: &[Message]) -> Vec<Value> {
             map.remove("reasoning_content");
             // Ours, not the API's: the tool message says the edit in its text.
             map.remove("edited_arguments");
+            map.remove("edited");
             if m.role != "assistant" {
                 return v;
             }
@@ -194,6 +221,46 @@ mod tests {
                 ..Message::assistant("Sunny.")
             },
         ]
+    }
+
+    #[test]
+    fn a_continued_answer_ends_with_the_edited_text_in_each_servers_spelling() {
+        let moonshot = ep("kimi-k2-0905-preview", "https://api.moonshot.ai/v1");
+        let mut b = body(&moonshot, &[Message::user("hi")], &[]);
+        continue_from(&moonshot, &mut b, "Hel");
+        let msgs = b["messages"].as_array().expect("messages");
+        assert_eq!(
+            msgs.last(),
+            Some(&json!({"role": "assistant", "content": "Hel", "partial": true}))
+        );
+        assert!(b.get("continue_final_message").is_none());
+        let vllm = ep("moonshotai/Kimi-K2-Instruct", "http://127.0.0.1:8000/v1");
+        let mut b = body(&vllm, &[Message::user("hi")], &[]);
+        continue_from(&vllm, &mut b, "Hel");
+        assert_eq!(b["continue_final_message"], true);
+        assert_eq!(b["add_generation_prompt"], false);
+        let last = b["messages"].as_array().and_then(|m| m.last()).cloned();
+        assert_eq!(last, Some(json!({"role": "assistant", "content": "Hel"})));
+        assert!(partial_mode_spelling("http://h/v1").contains("continue_final_message"));
+        assert!(partial_mode_spelling("https://api.moonshot.cn/v1").contains("\"partial\": true"));
+    }
+
+    #[test]
+    fn an_edited_answer_goes_out_without_its_record() {
+        let e = ep("moonshotai/Kimi-K2-Instruct", "http://h/v1");
+        let m = Message {
+            edited: Some(Box::new(kimi_protocol::AnswerEdit {
+                original: "Hel<|tool_call_begin|".into(),
+                original_calls: Vec::new(),
+                prefix: "Hello".into(),
+            })),
+            ..Message::assistant("Hello there")
+        };
+        let b = body(&e, &[Message::user("hi"), m], &[]);
+        assert_eq!(
+            b["messages"][1],
+            json!({"role": "assistant", "content": "Hello there"})
+        );
     }
 
     #[test]

@@ -59,70 +59,93 @@ pub(super) fn request_body(model: &str, prompt: &str, max_tokens: u32, temperatu
     })
 }
 
-pub(super) fn stream(call: Call<'_>, messages: &[Message], tools: &[Value]) -> Exchange {
+/// A raw completion of `messages`; with `prefix`, of the prompt followed by that edited start
+/// of the answer (see `Backend::stream_continue`).
+pub(super) fn stream(
+    call: Call<'_>,
+    messages: &[Message],
+    tools: &[Value],
+    prefix: Option<&str>,
+) -> Exchange {
     let ep = call.endpoint;
     // Refused before anything is rendered or sent.
     if let Some(why) = ep.raw_mode_refusal() {
         return setup_error(why);
     }
     if ep.template() == Template::K3 {
-        return stream_k3(call, messages, tools);
+        return stream_k3(call, messages, tools, prefix);
     }
     let opts = ep.raw_render_options();
-    let (prompt, from_text) = render_traced(messages, tools, opts);
-    let mut body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
-    logprobs::raw_fields(&mut body, ep.logprobs);
+    let (mut prompt, from_text) = render_traced(messages, tools, opts);
+    // Measured on the prompt of the conversation, before a continued answer's start joins it.
     let resent = super::resent::raw(ep, messages, tools, &prompt);
-    let prompt = Prompt {
-        text: prompt,
-        text_markers: from_text.into_iter().map(|r| (r.start, r.end)).collect(),
-    };
     // A K2.5/K2.6 prompt ends inside `<think>`: the completion starts in the reasoning.
     let start = ParseStart::K2 {
         in_reasoning: opts.ends_in_reasoning(),
     };
-    send(call, body, Some(prompt), start, Events::default(), resent)
+    let mut decoder = RawDecoder::new(start);
+    if let Some(p) = prefix {
+        prompt.push_str(p);
+        decoder.prefix(p);
+    }
+    let mut body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
+    logprobs::raw_fields(&mut body, ep.logprobs);
+    let prompt = Prompt {
+        text: prompt,
+        text_markers: from_text.into_iter().map(|r| (r.start, r.end)).collect(),
+        source: Some(source(messages, tools)),
+    };
+    open(call, body, Some(prompt), decoder, Events::default(), resent)
 }
 
 /// Raw mode for Kimi K3: the XTML prompt as Moonshot's encoder writes it, stopped at
 /// `<|end_of_msg|>`, parsed from inside the think channel (or the response one with thinking
 /// off). Text that holds a structural marker string is said before it goes: a string prompt
 /// lets the server read it as structure.
-fn stream_k3(call: Call<'_>, messages: &[Message], tools: &[Value]) -> Exchange {
+fn stream_k3(
+    call: Call<'_>,
+    messages: &[Message],
+    tools: &[Value],
+    prefix: Option<&str>,
+) -> Exchange {
     let ep = call.endpoint;
     if let Some(why) = k3_images(messages) {
         return setup_error(why);
     }
     let opts = ep.k3_render_options();
-    let prompt = match k3::render_messages(messages, tools, &opts) {
+    let mut prompt = match k3::render_messages(messages, tools, &opts) {
         Ok(p) => p,
         Err(e) => return setup_error(format!("the K3 prompt cannot be rendered: {e}")),
     };
+    let resent = super::resent::raw(ep, messages, tools, &prompt);
     let mut said = Events::default();
     for warning in k3_marker_warnings(messages) {
         said.push(StreamEvent::Warning(warning));
+    }
+    let mut decoder = RawDecoder::new(ParseStart::K3 {
+        thinking: opts.thinking,
+        first_call: calls_so_far(messages),
+    });
+    if let Some(p) = prefix {
+        prompt.push_str(p);
+        decoder.prefix(p);
     }
     let mut body = request_body(&ep.model, &prompt, ep.max_tokens, ep.temperature);
     body["stop"] = json!([k3::END_OF_MSG, k3::EOS]);
     // K3's sampling for open-source servers (Moonshot's API takes no raw completions).
     body["top_p"] = json!(0.95);
     logprobs::raw_fields(&mut body, ep.logprobs);
-    let resent = super::resent::raw(ep, messages, tools, &prompt);
     let prompt = Prompt {
         text: prompt,
         text_markers: Vec::new(),
+        source: Some(source(messages, tools)),
     };
-    send(
-        call,
-        body,
-        Some(prompt),
-        ParseStart::K3 {
-            thinking: opts.thinking,
-            first_call: calls_so_far(messages),
-        },
-        said,
-        resent,
-    )
+    open(call, body, Some(prompt), decoder, said, resent)
+}
+
+/// What a raw prompt is rendered from, as a chat request carries it.
+fn source(messages: &[Message], tools: &[Value]) -> Value {
+    json!({"messages": messages, "tools": tools})
 }
 
 /// A request refused before it was made: no events, the error in the result.
@@ -182,7 +205,18 @@ pub(super) fn send(
     said: Events,
     resent: Option<ReasoningResent>,
 ) -> Exchange {
-    let mut decoder = RawDecoder::new(start);
+    open(call, body, prompt, RawDecoder::new(start), said, resent)
+}
+
+/// POST `body` and parse the answer with `decoder` (which may have parsed a prefix already).
+fn open(
+    call: Call<'_>,
+    body: Value,
+    prompt: Option<Prompt>,
+    mut decoder: RawDecoder,
+    said: Events,
+    resent: Option<ReasoningResent>,
+) -> Exchange {
     decoder.asked = logprobs::requested(&body);
     let decoder = Decoder::Raw(Box::new(decoder));
     Exchange::open(&call, "completions", body, prompt, decoder, said, resent)
@@ -197,6 +231,11 @@ pub(super) struct RawDecoder {
     /// Alternatives per token the request asked for (`logprobs`; 0: none).
     asked: u8,
     got_tokens: bool,
+    /// The parse began with an edited prefix of the answer (it is in the prompt).
+    prefixed: bool,
+    /// What the prefix made, reported just before the first chunk (or at a successful end):
+    /// an attempt that fails before any of its completion arrives shows none of it.
+    pending: Vec<StreamEvent>,
 }
 
 impl RawDecoder {
@@ -207,7 +246,21 @@ impl RawDecoder {
             bytes: 0,
             asked: 0,
             got_tokens: false,
+            prefixed: false,
+            pending: Vec::new(),
         }
+    }
+
+    /// Parse `text`, the edited start of the answer the completion continues, as the first
+    /// part of the one stream the parser sees. What it makes is reported before the first
+    /// chunk, except its markers: they are the prompt's, with no chunk to point into.
+    pub(crate) fn prefix(&mut self, text: &str) {
+        self.prefixed = true;
+        let mut made: Vec<StreamEvent> = Vec::new();
+        self.local.feed(text, &mut made);
+        self.local.completion_starts(text.len() as u64);
+        made.retain(|e| !matches!(e, StreamEvent::Marker(_)));
+        self.pending = made;
     }
 
     pub(crate) fn payload(
@@ -239,6 +292,7 @@ impl RawDecoder {
     }
 
     fn chunk(&mut self, text: &str, at_us: u64, out: &mut Events) {
+        out.extend(self.pending.drain(..));
         self.bytes += text.len() as u64;
         out.push(StreamEvent::Chunk {
             data: text.to_owned(),
@@ -264,6 +318,10 @@ impl RawDecoder {
         started: Instant,
         out: &mut Events,
     ) -> TurnResult {
+        // An empty completion that ended well: the answer is the prefix alone.
+        if end.is_ok() {
+            out.extend(self.pending.drain(..));
+        }
         let local = &mut self.local;
         local.finish(out);
         let finished = self.progress.finish_reason.is_some() || local.turn_ended();
@@ -283,11 +341,64 @@ impl RawDecoder {
         };
         result.incomplete_calls = self.local.incomplete();
         let parsed = self.local.into_parsed();
+        warnings.extend(parsed.warnings.iter().map(ToString::to_string));
+        result.warnings = warnings;
+        // A continuation that failed before any of its completion arrived has no answer: the
+        // prefix alone is the user's text, not the model's.
+        if self.prefixed && self.bytes == 0 && result.error.is_some() {
+            result.incomplete_calls = 0;
+            return result;
+        }
         result.content = parsed.content;
         result.reasoning = parsed.reasoning;
         result.tool_calls = parsed.tool_calls;
-        warnings.extend(parsed.warnings.iter().map(ToString::to_string));
-        result.warnings = warnings;
         result
+    }
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::*;
+    use kimi_protocol::Marker;
+
+    /// An edited prefix and the completion are one stream to the parser: the call the prefix
+    /// opens is completed by the completion; the prefix's markers are the prompt's (not
+    /// reported), and the completion's count from the completion's start.
+    #[test]
+    fn the_prefix_and_the_completion_parse_as_one_stream() {
+        let prefix = "Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>";
+        let mut d = RawDecoder::new(ParseStart::K2 {
+            in_reasoning: false,
+        });
+        d.prefix(prefix);
+        let mut out = Events::default();
+        let completion = r#"{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>"#;
+        d.text(completion, 1, &mut out);
+        let out = out.into_vec();
+        // What the prefix made comes first, before the first chunk; its markers not at all.
+        assert_eq!(out[0], StreamEvent::Text("Checking.".into()), "{out:?}");
+        let first_chunk = out
+            .iter()
+            .position(|e| matches!(e, StreamEvent::Chunk { .. }));
+        let first_marker = out.iter().position(|e| matches!(e, StreamEvent::Marker(_)));
+        assert!(first_chunk < first_marker, "{out:?}");
+        let markers: Vec<(Marker, u64)> = (out.into_iter())
+            .filter_map(|e| match e {
+                StreamEvent::Marker(h) => Some((h.marker, h.offset)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            markers,
+            [(Marker::CallEnd, 17), (Marker::SectionEnd, 34)],
+            "offsets within the completion"
+        );
+        let parsed = d.local.into_parsed();
+        assert_eq!(parsed.content, "Checking.");
+        assert_eq!(parsed.tool_calls.len(), 1);
+        assert_eq!(
+            parsed.tool_calls[0].function.arguments,
+            r#"{"city": "Paris"}"#
+        );
     }
 }

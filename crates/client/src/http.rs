@@ -181,6 +181,8 @@ fn is_event_stream(content_type: &str) -> bool {
 pub(super) struct Prompt {
     pub text: String,
     pub(crate) text_markers: Vec<(usize, usize)>,
+    /// What it was rendered from (see [`RequestSent::source`]).
+    pub(crate) source: Option<Value>,
 }
 
 /// A streamed POST ready to go, and the [`RequestSent`] that reports it: the body as sent, the
@@ -207,9 +209,9 @@ pub(super) fn request(
         req = req.header(AUTHORIZATION, format!("Bearer {key}"));
         headers.push(("Authorization".into(), REDACTED.into()));
     }
-    let (prompt, prompt_text_markers) = match prompt {
-        Some(p) => (Some(p.text), p.text_markers),
-        None => (None, Vec::new()),
+    let (prompt, prompt_text_markers, source) = match prompt {
+        Some(p) => (Some(p.text), p.text_markers, p.source),
+        None => (None, Vec::new(), None),
     };
     let sent = RequestSent {
         mode: ep.mode,
@@ -218,6 +220,7 @@ pub(super) fn request(
         body,
         prompt,
         prompt_text_markers,
+        source,
         started_unix_ms: unix_ms(),
         reasoning_resent,
     };

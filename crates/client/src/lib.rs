@@ -4,6 +4,8 @@
 //! request, timeouts, cancellation and error messages; `reader.rs` reads the SSE body and
 //! `exchange.rs` turns one request into a stream of events; `turn_stream.rs` is the turn.
 
+pub mod ab;
+pub mod answer;
 mod chat;
 mod chat_reasoning;
 mod chat_request;
@@ -34,7 +36,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use chat_request::{ReasoningField, is_moonshot};
+pub use chat_request::{ReasoningField, is_moonshot, partial_mode_spelling};
 pub use connect::ConnectCause;
 pub use error::BackendError;
 pub use http::{MODELS_KEPT, http_client};
@@ -333,11 +335,17 @@ impl TurnResult {
     }
 }
 
-/// One request of a turn in the endpoint's mode.
-fn stream_once(call: http::Call<'_>, messages: &[Message], tools: &[Value]) -> exchange::Exchange {
+/// One request of a turn in the endpoint's mode; with `prefix`, one that continues that
+/// edited start of the answer.
+fn stream_once(
+    call: http::Call<'_>,
+    messages: &[Message],
+    tools: &[Value],
+    prefix: Option<&str>,
+) -> exchange::Exchange {
     match call.endpoint.mode {
-        Mode::Raw => completions::stream(call, messages, tools),
-        Mode::Chat => chat::stream(call, messages, tools),
+        Mode::Raw => completions::stream(call, messages, tools, prefix),
+        Mode::Chat => chat::stream(call, messages, tools, prefix),
     }
 }
 
@@ -386,7 +394,24 @@ impl Backend {
         tools: &'a [Value],
         cancel: &'a CancellationToken,
     ) -> TurnStream<'a> {
-        TurnStream::turn(self, messages, tools, cancel)
+        TurnStream::turn(self, messages, tools, None, cancel)
+    }
+
+    /// As [`Backend::stream_turn`], but the answer goes on from `prefix`, the start of an
+    /// answer to `messages` as the user edited it from the model's output. Raw mode sends the
+    /// rendered prompt followed by `prefix` byte for byte and parses `prefix` and the
+    /// completion as one stream (the prefix's text and calls are reported first, its markers
+    /// are in the prompt); chat mode sends `prefix` as a partial assistant message
+    /// ([`partial_mode_spelling`]). Either way the result is the whole answer, `prefix`
+    /// included, unless the request failed before any of the completion arrived.
+    pub fn stream_continue<'a>(
+        &'a self,
+        messages: &'a [Message],
+        prefix: &'a str,
+        tools: &'a [Value],
+        cancel: &'a CancellationToken,
+    ) -> TurnStream<'a> {
+        TurnStream::turn(self, messages, tools, Some(prefix), cancel)
     }
 
     /// GET `{base_url}/models`: each model with its context length when the server says it,

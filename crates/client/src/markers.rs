@@ -72,6 +72,9 @@ struct Seen {
     incomplete: usize,
     /// K3: the calls the conversation already has, added to each call's number in its id.
     id_offset: Option<usize>,
+    /// Bytes parsed before the completion (an edited prefix, which is in the prompt): marker
+    /// offsets count from the completion's start, so they are taken off.
+    before_completion: u64,
 }
 
 impl LocalParse {
@@ -102,6 +105,13 @@ impl LocalParse {
                 ..Seen::default()
             },
         }
+    }
+
+    /// From now on the text parsed is the completion: what was parsed so far (`bytes` of an
+    /// edited prefix) comes before it, and marker offsets count from here. A marker begun in
+    /// the prefix and ended in the completion is put at the completion's start.
+    pub(crate) fn completion_starts(&mut self, bytes: u64) {
+        self.seen.before_completion = bytes;
     }
 
     /// Parse `text`, pushing what it makes onto `out`.
@@ -172,7 +182,7 @@ impl Seen {
                 };
                 let hit = MarkerHit {
                     marker,
-                    offset,
+                    offset: offset.saturating_sub(self.before_completion),
                     call,
                 };
                 StreamEvent::Marker(hit)

@@ -41,6 +41,12 @@ pub async fn post_plain(ep: &Endpoint, path: &str, body: &Value) -> Result<Value
     .await
 }
 
+/// POST `body` as it is and return the JSON answer (a server's side endpoints, such as
+/// `/tokenize`).
+pub async fn post_json(ep: &Endpoint, path: &str, body: &Value) -> Result<Value, BackendError> {
+    post(ep, path, body, decode_json).await
+}
+
 /// The events of an SSE body put together; `None` when the body is not an event stream.
 fn gather(text: &[u8]) -> Option<Result<Value, BackendError>> {
     let text = String::from_utf8_lossy(text);

@@ -29,7 +29,11 @@ impl Backend {
         let exchange = match self.endpoint.mode {
             Mode::Raw => {
                 let start = ParseStart::for_prompt(prompt.as_ref().map(|p| p.0.as_str()));
-                let prompt = prompt.map(|(text, text_markers)| Prompt { text, text_markers });
+                let prompt = prompt.map(|(text, text_markers)| Prompt {
+                    text,
+                    text_markers,
+                    source: None,
+                });
                 completions::send(call, body, prompt, start, Events::default(), None)
             }
             Mode::Chat => chat::send(call, body, Events::default(), None),

@@ -31,6 +31,7 @@ struct Turn<'a> {
     backend: &'a Backend,
     messages: &'a [Message],
     tools: &'a [Value],
+    prefix: Option<&'a str>,
     cancel: &'a CancellationToken,
     started: Instant,
     /// Chunk bytes so far, for the log line at the end.
@@ -50,17 +51,19 @@ impl<'a> TurnStream<'a> {
         backend: &'a Backend,
         messages: &'a [Message],
         tools: &'a [Value],
+        prefix: Option<&'a str>,
         cancel: &'a CancellationToken,
     ) -> Self {
         log::request_started(&backend.endpoint, messages.len());
         let started = Instant::now();
         let call = backend.call(&backend.endpoint, cancel);
         TurnStream {
-            exchange: super::stream_once(call, messages, tools),
+            exchange: super::stream_once(call, messages, tools, prefix),
             turn: Some(Turn {
                 backend,
                 messages,
                 tools,
+                prefix,
                 cancel,
                 started,
                 bytes: 0,
@@ -123,7 +126,7 @@ impl Turn<'_> {
                 let mut plain = endpoint.clone();
                 plain.logprobs = 0;
                 let call = backend.call(&plain, self.cancel);
-                *exchange = super::stream_once(call, self.messages, self.tools);
+                *exchange = super::stream_once(call, self.messages, self.tools, self.prefix);
                 self.resent = true;
                 return None;
             } else if result.error.is_none() && !result.cancelled {

@@ -1,8 +1,9 @@
 //! The few things of the HTTP client that a screen shows or checks against, reached through
 //! the core so that a front end needs no HTTP client of its own: the error a request failed
-//! with (shown as text), a listed model, the cap on token-level data, URLs as shown, and a
-//! recorded stream written as a reproducer.
+//! with (shown as text), a listed model, the cap on token-level data, URLs as shown, a
+//! recorded stream written as a reproducer, and an A/B comparison's variants and result.
 
+pub use kimi_client::ab;
 pub use kimi_client::logprobs::MAX_LOGPROBS;
 pub use kimi_client::repro;
 pub use kimi_client::{

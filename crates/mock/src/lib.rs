@@ -7,12 +7,15 @@
 //! - `script`: the scripted model (conversation -> content and calls).
 //! - `tokens`: a reply cut into tokens; `deltas`: tokens -> per-event payloads.
 //! - `sse`: event and response shapes; `faults`: deliberate failures.
+//! - `chat_prompt`: the prompt a chat request stands for (its `prompt_tokens`, `/tokenize`).
 //! - `server_bugs`: known server failures by name; `quirks`: what they do to an answer.
 
+pub(crate) mod chat_prompt;
 pub(crate) mod deltas;
 pub(crate) mod faults;
 pub mod k3;
 pub mod logprobs;
+mod partial;
 pub mod prompt;
 pub(crate) mod quirks;
 pub(crate) mod request;
@@ -137,6 +140,15 @@ pub struct MockOptions {
     /// A non-streamed answer differs from the streamed one: its calls dropped, or (no calls)
     /// its answer text after the reasoning.
     pub nonstream_differs: bool,
+    /// The chat endpoint renders with an older chat template than the official one (no
+    /// default system message): its `prompt_tokens` and `/tokenize` differ from raw mode's.
+    pub stale_chat_template: bool,
+    /// An answer with calls stops on its first `<|tool_call_argument_begin|>`, written without
+    /// its closing `>` (as text, in both modes): a broken marker for the user to repair.
+    pub broken_marker: bool,
+    /// Answer 400 to partial mode (`"partial": true`, `continue_final_message`), as a server
+    /// without it does.
+    pub refuse_partial: bool,
 }
 
 /// A tool call the mock emits verbatim (`--tool-call-file`, `--tool-call-id/-name/-args`).
@@ -194,6 +206,9 @@ impl Default for MockOptions {
             numbered_call_ids: false,
             stop_with_tool_calls: false,
             nonstream_differs: false,
+            stale_chat_template: false,
+            broken_marker: false,
+            refuse_partial: false,
         }
     }
 }

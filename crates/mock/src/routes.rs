@@ -17,10 +17,12 @@ use futures_util::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 
 use super::MockOptions;
+use super::chat_prompt;
 use super::deltas::{Deltas, Mode};
 use super::faults::{self, Inject};
 use super::k3;
 use super::logprobs;
+use super::partial;
 use super::prompt;
 use super::quirks;
 use super::request::{self, Common};
@@ -51,6 +53,9 @@ pub(super) fn router(state: AppState) -> Router {
         .route("/v1/models", get(models))
         .route("/v1/completions", post(completions))
         .route("/v1/chat/completions", post(chat_completions))
+        // vLLM serves these beside `/v1`.
+        .route("/tokenize", post(tokenize))
+        .route("/detokenize", post(detokenize))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY))
@@ -160,7 +165,25 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
     }
     let mut level = st.token_level(&value, false);
     let k3 = Template::for_model(&st.opts.model) == Template::K3;
-    let reply = if k3 {
+    // A prompt that ends with the start of an answer (partial mode) is answered with the
+    // rest of the scripted answer, when the scripted answer begins with it.
+    let prefix = partial::raw_prefix(&req.prompt).filter(|_| !k3);
+    let base = prefix.map_or(req.prompt.as_str(), |p| {
+        &req.prompt[..req.prompt.len() - p.len()]
+    });
+    let continued = prefix.and_then(|p| {
+        let conv = prompt::parse(base);
+        let mut reply = st.script(&conv.messages, &conv.tools);
+        if thinking::thinks(&st.opts, &value) {
+            reply = quirks::after_tool_result(&st.opts, reply, &conv.messages);
+            thinking::raw(&st.opts, &mut reply, base);
+        }
+        let full = partial::raw_text(&reply, &st.call_ids(&reply));
+        full.starts_with(p).then(|| partial::raw_rest(&full, p))
+    });
+    let reply = if let Some(reply) = continued {
+        reply
+    } else if k3 {
         // K3 reads its XTML prompt and answers in XTML, calls included, as one text.
         let conv = k3::parse_prompt(&req.prompt);
         level.split |= logprobs::split_requested(&conv.messages);
@@ -175,6 +198,10 @@ async fn completions(State(st): State<AppState>, body: Bytes) -> Response {
         if thinking::thinks(&st.opts, &value) {
             reply = quirks::after_tool_result(&st.opts, reply, &conv.messages);
             thinking::raw(&st.opts, &mut reply, &req.prompt);
+        }
+        if st.opts.broken_marker && prefix.is_none() {
+            let ids = st.call_ids(&reply);
+            reply = partial::broken(reply, &ids);
         }
         reply
     };
@@ -199,6 +226,23 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
     }
     let mut level = st.token_level(&value, true);
     level.split |= logprobs::split_requested(&req.messages);
+    // Partial mode: the last message is the start of the answer, not part of the question.
+    let asked_partial = partial::ChatPartial::of(&value);
+    if let Some(spelling) = asked_partial {
+        if st.opts.refuse_partial {
+            return bad_request(&format!(
+                "Unrecognized request argument supplied: {}",
+                spelling.field()
+            ));
+        }
+        if let Some(why) = spelling.problem(&value) {
+            return bad_request(&why);
+        }
+    }
+    let mut req = req;
+    let prefix = asked_partial
+        .and_then(|_| req.messages.pop())
+        .map(|m| m.text());
     let thinks = thinking::thinks(&st.opts, &value);
     if thinks
         && st.opts.require_reasoning
@@ -209,6 +253,14 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
     let mut reply = st.script(&req.messages, &req.tools);
     if thinks {
         reply = quirks::after_tool_result(&st.opts, reply, &req.messages);
+    }
+    match &prefix {
+        Some(p) => reply = partial::chat_rest(reply, p),
+        None if st.opts.broken_marker => {
+            let ids = st.call_ids(&reply);
+            reply = partial::broken(reply, &ids);
+        }
+        None => {}
     }
     let k3 = Template::for_model(&st.opts.model) == Template::K3;
     // Markers spelled from text reach content as no parser sees them (`level.split`).
@@ -225,7 +277,15 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
         // Split markers are no special tokens: no tool parser sees them.
         markers_in_content: st.opts.markers_in_content || level.split,
     };
-    let prompt = st.chat_prompt(&req.messages, &req.tools, thinks);
+    // Counted as raw mode counts its prompt: the same request costs the same in both modes,
+    // and the prefix cache sees what the template rendered.
+    let prompt = chat_prompt::render(&st.opts.model, &value, st.opts.stale_chat_template)
+        .unwrap_or_else(|| {
+            value
+                .get("messages")
+                .map(Value::to_string)
+                .unwrap_or_default()
+        });
     let counts = sse::Counts {
         // Counted by the reasoning parser, which the deltas do not see.
         reasoning: plan.as_ref().map(|p| tokens_of(&p.reasoning)),
@@ -237,6 +297,38 @@ async fn chat_completions(State(st): State<AppState>, body: Bytes) -> Response {
 /// The mock's token count of a text: a token per 4 bytes, as for prompts.
 fn tokens_of(text: &str) -> u64 {
     text.len().div_ceil(4) as u64
+}
+
+/// vLLM's `POST /tokenize` of a chat request: the ids of the prompt the chat endpoint renders.
+async fn tokenize(State(st): State<AppState>, body: Bytes) -> Response {
+    let Ok(value) = serde_json::from_slice::<Value>(&body) else {
+        return bad_request("invalid JSON in the request body");
+    };
+    let prompt = match value.get("prompt").and_then(Value::as_str) {
+        Some(p) => Some(p.to_owned()),
+        None => chat_prompt::render(&st.opts.model, &value, st.opts.stale_chat_template),
+    };
+    let Some(prompt) = prompt else {
+        return bad_request("expected \"prompt\" or \"messages\" that the chat template renders");
+    };
+    let tokens = chat_prompt::tokenize(&prompt);
+    axum::Json(json!({"count": tokens.len(), "max_model_len": 262_144, "tokens": tokens}))
+        .into_response()
+}
+
+/// vLLM's `POST /detokenize`: `{"tokens": [...]}` to `{"prompt": text}`.
+async fn detokenize(body: Bytes) -> Response {
+    let ids = serde_json::from_slice::<Value>(&body).ok().and_then(|v| {
+        v.get("tokens")?
+            .as_array()?
+            .iter()
+            .map(Value::as_u64)
+            .collect::<Option<Vec<u64>>>()
+    });
+    match ids.as_deref().and_then(chat_prompt::detokenize) {
+        Some(prompt) => axum::Json(json!({"prompt": prompt})).into_response(),
+        None => bad_request("expected {\"tokens\": [ids]} of this tokenizer"),
+    }
 }
 
 fn bad_request(msg: &str) -> Response {
@@ -251,28 +343,6 @@ struct TokenLevel {
 }
 
 impl AppState {
-    /// The prompt a chat request becomes: its messages rendered with the served model's
-    /// template, as a server renders them before its prefix cache sees them (the messages'
-    /// JSON when the K3 template refuses them).
-    fn chat_prompt(&self, messages: &[Message], tools: &[Value], thinks: bool) -> String {
-        let template = Template::for_model(&self.opts.model);
-        if template == Template::K3 {
-            let opts = kimi_protocol::k3::K3Options {
-                thinking: thinks,
-                ..kimi_protocol::k3::K3Options::default()
-            };
-            return kimi_protocol::k3::render_messages(messages, tools, &opts)
-                .unwrap_or_else(|_| serde_json::to_string(messages).unwrap_or_default());
-        }
-        let opts = kimi_protocol::RenderOptions {
-            template,
-            add_generation_prompt: true,
-            thinking: Some(thinks),
-            ..kimi_protocol::RenderOptions::default()
-        };
-        kimi_protocol::render(messages, tools, opts)
-    }
-
     /// The prompt's tokens, and those a prefix cache holding only the prompt served last
     /// would serve: its common prefix with this one. This prompt is then the one cached.
     fn prompt_counts(&self, prompt: &str) -> sse::Counts {

@@ -35,7 +35,7 @@ pub use completion::{
 };
 pub use event::Event;
 pub use family::{Model, Template};
-pub use message::{Content, FunctionCall, Message, ToolCall};
+pub use message::{AnswerEdit, Content, FunctionCall, Message, ToolCall};
 pub use parser::Parser;
 pub use stream::{Mode, RequestSent, StreamEvent, StreamMeta, Usage};
 pub use template::{RenderOptions, render, render_traced, render_with_tools_ts};

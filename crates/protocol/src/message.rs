@@ -40,6 +40,24 @@ pub struct Message {
     /// prompt format that writes a call's arguments out (Kimi K3) can show what really ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edited_arguments: Option<String>,
+    /// An assistant message that continues a prefix the user edited from the model's own
+    /// output: what the model had written and what the user made of it. Ours, never sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited: Option<Box<AnswerEdit>>,
+}
+
+/// How an answer was edited before the model continued it (see [`Message::edited`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnswerEdit {
+    /// The model's output as it was offered for editing: in raw mode the completion text as
+    /// it arrived, markers included; in chat mode the message's content.
+    pub original: String,
+    /// The calls the original answer made (chat mode's calls are not part of the edited text).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub original_calls: Vec<ToolCall>,
+    /// The edited text the answer continues from (raw mode: appended to the prompt; chat mode:
+    /// the partial assistant message).
+    pub prefix: String,
 }
 
 /// What a message looks like on the way in: every reasoning alias kept apart so that the
@@ -63,6 +81,8 @@ struct WireMessage {
     reasoning: Option<Value>,
     #[serde(default)]
     edited_arguments: Option<String>,
+    #[serde(default)]
+    edited: Option<Box<AnswerEdit>>,
 }
 
 impl From<WireMessage> for Message {
@@ -85,6 +105,7 @@ impl From<WireMessage> for Message {
             tool_call_id: w.tool_call_id,
             reasoning_content: reasoning,
             edited_arguments: w.edited_arguments,
+            edited: w.edited,
         }
     }
 }
@@ -150,6 +171,7 @@ impl Message {
             tool_call_id: None,
             reasoning_content: None,
             edited_arguments: None,
+            edited: None,
         }
     }
 

@@ -178,6 +178,10 @@ pub struct RequestSent {
     /// Raw mode: byte ranges in `prompt` of special-token strings that came from user
     /// messages or tool results, not from the template.
     pub prompt_text_markers: Vec<(usize, usize)>,
+    /// Raw mode: what `prompt` was rendered from, `{"messages": [...], "tools": [...]}`, so
+    /// that the request can be sent again to the server's chat endpoint (an A/B of the two
+    /// templates and parsers).
+    pub source: Option<Value>,
     /// Wall-clock start, milliseconds since the Unix epoch.
     pub started_unix_ms: u64,
     /// The earlier reasoning the prompt carries, when it could be measured.

@@ -55,6 +55,10 @@ pub struct Trace {
     /// user messages or tool results, not from the template.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prompt_text_markers: Vec<(usize, usize)>,
+    /// Raw mode: the messages and tools the prompt was rendered from (see
+    /// [`RequestSent::source`]); absent in traces saved before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Value>,
     /// Token-level data, when the request asked for `logprobs` and the server sent them.
     #[serde(default, skip_serializing_if = "TokenTrace::is_empty")]
     pub tokens: TokenTrace,
@@ -188,6 +192,7 @@ impl Trace {
             request: request.body,
             prompt: request.prompt,
             prompt_text_markers: request.prompt_text_markers,
+            source: request.source,
             started_unix_ms: request.started_unix_ms,
             reasoning_resent: request.reasoning_resent,
             ..Trace::default()
@@ -341,6 +346,7 @@ mod tests {
             body: serde_json::json!({"model": "m"}),
             prompt: None,
             prompt_text_markers: vec![(1, 3)],
+            source: None,
             started_unix_ms: 42,
             reasoning_resent: None,
         };

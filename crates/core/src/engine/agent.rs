@@ -62,6 +62,8 @@ pub(crate) struct State {
     pub(crate) always_allow: HashMap<String, u64>,
     /// Token-level data: what the user was told about it, so each state is told once.
     pub(crate) logprobs: super::logprobs::LogprobsState,
+    /// An edited answer the next turn's first request continues ([`Op::ContinueEdited`]).
+    pub(crate) continuation: Option<super::continue_edit::Continuation>,
 }
 
 pub struct Agent {
@@ -94,6 +96,7 @@ impl Agent {
                 traces: init.traces,
                 always_allow: HashMap::new(),
                 logprobs: Default::default(),
+                continuation: None,
             },
             io: Io::new(ops, events),
         }
@@ -102,7 +105,10 @@ impl Agent {
     /// Take operations until `Shutdown`, or until the senders are gone and the queue is empty.
     pub async fn run(mut self) {
         while let Some(op) = self.io.next_op().await {
-            if matches!(op, Op::UserTurn { .. } | Op::Retry) {
+            if matches!(
+                op,
+                Op::UserTurn { .. } | Op::Retry | Op::ContinueEdited { .. }
+            ) {
                 // A fresh token before anything is sent: a cancel taken in from here on
                 // (even while the user's message is reported) is for this turn.
                 self.io.cancel = CancellationToken::new();
@@ -147,6 +153,11 @@ impl Agent {
                         .emit(EngineEvent::Truncated { messages, traces })
                         .await;
                     self.turn().await;
+                }
+                Op::ContinueEdited { text } => {
+                    if super::continue_edit::start(&mut self.state, &mut self.io, text).await {
+                        self.turn().await;
+                    }
                 }
                 Op::Rewind { user_index } => {
                     super::rewind::rewind(&mut self.state, &mut self.io, user_index).await
@@ -274,6 +285,7 @@ impl State {
             }
             Op::UserTurn { .. }
             | Op::Retry
+            | Op::ContinueEdited { .. }
             | Op::Snapshot
             | Op::Cancel
             | Op::Shutdown
@@ -286,6 +298,7 @@ impl State {
             | Op::SwitchModel { .. }
             | Op::SwitchProfile { .. }
             | Op::CheckArguments { .. }
+            | Op::Compare { .. }
             | Op::ToolsReport => {}
             // Rules are the toolbox's, shared with a supervisor if there is one.
             op @ (Op::AddRule { .. } | Op::RemoveRule { .. } | Op::ListRules) => {

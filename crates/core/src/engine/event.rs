@@ -8,6 +8,7 @@ use super::tools_report::ToolsReport;
 use crate::session::Session;
 use crate::tools::rules::{Rule, RuleDecision, RuleEntry, RuleId, RuleScope};
 use crate::tools::{CallProblem, ToolResult};
+use kimi_client::ab::{Comparison, Variant};
 use kimi_client::{BackendError, Endpoint, ModelList};
 use kimi_protocol::{Message, ToolCall};
 use kimi_protocol::{Mode, StreamEvent, Trace, Usage};
@@ -33,6 +34,12 @@ pub enum Op {
     SetLogprobs(u8),
     /// Drop the answers to the last user message and ask again.
     Retry,
+    /// Replace the last answer by `text`, the user's edit of the model's output of it (raw
+    /// mode: the completion text, markers included; chat mode: the content), and let the
+    /// model continue from there (see `Backend::stream_continue`); the agent loop carries on
+    /// as after any answer. The new answer records the edit ([`kimi_protocol::AnswerEdit`]).
+    /// Applied when the turn ends; without an answer to edit, a notice and `TurnDone`.
+    ContinueEdited { text: String },
     /// Reply with [`EngineEvent::Snapshot`].
     Snapshot,
     /// Take back "always allow" (given with [`Op::Approve`]) from one tool, or from all: their
@@ -97,6 +104,13 @@ pub enum Op {
     RemoveRule { id: RuleId },
     /// `/rules`: answered with [`EngineEvent::Rules`].
     ListRules,
+    /// A/B: send request `index` (its `trace`) again as `variant` says, to the endpoint in
+    /// use, off the agent; answered with [`EngineEvent::Compared`].
+    Compare {
+        index: usize,
+        trace: Box<Trace>,
+        variant: Variant,
+    },
     /// Make the agent's task panic, for the supervisor's tests.
     #[cfg(test)]
     PanicForTest,
@@ -261,6 +275,13 @@ pub enum EngineEvent {
     Models {
         shown: bool,
         listing: Result<Box<ModelList>, Box<BackendError>>,
+    },
+    /// The A/B of request `index` ([`Op::Compare`]): the saved answer beside the new one, or
+    /// why it could not be made.
+    Compared {
+        index: usize,
+        variant: Variant,
+        outcome: Result<Box<Comparison>, String>,
     },
     /// [`Op::SwitchModel`] was accepted: the agent uses `model` from its next request.
     ModelChosen { model: String },

@@ -8,6 +8,8 @@
 
 mod agent;
 pub(crate) mod approval;
+mod compare;
+mod continue_edit;
 mod event;
 mod inbox;
 mod live_answer;
@@ -28,6 +30,7 @@ mod turn;
 
 pub use agent::{Agent, AgentHandle, AgentInit, EVENT_QUEUE, panic_message};
 pub use approval::{ApprovalRequest, Approver, Decision, FixedPolicy};
+pub use continue_edit::{EditableAnswer, editable_answer};
 pub use event::{EngineEvent, Op, SystemChange, TurnOutcome, set_system};
 pub use recorder::{PARTIAL_SAVE_EVERY, Recorder};
 pub use rewind::user_message_index;

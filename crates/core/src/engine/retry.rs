@@ -18,10 +18,11 @@ pub(super) async fn stream(
     state: &mut State,
     tools: &[Value],
     io: &mut Io,
+    prefix: Option<&str>,
 ) -> (TurnResult, Option<usize>) {
     let mut retry = 0;
     loop {
-        let (mut result, trace) = super::turn::stream(state, tools, io).await;
+        let (mut result, trace) = super::turn::stream(state, tools, io, prefix).await;
         let Some(error) = result.error.clone() else {
             return (result, Some(trace));
         };

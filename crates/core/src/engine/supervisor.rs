@@ -64,6 +64,9 @@ pub struct Supervisor {
     own: VecDeque<EngineEvent>,
     listings_tx: mpsc::UnboundedSender<Listing>,
     listings: mpsc::UnboundedReceiver<Listing>,
+    /// Answers worked out off the loop that need nothing more from it (A/B comparisons).
+    done_tx: mpsc::UnboundedSender<EngineEvent>,
+    done: mpsc::UnboundedReceiver<EngineEvent>,
     /// A turn was asked for and has not ended.
     running: bool,
     /// `Shutdown` was sent: the agent's end is not a failure.
@@ -84,6 +87,7 @@ impl Supervisor {
         let mirror = Mirror::new(init.system_prompt, init.conversation, init.traces);
         let agent = spawn_agent(&backend, &board, &init.toolbox, &mirror, queue);
         let (listings_tx, listings) = mpsc::unbounded_channel();
+        let (done_tx, done) = mpsc::unbounded_channel();
         Ok(Supervisor {
             agent,
             board,
@@ -93,6 +97,8 @@ impl Supervisor {
             own: VecDeque::new(),
             listings_tx,
             listings,
+            done_tx,
+            done,
             running: false,
             stopping: false,
             calls: BTreeMap::new(),
@@ -107,6 +113,17 @@ impl Supervisor {
             Op::ListModels { show } => self.list(if show { Purpose::Show } else { Purpose::Quiet }),
             Op::SwitchModel { id } => self.list(Purpose::Switch(id)),
             Op::SwitchProfile { name } => return self.switch_profile(&name),
+            Op::Compare {
+                index,
+                trace,
+                variant,
+            } => super::compare::spawn(
+                self.board.endpoint().clone(),
+                index,
+                *trace,
+                variant,
+                self.done_tx.clone(),
+            ),
             op @ (Op::CheckArguments { .. }
             | Op::ToolsReport
             | Op::AddRule { .. }
@@ -128,6 +145,7 @@ impl Supervisor {
             }
             tokio::select! {
                 Some(listing) = self.listings.recv() => self.listed(listing),
+                Some(e) = self.done.recv() => return Some(e),
                 e = self.agent.events.recv() => match e {
                     Some(e) => {
                         self.observe(&e);
@@ -144,6 +162,9 @@ impl Supervisor {
     /// stopped agent is replaced by the next [`Supervisor::recv`].
     pub fn try_recv(&mut self) -> Option<EngineEvent> {
         if let Some(e) = self.own.pop_front() {
+            return Some(e);
+        }
+        if let Ok(e) = self.done.try_recv() {
             return Some(e);
         }
         let e = self.agent.events.try_recv().ok()?;
@@ -169,7 +190,7 @@ impl Supervisor {
 
     fn forward(&mut self, op: Op) -> bool {
         match &op {
-            Op::UserTurn { .. } | Op::Retry => self.running = true,
+            Op::UserTurn { .. } | Op::Retry | Op::ContinueEdited { .. } => self.running = true,
             Op::Shutdown => self.stopping = true,
             Op::SetThinking(on) => {
                 self.board.thinking_set(*on);

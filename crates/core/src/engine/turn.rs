@@ -21,6 +21,8 @@ use kimi_protocol::{StreamEvent, Trace};
 /// model and the tools produce is appended, even when the turn fails (a partial answer is kept).
 pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
     let mut outcome = TurnOutcome::default();
+    // An edited answer to continue: the first round's request goes on from it.
+    let mut continuation = state.continuation.take();
     for round in 1..=state.max_rounds {
         // Operations that wait for a round boundary: the next request sees them.
         state.apply_between_rounds(io).await;
@@ -28,7 +30,8 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
         outcome.rounds = round;
         io.emit(EngineEvent::RoundStarted { round }).await;
         // Transient failures before the answer began are retried in there.
-        let (mut result, trace) = super::retry::stream(state, &tools, io).await;
+        let prefix = continuation.as_ref().map(|c| c.edit.prefix.as_str());
+        let (mut result, trace) = super::retry::stream(state, &tools, io, prefix).await;
         if let Some(u) = result.usage {
             outcome.usage.prompt_tokens += u.prompt_tokens;
             outcome.usage.completion_tokens += u.completion_tokens;
@@ -45,12 +48,22 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
         outcome.truncated = !failed && finish == "length";
         outcome.cancelled = result.cancelled;
         outcome.error = result.error.clone();
+        let continued = continuation.take();
         // The trace belongs to the message its answer left, or (none kept) to the next one.
-        if let Some(m) = finished_message(&mut result, failed) {
+        // A continuation that failed leaves none: the answer it replaced goes back.
+        let message = match &continued {
+            Some(_) if failed => None,
+            _ => finished_message(&mut result, failed),
+        };
+        if let Some(mut m) = message {
+            m.edited = continued.as_ref().map(|c| Box::new(c.edit.clone()));
             state.append(io, m).await;
         }
         if let Some(trace) = trace {
             state.finish_trace(io, trace).await;
+        }
+        if let Some(c) = continued.filter(|_| failed) {
+            super::continue_edit::restore(state, io, c, result.error.as_ref()).await;
         }
         super::logprobs::after_round(state, io, result.logprobs).await;
         io.emit(EngineEvent::RoundFinished {
@@ -87,15 +100,23 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
 /// only when asked for an item, so the reader's pace carries back to the server. Delivering an
 /// event records it in the request's trace first (the one place traces are built), then
 /// reports it.
-pub(super) async fn stream(state: &mut State, tools: &[Value], io: &mut Io) -> (TurnResult, usize) {
+pub(super) async fn stream(
+    state: &mut State,
+    tools: &[Value],
+    io: &mut Io,
+    prefix: Option<&str>,
+) -> (TurnResult, usize) {
     let cancel = io.cancel.clone();
     // The answer, if one is kept, becomes the next message: its trace points there.
     let message_index = state.conversation.len();
     let traces = &mut state.traces;
     let mut trace = None;
-    let mut answer = state
-        .backend
-        .stream_turn(&state.conversation, tools, &cancel);
+    let mut answer = match prefix {
+        Some(p) => (state.backend).stream_continue(&state.conversation, p, tools, &cancel),
+        None => state
+            .backend
+            .stream_turn(&state.conversation, tools, &cancel),
+    };
     let result = loop {
         match io.run(answer.next()).await {
             Some(TurnItem::Event(e)) => deliver(traces, io, &mut trace, message_index, e).await,
@@ -393,6 +414,7 @@ pub(crate) fn waits_for_turn_end(op: &Op) -> bool {
         Op::UserTurn { .. }
             | Op::Clear
             | Op::Retry
+            | Op::ContinueEdited { .. }
             | Op::Shutdown
             | Op::Rewind { .. }
             | Op::Record(_)

@@ -41,6 +41,9 @@ pub fn to_markdown(session: &Session) -> String {
         out.push('\n');
         match m.role.as_str() {
             "user" => section(&mut out, "User", m.name.as_deref()),
+            "assistant" if m.edited.is_some() => {
+                section(&mut out, "Assistant (edited)", m.name.as_deref());
+            }
             "assistant" => section(&mut out, "Assistant", m.name.as_deref()),
             "system" => section(&mut out, "System", m.name.as_deref()),
             "tool" => {
@@ -54,6 +57,9 @@ pub fn to_markdown(session: &Session) -> String {
         }
         if let Some(r) = m.reasoning_content.as_deref() {
             reasoning(&mut out, r);
+        }
+        if let Some(edit) = &m.edited {
+            edited(&mut out, edit);
         }
         let body = content_markdown(m.content.as_ref());
         body_and_calls(&mut out, &body, &m.tool_calls);
@@ -79,6 +85,22 @@ fn reasoning(out: &mut String, text: &str) {
         out,
         "<details>\n<summary>Reasoning</summary>\n\n{escaped}\n\n</details>\n\n"
     );
+}
+
+/// An answer the user edited before the model continued it: what the model had written and
+/// the edit, collapsed before the answer.
+fn edited(out: &mut String, edit: &kimi_protocol::AnswerEdit) {
+    out.push_str(
+        "<details>\n<summary>Edited from the model's output</summary>\n\nThe model wrote:\n\n",
+    );
+    fenced(out, "", &edit.original);
+    if !edit.original_calls.is_empty() {
+        out.push('\n');
+        body_and_calls(out, "", &edit.original_calls);
+    }
+    out.push_str("\nThe answer goes on from this edit of it:\n\n");
+    fenced(out, "", &edit.prefix);
+    out.push_str("\n</details>\n\n");
 }
 
 /// An answer that never finished (see [`PartialAnswer`]): shown, marked as such.
@@ -241,6 +263,25 @@ mod tests {
             Message::assistant("It is **sunny**."),
         ];
         s
+    }
+
+    #[test]
+    fn an_edited_answer_says_so_with_the_original() {
+        let mut s = session();
+        s.messages.push(Message {
+            edited: Some(Box::new(kimi_protocol::AnswerEdit {
+                original: "Sure<|tool_call_begin|".into(),
+                original_calls: Vec::new(),
+                prefix: "Sure, here".into(),
+            })),
+            ..Message::assistant("Sure, here it is.")
+        });
+        let md = to_markdown(&s);
+        let at = md.find("### Assistant (edited)").expect("edited section");
+        let tail = &md[at..];
+        assert!(tail.contains("Sure<|tool_call_begin|"), "{tail}");
+        assert!(tail.contains("Sure, here it is."), "{tail}");
+        assert!(to_openai_json(&s).contains("\"original\": \"Sure<|tool_call_begin|\""));
     }
 
     #[test]

@@ -775,6 +775,70 @@ mod tests {
     }
 
     #[test]
+    fn an_edited_answer_keeps_its_edit_and_original_through_the_journal() {
+        let mut bytes = header();
+        let user = Message::user("weather?");
+        let original = Message::assistant("Let me check.");
+        let edited = Message {
+            edited: Some(Box::new(kimi_protocol::AnswerEdit {
+                original: "Let me check.<|tool_calls_section_begin|><|tool_call_begin".into(),
+                original_calls: Vec::new(),
+                prefix: "Let me check.<|tool_calls_section_begin|><|tool_call_begin|>".into(),
+            })),
+            ..Message::assistant("Let me check.")
+        };
+        for mut r in [
+            Record::Message {
+                at: 1,
+                index: 0,
+                message: user.clone(),
+            },
+            Record::Message {
+                at: 2,
+                index: 1,
+                message: original,
+            },
+            Record::Truncate {
+                at: 3,
+                messages: 1,
+                traces: 0,
+            },
+            Record::Message {
+                at: 4,
+                index: 1,
+                message: edited.clone(),
+            },
+        ] {
+            encode(&mut r, &mut bytes).expect("encode");
+        }
+        let s = read_from(Path::new("j"), &bytes[..])
+            .expect("reads")
+            .session;
+        assert_eq!(s.messages, [user, edited]);
+        let edit = s.messages[1].edited.as_deref().expect("the edit survives");
+        assert!(edit.original.ends_with("<|tool_call_begin"));
+        assert!(edit.prefix.ends_with("<|tool_call_begin|>"));
+    }
+
+    #[test]
+    fn a_journal_written_before_answers_could_be_edited_still_reads() {
+        let mut bytes = header();
+        bytes.extend_from_slice(
+            br#"{"type":"message","at":5,"index":0,"message":{"role":"user","content":"hi"}}
+{"type":"message","at":6,"index":1,"message":{"role":"assistant","content":"Hello.","edited_arguments":null}}
+"#,
+        );
+        let s = read_from(Path::new("j"), &bytes[..])
+            .expect("reads")
+            .session;
+        assert_eq!(
+            s.messages,
+            [Message::user("hi"), Message::assistant("Hello.")]
+        );
+        assert!(s.messages.iter().all(|m| m.edited.is_none()));
+    }
+
+    #[test]
     fn call_decisions_are_recorded_replayed_and_cut_with_their_calls() {
         use crate::tools::rules::{DecisionOrigin, RuleDecision, RuleId, RuleSource, Verdict};
         let call = kimi_protocol::ToolCall::new("functions.get_weather:0", "get_weather", "{}");

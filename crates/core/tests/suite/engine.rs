@@ -48,7 +48,7 @@ fn weather(approval: Approval) -> ToolSpec {
     }
 }
 
-fn toolbox() -> Toolbox {
+pub(super) fn toolbox() -> Toolbox {
     Toolbox::new(vec![
         weather(Approval::Ask),
         tool("slow", "slow.sh", Approval::Auto, 1),
@@ -59,9 +59,9 @@ fn toolbox() -> Toolbox {
 
 /// Approves or denies in order, recording what it was asked.
 #[derive(Default)]
-struct Scripted {
+pub(super) struct Scripted {
     decisions: VecDeque<Decision>,
-    asked: Vec<ApprovalRequest>,
+    pub(super) asked: Vec<ApprovalRequest>,
 }
 
 impl Approver for Scripted {
@@ -78,7 +78,7 @@ struct Run {
     conversation: Vec<Message>,
     outcome: TurnOutcome,
     events: Vec<EngineEvent>,
-    asked: Vec<ApprovalRequest>,
+    pub(super) asked: Vec<ApprovalRequest>,
     requests: Vec<Value>,
 }
 
@@ -105,7 +105,7 @@ impl Run {
     }
 }
 
-fn agent(backend: Backend, toolbox: Toolbox, max_rounds: u32) -> AgentHandle {
+pub(super) fn agent(backend: Backend, toolbox: Toolbox, max_rounds: u32) -> AgentHandle {
     Agent::spawn(
         AgentInit {
             backend,
@@ -121,7 +121,7 @@ fn agent(backend: Backend, toolbox: Toolbox, max_rounds: u32) -> AgentHandle {
 
 /// Read the agent's events to the end of the turn, answering approvals with `approver`; then
 /// the agent's own conversation, asked for with a snapshot.
-async fn drive(
+pub(super) async fn drive(
     agent: &mut AgentHandle,
     approver: &mut impl Approver,
     mut on_event: impl FnMut(&EngineEvent, &AgentHandle),
@@ -147,7 +147,7 @@ async fn drive(
     (outcome, events, snapshot(agent).await.0)
 }
 
-async fn snapshot(agent: &mut AgentHandle) -> (Vec<Message>, Vec<(usize, Trace)>) {
+pub(super) async fn snapshot(agent: &mut AgentHandle) -> (Vec<Message>, Vec<(usize, Trace)>) {
     assert!(agent.send(Op::Snapshot));
     loop {
         match agent.events.recv().await.expect("a snapshot") {

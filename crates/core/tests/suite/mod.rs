@@ -1,4 +1,5 @@
 mod agent;
+mod continue_edit;
 mod engine;
 mod recorder;
 mod retries;

@@ -72,6 +72,12 @@ pub fn render_messages(
                 .map_err(|e| K3Error::at(i, "R5", format!("cannot be written as JSON: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    for m in &mut messages {
+        // Ours: the record of an edited answer is no part of the prompt.
+        if let Some(m) = m.as_object_mut() {
+            m.remove("edited");
+        }
+    }
     apply_edits(&mut messages);
     let tools = (!tools.is_empty()).then(|| Value::Array(tools.to_vec()));
     render(&messages, tools.as_ref(), opts)

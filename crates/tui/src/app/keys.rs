@@ -38,6 +38,8 @@ pub(crate) enum Context {
     Elicit,
     /// The slash-command popup over the input (`/` typed first): before the input's keys.
     Slash,
+    /// The inspector's editor of the last answer (`e`): before the inspector's keys.
+    AnswerEdit,
 }
 
 /// What a key does. Several contexts share the scroll actions; each scrolls its own view.
@@ -76,8 +78,18 @@ pub(crate) enum Action {
     SaveTrace,
     /// Write the request in view as a reproducer for a server bug report.
     SaveRepro,
+    /// A/B: send the request in view again non-streamed, or in the other mode, and show both
+    /// answers side by side.
+    CompareNonStream,
+    CompareOtherMode,
     /// Chat mode: the inspector shows each SSE event as its raw JSON, or as one compact line.
     ToggleRawJson,
+    /// Edit the model's output of the last answer, to continue from the edit.
+    EditAnswer,
+    /// Continue from the edited answer.
+    ContinueEdit,
+    /// Close the answer's editor; the answer stays as it was.
+    CancelEdit,
     /// The inspector's next / previous stall (a gap over the threshold).
     NextStall,
     PrevStall,
@@ -616,6 +628,27 @@ pub(crate) const TABLE: &[Row] = &[
     },
     Row {
         context: Inspector,
+        keys: "a A",
+        help: "A/B: again non-streamed (a) or in the other mode (A), side by side",
+        hint: None,
+        binds: &[(c('a'), CompareNonStream), (c('A'), CompareOtherMode)],
+    },
+    Row {
+        context: Inspector,
+        keys: "e",
+        help: "edit the model's output of the last answer and continue from the edit",
+        hint: None,
+        binds: &[(c('e'), EditAnswer)],
+    },
+    Row {
+        context: AnswerEdit,
+        keys: "Ctrl-S / Esc",
+        help: "editing the last answer: continue from the edit / cancel",
+        hint: None,
+        binds: &[(ctrl('s'), ContinueEdit), (k(Esc), CancelEdit)],
+    },
+    Row {
+        context: Inspector,
         keys: "} {",
         help: "next / previous stall (a long gap between chunks)",
         hint: None,
@@ -773,7 +806,7 @@ pub(crate) const SECTIONS: &[(&str, &[Context])] = &[
     ),
     ("A project's rules", &[Trust]),
     ("An MCP server's question", &[Elicit]),
-    ("Inspector", &[Inspector, Tokens, Search]),
+    ("Inspector", &[Inspector, Tokens, Search, AnswerEdit]),
     ("The commands list (typing /)", &[Slash]),
     ("Pickers and history search", &[Picker, HistorySearch]),
     ("In this help", &[Help]),

@@ -102,6 +102,10 @@ pub(crate) struct InspectorState {
     pub(crate) view: crate::ui::inspector_view::InspectorView,
     /// The token view laid out for the trace in view (the widget's cache).
     pub(crate) token_view: crate::ui::inspector_tokens_view::TokenView,
+    /// The last A/B comparison asked for (`a`, `A`), shown above its request.
+    pub(crate) ab: Option<super::inspector_ab::Ab>,
+    /// `e`: the last answer being edited, to continue from.
+    pub(crate) edit: Option<super::answer_edit::AnswerEditor>,
 }
 
 impl Default for InspectorState {
@@ -121,6 +125,8 @@ impl Default for InspectorState {
             tokens: Default::default(),
             view: Default::default(),
             token_view: Default::default(),
+            ab: None,
+            edit: None,
         }
     }
 }

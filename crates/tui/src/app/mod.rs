@@ -4,6 +4,7 @@
 //! them); a frame is drawn only when something changed, at most ~60 times
 //! a second, so a burst of tokens costs one redraw.
 
+pub(crate) mod answer_edit;
 pub(crate) mod attach;
 pub(crate) mod background;
 pub(crate) mod clipboard;
@@ -21,6 +22,7 @@ pub(crate) mod history_file;
 pub(crate) mod history_search;
 pub(crate) mod inline_screen;
 pub(crate) mod input;
+pub(crate) mod inspector_ab;
 pub(crate) mod inspector_tokens;
 pub(crate) mod inspector_trace;
 mod job_control;

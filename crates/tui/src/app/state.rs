@@ -95,6 +95,8 @@ pub(crate) struct AssistantTurn {
     pub(crate) sanitizer: kimi_protocol::sanitize::StreamSanitizer,
     /// The reasoning cell (thinking models); drawn with the header.
     pub(crate) reasoning: super::reasoning::Reasoning,
+    /// The answer continues an edit of the model's output (tagged "edited").
+    pub(crate) edited: bool,
 }
 
 impl AssistantTurn {
@@ -111,6 +113,7 @@ impl AssistantTurn {
             rev: 1,
             sanitizer: Default::default(),
             reasoning: Default::default(),
+            edited: false,
         }
     }
 
@@ -368,6 +371,9 @@ pub(crate) struct App {
     pub(crate) no_color: bool,
     /// A turn is in flight.
     pub(crate) busy: bool,
+    /// The turn in flight continues an edited answer: its first round's cell is tagged
+    /// "edited" from the start (the inline screen writes a header once).
+    pub(crate) continuing: bool,
     pub(crate) should_quit: bool,
     /// Something changed since the last draw.
     pub(crate) dirty: bool,
@@ -447,6 +453,7 @@ impl App {
             keyboard_enhanced: false,
             no_color: false,
             busy: false,
+            continuing: false,
             should_quit: false,
             dirty: true,
             session: None,

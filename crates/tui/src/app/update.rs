@@ -448,6 +448,10 @@ fn inspect_dialog_call(app: &mut App) {
 }
 
 fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
+    // The editor of the last answer takes every key while it is open.
+    if app.layers.inspector.edit.is_some() {
+        return super::answer_edit::key(app, k, fx);
+    }
     let over_dialog = app.layers.dialog.is_some();
     let ins = &mut app.layers.inspector;
     if let Some(q) = ins.searching.as_mut() {
@@ -538,6 +542,8 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
                 fx.push(Effect::SaveRepro(Box::new(trace.clone())));
             }
         }
+        Some(Action::CompareNonStream) => super::inspector_ab::start(app, false, fx),
+        Some(Action::CompareOtherMode) => super::inspector_ab::start(app, true, fx),
         Some(Action::ToggleRawJson) => {
             ins.raw_json = !ins.raw_json;
             ins.view.set_raw_json(ins.raw_json);
@@ -547,6 +553,7 @@ fn inspector_key(app: &mut App, k: KeyEvent, fx: &mut Vec<Effect>) {
                 "chat events compact (r: raw JSON)".into()
             });
         }
+        Some(Action::EditAnswer) => super::answer_edit::open(app),
         Some(Action::NextStall) => super::inspector_trace::jump(app, true),
         Some(Action::PrevStall) => super::inspector_trace::jump(app, false),
         _ => {}
@@ -872,7 +879,7 @@ pub(super) fn warn_special_tokens(app: &mut App, what: String, neutralized: bool
     app.notice(format!("{what}; {consequence}."), !neutralized);
 }
 
-fn start_turn(app: &mut App, fx: &mut Vec<Effect>, op: Op) {
+pub(super) fn start_turn(app: &mut App, fx: &mut Vec<Effect>, op: Op) {
     // The user's message is saved when the agent reports it, before the request is made.
     app.busy = true;
     app.cancelling = false;
@@ -1054,9 +1061,11 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
     app.dirty = true;
     match e {
         EngineEvent::RoundStarted { .. } => {
+            let mut turn = AssistantTurn::new(None);
+            turn.edited = std::mem::take(&mut app.continuing);
             app.transcript
                 .entries
-                .push(Entry::Assistant(Box::new(AssistantTurn::new(None))));
+                .push(Entry::Assistant(Box::new(turn)));
             app.transcript.turn_entry = Some(app.transcript.entries.len() - 1);
             app.status.activity = Activity::Streaming {
                 since: app.now,
@@ -1172,6 +1181,11 @@ fn engine(app: &mut App, e: EngineEvent, fx: &mut Vec<Effect>) {
             super::models::listed(app, shown, result)
         }
         EngineEvent::ModelChosen { model } => super::models::model_chosen(app, model),
+        EngineEvent::Compared {
+            index,
+            variant,
+            outcome,
+        } => super::inspector_ab::compared(app, index, variant, outcome),
         EngineEvent::ProfileChosen { choice } => super::models::profile_chosen(app, *choice, fx),
         EngineEvent::AgentRestarted { message } => {
             tracing::error!(%message, "the agent restarted");

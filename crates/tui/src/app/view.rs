@@ -24,13 +24,28 @@ pub(super) fn appended(app: &mut App, index: usize, message: Message) {
     match message.role.as_str() {
         // The turn that showed the answer holds its text from now on.
         "assistant" => {
-            if let Some(Content::Text(text)) = &message.content
-                && let Some(Entry::Assistant(turn)) = app
-                    .transcript
-                    .turn_entry
-                    .and_then(|i| app.transcript.entries.get_mut(i))
+            if let Some(Entry::Assistant(turn)) = app
+                .transcript
+                .turn_entry
+                .and_then(|i| app.transcript.entries.get_mut(i))
             {
-                turn.share_text(text);
+                let edited = message.edited.is_some();
+                if turn.edited && !edited {
+                    // A continuation that failed: the core gave the original answer back,
+                    // shown in its place, untagged.
+                    turn.set_text(&message.text());
+                    turn.edited = false;
+                    turn.rev += 1;
+                } else {
+                    if let Some(Content::Text(text)) = &message.content {
+                        turn.share_text(text);
+                    }
+                    // A resumed session's edited answer is tagged as it comes.
+                    if edited && !turn.edited {
+                        turn.edited = true;
+                        turn.rev += 1;
+                    }
+                }
             }
         }
         "tool" => tool_result(app, &message),
@@ -115,6 +130,7 @@ pub(super) fn approval(app: &mut App, id: u64, request: ApprovalRequest, fx: &mu
 
 fn turn_over(app: &mut App) {
     app.busy = false;
+    app.continuing = false;
     app.cancelling = false;
     app.status.activity = Activity::Idle;
     app.layers.dialog = None;

@@ -84,6 +84,7 @@ pub(super) fn k3_raw_trace(model: &str) -> Trace {
             "stop": ["<|end_of_msg|>", "[EOS]"]}),
         prompt: Some(PROMPT.into()),
         prompt_text_markers: Vec::new(),
+        source: None,
         started_unix_ms: 1,
         reasoning_resent: None,
     })));
@@ -167,6 +168,7 @@ fn the_family_comes_from_the_model_the_prompt_or_the_profile() {
                 .into(),
         ),
         prompt_text_markers: Vec::new(),
+        source: None,
         started_unix_ms: 2,
         reasoning_resent: None,
     })));

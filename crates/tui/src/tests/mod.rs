@@ -1,3 +1,4 @@
+mod app_answer_edit;
 mod app_defects;
 mod app_elicit;
 mod app_go_back;

@@ -701,6 +701,7 @@ fn recorded_trace(prompt: &str, started_unix_ms: u64) -> Trace {
         body: json!({"model": "moonshotai/Kimi-K2-Instruct", "prompt": prompt}),
         prompt: Some(prompt.into()),
         prompt_text_markers: Vec::new(),
+        source: None,
         started_unix_ms,
         reasoning_resent: None,
     })));

@@ -47,6 +47,8 @@ impl Source {
 pub(crate) struct InspectorView {
     source: Option<Source>,
     head: Vec<Line<'static>>,
+    /// The A/B comparison of this request, when one was asked for: set every frame.
+    ab: Vec<Line<'static>>,
     request: Vec<Line<'static>>,
     title: Line<'static>,
     chunks: Vec<Line<'static>>,
@@ -148,6 +150,11 @@ impl InspectorView {
         self.foot.extend(lines);
     }
 
+    /// The A/B lines of this request (none: no comparison of it).
+    pub(crate) fn set_ab(&mut self, lines: Vec<Line<'static>>) {
+        self.ab = lines;
+    }
+
     /// Gaps of `ms` or more are stalls (laid out again on the next refresh if it changed).
     pub(crate) fn set_stall_ms(&mut self, ms: u64) {
         self.stall_ms = Some(ms);
@@ -175,7 +182,7 @@ impl InspectorView {
     /// The next stall after line `from` (forward) or the last one before it: which stall
     /// (from 0) and its line.
     pub(crate) fn stall_line(&self, from: usize, forward: bool) -> Option<(usize, usize)> {
-        let base = self.head.len() + self.diff.len() + self.request.len() + 1;
+        let base = self.head.len() + self.ab.len() + self.diff.len() + self.request.len() + 1;
         let lines: Vec<(usize, usize)> = self
             .stalls
             .iter()
@@ -223,6 +230,7 @@ impl InspectorView {
 
     pub(crate) fn len(&self) -> usize {
         self.head.len()
+            + self.ab.len()
             + self.diff.len()
             + self.request.len()
             + 1
@@ -233,7 +241,7 @@ impl InspectorView {
     /// Line `n`, counted from the top.
     pub(crate) fn line(&self, n: usize) -> Option<&Line<'static>> {
         let mut n = n;
-        for part in [&self.head, &self.diff, &self.request] {
+        for part in [&self.head, &self.ab, &self.diff, &self.request] {
             if n < part.len() {
                 return part.get(n);
             }
@@ -258,6 +266,7 @@ impl InspectorView {
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Line<'static>> {
         self.head
             .iter()
+            .chain(&self.ab)
             .chain(&self.diff)
             .chain(&self.request)
             .chain(std::iter::once(&self.title))

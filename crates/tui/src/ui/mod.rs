@@ -9,6 +9,7 @@ pub(crate) mod elicit;
 pub(crate) mod help;
 pub(crate) mod inline;
 pub(crate) mod inspector;
+pub(crate) mod inspector_ab;
 pub(crate) mod inspector_chat;
 pub(crate) mod inspector_cost;
 pub(crate) mod inspector_diff;
@@ -117,6 +118,12 @@ fn prepare_inspector(app: &mut App, area: Rect) {
     app.layers.inspector.view.add_to_foot(notes);
     let cost = inspector_cost::lines(&crate::app::thinking_cost::request(app, i));
     app.layers.inspector.view.add_to_foot(cost);
+    let started = app.traces[i].read().started_unix_ms;
+    let ab = match &app.layers.inspector.ab {
+        Some(ab) if ab.is_of(i, started) => inspector_ab::lines(ab),
+        _ => Vec::new(),
+    };
+    app.layers.inspector.view.set_ab(ab);
     // The prompt diff against the request before: compared once per request, not per frame.
     let traces = &app.traces;
     let key = (i, traces[i].read().started_unix_ms);

@@ -167,6 +167,9 @@ impl TurnCell {
     /// streaming turn's header into the scrollback without it, once).
     pub(crate) fn header(t: &AssistantTurn, state: bool) -> Vec<Line<'static>> {
         let mut spans = vec![Span::styled("◆ Kimi", style::assistant_header())];
+        if t.edited {
+            spans.push(Span::styled("  edited", style::dim()));
+        }
         if !state {
             return vec![Line::from(spans)];
         }

@@ -1,12 +1,10 @@
 //! The conformance checks: a pure function from what the requests brought back
 //! ([`Recorded`]) to one result per check, in the order of [`CHECKS`].
 
-use serde_json::Value;
-
 mod calls;
 mod text;
 
-use super::record::{Answer, CallRec, Exchange, Recorded};
+use super::record::{Answer, Exchange, Recorded};
 
 /// One check of the scorecard: its name (stable: JSON output and mock scenarios refer to it)
 /// and what it asks.
@@ -197,16 +195,6 @@ fn at(x: &Exchange, how: &str, chunk: Option<usize>) -> String {
             x.request, x.round
         ),
         None => format!("request {} (round {}, {how})", x.request, x.round),
-    }
-}
-
-fn same_args(a: &CallRec, b: &CallRec) -> bool {
-    match (
-        serde_json::from_str::<Value>(&a.arguments),
-        serde_json::from_str::<Value>(&b.arguments),
-    ) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a.arguments == b.arguments,
     }
 }
 

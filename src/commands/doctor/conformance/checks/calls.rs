@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use kimi_protocol::{Mode, Model};
 
-use super::{DUPLICATE, Outcome, Status, TOOL_PARSER, answers, at, clip, fail, pass, same_args};
+use super::{DUPLICATE, Outcome, Status, TOOL_PARSER, answers, at, clip, fail, pass};
 use crate::commands::doctor::conformance::record::{Expect, Recorded};
 
 pub(super) fn finish_reason(rec: &Recorded) -> Outcome {
@@ -114,7 +114,7 @@ pub(super) fn duplicate_calls(rec: &Recorded) -> Outcome {
         for (i, c) in a.calls.iter().enumerate() {
             if let Some(d) = a.calls[..i]
                 .iter()
-                .find(|d| d.id == c.id || (d.name == c.name && same_args(d, c)))
+                .find(|d| d.id == c.id || (d.name == c.name && d.same_arguments(c)))
             {
                 return fail(
                     format!(

@@ -5,7 +5,7 @@ use kimi_protocol::{Mode, Template};
 
 use super::{
     BYTES_PER_TOKEN, GROWTH_TOLERANCE, Outcome, REASONING_PARSER, SKIP_SPECIAL, Status,
-    TOOL_PARSER, answers, at, clip, fail, pass, same_args,
+    TOOL_PARSER, answers, at, clip, fail, pass,
 };
 use crate::commands::doctor::conformance::record::{Answer, Expect, Recorded};
 use crate::commands::doctor::conformance::requests;
@@ -357,7 +357,7 @@ pub(super) fn stream_agreement(rec: &Recorded) -> Outcome {
             ))
         } else {
             s.calls.iter().zip(&p.calls).find_map(|(a, b)| {
-                (a.name != b.name || !same_args(a, b)).then(|| {
+                (a.name != b.name || !a.same_arguments(b)).then(|| {
                     format!(
                         "streamed {} {} (chunk {}), non-streamed {} {}",
                         a.name,
