@@ -47,6 +47,24 @@ pub struct Usage {
     pub reasoning_tokens: Option<u64>,
 }
 
+impl Usage {
+    /// This usage and `other`'s added, as a turn's over its requests. A detail stays only when
+    /// both report it: a sum over some requests would read as the whole. Saturating: a server's
+    /// counts are not trusted to be sane.
+    pub fn plus(self, other: Usage) -> Usage {
+        let both = |a: Option<u64>, b: Option<u64>| Some(a?.saturating_add(b?));
+        Usage {
+            prompt_tokens: self.prompt_tokens.saturating_add(other.prompt_tokens),
+            completion_tokens: self
+                .completion_tokens
+                .saturating_add(other.completion_tokens),
+            total_tokens: self.total_tokens.saturating_add(other.total_tokens),
+            cached_tokens: both(self.cached_tokens, other.cached_tokens),
+            reasoning_tokens: both(self.reasoning_tokens, other.reasoning_tokens),
+        }
+    }
+}
+
 /// Every shape a usage object arrives in; a detail that is `null` or absent is not reported.
 #[derive(Deserialize)]
 struct WireUsage {
@@ -231,6 +249,30 @@ mod tests {
         // A detail of 0 is reported: 0, not "not reported".
         let zero = read(json!({"prompt_tokens_details": {"cached_tokens": 0}}));
         assert_eq!(zero.cached_tokens, Some(0));
+    }
+
+    #[test]
+    fn a_sum_keeps_a_detail_only_when_both_report_it() {
+        let a = read(
+            json!({"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12,
+            "prompt_tokens_details": {"cached_tokens": 4},
+            "completion_tokens_details": {"reasoning_tokens": 1}}),
+        );
+        let b = read(
+            json!({"prompt_tokens": 20, "completion_tokens": 3, "total_tokens": 23,
+            "cached_tokens": 10}),
+        );
+        let sum = a.plus(b);
+        assert_eq!(
+            (sum.prompt_tokens, sum.completion_tokens, sum.total_tokens),
+            (30, 5, 35)
+        );
+        assert_eq!((sum.cached_tokens, sum.reasoning_tokens), (Some(14), None));
+        let huge = Usage {
+            prompt_tokens: u64::MAX,
+            ..a
+        };
+        assert_eq!(huge.plus(a).prompt_tokens, u64::MAX);
     }
 
     #[test]

@@ -21,6 +21,8 @@ use kimi_protocol::{StreamEvent, Trace};
 /// model and the tools produce is appended, even when the turn fails (a partial answer is kept).
 pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
     let mut outcome = TurnOutcome::default();
+    // Whether a request of the turn reported its usage yet: the first one is the sum so far.
+    let mut reported = false;
     // An edited answer to continue: the first round's request goes on from it.
     let mut continuation = state.continuation.take();
     for round in 1..=state.max_rounds {
@@ -33,9 +35,8 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
         let prefix = continuation.as_ref().map(|c| c.edit.prefix.as_str());
         let (mut result, trace) = super::retry::stream(state, &tools, io, prefix).await;
         if let Some(u) = result.usage {
-            outcome.usage.prompt_tokens += u.prompt_tokens;
-            outcome.usage.completion_tokens += u.completion_tokens;
-            outcome.usage.total_tokens += u.total_tokens;
+            outcome.usage = if reported { outcome.usage.plus(u) } else { u };
+            reported = true;
         }
         let failed = result.error.is_some() || result.cancelled;
         let calls = if failed {

@@ -393,3 +393,22 @@ async fn raw_call_opened_inside_the_reasoning_runs() {
     let reasoning = r.answers()[0].reasoning_content.clone().expect("kept");
     assert!(!reasoning.contains("<|"), "{reasoning:?}");
 }
+
+/// A turn's usage sums its requests' (the call, then the answer): the cache hits and, in chat
+/// mode, the reasoning tokens the mock reports for each; raw completions report no reasoning
+/// tokens, so the turn's are not reported either, never 0.
+#[tokio::test]
+async fn a_turns_usage_sums_the_cache_hits_and_reasoning_tokens_its_requests_report() {
+    let chat = run(thinking("kimi-k2-thinking"), Mode::Chat, |_| {}).await;
+    assert_one_tool_round(&chat);
+    let u = chat.outcome.usage;
+    // The second request extends the first: the mock serves the first prompt from its cache.
+    assert!(u.cached_tokens > Some(0), "{u:?}");
+    assert!(u.cached_tokens < Some(u.prompt_tokens), "{u:?}");
+    assert!(u.reasoning_tokens > Some(0), "{u:?}");
+    assert!(u.reasoning_tokens < Some(u.completion_tokens), "{u:?}");
+    let raw = run(thinking("kimi-k2-thinking"), Mode::Raw, |_| {}).await;
+    assert_one_tool_round(&raw);
+    assert!(raw.outcome.usage.cached_tokens > Some(0));
+    assert_eq!(raw.outcome.usage.reasoning_tokens, None);
+}
