@@ -36,13 +36,9 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
     let print = args.print;
     let mut lines = stream_json::Lines::default();
     let mut now = Trace::default();
-    let prompt = saved
-        .prompt
-        .clone()
-        .map(|p| (p, saved.prompt_text_markers.clone()));
     let cancel = CancellationToken::new();
     let result = runtime.block_on(async {
-        let mut answer = backend.replay(saved.request.clone(), prompt, &cancel);
+        let mut answer = backend.replay(&saved, &cancel);
         while let Some(item) = answer.next().await {
             let ev = match item {
                 TurnItem::Event(ev) => ev,

@@ -94,6 +94,7 @@ pub(super) fn stream(
         text: prompt,
         text_markers: from_text.into_iter().map(|r| (r.start, r.end)).collect(),
         source: Some(source(messages, tools)),
+        prefix: prefix.map(str::to_owned),
     };
     open(call, body, Some(prompt), decoder, Events::default(), resent)
 }
@@ -139,6 +140,7 @@ fn stream_k3(
         text: prompt,
         text_markers: Vec::new(),
         source: Some(source(messages, tools)),
+        prefix: prefix.map(str::to_owned),
     };
     open(call, body, Some(prompt), decoder, said, resent)
 }
@@ -195,21 +197,8 @@ fn k3_marker_warnings(messages: &[Message]) -> Vec<String> {
         .collect()
 }
 
-/// POST `body` (a raw completion request, as built or as saved) and parse the answer; `said`
-/// holds what was said before the request, `resent` the reasoning its prompt carries.
-pub(super) fn send(
-    call: Call<'_>,
-    body: Value,
-    prompt: Option<Prompt>,
-    start: ParseStart,
-    said: Events,
-    resent: Option<ReasoningResent>,
-) -> Exchange {
-    open(call, body, prompt, RawDecoder::new(start), said, resent)
-}
-
 /// POST `body` and parse the answer with `decoder` (which may have parsed a prefix already).
-fn open(
+pub(super) fn open(
     call: Call<'_>,
     body: Value,
     prompt: Option<Prompt>,

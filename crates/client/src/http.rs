@@ -183,6 +183,8 @@ pub(super) struct Prompt {
     pub(crate) text_markers: Vec<(usize, usize)>,
     /// What it was rendered from (see [`RequestSent::source`]).
     pub(crate) source: Option<Value>,
+    /// The edited start of the answer that ends `text` (see [`RequestSent::prefix`]).
+    pub(crate) prefix: Option<String>,
 }
 
 /// A streamed POST ready to go, and the [`RequestSent`] that reports it: the body as sent, the
@@ -209,9 +211,9 @@ pub(super) fn request(
         req = req.header(AUTHORIZATION, format!("Bearer {key}"));
         headers.push(("Authorization".into(), REDACTED.into()));
     }
-    let (prompt, prompt_text_markers, source) = match prompt {
-        Some(p) => (Some(p.text), p.text_markers, p.source),
-        None => (None, Vec::new(), None),
+    let (prompt, prompt_text_markers, source, prefix) = match prompt {
+        Some(p) => (Some(p.text), p.text_markers, p.source, p.prefix),
+        None => (None, Vec::new(), None, None),
     };
     let sent = RequestSent {
         mode: ep.mode,
@@ -221,6 +223,7 @@ pub(super) fn request(
         prompt,
         prompt_text_markers,
         source,
+        prefix,
         started_unix_ms: unix_ms(),
         reasoning_resent,
     };

@@ -16,30 +16,55 @@ use super::{Backend, BackendError, TurnResult};
 use kimi_protocol::{Mode, StreamEvent, Trace};
 
 impl Backend {
-    /// POST `body` exactly as given to the endpoint of the backend's mode, and stream the
-    /// answer as a turn does (the events say everything a trace holds). Raw mode: `prompt` is
-    /// the prompt inside `body`, shown by the inspector and deciding where parsing starts.
-    pub fn replay<'a>(
-        &'a self,
-        body: Value,
-        prompt: Option<(String, Vec<(usize, usize)>)>,
-        cancel: &'a CancellationToken,
-    ) -> TurnStream<'a> {
+    /// POST the body of `saved` exactly as it was to the endpoint of the backend's mode, and
+    /// stream the answer as a turn does (the events say everything a trace holds). Raw mode:
+    /// its prompt (shown by the inspector) and the edited start of the answer it continued,
+    /// if any, decide where parsing starts.
+    pub fn replay<'a>(&'a self, saved: &Trace, cancel: &'a CancellationToken) -> TurnStream<'a> {
         let call = self.call(&self.endpoint, cancel);
+        let body = saved.request.clone();
         let exchange = match self.endpoint.mode {
             Mode::Raw => {
-                let start = ParseStart::for_prompt(prompt.as_ref().map(|p| p.0.as_str()));
-                let prompt = prompt.map(|(text, text_markers)| Prompt {
+                let decoder = raw_decoder(saved);
+                let prompt = saved.prompt.clone().map(|text| Prompt {
                     text,
-                    text_markers,
-                    source: None,
+                    text_markers: saved.prompt_text_markers.clone(),
+                    source: saved.source.clone(),
+                    prefix: saved.prefix.clone(),
                 });
-                completions::send(call, body, prompt, start, Events::default(), None)
+                completions::open(
+                    call,
+                    body,
+                    prompt,
+                    decoder,
+                    Events::default(),
+                    saved.reasoning_resent.clone(),
+                )
             }
-            Mode::Chat => chat::send(call, body, Events::default(), None),
+            Mode::Chat => chat::send(
+                call,
+                body,
+                Events::default(),
+                saved.reasoning_resent.clone(),
+            ),
         };
         TurnStream::single(exchange)
     }
+}
+
+/// The decoder of a raw trace: started where its prompt leaves the model, and past the
+/// edited start of the answer when it continued one.
+fn raw_decoder(trace: &Trace) -> RawDecoder {
+    let prompt = trace.prompt.as_deref();
+    let before = match (prompt, trace.prefix.as_deref()) {
+        (Some(p), Some(prefix)) => p.strip_suffix(prefix),
+        _ => prompt,
+    };
+    let mut d = RawDecoder::new(ParseStart::for_prompt(before));
+    if let Some(prefix) = &trace.prefix {
+        d.prefix(prefix);
+    }
+    d
 }
 
 /// The decoder of a saved trace's mode.
@@ -68,7 +93,7 @@ pub struct Reparse<'a> {
 pub fn reparse(trace: &Trace) -> Reparse<'_> {
     let decoder = match trace.mode {
         Mode::Raw => {
-            let mut d = RawDecoder::new(ParseStart::for_prompt(trace.prompt.as_deref()));
+            let mut d = raw_decoder(trace);
             d.set_finish_reason(trace.finish_reason.clone());
             Saved::Raw(Box::new(d))
         }
@@ -168,5 +193,42 @@ impl Iterator for Reparse<'_> {
                 return None;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kimi_protocol::RequestSent;
+
+    /// A saved answer continued from an edit parses again as it did live: the edited start
+    /// first, so the call it opened is completed by the saved completion.
+    #[test]
+    fn a_continued_answer_parses_again_from_its_edited_start() {
+        let prefix = "Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>";
+        let prompt = format!(
+            "<|im_user|>user<|im_middle|>Weather?<|im_end|><|im_assistant|>assistant<|im_middle|>{prefix}"
+        );
+        let mut trace = Trace::started(RequestSent {
+            mode: Mode::Raw,
+            prompt: Some(prompt),
+            prefix: Some(prefix.into()),
+            ..RequestSent::default()
+        });
+        trace.push_chunk(r#"{"city": "Paris"}<|tool_call_end|>"#, 1);
+        trace.push_chunk("<|tool_calls_section_end|>", 2);
+        trace.done = true;
+        let (_, result) = reparse(&trace).events_and_result();
+        assert!(result.error.is_none(), "{:?}", result.error);
+        assert_eq!(result.content, "Checking.");
+        assert_eq!(result.tool_calls.len(), 1, "{result:?}");
+        assert_eq!(
+            result.tool_calls[0].function.arguments,
+            r#"{"city": "Paris"}"#
+        );
+        // Without the edited start the same chunks hold no whole call.
+        trace.prefix = None;
+        let (_, result) = reparse(&trace).events_and_result();
+        assert!(result.tool_calls.is_empty(), "{result:?}");
     }
 }

@@ -200,6 +200,9 @@ pub struct RequestSent {
     /// that the request can be sent again to the server's chat endpoint (an A/B of the two
     /// templates and parsers).
     pub source: Option<Value>,
+    /// Raw mode, an answer continued from an edit: the edited start of the answer, which ends
+    /// `prompt` and which the parse of the completion began with.
+    pub prefix: Option<String>,
     /// Wall-clock start, milliseconds since the Unix epoch.
     pub started_unix_ms: u64,
     /// The earlier reasoning the prompt carries, when it could be measured.

@@ -59,6 +59,10 @@ pub struct Trace {
     /// [`RequestSent::source`]); absent in traces saved before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Value>,
+    /// Raw mode: the edited start of the answer the completion continues (see
+    /// [`RequestSent::prefix`]); parsing the stream again begins with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
     /// Token-level data, when the request asked for `logprobs` and the server sent them.
     #[serde(default, skip_serializing_if = "TokenTrace::is_empty")]
     pub tokens: TokenTrace,
@@ -193,6 +197,7 @@ impl Trace {
             prompt: request.prompt,
             prompt_text_markers: request.prompt_text_markers,
             source: request.source,
+            prefix: request.prefix,
             started_unix_ms: request.started_unix_ms,
             reasoning_resent: request.reasoning_resent,
             ..Trace::default()
@@ -347,6 +352,7 @@ mod tests {
             prompt: None,
             prompt_text_markers: vec![(1, 3)],
             source: None,
+            prefix: None,
             started_unix_ms: 42,
             reasoning_resent: None,
         };

@@ -175,6 +175,9 @@ pub fn check(saved: &Trace, variant: Variant) -> Result<(), String> {
         (Variant::Chat, Mode::Chat) => {
             Err("the request is already a chat one: compare `stream`, `non-stream` or `raw`".into())
         }
+        (Variant::Raw | Variant::Chat, _) if saved.prefix.is_some() => Err(
+            "the request continued an edited answer, which the other endpoint cannot be sent: compare `stream` or `non-stream`".into(),
+        ),
         (Variant::Raw | Variant::Chat, _) => conversation(saved).map(drop),
         _ if saved.request.is_null() => Err("the trace holds no request body".into()),
         _ => Ok(()),
@@ -226,11 +229,7 @@ pub async fn send(
     }
     match variant {
         Variant::Stream => {
-            let prompt = saved
-                .prompt
-                .clone()
-                .map(|p| (p, saved.prompt_text_markers.clone()));
-            let stream = backend.replay(saved.request.clone(), prompt, cancel);
+            let stream = backend.replay(saved, cancel);
             let (events, result) = stream.events_and_result().await;
             side.answer = answer_of(ep.mode, &events, &result);
             side.trace = Some(trace_of(&events));
@@ -287,6 +286,7 @@ async fn non_streamed(saved: &Trace, ep: &Endpoint) -> Answer {
         mode: Mode::Raw,
         body: saved.request.clone(),
         prompt: saved.prompt.clone(),
+        prefix: saved.prefix.clone(),
         ..RequestSent::default()
     });
     one.push_chunk(text, 0);

@@ -137,6 +137,14 @@ fn variants_that_cannot_be_sent_say_why() {
         "messages": [{"role": "user", "content": "hi"}], "tools": []
     }));
     assert!(check(&with_source, Variant::Chat).is_ok());
+    let mut continued = with_source.clone();
+    continued.prefix = Some("Checking.".into());
+    assert!(
+        check(&continued, Variant::Chat)
+            .unwrap_err()
+            .contains("edited answer")
+    );
+    assert!(check(&continued, Variant::NonStream).is_ok());
     let chat = Trace {
         mode: Mode::Chat,
         request: serde_json::json!({"model": "m", "messages": "nope"}),

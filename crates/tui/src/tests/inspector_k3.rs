@@ -85,6 +85,7 @@ pub(super) fn k3_raw_trace(model: &str) -> Trace {
         prompt: Some(PROMPT.into()),
         prompt_text_markers: Vec::new(),
         source: None,
+        prefix: None,
         started_unix_ms: 1,
         reasoning_resent: None,
     })));
@@ -169,6 +170,7 @@ fn the_family_comes_from_the_model_the_prompt_or_the_profile() {
         ),
         prompt_text_markers: Vec::new(),
         source: None,
+        prefix: None,
         started_unix_ms: 2,
         reasoning_resent: None,
     })));

@@ -702,6 +702,7 @@ fn recorded_trace(prompt: &str, started_unix_ms: u64) -> Trace {
         prompt: Some(prompt.into()),
         prompt_text_markers: Vec::new(),
         source: None,
+        prefix: None,
         started_unix_ms,
         reasoning_resent: None,
     })));
