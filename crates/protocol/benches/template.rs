@@ -1,8 +1,10 @@
-//! Rendering a 1,000-message conversation with tools, with each family template.
+//! Rendering a 1,000-message conversation with tools, with each family template, and measuring
+//! the reasoning a thinking model's prompt re-sends.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use kimi_protocol::reasoning_resent::{Measured, measure};
 use kimi_protocol::{Message, RenderOptions, Template, ToolCall, render};
 use serde_json::json;
 
@@ -85,6 +87,31 @@ fn bench(c: &mut Criterion) {
         c.bench_function(
             &format!("template/1000 messages + 8 tools, {}", template.as_str()),
             |b| b.iter(|| render(black_box(&thinking), black_box(&tools), family).len()),
+        );
+    }
+    // What a request of a thinking model costs besides its render: measuring the reasoning
+    // its prompt re-sends renders the messages again (without reasoning, with stand-ins).
+    for (template, preserve) in [(Template::K2Thinking, false), (Template::K26, true)] {
+        let family = RenderOptions {
+            template,
+            preserve_thinking: preserve,
+            ..opts
+        };
+        let sent = render(&thinking, &tools, family);
+        c.bench_function(
+            &format!(
+                "reasoning re-sent/1000 messages + 8 tools, {}{}",
+                template.as_str(),
+                if preserve { " preserve_thinking" } else { "" }
+            ),
+            |b| {
+                b.iter(|| {
+                    measure(black_box(&thinking), Some(&sent), Measured::Sent, |m| {
+                        Some(render(m, &tools, family))
+                    })
+                    .map(|r| r.bytes)
+                })
+            },
         );
     }
 }
