@@ -35,7 +35,22 @@ pub struct ReasoningResent {
 /// Stands in for one message's reasoning to find where the template put it: private-use
 /// characters no template writes.
 fn stand_in(i: usize) -> String {
-    format!("\u{F8FF}kimi-reasoning-{i}\u{F8FF}")
+    format!("{STAND_IN}{i}\u{F8FF}")
+}
+
+const STAND_IN: &str = "\u{F8FF}kimi-reasoning-";
+
+/// The messages whose stand-ins `prompt` holds, in one pass over it (a search per message
+/// would cost the prompt's length for each answer).
+fn stand_ins(prompt: &str) -> std::collections::HashSet<usize> {
+    prompt
+        .match_indices(STAND_IN)
+        .filter_map(|(at, _)| {
+            let rest = &prompt[at + STAND_IN.len()..];
+            let (digits, _) = rest.split_once('\u{F8FF}')?;
+            digits.parse().ok()
+        })
+        .collect()
 }
 
 /// Measure what `render` puts in the prompt of the reasoning of `messages`. `sent` is the
@@ -75,11 +90,13 @@ pub fn measure(
         return Some(none);
     }
     // Where each reasoning went: one render with a stand-in for each.
-    let marked = render(&replaced(messages, &thought, |i| Some(stand_in(i))))?;
+    let marked = stand_ins(&render(&replaced(messages, &thought, |i| {
+        Some(stand_in(i))
+    }))?);
     let mut carried: Vec<usize> = thought
         .iter()
         .copied()
-        .filter(|&i| marked.contains(&stand_in(i)))
+        .filter(|i| marked.contains(i))
         .collect();
     let sum: usize = carried.iter().map(|&i| reasoning_len(&messages[i])).sum();
     if sum != bytes {
