@@ -10,13 +10,10 @@ use kimi_client::{Backend, Endpoint};
 use kimi_mock::{MockOptions, MockServer, ScriptedCall};
 use kimi_protocol::trace_file::TraceFile;
 use kimi_protocol::{Message, Mode, Trace};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-fn weather_tool() -> Value {
-    json!({"type": "function", "function": {"name": "get_weather", "description": "Weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}})
-}
+use super::weather_tool;
 
 fn calling_mock() -> MockOptions {
     MockOptions {

@@ -68,3 +68,9 @@ fn tui_with_config(
     );
     kimi_test_support::tmux::Tmux::start_sized(name, &cmd, home, size)
 }
+
+/// The one tool the loopback tests offer: `get_weather(city)`, as an OpenAI tool.
+fn weather_tool() -> serde_json::Value {
+    serde_json::json!({"type": "function", "function": {"name": "get_weather", "description": "Weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}})
+}

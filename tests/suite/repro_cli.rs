@@ -11,13 +11,10 @@ use kimi_mock::{MockOptions, MockServer};
 use kimi_protocol::trace_file::TraceFile;
 use kimi_protocol::{Message, Mode, StreamEvent, Trace};
 use kimi_tui::commands::stream_json::{Lines, is_parsed};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-fn weather_tool() -> Value {
-    json!({"type": "function", "function": {"name": "get_weather", "description": "Weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}})
-}
+use super::weather_tool;
 
 /// One live turn with token ids asked for, recorded as the engine records it.
 async fn live(server: &MockServer, mode: Mode) -> (Trace, Vec<StreamEvent>) {

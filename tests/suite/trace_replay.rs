@@ -10,15 +10,12 @@ use kimi_mock::{MockOptions, MockServer, ScriptedCall};
 use kimi_protocol::trace_file::TraceFile;
 use kimi_protocol::{Message, Mode, StreamEvent, Trace};
 use kimi_tui::commands::stream_json::{Lines, is_parsed};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-const KEY: &str = "sk-trace-test-0123456789";
+use super::weather_tool;
 
-fn weather_tool() -> Value {
-    json!({"type": "function", "function": {"name": "get_weather", "description": "Weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}})
-}
+const KEY: &str = "sk-trace-test-0123456789";
 
 fn calling_mock() -> MockOptions {
     MockOptions {

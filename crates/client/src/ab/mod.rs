@@ -71,8 +71,6 @@ pub struct Side {
     pub prompt: Option<String>,
     /// Why the prompt is not there (chat mode), for the report.
     pub prompt_note: Option<String>,
-    /// The new request's trace, when it was streamed (the inspector lists it).
-    pub trace: Option<Trace>,
 }
 
 impl Side {
@@ -102,7 +100,6 @@ pub fn saved(trace: &Trace) -> Side {
         },
         prompt: trace.prompt.clone(),
         prompt_note: None,
-        trace: None,
     }
 }
 
@@ -232,7 +229,6 @@ pub async fn send(
             let stream = backend.replay(saved, cancel);
             let (events, result) = stream.events_and_result().await;
             side.answer = answer_of(ep.mode, &events, &result);
-            side.trace = Some(trace_of(&events));
             side.prompt.clone_from(&saved.prompt);
         }
         Variant::NonStream => {
@@ -244,27 +240,23 @@ pub async fn send(
             let stream = backend.stream_turn(&messages, &tools, cancel);
             let (events, result) = stream.events_and_result().await;
             side.answer = answer_of(ep.mode, &events, &result);
-            let trace = trace_of(&events);
-            match ep.mode {
-                Mode::Raw => side.prompt.clone_from(&trace.prompt),
-                Mode::Chat => match server_prompt::fetch(&ep, &trace.request).await {
+            // The last request sent: the client sends again without `logprobs` when a
+            // server refuses them.
+            let sent = events.iter().rev().find_map(|e| match e {
+                StreamEvent::Request(r) => Some(r),
+                _ => None,
+            });
+            match (ep.mode, sent) {
+                (Mode::Raw, Some(sent)) => side.prompt.clone_from(&sent.prompt),
+                (Mode::Chat, Some(sent)) => match server_prompt::fetch(&ep, &sent.body).await {
                     Ok(p) => side.prompt = Some(p),
                     Err(why) => side.prompt_note = Some(why),
                 },
+                (_, None) => {}
             }
-            side.trace = Some(trace);
         }
     }
     Ok(side)
-}
-
-/// The trace the events of one request make.
-fn trace_of(events: &[StreamEvent]) -> Trace {
-    let mut t = Trace::default();
-    for e in events {
-        t.record(e);
-    }
-    t
 }
 
 /// The saved body again with `"stream": false`: a raw answer is parsed by the same decoder as
