@@ -615,9 +615,9 @@ fn title(app: &App) -> &'static str {
         .and_then(|i| app.traces.get(i))
         .is_some_and(|t| t.read().mode == Mode::Chat);
     if chat {
-        " Inspector · [ ] request · / search · n N next · } { stall · r JSON · s save · Esc close "
+        " Inspector · [ ] request · / search · n N next · } { stall · r JSON · a A/B · e edit · s save · Esc close "
     } else {
-        " Inspector · [ ] request · / search · n N next · } { stall · s save · Esc close "
+        " Inspector · [ ] request · / search · n N next · } { stall · a A/B · e edit · s save · Esc close "
     }
 }
 
