@@ -70,6 +70,16 @@ impl CallRec {
 }
 
 impl Answer {
+    /// The answer of a turn's request: its events, and the finish reason, usage and error
+    /// its result settled on.
+    pub fn from_turn(mode: Mode, events: &[StreamEvent], result: &crate::TurnResult) -> Answer {
+        let mut a = Answer::from_events(mode, events);
+        a.finish_reason.clone_from(&result.finish_reason);
+        a.usage = result.usage;
+        a.error = result.error.as_ref().map(ToString::to_string);
+        a
+    }
+
     /// The answer a stream's events describe (`finish_reason` and `usage` come with them).
     pub fn from_events(mode: Mode, events: &[StreamEvent]) -> Answer {
         let mut a = Answer::default();

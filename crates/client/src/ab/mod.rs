@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::answer::Answer;
-use super::{Backend, BackendError, Endpoint, TurnResult, probe, replay};
+use super::{Backend, BackendError, Endpoint, probe, replay};
 use kimi_protocol::{Message, Mode, RequestSent, StreamEvent, Trace};
 
 pub use diff::{Comparison, Row};
@@ -96,19 +96,11 @@ pub fn saved(trace: &Trace) -> Side {
         answer: Answer {
             // A raw trace keeps the usage apart from the completion text it re-parses.
             usage: result.usage.or(trace.usage),
-            ..answer_of(trace.mode, &events, &result)
+            ..Answer::from_turn(trace.mode, &events, &result)
         },
         prompt: trace.prompt.clone(),
         prompt_note: None,
     }
-}
-
-fn answer_of(mode: Mode, events: &[StreamEvent], result: &TurnResult) -> Answer {
-    let mut a = Answer::from_events(mode, events);
-    a.finish_reason.clone_from(&result.finish_reason);
-    a.usage = result.usage;
-    a.error = result.error.as_ref().map(ToString::to_string);
-    a
 }
 
 /// The endpoint the variant goes to: `ep` (the profile's server, key and timeouts) in the
@@ -228,7 +220,7 @@ pub async fn send(
         Variant::Stream => {
             let stream = backend.replay(saved, cancel);
             let (events, result) = stream.events_and_result().await;
-            side.answer = answer_of(ep.mode, &events, &result);
+            side.answer = Answer::from_turn(ep.mode, &events, &result);
             side.prompt.clone_from(&saved.prompt);
         }
         Variant::NonStream => {
@@ -239,7 +231,7 @@ pub async fn send(
             let (messages, tools) = conversation(saved)?;
             let stream = backend.stream_turn(&messages, &tools, cancel);
             let (events, result) = stream.events_and_result().await;
-            side.answer = answer_of(ep.mode, &events, &result);
+            side.answer = Answer::from_turn(ep.mode, &events, &result);
             // The last request sent: the client sends again without `logprobs` when a
             // server refuses them.
             let sent = events.iter().rev().find_map(|e| match e {
@@ -288,7 +280,7 @@ async fn non_streamed(saved: &Trace, ep: &Endpoint) -> Answer {
         .and_then(Value::as_str)
         .map(str::to_owned);
     let (events, result) = replay::reparse(&one).events_and_result();
-    let mut a = answer_of(Mode::Raw, &events, &result);
+    let mut a = Answer::from_turn(Mode::Raw, &events, &result);
     a.usage = v
         .get("usage")
         .and_then(|u| serde_json::from_value(u.clone()).ok());

@@ -110,10 +110,7 @@ async fn exchange(
         .stream_turn(&req.messages, tools, &cancel)
         .events_and_result()
         .await;
-    let mut streamed = Answer::from_events(ep.mode, &events);
-    streamed.finish_reason.clone_from(&result.finish_reason);
-    streamed.usage = result.usage;
-    streamed.error = result.error.as_ref().map(ToString::to_string);
+    let streamed = Answer::from_turn(ep.mode, &events, &result);
     // The last request sent: the client sends again without `logprobs` when they are refused.
     let sent = events.iter().rev().find_map(|e| match e {
         StreamEvent::Request(r) => Some(r),
