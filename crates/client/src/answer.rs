@@ -330,7 +330,8 @@ fn finish_of(body: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
-fn usage_of(body: &Value) -> Option<Usage> {
+/// The `usage` of a non-streamed answer, when it has one that reads.
+pub(crate) fn usage_of(body: &Value) -> Option<Usage> {
     body.get("usage")
         .filter(|u| u.is_object())
         .and_then(|u| serde_json::from_value(u.clone()).ok())

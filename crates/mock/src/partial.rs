@@ -13,8 +13,8 @@ use super::tokens::Tokens;
 use kimi_protocol::tokens::{IM_ASSISTANT, IM_END, IM_MIDDLE};
 
 /// The start of the answer a raw prompt ends with: the text after the last assistant turn's
-/// header, without the generation prompt's own `<think>`. `None` when the prompt ends with the
-/// bare generation prompt (or its last turn is closed).
+/// header, without the generation prompt's own `<think>` (or, thinking off, `<think></think>`).
+/// `None` when the prompt ends with the bare generation prompt (or its last turn is closed).
 pub(crate) fn raw_prefix(prompt: &str) -> Option<&str> {
     let at = prompt.rfind(IM_ASSISTANT)?;
     let turn = &prompt[at..];
@@ -22,7 +22,9 @@ pub(crate) fn raw_prefix(prompt: &str) -> Option<&str> {
         return None;
     }
     let body = &turn[turn.find(IM_MIDDLE)? + IM_MIDDLE.len()..];
-    let body = body.strip_prefix("<think>").unwrap_or(body);
+    let body = (body.strip_prefix("<think></think>"))
+        .or_else(|| body.strip_prefix("<think>"))
+        .unwrap_or(body);
     (!body.is_empty()).then_some(body)
 }
 
@@ -123,6 +125,17 @@ pub(crate) fn broken(reply: Reply, ids: &[Option<String>]) -> Reply {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_generation_prompt_with_thinking_off_is_no_prefix() {
+        let off = "<|im_user|>user<|im_middle|>hi<|im_end|><|im_assistant|>assistant<|im_middle|><think></think>";
+        assert_eq!(super::raw_prefix(off), None);
+        assert_eq!(
+            super::raw_prefix(&format!("{off}Chec")),
+            Some("Chec"),
+            "an answer's start after it"
+        );
+    }
+
     use super::*;
     use serde_json::json;
 

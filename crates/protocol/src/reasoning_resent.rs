@@ -101,9 +101,13 @@ pub fn measure(
     let sum: usize = carried.iter().map(|&i| reasoning_len(&messages[i])).sum();
     if sum != bytes {
         // A template that writes a stand-in but not the real text (K3 skips blank reasoning):
-        // ask message by message.
+        // ask for each blank one (only those can be left out so; a render each).
         carried.retain(|&i| {
-            render(&replaced(messages, &[i], |_| None)).is_some_and(|p| p.len() < with)
+            let blank = messages[i]
+                .reasoning_content
+                .as_deref()
+                .is_none_or(|r| r.trim().is_empty());
+            !blank || render(&replaced(messages, &[i], |_| None)).is_some_and(|p| p.len() < with)
         });
     }
     Some(ReasoningResent {

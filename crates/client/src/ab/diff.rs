@@ -119,6 +119,9 @@ pub fn compare(a: &Side, b: &Side) -> Comparison {
         &x.warnings.len().to_string(),
         &y.warnings.len().to_string(),
     ));
+    // Another answer costs other tokens: a completion-token difference counts only when the
+    // outputs are the same.
+    let output_differs = rows.iter().any(|r| !r.same);
     if let (Some(u), Some(v)) = (x.usage, y.usage) {
         rows.push(row(
             "prompt tokens",
@@ -130,8 +133,7 @@ pub fn compare(a: &Side, b: &Side) -> Comparison {
             &u.completion_tokens.to_string(),
             &v.completion_tokens.to_string(),
         );
-        // Another answer costs other tokens: only a difference with the same output counts.
-        r.same = r.same || rows.iter().any(|r| !r.same);
+        r.same = r.same || output_differs;
         rows.push(r);
     } else {
         let said = |u: Option<kimi_protocol::Usage>| {

@@ -155,6 +155,17 @@ fn conversation(saved: &Trace) -> Result<(Vec<Message>, Vec<Value>), String> {
     Ok((messages, tools))
 }
 
+/// A chat request that continues an edited answer: Moonshot's partial message or vLLM's
+/// `continue_final_message`.
+fn continues(body: &Value) -> bool {
+    let partial_last = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.last())
+        .is_some_and(|m| m.get("partial") == Some(&Value::Bool(true)));
+    partial_last || body.get("continue_final_message") == Some(&Value::Bool(true))
+}
+
 /// Whether `variant` can be sent for `saved`; why not, otherwise.
 pub fn check(saved: &Trace, variant: Variant) -> Result<(), String> {
     match (variant, saved.mode) {
@@ -164,7 +175,7 @@ pub fn check(saved: &Trace, variant: Variant) -> Result<(), String> {
         (Variant::Chat, Mode::Chat) => {
             Err("the request is already a chat one: compare `stream`, `non-stream` or `raw`".into())
         }
-        (Variant::Raw | Variant::Chat, _) if saved.prefix.is_some() => Err(
+        (Variant::Raw | Variant::Chat, _) if saved.prefix.is_some() || continues(&saved.request) => Err(
             "the request continued an edited answer, which the other endpoint cannot be sent: compare `stream` or `non-stream`".into(),
         ),
         (Variant::Raw | Variant::Chat, _) => conversation(saved).map(drop),
@@ -281,9 +292,7 @@ async fn non_streamed(saved: &Trace, ep: &Endpoint) -> Answer {
         .map(str::to_owned);
     let (events, result) = replay::reparse(&one).events_and_result();
     let mut a = Answer::from_turn(Mode::Raw, &events, &result);
-    a.usage = v
-        .get("usage")
-        .and_then(|u| serde_json::from_value(u.clone()).ok());
+    a.usage = crate::answer::usage_of(&v);
     a
 }
 

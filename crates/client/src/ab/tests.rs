@@ -145,6 +145,23 @@ fn variants_that_cannot_be_sent_say_why() {
             .contains("edited answer")
     );
     assert!(check(&continued, Variant::NonStream).is_ok());
+    for body in [
+        serde_json::json!({"messages": [{"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "Chec", "partial": true}]}),
+        serde_json::json!({"messages": [{"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "Chec"}], "continue_final_message": true}),
+    ] {
+        let chat = Trace {
+            mode: Mode::Chat,
+            request: body,
+            ..Trace::default()
+        };
+        assert!(
+            check(&chat, Variant::Raw)
+                .unwrap_err()
+                .contains("edited answer")
+        );
+    }
     let chat = Trace {
         mode: Mode::Chat,
         request: serde_json::json!({"model": "m", "messages": "nope"}),

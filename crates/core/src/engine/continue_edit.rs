@@ -39,9 +39,13 @@ pub fn editable_answer<'a>(
     let text = match mode {
         Mode::Chat => messages[at].text(),
         Mode::Raw => {
+            // The trace that made this message: a continued answer's starts with its edited
+            // prefix; an answer put back after a failed continuation is older than the
+            // failed attempt's trace.
+            let prefix = messages[at].edited.as_ref().map(|e| e.prefix.as_str());
             let (_, trace) = traces
                 .rev()
-                .find(|(m, _)| *m == at)
+                .find(|(m, t)| *m == at && t.read().prefix.as_deref() == prefix)
                 .ok_or("The last answer has no trace to edit its raw output from.")?;
             let t = trace.read();
             if t.mode != Mode::Raw {
@@ -56,7 +60,7 @@ pub fn editable_answer<'a>(
                         .to_owned(),
                 );
             }
-            t.data.clone()
+            format!("{}{}", t.prefix.as_deref().unwrap_or_default(), t.data)
         }
     };
     Ok(EditableAnswer { message: at, text })
@@ -144,8 +148,13 @@ mod tests {
     use kimi_protocol::{RequestSent, StreamEvent, Trace};
 
     fn raw_trace(chunks: &[&str]) -> SharedTrace {
+        continued_trace(None, chunks)
+    }
+
+    fn continued_trace(prefix: Option<&str>, chunks: &[&str]) -> SharedTrace {
         let t = SharedTrace::new(Trace::started(RequestSent {
             mode: Mode::Raw,
+            prefix: prefix.map(str::to_owned),
             ..RequestSent::default()
         }));
         for (i, c) in chunks.iter().enumerate() {
@@ -182,6 +191,36 @@ mod tests {
         );
         let chat = editable_answer(Mode::Chat, &messages, std::iter::empty()).expect("chat");
         assert_eq!(chat.text, "Let me check.");
+    }
+
+    /// A continued answer is offered whole, its edited start included; an answer put back
+    /// after a failed continuation is offered as the model wrote it, not the failed attempt.
+    #[test]
+    fn a_continued_or_restored_answer_offers_its_own_output() {
+        let original = "Let me check.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|";
+        let prefix = "Let me check.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>";
+        let mut continued = Message::assistant("Let me check.");
+        continued.edited = Some(Box::new(AnswerEdit {
+            original: original.into(),
+            original_calls: Vec::new(),
+            prefix: prefix.into(),
+        }));
+        let traces = [
+            (1, raw_trace(&[original])),
+            (1, continued_trace(Some(prefix), &[r#"{"city": "Paris"}"#])),
+        ];
+        let messages = vec![Message::user("weather?"), continued];
+        let a = editable_answer(Mode::Raw, &messages, traces.iter().map(|(m, t)| (*m, t)))
+            .expect("editable");
+        assert_eq!(a.text, format!(r#"{prefix}{{"city": "Paris"}}"#));
+        // The continuation failed: the original answer is back, the attempt's trace stays.
+        let restored = vec![
+            Message::user("weather?"),
+            Message::assistant("Let me check."),
+        ];
+        let a = editable_answer(Mode::Raw, &restored, traces.iter().map(|(m, t)| (*m, t)))
+            .expect("editable");
+        assert_eq!(a.text, original);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! and runs the agent loop on). `Esc` leaves the answer as it was. Only when no turn runs.
 
 use crossterm::event::KeyEvent;
+use ratatui::widgets::{Block, Borders};
 use ratatui_textarea::{CursorMove, TextArea};
 
 use super::event::Effect;
@@ -43,6 +44,13 @@ pub(crate) fn open(app: &mut App) {
     }
     let mut editor = TextArea::new(answer.text.split('\n').map(str::to_owned).collect());
     // The model goes on from the end: that is where an edit most often is.
+    // Its frame set once: the editor is drawn as it is, never copied per frame.
+    editor.set_block(
+        Block::default()
+            .borders(Borders::ALL)
+            .border_style(crate::ui::style::accent())
+            .title(" The last answer as the model wrote it: edit, then Ctrl-S to continue · Esc cancel "),
+    );
     editor.move_cursor(CursorMove::Bottom);
     editor.move_cursor(CursorMove::End);
     ins.edit = Some(AnswerEditor { editor });

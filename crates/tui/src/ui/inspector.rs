@@ -631,14 +631,7 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(block, area);
     let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
     if let Some(edit) = &app.layers.inspector.edit {
-        let mut editor = edit.editor.clone();
-        editor.set_block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_style(style::accent())
-                .title(" The last answer as the model wrote it: edit, then Ctrl-S to continue · Esc cancel "),
-        );
-        frame.render_widget(&editor, body);
+        frame.render_widget(&edit.editor, body);
         let foot_text = app.layers.inspector.message.clone().unwrap_or_default();
         frame.render_widget(Paragraph::new(Span::styled(foot_text, style::dim())), foot);
         return;

@@ -9,9 +9,6 @@ use super::style;
 use crate::app::inspector_ab::{Ab, AbState};
 use kimi_core::backend::ab::Comparison;
 
-/// Widest column of values: a row is one screen line on a common terminal.
-const COLUMN: usize = 44;
-
 /// The lines for `state` (shown above the request they compare).
 pub(crate) fn lines(ab: &Ab) -> Vec<Line<'static>> {
     let title = |t: String| Line::from(Span::styled(format!("── A/B: {t} "), style::accent()));
@@ -43,8 +40,7 @@ fn table(c: &Comparison, title: impl Fn(String) -> Line<'static>) -> Vec<Line<'s
         .iter()
         .map(|r| r.a.chars().count())
         .max()
-        .unwrap_or(0)
-        .min(COLUMN);
+        .unwrap_or(0);
     for r in &c.rows {
         let (mark, look) = if r.same {
             ("= ", style::dim())
@@ -54,8 +50,8 @@ fn table(c: &Comparison, title: impl Fn(String) -> Line<'static>) -> Vec<Line<'s
         out.push(Line::from(vec![
             Span::styled(mark, look),
             Span::styled(format!("{:field$}  ", r.field), look),
-            Span::raw(format!("{:width$}  ", clip(&r.a))),
-            Span::raw(clip(&r.b)),
+            Span::raw(format!("{:width$}  ", r.a)),
+            Span::raw(r.b.clone()),
         ]));
         if let Some(note) = &r.note {
             out.push(Line::from(Span::styled(
@@ -71,7 +67,8 @@ fn table(c: &Comparison, title: impl Fn(String) -> Line<'static>) -> Vec<Line<'s
     };
     out.push(Line::from(vec![
         Span::styled("prompt: ", style::dim()),
-        Span::styled(c.prompt.clone(), prompt),
+        // Made of the server's text too (its error when it does not show the prompt).
+        Span::styled(kimi_protocol::sanitize::one_line(&c.prompt, 400), prompt),
     ]));
     out.push(match c.differences() {
         0 => Line::from(Span::styled("the two answers agree", style::ok())),
@@ -81,12 +78,4 @@ fn table(c: &Comparison, title: impl Fn(String) -> Line<'static>) -> Vec<Line<'s
         )),
     });
     out
-}
-
-/// At most [`COLUMN`] characters.
-fn clip(s: &str) -> String {
-    match s.char_indices().nth(COLUMN) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
 }
