@@ -307,14 +307,21 @@ impl RawDecoder {
         started: Instant,
         out: &mut Events,
     ) -> TurnResult {
-        // An empty completion that ended well: the answer is the prefix alone.
-        if end.is_ok() {
-            out.extend(self.pending.drain(..));
-        }
+        // What the parser still holds, and how the request ended, are decided before they go
+        // out: a continuation that failed before its completion began shows nothing of the
+        // prefix (not even a call it left open), and one that ended well with nothing more is
+        // the prefix alone.
+        let mut flushed = Events::default();
         let local = &mut self.local;
-        local.finish(out);
+        local.finish(&mut flushed);
         let finished = self.progress.finish_reason.is_some() || local.turn_ended();
-        let (error, cancelled) = http::outcome(end, finished, self.bytes, started, out);
+        let mut ended = Events::default();
+        let (error, cancelled) = http::outcome(end, finished, self.bytes, started, &mut ended);
+        if !(self.prefixed && self.bytes == 0 && error.is_some()) {
+            out.extend(self.pending.drain(..));
+            out.append(flushed);
+        }
+        out.append(ended);
         let Progress {
             finish_reason,
             usage,
@@ -349,6 +356,44 @@ impl RawDecoder {
 mod prefix_tests {
     use super::*;
     use kimi_protocol::Marker;
+
+    const OPEN_CALL: &str = "Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>";
+
+    /// A continuation that failed before its completion began shows nothing of the prefix,
+    /// not even the call the prefix left open; one that ended well with no more text is the
+    /// prefix alone.
+    #[test]
+    fn a_continuation_without_a_completion_shows_the_prefix_only_when_it_ended_well() {
+        let decoder = || {
+            let mut d = RawDecoder::new(ParseStart::K2 {
+                in_reasoning: false,
+            });
+            d.prefix("Checking.");
+            d
+        };
+        let mut out = Events::default();
+        let failed = Err(BackendError::Dropped {
+            bytes: 0,
+            detail: "connection reset".into(),
+        });
+        let mut open = RawDecoder::new(ParseStart::K2 {
+            in_reasoning: false,
+        });
+        open.prefix(OPEN_CALL);
+        let result = open.finish(failed, Instant::now(), &mut out);
+        assert!(result.error.is_some() && result.content.is_empty());
+        let shown: Vec<StreamEvent> = out.into_vec();
+        assert!(
+            shown
+                .iter()
+                .all(|e| matches!(e, StreamEvent::Finished { .. })),
+            "{shown:?}"
+        );
+        let mut out = Events::default();
+        let result = decoder().finish(Ok(http::End::Done), Instant::now(), &mut out);
+        assert_eq!(result.content, "Checking.");
+        assert_eq!(out.into_vec()[0], StreamEvent::Text("Checking.".into()));
+    }
 
     /// An edited prefix and the completion are one stream to the parser: the call the prefix
     /// opens is completed by the completion; the prefix's markers are the prompt's (not

@@ -19,6 +19,11 @@ impl Events {
         self.0.pop_front()
     }
 
+    /// Queue everything `other` holds after what is queued.
+    pub(crate) fn append(&mut self, other: Events) {
+        self.0.extend(other.0);
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
