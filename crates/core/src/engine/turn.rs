@@ -26,8 +26,11 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
     // An edited answer to continue: the first round's request goes on from it.
     let mut continuation = state.continuation.take();
     for round in 1..=state.max_rounds {
-        // Operations that wait for a round boundary: the next request sees them.
-        state.apply_between_rounds(io).await;
+        // Operations that wait for a round boundary: the next request sees them. Not before a
+        // continuation: its edit was made for the mode and conversation it was taken from.
+        if continuation.is_none() {
+            state.apply_between_rounds(io).await;
+        }
         let tools: Vec<Value> = state.toolbox.openai_tools();
         outcome.rounds = round;
         io.emit(EngineEvent::RoundStarted { round }).await;
@@ -91,6 +94,10 @@ pub(crate) async fn run(state: &mut State, io: &mut Io) -> TurnOutcome {
             outcome.cancelled = true;
             return outcome;
         }
+    }
+    // No round ran (`max_rounds` 0): the answer the continuation replaced goes back.
+    if let Some(c) = continuation {
+        super::continue_edit::restore(state, io, c, None).await;
     }
     outcome.hit_max_rounds = true;
     outcome
