@@ -10,18 +10,25 @@ use kimi_client::Endpoint;
 use kimi_client::ab::{self, Variant};
 use kimi_protocol::Trace;
 
-/// Compare in a task of its own; the answer goes to `done`.
+/// Compare in a task of its own; the answer goes to `done`. Cancelling `cancel` drops the
+/// requests on their way and answers nothing (a newer comparison took its place).
 pub(super) fn spawn(
     endpoint: Endpoint,
     index: usize,
     trace: Trace,
     variant: Variant,
     done: mpsc::UnboundedSender<EngineEvent>,
+    cancel: CancellationToken,
 ) {
     tokio::spawn(async move {
-        let outcome = ab::compare(&trace, variant, &endpoint, &CancellationToken::new())
-            .await
-            .map(Box::new);
+        let outcome = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return,
+            outcome = ab::compare(&trace, variant, &endpoint, &cancel) => outcome.map(Box::new),
+        };
+        if cancel.is_cancelled() {
+            return;
+        }
         let _ = done.send(EngineEvent::Compared {
             index,
             variant,

@@ -105,7 +105,8 @@ pub enum Op {
     /// `/rules`: answered with [`EngineEvent::Rules`].
     ListRules,
     /// A/B: send request `index` (its `trace`) again as `variant` says, to the endpoint in
-    /// use, off the agent; answered with [`EngineEvent::Compared`].
+    /// use, off the agent; answered with [`EngineEvent::Compared`]. A comparison still on its
+    /// way is given up (never answered).
     Compare {
         index: usize,
         trace: Box<Trace>,

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, VecDeque};
 use kimi_client::{Backend, BackendError, ModelList};
 use kimi_protocol::{Message, StreamEvent, sanitize};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::agent::{Agent, AgentHandle, AgentInit, panic_message};
 use super::event::{EngineEvent, Op};
@@ -67,6 +68,8 @@ pub struct Supervisor {
     /// Answers worked out off the loop that need nothing more from it (A/B comparisons).
     done_tx: mpsc::UnboundedSender<EngineEvent>,
     done: mpsc::UnboundedReceiver<EngineEvent>,
+    /// The A/B comparison on its way: one at a time, a new one gives up the old.
+    comparing: Option<CancellationToken>,
     /// A turn was asked for and has not ended.
     running: bool,
     /// `Shutdown` was sent: the agent's end is not a failure.
@@ -99,6 +102,7 @@ impl Supervisor {
             listings,
             done_tx,
             done,
+            comparing: None,
             running: false,
             stopping: false,
             calls: BTreeMap::new(),
@@ -117,13 +121,21 @@ impl Supervisor {
                 index,
                 trace,
                 variant,
-            } => super::compare::spawn(
-                self.board.endpoint().clone(),
-                index,
-                *trace,
-                variant,
-                self.done_tx.clone(),
-            ),
+            } => {
+                if let Some(old) = self.comparing.take() {
+                    old.cancel();
+                }
+                let cancel = CancellationToken::new();
+                self.comparing = Some(cancel.clone());
+                super::compare::spawn(
+                    self.board.endpoint().clone(),
+                    index,
+                    *trace,
+                    variant,
+                    self.done_tx.clone(),
+                    cancel,
+                );
+            }
             op @ (Op::CheckArguments { .. }
             | Op::ToolsReport
             | Op::AddRule { .. }
@@ -483,6 +495,83 @@ mod tests {
             }
             seen.push(e);
         }
+    }
+
+    /// A comparison stuck on a server that never answers is given up for the next one: only
+    /// the next one is answered.
+    #[tokio::test]
+    async fn a_new_comparison_gives_up_the_one_still_on_its_way() {
+        // Accepts and never answers; says when the client hangs up.
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let silent_url = format!("http://{}/v1", silent.local_addr().expect("addr"));
+        let (hung_up, mut hangups) = mpsc::unbounded_channel();
+        let held = tokio::spawn(async move {
+            while let Ok((mut socket, _)) = silent.accept().await {
+                let hung_up = hung_up.clone();
+                tokio::spawn(async move {
+                    use tokio::io::AsyncReadExt;
+                    let mut buf = [0u8; 4096];
+                    while socket.read(&mut buf).await.is_ok_and(|n| n > 0) {}
+                    let _ = hung_up.send(());
+                });
+            }
+        });
+        let server = MockServer::start(MockOptions::default(), 0)
+            .await
+            .expect("mock starts");
+        let mut profile = Profile::new(Mode::Chat, &silent_url);
+        profile.model = "moonshotai/Kimi-K2-Instruct".into();
+        let board = Switchboard::new("local".into(), profile, BTreeMap::new(), None)
+            .expect("no key needed");
+        let init = SupervisorInit {
+            toolbox: Toolbox::new(Vec::new()).expect("no tools"),
+            system_prompt: None,
+            conversation: Vec::new(),
+            traces: Vec::new(),
+        };
+        let mut s = Supervisor::spawn(board, init, 64).expect("client");
+        let trace = kimi_protocol::Trace {
+            mode: Mode::Chat,
+            request: serde_json::json!({"model": "moonshotai/Kimi-K2-Instruct",
+                "messages": [{"role": "user", "content": "Tell me about Rust."}], "stream": true}),
+            ..kimi_protocol::Trace::default()
+        };
+        let compare = |index| Op::Compare {
+            index,
+            trace: Box::new(trace.clone()),
+            variant: kimi_client::ab::Variant::NonStream,
+        };
+        assert!(s.send(compare(0)));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // The server answers from now on.
+        let model = s.board.endpoint().model.clone();
+        let answering = kimi_client::Endpoint::new(Mode::Chat, &server.base_url(), &model);
+        s.board.endpoint_set(answering, 8);
+        assert!(s.send(compare(1)));
+        let (_, answered) = until(&mut s, |e| matches!(e, EngineEvent::Compared { .. })).await;
+        let EngineEvent::Compared { index, outcome, .. } = answered else {
+            unreachable!()
+        };
+        assert_eq!(index, 1, "the newer comparison");
+        // The saved trace holds no answer; the new one does.
+        let c = outcome.expect("compared");
+        let text = c.rows.iter().find(|r| r.field == "text").expect("text row");
+        assert!(
+            text.a == "(none)" && text.b.contains("Mock answer"),
+            "{c:?}"
+        );
+        // The one given up was dropped (its connection closed) and never answers.
+        tokio::time::timeout(Duration::from_secs(5), hangups.recv())
+            .await
+            .expect("the request given up hangs up");
+        let late = tokio::time::timeout(Duration::from_millis(500), s.recv()).await;
+        assert!(
+            !matches!(late, Ok(Some(EngineEvent::Compared { .. }))),
+            "{late:?}"
+        );
+        held.abort();
     }
 
     #[tokio::test]

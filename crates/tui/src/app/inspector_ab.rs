@@ -31,18 +31,9 @@ impl Ab {
     }
 }
 
-/// `a` / `A` on the request in view: `other_mode` sends it to the other endpoint.
+/// `a` / `A` on the request in view: `other_mode` sends it to the other endpoint. A
+/// comparison still on its way (a server that does not answer) is given up for it.
 pub(crate) fn start(app: &mut App, other_mode: bool, fx: &mut Vec<Effect>) {
-    if app
-        .layers
-        .inspector
-        .ab
-        .as_ref()
-        .is_some_and(|ab| ab.state == AbState::Sending)
-    {
-        app.layers.inspector.message = Some("A/B: a comparison is still on its way".into());
-        return;
-    }
     let Some((index, trace)) = app.inspected_trace() else {
         return;
     };
