@@ -419,11 +419,20 @@ impl ChatDecoder {
 
     /// The stream ended (`end`): flush, report the end, and assemble the result.
     pub(crate) fn finish(
-        self,
+        mut self,
         end: Result<http::End, BackendError>,
         started: Instant,
         out: &mut Events,
     ) -> TurnResult {
+        // How it ended is decided before the end goes out: a continuation that ended well with
+        // nothing more is the edited text alone, one that failed before its answer began shows
+        // none of it.
+        let finished = self.progress.finish_reason.is_some();
+        let mut ended = Events::default();
+        let (error, cancelled) = http::outcome(end, finished, self.bytes, started, &mut ended);
+        if self.bytes > 0 || error.is_none() {
+            self.show_prefix(out);
+        }
         let ChatDecoder {
             channels,
             mut parsed,
@@ -434,20 +443,11 @@ impl ChatDecoder {
             asked,
             got_tokens,
             prefix,
-            prefix_shown,
+            prefix_shown: _,
         } = self;
         let done = channels.finish(&mut parsed);
         for (ch, ev) in parsed {
             calls.marker_event(ch, ev, &mut dropped, out);
-        }
-        let finished = progress.finish_reason.is_some();
-        // How it ended is decided before the end goes out: a continuation that ended well with
-        // nothing more is the edited text alone, one that failed before its answer began shows
-        // none of it.
-        let mut ended = Events::default();
-        let (error, cancelled) = http::outcome(end, finished, bytes, started, &mut ended);
-        if !prefix_shown && !prefix.is_empty() && (bytes > 0 || error.is_none()) {
-            out.push(StreamEvent::Text(prefix.clone()));
         }
         out.append(ended);
         let Progress {

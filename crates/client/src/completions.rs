@@ -317,7 +317,9 @@ impl RawDecoder {
         let finished = self.progress.finish_reason.is_some() || local.turn_ended();
         let mut ended = Events::default();
         let (error, cancelled) = http::outcome(end, finished, self.bytes, started, &mut ended);
-        if !(self.prefixed && self.bytes == 0 && error.is_some()) {
+        // The prefix alone is the user's text, not the model's: no answer at all.
+        let no_answer = self.prefixed && self.bytes == 0 && error.is_some();
+        if !no_answer {
             out.extend(self.pending.drain(..));
             out.append(flushed);
         }
@@ -335,16 +337,14 @@ impl RawDecoder {
             logprobs: logprobs::outcome(self.asked, self.got_tokens),
             ..TurnResult::default()
         };
+        if no_answer {
+            result.warnings = warnings;
+            return result;
+        }
         result.incomplete_calls = self.local.incomplete();
         let parsed = self.local.into_parsed();
         warnings.extend(parsed.warnings.iter().map(ToString::to_string));
         result.warnings = warnings;
-        // A continuation that failed before any of its completion arrived has no answer: the
-        // prefix alone is the user's text, not the model's.
-        if self.prefixed && self.bytes == 0 && result.error.is_some() {
-            result.incomplete_calls = 0;
-            return result;
-        }
         result.content = parsed.content;
         result.reasoning = parsed.reasoning;
         result.tool_calls = parsed.tool_calls;

@@ -43,7 +43,6 @@ pub(crate) fn open(app: &mut App) {
         return;
     }
     let mut editor = TextArea::new(answer.text.split('\n').map(str::to_owned).collect());
-    // The model goes on from the end: that is where an edit most often is.
     // Its frame set once: the editor is drawn as it is, never copied per frame.
     editor.set_block(
         Block::default()
@@ -51,6 +50,7 @@ pub(crate) fn open(app: &mut App) {
             .border_style(crate::ui::style::accent())
             .title(" The last answer as the model wrote it: edit, then Ctrl-S to continue · Esc cancel "),
     );
+    // The model goes on from the end: that is where an edit most often is.
     editor.move_cursor(CursorMove::Bottom);
     editor.move_cursor(CursorMove::End);
     ins.edit = Some(AnswerEditor { editor });
