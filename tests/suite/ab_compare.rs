@@ -3,54 +3,27 @@
 //! prompts compared through `/tokenize`), and each planted difference shows as the field that
 //! differs, with exit status 1.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
-use kimi_client::{Backend, Endpoint};
-use kimi_mock::{MockOptions, MockServer, ScriptedCall};
-use kimi_protocol::trace_file::TraceFile;
-use kimi_protocol::{Message, Mode, Trace};
+use kimi_mock::{MockOptions, MockServer};
+use kimi_protocol::{Mode, Trace};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
-use super::weather_tool;
+use super::trace_replay::{self, run, save};
 
+/// The replay tests' mock (one call to `get_weather`, small chunks), without an API key: the
+/// command line sends none.
 fn calling_mock() -> MockOptions {
     MockOptions {
-        chunk_bytes: Some(5),
-        tool_calls: vec![ScriptedCall {
-            id: None,
-            name: "get_weather".into(),
-            arguments: r#"{"city": "Paris"}"#.into(),
-        }],
-        ..MockOptions::default()
+        api_key: None,
+        ..trace_replay::calling_mock()
     }
 }
 
 /// One live request as the engine makes it, recorded as its trace.
 async fn live(server: &MockServer, mode: Mode) -> Trace {
-    let ep = Endpoint::new(mode, &server.base_url(), "moonshotai/Kimi-K2-Instruct");
-    let backend = Backend::new(ep).expect("backend");
-    let (events, result) = backend
-        .stream_turn(
-            &[Message::user("What is the weather in Paris?")],
-            &[weather_tool()],
-            &CancellationToken::new(),
-        )
-        .events_and_result()
-        .await;
-    assert!(result.error.is_none(), "{:?}", result.error);
-    let mut trace = Trace::default();
-    for e in &events {
-        trace.record(e);
-    }
-    trace
-}
-
-fn save(dir: &Path, name: &str, trace: Trace) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, TraceFile::new(trace, 1).to_json(&[])).expect("write");
-    path
+    trace_replay::live(server, mode).await.0
 }
 
 /// `replay FILE --compare HOW --base-url URL [--json]`.
@@ -66,16 +39,7 @@ fn compare(dir: &Path, file: &Path, how: &str, url: &str, json: bool) -> Output 
     if json {
         args.push("--json");
     }
-    tokio::task::block_in_place(|| {
-        Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
-            .args(&args)
-            .env("HOME", dir)
-            .env("XDG_CONFIG_HOME", dir.join("config"))
-            .env("XDG_DATA_HOME", dir.join("data"))
-            .env("XDG_STATE_HOME", dir.join("state"))
-            .output()
-            .expect("runs")
-    })
+    tokio::task::block_in_place(|| run(dir, &args))
 }
 
 fn text(out: &Output) -> String {

@@ -17,7 +17,7 @@ use super::weather_tool;
 
 const KEY: &str = "sk-trace-test-0123456789";
 
-fn calling_mock() -> MockOptions {
+pub(super) fn calling_mock() -> MockOptions {
     MockOptions {
         // Small pieces: markers split across chunks, as the parser must survive.
         chunk_bytes: Some(5),
@@ -33,7 +33,7 @@ fn calling_mock() -> MockOptions {
 
 /// One live request as the engine makes it: the backend's events, each recorded in the trace
 /// (as the agent does) and kept.
-async fn live(server: &MockServer, mode: Mode) -> (Trace, Vec<StreamEvent>, TurnResult) {
+pub(super) async fn live(server: &MockServer, mode: Mode) -> (Trace, Vec<StreamEvent>, TurnResult) {
     let mut ep = Endpoint::new(mode, &server.base_url(), "moonshotai/Kimi-K2-Instruct");
     ep.api_key = Some(KEY.into());
     let backend = Backend::new(ep).expect("backend");
@@ -55,13 +55,13 @@ async fn live(server: &MockServer, mode: Mode) -> (Trace, Vec<StreamEvent>, Turn
     (trace, events, result)
 }
 
-fn save(dir: &Path, name: &str, trace: Trace) -> PathBuf {
+pub(super) fn save(dir: &Path, name: &str, trace: Trace) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, TraceFile::new(trace, 1).to_json(&[KEY])).expect("write");
     path
 }
 
-fn run(dir: &Path, args: &[&str]) -> Output {
+pub(super) fn run(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kimi-tui"))
         .args(args)
         .env("HOME", dir)
