@@ -39,6 +39,8 @@ pub struct Comparison {
 
 /// How many characters of a value a row shows (then how many bytes more there are).
 const SHOWN: usize = 40;
+/// How many characters of a note (why the prompts were not compared) are shown.
+const NOTE: usize = 400;
 
 impl Comparison {
     /// Every compared field agrees (the prompts included, where both are known).
@@ -271,12 +273,15 @@ fn prompts(a: &Side, b: &Side) -> (String, bool) {
             ),
         },
         _ => {
+            // A note can hold a server's error text: one line, terminal-safe.
             let why = [&a.prompt_note, &b.prompt_note]
                 .into_iter()
                 .flatten()
                 .next()
-                .cloned()
-                .unwrap_or_else(|| "not compared: the chat server's prompt is not known".into());
+                .map_or_else(
+                    || "not compared: the chat server's prompt is not known".into(),
+                    |n| sanitize::one_line(n, NOTE),
+                );
             (why, false)
         }
     }

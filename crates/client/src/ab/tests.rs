@@ -99,10 +99,13 @@ fn prompts_are_compared_when_both_are_known() {
         c.prompt
     );
     b.prompt = None;
-    b.prompt_note = Some("the server does not show its rendered prompt".into());
+    b.prompt_note = Some("the server does not show its rendered prompt: 404\n\u{1b}[2J".into());
     let c = compare(&a, &b);
     assert!(!c.prompt_differs && c.agrees());
-    assert_eq!(c.prompt, "the server does not show its rendered prompt");
+    assert_eq!(
+        c.prompt,
+        "the server does not show its rendered prompt: 404\\n\\x1b[2J"
+    );
 }
 
 #[test]

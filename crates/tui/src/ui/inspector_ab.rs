@@ -67,8 +67,8 @@ fn table(c: &Comparison, title: impl Fn(String) -> Line<'static>) -> Vec<Line<'s
     };
     out.push(Line::from(vec![
         Span::styled("prompt: ", style::dim()),
-        // Made of the server's text too (its error when it does not show the prompt).
-        Span::styled(kimi_protocol::sanitize::one_line(&c.prompt, 400), prompt),
+        // One line, terminal-safe: the comparison made it so.
+        Span::styled(c.prompt.clone(), prompt),
     ]));
     out.push(match c.differences() {
         0 => Line::from(Span::styled("the two answers agree", style::ok())),
